@@ -1,0 +1,136 @@
+//===- Analysis.h - plain-data results of analysing one file ----*- C++ -*-===//
+//
+// The API boundary of the analysis library: positions, diagnostics and
+// per-op broadcast reports as plain structs. No MLIR handles and no protocol
+// types cross this boundary; callers (CLI, server) only convert.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_ANALYSIS_H
+#define TOSA_LSP_ANALYSIS_ANALYSIS_H
+
+#include "Broadcast.h"
+#include "ExplicitBroadcast.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+struct Config;
+
+/// 1-based line and byte column, as MLIR locations and mlir-opt print them.
+/// Line 0 means "no position in this file".
+struct Position {
+  unsigned line = 0;
+  unsigned column = 0;
+  bool valid() const { return line != 0; }
+};
+
+struct Range {
+  Position begin, end;
+};
+
+enum class Severity { Error, Warning, Note, Info };
+enum class DiagSource { Parser, Verifier, Broadcast };
+
+const char *severityName(Severity s);
+const char *diagSourceName(DiagSource s);
+
+struct DiagNote {
+  Range range; // begin.line == 0 when the note has no location in this file
+  std::string message;
+};
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  DiagSource source = DiagSource::Verifier;
+  Range range;
+  std::string message;
+  std::vector<DiagNote> notes;
+  /// Stable identifier of the kind of finding ("parse-error",
+  /// "verifier-error", "incompatible-operands", "refinable-result", ...).
+  std::string code;
+  unsigned section = 0;
+};
+
+/// A `// -----` separated part of the file, parsed on its own.
+struct Section {
+  unsigned index = 0;
+  size_t beginOffset = 0, endOffset = 0; // byte offsets in the file
+  unsigned firstLine = 1;   // line of beginOffset
+  unsigned firstColumn = 1; // column of beginOffset
+  bool parsed = false;      // false when the section has a parse error
+};
+
+enum class OpKind {
+  Implicit,        // Broadcastable trait / element-wise: InferResultShape
+  BroadcastInDim,  // one operand mapped onto the result by dimensions
+  LinalgBroadcast, // linalg.broadcast: `dimensions` lists added dims
+  BinaryInDim,     // binary op with broadcast_dimensions (spec 003)
+};
+
+const char *opKindName(OpKind k);
+
+struct OpReport {
+  std::string name;
+  Range range; // the op name
+  unsigned section = 0;
+  OpKind kind = OpKind::Implicit;
+  bool registered = false;
+  /// TOSA element-wise op: equal ranks required (MLIR 22).
+  bool tosa = false;
+  /// MLIR's own verifier rejected this op.
+  bool verifierFailed = false;
+  /// Operand numbers of the data operands (e.g. tosa.mul's shift excluded).
+  std::vector<unsigned> operandNumbers;
+  std::vector<std::string> operandTypes;
+  std::string resultType;
+
+  BroadcastAnalysis implicit; // OpKind::Implicit
+  ExplicitBroadcastAnalysis explicitBcast; // the other kinds
+
+  bool ok() const;
+  std::vector<MaybeShape> operandShapes() const;
+  MaybeShape declaredShape() const;
+  /// std::nullopt when nothing can be inferred.
+  MaybeShape inferredShape() const;
+  const std::vector<Violation> &violations() const;
+};
+
+struct FileAnalysis {
+  std::string path;
+  std::vector<Section> sections;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<OpReport> ops;
+
+  bool hasErrors() const;
+  /// Index into `ops` of the op whose name range contains or starts at
+  /// `pos`, or the op on that line when `pos.column` is 0; -1 if none.
+  int findOp(Position pos) const;
+};
+
+/// Parses and analyses MLIR text. Owns an MLIRContext with the dialects a
+/// TOSA user meets; reuse one per thread. Never throws; bad input yields
+/// diagnostics.
+class Analyzer {
+public:
+  Analyzer();
+  ~Analyzer();
+  FileAnalysis analyze(const std::string &text, const std::string &path,
+                       const Config &config);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Splits on `// -----` like mlir-opt's --split-input-file (a marker with
+/// more dashes is a "near miss": reported by `analyze`, not split on).
+std::vector<Section> splitSections(const std::string &text,
+                                   std::vector<size_t> *nearMisses = nullptr);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_ANALYSIS_H

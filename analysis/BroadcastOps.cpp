@@ -1,0 +1,190 @@
+//===- BroadcastOps.cpp - find Broadcastable ops and analyse them ---------===//
+
+#include "IR.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Dialect/Traits.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace tosa_lsp::detail {
+namespace {
+
+/// Element-wise TOSA ops of the RFC (spec 001) under their MLIR 22 names
+/// (tosa.div became tosa.intdiv; sin/cos were added). Only some carry
+/// ResultsBroadcastableShape in MLIR 22; the same analysis applies to all.
+const llvm::StringSet<> &tosaElementwise() {
+  static const llvm::StringSet<> names = {
+      // Unary.
+      "tosa.abs", "tosa.bitwise_not", "tosa.cast", "tosa.ceil", "tosa.clamp",
+      "tosa.clz", "tosa.cos", "tosa.erf", "tosa.exp", "tosa.floor",
+      "tosa.log", "tosa.logical_not", "tosa.negate", "tosa.reciprocal",
+      "tosa.rsqrt", "tosa.sigmoid", "tosa.sin", "tosa.tanh",
+      // Binary.
+      "tosa.add", "tosa.arithmetic_right_shift", "tosa.bitwise_and",
+      "tosa.bitwise_or", "tosa.bitwise_xor", "tosa.intdiv", "tosa.equal",
+      "tosa.greater", "tosa.greater_equal", "tosa.logical_and",
+      "tosa.logical_left_shift", "tosa.logical_or",
+      "tosa.logical_right_shift", "tosa.logical_xor", "tosa.maximum",
+      "tosa.minimum", "tosa.mul", "tosa.pow", "tosa.sub",
+      // Ternary.
+      "tosa.select"};
+  return names;
+}
+
+/// Number of leading operands that take part in broadcasting; the rest are
+/// scalar-like parameters (tosa.mul's shift, tosa.negate's zero points).
+unsigned numDataOperands(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "tosa.mul")
+    return std::min(2u, op->getNumOperands());
+  if (name == "tosa.negate")
+    return std::min(1u, op->getNumOperands());
+  return op->getNumOperands();
+}
+
+/// std::nullopt: not a shaped type; otherwise the shape (inner nullopt for
+/// unranked).
+std::optional<MaybeShape> shapeOf(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return std::nullopt;
+  if (!shaped.hasRank())
+    return MaybeShape();
+  return MaybeShape(Shape(shaped.getShape().begin(), shaped.getShape().end()));
+}
+
+std::string printType(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+std::optional<std::vector<int64_t>> intList(Attribute attr) {
+  if (!attr)
+    return std::nullopt;
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
+    return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = dyn_cast<DenseI32ArrayAttr>(attr))
+    return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = dyn_cast<DenseIntElementsAttr>(attr)) {
+    std::vector<int64_t> out;
+    for (const APInt &v : a.getValues<APInt>())
+      out.push_back(v.getSExtValue());
+    return out;
+  }
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    std::vector<int64_t> out;
+    for (Attribute e : a) {
+      auto i = dyn_cast<IntegerAttr>(e);
+      if (!i)
+        return std::nullopt;
+      out.push_back(i.getInt());
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<OpKind> classify(Operation *op, const Config &config) {
+  StringRef name = op->getName().getStringRef();
+  if (tosaElementwise().contains(name) ||
+      op->hasTrait<OpTrait::ResultsBroadcastableShape>() ||
+      config.isBroadcastableName(name.str()))
+    return OpKind::Implicit;
+  if (name == "linalg.broadcast")
+    return OpKind::LinalgBroadcast;
+  if (!op->getDiscardableAttr("broadcast_dimensions") &&
+      !op->getInherentAttr("broadcast_dimensions"))
+    return std::nullopt;
+  if (name.ends_with("broadcast_in_dim") && op->getNumOperands() >= 1 &&
+      op->getNumResults() == 1)
+    return OpKind::BroadcastInDim;
+  if (op->getNumOperands() == 2 && op->getNumResults() == 1)
+    return OpKind::BinaryInDim;
+  return std::nullopt;
+}
+
+Attribute getAttr(Operation *op, StringRef name) {
+  if (std::optional<Attribute> a = op->getInherentAttr(name); a && *a)
+    return *a;
+  return op->getDiscardableAttr(name);
+}
+
+} // namespace
+
+void collectOpReports(const ParsedSection &section, const Config &config,
+                      const llvm::DenseSet<Operation *> &failed,
+                      std::vector<OpReport> &out) {
+  section.module.get()->walk([&](Operation *op) {
+    std::optional<OpKind> kind = classify(op, config);
+    if (!kind)
+      return;
+    OpReport r;
+    r.name = op->getName().getStringRef().str();
+    r.range = section.opRange(op);
+    r.section = section.section.index;
+    r.kind = *kind;
+    r.registered = op->isRegistered();
+    r.verifierFailed = failed.contains(op);
+
+    if (*kind == OpKind::LinalgBroadcast) {
+      // ins(%input) outs(%init) dimensions = [added dims]
+      if (op->getNumOperands() < 2)
+        return;
+      auto in = shapeOf(op->getOperand(0).getType());
+      auto init = shapeOf(op->getOperand(1).getType());
+      auto dims = intList(getAttr(op, "dimensions"));
+      if (!in || !init || !dims)
+        return;
+      r.operandNumbers = {0};
+      r.operandTypes = {printType(op->getOperand(0).getType())};
+      r.resultType = printType(op->getOperand(1).getType());
+      r.explicitBcast = analyzeLinalgBroadcast(*in, *init, *dims);
+      out.push_back(std::move(r));
+      return;
+    }
+
+    if (op->getNumResults() != 1)
+      return;
+    auto result = shapeOf(op->getResult(0).getType());
+    if (!result)
+      return;
+    r.resultType = printType(op->getResult(0).getType());
+    unsigned n = *kind == OpKind::Implicit ? numDataOperands(op)
+                 : *kind == OpKind::BroadcastInDim ? 1
+                                                   : 2;
+    std::vector<MaybeShape> shapes;
+    for (unsigned i = 0; i < n && i < op->getNumOperands(); ++i) {
+      auto s = shapeOf(op->getOperand(i).getType());
+      if (!s)
+        return; // Scalars etc.: not a tensor/vector broadcast.
+      shapes.push_back(*s);
+      r.operandNumbers.push_back(i);
+      r.operandTypes.push_back(printType(op->getOperand(i).getType()));
+    }
+
+    if (*kind == OpKind::Implicit) {
+      r.tosa = tosaElementwise().contains(r.name);
+      BroadcastOptions opts;
+      opts.requireEqualRanks = r.tosa;
+      r.implicit = analyzeBroadcast(shapes, *result, opts);
+    } else {
+      auto dims = intList(getAttr(op, "broadcast_dimensions"));
+      if (!dims)
+        return;
+      r.explicitBcast =
+          *kind == OpKind::BroadcastInDim
+              ? analyzeBroadcastInDim(shapes[0], *result, *dims)
+              : analyzeBinaryInDim(shapes[0], shapes[1], *result, *dims);
+    }
+    out.push_back(std::move(r));
+  });
+}
+
+} // namespace tosa_lsp::detail

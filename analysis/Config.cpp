@@ -1,0 +1,138 @@
+//===- Config.cpp - .tosa-lsp.json project configuration ------------------===//
+
+#include "Config.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace tosa_lsp {
+
+using json = nlohmann::json;
+
+std::vector<std::string> Config::defaultBroadcastableOps() {
+  // The trait's test op and the common TF / TFLite element-wise ops, which
+  // keep implicit rank expansion (unlike TOSA 1.0).
+  return {"test.broadcastable", "tfl.add",        "tfl.sub",
+          "tfl.mul",            "tfl.div",        "tfl.maximum",
+          "tfl.minimum",        "tfl.pow",        "tfl.squared_difference",
+          "tfl.floor_div",      "tfl.floor_mod",  "tfl.less",
+          "tfl.less_equal",     "tfl.greater",    "tfl.greater_equal",
+          "tfl.equal",          "tfl.not_equal",  "tfl.logical_and",
+          "tfl.logical_or",     "tfl.select_v2",  "tf.AddV2",
+          "tf.Add",             "tf.Sub",         "tf.Mul",
+          "tf.Div",             "tf.RealDiv",     "tf.Maximum",
+          "tf.Minimum",         "tf.Pow",         "tf.SquaredDifference",
+          "tf.FloorDiv",        "tf.FloorMod",    "tf.Less",
+          "tf.LessEqual",       "tf.Greater",     "tf.GreaterEqual",
+          "tf.Equal",           "tf.NotEqual",    "tf.LogicalAnd",
+          "tf.LogicalOr",       "tf.SelectV2",    "tf.BiasAdd"};
+}
+
+bool Config::isBroadcastableName(const std::string &name) const {
+  return std::find(broadcastableOps.begin(), broadcastableOps.end(), name) !=
+         broadcastableOps.end();
+}
+
+namespace {
+/// Reads an object's keys against an allow-list so typos are reported rather
+/// than silently ignored.
+struct ObjectReader {
+  const json &obj;
+  std::string where;
+  std::string &error;
+
+  bool checkKeys(std::initializer_list<const char *> allowed) {
+    if (!obj.is_object()) {
+      error = where + " must be an object";
+      return false;
+    }
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool known = false;
+      std::string list;
+      for (const char *k : allowed) {
+        known |= it.key() == k;
+        list += std::string(list.empty() ? "" : ", ") + k;
+      }
+      if (!known) {
+        error = "unknown key '" + it.key() + "' in " + where +
+                " (expected one of: " + list + ")";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool getBool(const char *key, bool &out) {
+    if (!obj.contains(key))
+      return true;
+    if (!obj[key].is_boolean()) {
+      error = where + "." + key + " must be true or false";
+      return false;
+    }
+    out = obj[key].get<bool>();
+    return true;
+  }
+};
+} // namespace
+
+std::optional<Config> parseConfig(const std::string &text, std::string &error) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error &e) {
+    // nlohmann's message already has the byte position.
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    error = "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
+    return std::nullopt;
+  }
+  Config config;
+  ObjectReader top{root, "the configuration", error};
+  if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
+                      "info"}))
+    return std::nullopt;
+
+  auto readNames = [&](const char *key, std::vector<std::string> &out) {
+    const json &list = root[key];
+    if (!list.is_array()) {
+      error = std::string(key) + " must be an array of op names";
+      return false;
+    }
+    for (const json &n : list) {
+      if (!n.is_string() || n.get<std::string>().find('.') == std::string::npos) {
+        error = std::string(key) +
+                " must contain op names like \"tfl.add\", got " + n.dump();
+        return false;
+      }
+      out.push_back(n.get<std::string>());
+    }
+    return true;
+  };
+  if (root.contains("broadcastableOps")) {
+    config.broadcastableOps.clear();
+    if (!readNames("broadcastableOps", config.broadcastableOps))
+      return std::nullopt;
+  }
+  if (root.contains("extraBroadcastableOps") &&
+      !readNames("extraBroadcastableOps", config.broadcastableOps))
+    return std::nullopt;
+
+  if (root.contains("hints")) {
+    ObjectReader r{root["hints"], "hints", error};
+    if (!r.checkKeys({"inferredShapes", "runtimeChecks"}) ||
+        !r.getBool("inferredShapes", config.hints.inferredShapes) ||
+        !r.getBool("runtimeChecks", config.hints.runtimeChecks))
+      return std::nullopt;
+  }
+  if (root.contains("info")) {
+    ObjectReader r{root["info"], "info", error};
+    if (!r.checkKeys({"refinable", "runtimeChecks", "dynamicToStatic"}) ||
+        !r.getBool("refinable", config.info.refinable) ||
+        !r.getBool("runtimeChecks", config.info.runtimeChecks) ||
+        !r.getBool("dynamicToStatic", config.info.dynamicToStatic))
+      return std::nullopt;
+  }
+  return config;
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,47 @@
+//===- Config.h - .tosa-lsp.json project configuration ----------*- C++ -*-===//
+//
+// The options a project can set in `.tosa-lsp.json`. Parsing is pure (text
+// in, Config or error out); finding and reading the file is the caller's job.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_CONFIG_H
+#define TOSA_LSP_ANALYSIS_CONFIG_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+struct Config {
+  /// Unregistered op names treated as Broadcastable (generic form).
+  std::vector<std::string> broadcastableOps = defaultBroadcastableOps();
+
+  struct Hints {
+    bool inferredShapes = true; // inferred shape after the declared type
+    bool runtimeChecks = true;  // marker on results needing runtime checks
+  } hints;
+
+  /// Informational broadcast findings (never errors).
+  struct Info {
+    bool refinable = true;
+    bool runtimeChecks = true;
+    bool dynamicToStatic = true;
+  } info;
+
+  /// Path of the file this came from, empty for defaults.
+  std::string source;
+
+  static std::vector<std::string> defaultBroadcastableOps();
+  bool isBroadcastableName(const std::string &name) const;
+};
+
+/// Parses `.tosa-lsp.json` text on top of the defaults. On failure returns
+/// std::nullopt and sets `error` to a one-line message naming the problem
+/// (bad JSON with its position, unknown key, wrong type).
+std::optional<Config> parseConfig(const std::string &text, std::string &error);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_CONFIG_H

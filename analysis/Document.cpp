@@ -1,0 +1,258 @@
+//===- Document.cpp - parse, verify and analyse one file ------------------===//
+
+#include "Findings.h"
+#include "IR.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+
+namespace tosa_lsp {
+namespace detail {
+
+Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
+  if (line == 0)
+    return {};
+  Position p;
+  p.line = line + section.firstLine - 1;
+  p.column = line == 1 ? column + section.firstColumn - 1 : column;
+  return p;
+}
+
+Position ParsedSection::toFilePosition(llvm::SMLoc loc) const {
+  if (!loc.isValid() || !sourceMgr.FindBufferContainingLoc(loc))
+    return {};
+  auto [line, col] = sourceMgr.getLineAndColumn(loc);
+  return toFilePosition(line, col);
+}
+
+Range ParsedSection::toFileRange(llvm::SMRange range) const {
+  return {toFilePosition(range.Start), toFilePosition(range.End)};
+}
+
+/// The innermost file:line:col of a location (through names, call sites and
+/// fusions), if any.
+static std::optional<FileLineColLoc> findFileLoc(Location loc) {
+  if (auto f = dyn_cast<FileLineColLoc>(loc))
+    return f;
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return findFileLoc(n.getChildLoc());
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return findFileLoc(c.getCallee());
+  if (auto f = dyn_cast<FusedLoc>(loc))
+    for (Location l : f.getLocations())
+      if (auto r = findFileLoc(l))
+        return r;
+  if (auto o = dyn_cast<OpaqueLoc>(loc))
+    return findFileLoc(o.getFallbackLocation());
+  return std::nullopt;
+}
+
+Range ParsedSection::opRange(Operation *op) const {
+  if (const auto *def = state.getOpDef(op))
+    return toFileRange(def->loc);
+  if (auto f = findFileLoc(op->getLoc())) {
+    Position p = toFilePosition(f->getLine(), f->getColumn());
+    return {p, p};
+  }
+  return {};
+}
+
+} // namespace detail
+
+namespace {
+
+/// End of the token starting at `offset` (an op name, `%value`, a quoted
+/// generic op name): diagnostics get a range, not just a point.
+size_t tokenEnd(std::string_view text, size_t offset) {
+  if (offset >= text.size())
+    return offset;
+  size_t i = offset;
+  if (text[i] == '"') {
+    size_t close = text.find('"', i + 1);
+    return close == std::string_view::npos || text.substr(i, close - i).find('\n') != std::string_view::npos
+               ? i + 1
+               : close + 1;
+  }
+  auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '.' || c == '$' || c == '-' || c == '%' || c == '@' ||
+           c == '#' || c == '^' || c == '!';
+  };
+  while (i < text.size() && ident(text[i]))
+    ++i;
+  return i == offset ? offset + 1 : i;
+}
+
+/// Byte offset of a 1-based line/column in `text`.
+struct LineIndex {
+  std::vector<size_t> starts{0};
+  explicit LineIndex(std::string_view text) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n')
+        starts.push_back(i + 1);
+  }
+  std::optional<size_t> offset(Position p, size_t size) const {
+    if (!p.valid() || p.line > starts.size())
+      return std::nullopt;
+    size_t off = starts[p.line - 1] + p.column - 1;
+    return off <= size ? std::optional<size_t>(off) : std::nullopt;
+  }
+  Position position(size_t offset) const {
+    auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+    unsigned line = static_cast<unsigned>(it - starts.begin());
+    return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
+  }
+};
+
+Severity toSeverity(DiagnosticSeverity s) {
+  switch (s) {
+  case DiagnosticSeverity::Error:
+    return Severity::Error;
+  case DiagnosticSeverity::Warning:
+    return Severity::Warning;
+  case DiagnosticSeverity::Note:
+    return Severity::Note;
+  case DiagnosticSeverity::Remark:
+    return Severity::Info;
+  }
+  return Severity::Error;
+}
+
+} // namespace
+
+struct Analyzer::Impl {
+  MLIRContext context;
+
+  Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+    // tf.*, tfl.*, test.*, stablehlo.* in generic form must parse.
+    context.allowUnregisteredDialects();
+  }
+
+  static DialectRegistry makeRegistry() {
+    // All upstream dialects and their interface extensions: files mix tosa
+    // with whatever else they use, and a promised-but-missing interface
+    // would abort at verification time.
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    return registry;
+  }
+};
+
+Analyzer::Analyzer() : impl(std::make_unique<Impl>()) {}
+Analyzer::~Analyzer() = default;
+
+FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
+                               const Config &config) {
+  FileAnalysis fa;
+  fa.path = path;
+  LineIndex lines(text);
+
+  std::vector<size_t> nearMisses;
+  fa.sections = splitSections(text, &nearMisses);
+  for (size_t off : nearMisses) {
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.source = DiagSource::Parser;
+    d.range.begin = lines.position(off);
+    d.range.end = lines.position(std::min(text.size(), off + 2));
+    d.message = "near miss with file split marker";
+    d.code = "split-marker-near-miss";
+    fa.diagnostics.push_back(std::move(d));
+  }
+
+  MLIRContext &ctx = impl->context;
+  for (Section &sec : fa.sections) {
+    detail::ParsedSection ps;
+    ps.section = sec;
+    ps.sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(
+            std::string_view(text).substr(sec.beginOffset,
+                                          sec.endOffset - sec.beginOffset),
+            path),
+        llvm::SMLoc());
+
+    DiagSource source = DiagSource::Parser;
+    Operation *currentOp = nullptr;
+    std::vector<Diagnostic> sectionDiags;
+    auto toRange = [&](Location loc) -> Range {
+      auto f = detail::findFileLoc(loc);
+      if (f && f->getFilename() == path && f->getLine() != 0) {
+        Position b = ps.toFilePosition(f->getLine(), f->getColumn());
+        Position e = b;
+        if (auto off = lines.offset(b, text.size()))
+          e = lines.position(tokenEnd(text, *off));
+        return {b, e};
+      }
+      // A location elsewhere (loc("model.py":3:1), unknown): point at the op
+      // being verified so the diagnostic still lands in this file.
+      if (currentOp)
+        return ps.opRange(currentOp);
+      return {};
+    };
+    ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+      Diagnostic d;
+      d.severity = toSeverity(diag.getSeverity());
+      d.source = source;
+      d.range = toRange(diag.getLocation());
+      d.message = diag.str();
+      d.code = source == DiagSource::Parser ? "parse-error" : "verifier-error";
+      if (d.severity != Severity::Error)
+        d.code = source == DiagSource::Parser ? "parser-message"
+                                              : "verifier-message";
+      d.section = sec.index;
+      for (mlir::Diagnostic &note : diag.getNotes())
+        d.notes.push_back({toRange(note.getLocation()), note.str()});
+      sectionDiags.push_back(std::move(d));
+      return success();
+    });
+
+    Block block;
+    ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
+    sec.parsed =
+        succeeded(parseAsmSourceFile(ps.sourceMgr, &block, parserConfig,
+                                     &ps.state));
+    if (sec.parsed) {
+      // Like mlir-opt: a lone top-level module is the root, anything else is
+      // wrapped in an implicit one.
+      if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
+        Operation *m = &block.front();
+        m->remove();
+        ps.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(m));
+      } else {
+        OpBuilder b(&ctx);
+        ps.module = OwningOpRef<ModuleOp>(
+            b.create<ModuleOp>(FileLineColLoc::get(&ctx, path, 0, 0)));
+        ps.module->getBody()->getOperations().splice(
+            ps.module->getBody()->begin(), block.getOperations());
+        ps.implicitModule = true;
+      }
+      source = DiagSource::Verifier;
+      llvm::DenseSet<Operation *> failedOps;
+      detail::verifyAll(
+          ps.module->getOperation(), [&](Operation *op) { currentOp = op; },
+          failedOps);
+      currentOp = nullptr;
+      size_t firstOp = fa.ops.size();
+      detail::collectOpReports(ps, config, failedOps, fa.ops);
+      for (size_t i = firstOp; i < fa.ops.size(); ++i)
+        appendFindings(fa.ops[i], config, sectionDiags);
+    }
+    for (Diagnostic &d : sectionDiags)
+      d.section = sec.index;
+    fa.diagnostics.insert(fa.diagnostics.end(),
+                          std::make_move_iterator(sectionDiags.begin()),
+                          std::make_move_iterator(sectionDiags.end()));
+  }
+  return fa;
+}
+
+} // namespace tosa_lsp

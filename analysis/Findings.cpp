@@ -1,0 +1,195 @@
+//===- Findings.cpp - broadcast findings as diagnostics -------------------===//
+
+#include "Findings.h"
+
+#include <algorithm>
+
+namespace tosa_lsp {
+
+const char *severityName(Severity s) {
+  switch (s) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  case Severity::Info:
+    return "info";
+  }
+  return "";
+}
+
+const char *diagSourceName(DiagSource s) {
+  switch (s) {
+  case DiagSource::Parser:
+    return "parser";
+  case DiagSource::Verifier:
+    return "verifier";
+  case DiagSource::Broadcast:
+    return "broadcast";
+  }
+  return "";
+}
+
+const char *opKindName(OpKind k) {
+  switch (k) {
+  case OpKind::Implicit:
+    return "implicit";
+  case OpKind::BroadcastInDim:
+    return "broadcast_in_dim";
+  case OpKind::LinalgBroadcast:
+    return "linalg.broadcast";
+  case OpKind::BinaryInDim:
+    return "broadcast_dimensions";
+  }
+  return "";
+}
+
+bool OpReport::ok() const {
+  return kind == OpKind::Implicit ? implicit.ok() : explicitBcast.ok();
+}
+
+const std::vector<Violation> &OpReport::violations() const {
+  if (kind == OpKind::Implicit)
+    return implicit.violations;
+  if (explicitBcast.composition && explicitBcast.violations.empty())
+    return explicitBcast.composition->violations;
+  return explicitBcast.violations;
+}
+
+std::vector<MaybeShape> OpReport::operandShapes() const {
+  if (kind == OpKind::Implicit)
+    return implicit.operands;
+  if (kind == OpKind::BinaryInDim && explicitBcast.composition)
+    return explicitBcast.composition->operands;
+  return {explicitBcast.operand};
+}
+
+MaybeShape OpReport::declaredShape() const {
+  if (kind == OpKind::Implicit)
+    return implicit.declared;
+  if (kind == OpKind::BinaryInDim)
+    return explicitBcast.composition ? explicitBcast.composition->declared
+                                     : MaybeShape();
+  return explicitBcast.target;
+}
+
+MaybeShape OpReport::inferredShape() const {
+  if (kind == OpKind::Implicit)
+    return implicit.inferred;
+  if (kind == OpKind::BinaryInDim)
+    return explicitBcast.composition ? explicitBcast.composition->inferred
+                                     : MaybeShape();
+  // The target of a broadcast_in_dim is given, not inferred; report it when
+  // the mapping is valid.
+  return explicitBcast.ok() ? explicitBcast.target : MaybeShape();
+}
+
+bool FileAnalysis::hasErrors() const {
+  return std::any_of(diagnostics.begin(), diagnostics.end(),
+                     [](const Diagnostic &d) {
+                       return d.severity == Severity::Error;
+                     });
+}
+
+int FileAnalysis::findOp(Position pos) const {
+  int lineMatch = -1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Range &r = ops[i].range;
+    if (r.begin.line != pos.line)
+      continue;
+    if (pos.column == 0 ||
+        (pos.column >= r.begin.column &&
+         (pos.column <= r.end.column || r.end.line > r.begin.line)))
+      return static_cast<int>(i);
+    if (lineMatch < 0)
+      lineMatch = static_cast<int>(i);
+  }
+  return lineMatch;
+}
+
+static std::string dimList(const std::vector<unsigned> &dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s;
+}
+
+void appendFindings(const OpReport &op, const Config &config,
+                    std::vector<Diagnostic> &out) {
+  auto add = [&](Severity sev, std::string code, std::string msg,
+                 std::string fix) {
+    Diagnostic d;
+    d.severity = sev;
+    d.source = DiagSource::Broadcast;
+    d.range = op.range;
+    d.message = std::move(msg);
+    d.code = std::move(code);
+    d.section = op.section;
+    if (!fix.empty())
+      d.notes.push_back({op.range, "fix: " + fix});
+    out.push_back(std::move(d));
+  };
+
+  if (!op.ok()) {
+    // MLIR's verifier is the authority on registered ops and has already
+    // spoken when it failed; our analysis then only explains (hover,
+    // `explain`). Unregistered ops have no verifier: we are it.
+    if (op.registered && op.verifierFailed)
+      return;
+    for (const Violation &v : op.violations()) {
+      if (op.registered)
+        add(Severity::Warning, violationKindName(v.kind),
+            "'" + op.name + "' op " + v.message +
+                " (the Broadcastable trait rejects this, but MLIR's verifier "
+                "accepted it)",
+            v.fix);
+      else
+        add(Severity::Error, violationKindName(v.kind),
+            "'" + op.name + "' op " + v.message, v.fix);
+    }
+    return;
+  }
+  if (op.kind != OpKind::Implicit)
+    return;
+  const BroadcastAnalysis &a = op.implicit;
+  std::vector<unsigned> refinable, runtime, dynStatic;
+  for (const DimReport &d : a.dims) {
+    if (d.refinable)
+      refinable.push_back(d.index);
+    if (d.runtimeCheck)
+      runtime.push_back(d.index);
+    if (d.dynamicToStatic)
+      dynStatic.push_back(d.index);
+  }
+  if (config.info.refinable && !refinable.empty())
+    add(Severity::Info, "refinable-result",
+        "result shape " + formatShape(a.declared) + " can be refined to " +
+            formatShape(a.inferred) + ": dimension" +
+            (refinable.size() > 1 ? "s " : " ") + dimList(refinable) +
+            (refinable.size() > 1 ? " are" : " is") +
+            " statically known from the operands",
+        "");
+  if (config.info.runtimeChecks && !runtime.empty())
+    add(Severity::Info, "runtime-broadcast-check",
+        "dimension" + std::string(runtime.size() > 1 ? "s " : " ") +
+            dimList(runtime) +
+            (runtime.size() > 1 ? " need" : " needs") +
+            " a runtime broadcast check: a dynamic operand size may be "
+            "1 (then it is broadcast) while another operand's is not",
+        "");
+  if (config.info.dynamicToStatic && !dynStatic.empty()) {
+    std::string sizes;
+    for (unsigned d : dynStatic)
+      sizes += std::string(sizes.empty() ? "" : ", ") + "dimension " +
+               std::to_string(d) + " must be " + formatDim(*a.dims[d].declared);
+    add(Severity::Info, "dynamic-to-static",
+        "the result is declared static where the operands are dynamic: at "
+        "runtime " +
+            sizes + ", otherwise behaviour is undefined",
+        "");
+  }
+}
+
+} // namespace tosa_lsp

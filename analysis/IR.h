@@ -1,0 +1,61 @@
+//===- IR.h - MLIR-side internals of the analysis library -------*- C++ -*-===//
+//
+// Private to analysis/: the parsed MLIR of one section and the helpers that
+// turn it into the plain data of Analysis.h. Nothing outside analysis/
+// includes this header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_IR_H
+#define TOSA_LSP_ANALYSIS_IR_H
+
+#include "Analysis.h"
+#include "Config.h"
+
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/FunctionExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace tosa_lsp::detail {
+
+/// The MLIR of one `// -----` section, parsed from its own buffer. Positions
+/// are shifted by the section's first line/column to be file positions.
+struct ParsedSection {
+  Section section;
+  llvm::SourceMgr sourceMgr;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::AsmParserState state;
+  /// The module was created by us to hold several top-level ops (like
+  /// mlir-opt's implicit module); it has no source range.
+  bool implicitModule = false;
+
+  Position toFilePosition(unsigned line, unsigned column) const;
+  Position toFilePosition(llvm::SMLoc loc) const;
+  Range toFileRange(llvm::SMRange range) const;
+  /// The op's name range, or its location as a point.
+  Range opRange(mlir::Operation *op) const;
+};
+
+/// Verifies `op` (and everything nested) with MLIR's rules and messages, but
+/// continues past a failing op so that every failing op is reported. An op
+/// whose own invariants fail is not descended into (its children may rely on
+/// them), and region invariants / dominance are only checked for regions
+/// whose contents verified, exactly as upstream orders them. `current` is
+/// told which op is being verified (to place diagnostics with foreign
+/// locations); failing ops are added to `failed`.
+bool verifyAll(mlir::Operation *op,
+               llvm::function_ref<void(mlir::Operation *)> current,
+               llvm::DenseSet<mlir::Operation *> &failed);
+
+/// Appends a report for every Broadcastable / explicit-broadcast op in the
+/// section.
+void collectOpReports(const ParsedSection &section, const Config &config,
+                      const llvm::DenseSet<mlir::Operation *> &failed,
+                      std::vector<OpReport> &out);
+
+} // namespace tosa_lsp::detail
+
+#endif // TOSA_LSP_ANALYSIS_IR_H

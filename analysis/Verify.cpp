@@ -1,0 +1,275 @@
+//===- Verify.cpp - report every verifier error ---------------------------===//
+//
+// mlir::verify stops at the first failure in each isolated-from-above op, so
+// mlir-opt shows one error per function. This walks the IR in the same order
+// with the same checks (mlir/lib/IR/Verifier.cpp) but keeps going, so the
+// first error we report is the one mlir-opt reports and the others follow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IR.h"
+
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/RegionKindInterface.h"
+
+using namespace mlir;
+
+namespace tosa_lsp::detail {
+namespace {
+
+class AllErrorsVerifier {
+public:
+  AllErrorsVerifier(llvm::function_ref<void(Operation *)> current,
+                    llvm::DenseSet<Operation *> &failedOps)
+      : current(current), failedOps(failedOps) {}
+
+  bool verifyOpAndDominance(Operation &op) {
+    if (!verifyOperation(op))
+      return false;
+    if (op.getNumRegions() == 0)
+      return true;
+    // Dominance only on structurally valid IR: malformed CFGs can crash the
+    // dominator construction (same reasoning as upstream).
+    DominanceInfo domInfo;
+    return verifyDominance(op, domInfo);
+  }
+
+private:
+  bool fail(Operation &op) {
+    failedOps.insert(&op);
+    return false;
+  }
+
+  static bool mayBeValidWithoutTerminator(Block *block) {
+    if (!block->getParent())
+      return true;
+    if (!llvm::hasSingleElement(*block->getParent()))
+      return false;
+    Operation *op = block->getParentOp();
+    return !op || op->mightHaveTrait<OpTrait::NoTerminator>();
+  }
+
+  bool blockEntrance(Block &block, Operation &parent) {
+    current(&parent);
+    for (BlockArgument arg : block.getArguments())
+      if (arg.getOwner() != &block) {
+        emitError(arg.getLoc(), "block argument not owned by block");
+        return fail(parent);
+      }
+    if (block.empty()) {
+      if (mayBeValidWithoutTerminator(&block))
+        return true;
+      emitError(block.getParent()->getLoc(),
+                "empty block: expect at least a terminator");
+      return fail(parent);
+    }
+    bool ok = true;
+    for (Operation &op : block) {
+      if (op.getNumSuccessors() != 0 && &op != &block.back()) {
+        current(&op);
+        op.emitError(
+            "operation with block successors must terminate its parent block");
+        ok = fail(op);
+      }
+    }
+    return ok;
+  }
+
+  bool blockExit(Block &block) {
+    bool ok = true;
+    for (Block *successor : block.getSuccessors())
+      if (successor->getParent() != block.getParent()) {
+        current(&block.back());
+        block.back().emitOpError("branching to block of a different region");
+        ok = fail(block.back());
+        break;
+      }
+    if (mayBeValidWithoutTerminator(&block))
+      return ok;
+    Operation &terminator = block.back();
+    if (!terminator.mightHaveTrait<OpTrait::IsTerminator>()) {
+      current(&terminator);
+      block.back().emitError("block with no terminator, has ") << terminator;
+      return fail(terminator);
+    }
+    return ok;
+  }
+
+  bool opEntrance(Operation &op) {
+    current(&op);
+    for (Value operand : op.getOperands())
+      if (!operand) {
+        op.emitError("null operand found");
+        return fail(op);
+      }
+    for (NamedAttribute attr : op.getDiscardableAttrDictionary())
+      if (Dialect *dialect = attr.getNameDialect())
+        if (failed(dialect->verifyOperationAttribute(&op, attr)))
+          return fail(op);
+    std::optional<RegisteredOperationName> info =
+        op.getName().getRegisteredInfo();
+    if (info && failed(info->verifyInvariants(&op)))
+      return fail(op);
+
+    auto kindInterface = dyn_cast<RegionKindInterface>(&op);
+    for (unsigned i = 0, e = op.getNumRegions(); i < e; ++i) {
+      Region &region = op.getRegion(i);
+      RegionKind kind =
+          kindInterface ? kindInterface.getRegionKind(i) : RegionKind::SSACFG;
+      if (op.isRegistered() && kind == RegionKind::Graph && !region.empty() &&
+          !region.hasOneBlock()) {
+        op.emitOpError("expects graph region #") << i
+                                                 << " to have 0 or 1 blocks";
+        return fail(op);
+      }
+      if (!region.empty() && !region.front().hasNoPredecessors()) {
+        emitError(op.getLoc(),
+                  "entry block of region may not have predecessors");
+        return fail(op);
+      }
+    }
+    return true;
+  }
+
+  bool opExit(Operation &op, bool childrenOk) {
+    // Isolated children are verified (with their own dominance) at the exit
+    // of their parent, as upstream does.
+    for (Region &region : op.getRegions())
+      for (Block &block : region)
+        for (Operation &o : block)
+          if (o.getNumRegions() != 0 &&
+              o.hasTrait<OpTrait::IsIsolatedFromAbove>())
+            childrenOk &= verifyOpAndDominance(o);
+    if (!childrenOk)
+      return false; // Region invariants assume valid contents.
+    current(&op);
+    std::optional<RegisteredOperationName> info =
+        op.getName().getRegisteredInfo();
+    if (info)
+      return succeeded(info->verifyRegionInvariants(&op)) || fail(op);
+    Dialect *dialect = op.getName().getDialect();
+    if (!dialect) {
+      if (!op.getContext()->allowsUnregisteredDialects()) {
+        op.emitOpError()
+            << "created with unregistered dialect. If this is intended, "
+               "please call allowUnregisteredDialects() on the MLIRContext, "
+               "or use -allow-unregistered-dialect with the MLIR opt tool used";
+        return fail(op);
+      }
+      return true;
+    }
+    if (!dialect->allowsUnknownOperations()) {
+      op.emitError("unregistered operation '")
+          << op.getName() << "' found in dialect ('" << dialect->getNamespace()
+          << "') that does not allow unknown operations";
+      return fail(op);
+    }
+    return true;
+  }
+
+  /// Pre-order entrance, children, post-order exit, skipping isolated ops
+  /// (handled in opExit of their parent).
+  bool verifyOperation(Operation &op) {
+    if (!opEntrance(op))
+      return false;
+    bool ok = true;
+    for (Region &region : op.getRegions())
+      for (Block &block : region) {
+        ok &= blockEntrance(block, op);
+        for (Operation &child : block)
+          if (child.getNumRegions() == 0 ||
+              !child.hasTrait<OpTrait::IsIsolatedFromAbove>())
+            ok &= verifyOperation(child);
+        ok &= blockExit(block);
+      }
+    return opExit(op, ok);
+  }
+
+  bool verifyDominance(Operation &root, DominanceInfo &domInfo) {
+    bool ok = true;
+    SmallVector<Operation *, 8> worklist{&root};
+    while (!worklist.empty()) {
+      Operation *parent = worklist.pop_back_val();
+      for (Region &region : parent->getRegions())
+        for (Block &block : region) {
+          bool reachable = domInfo.isReachableFromEntry(&block);
+          for (Operation &op : block) {
+            if (reachable) {
+              for (auto it : llvm::enumerate(op.getOperands())) {
+                if (domInfo.properlyDominates(it.value(), &op))
+                  continue;
+                current(&op);
+                diagnoseDominance(op, it.index());
+                ok = fail(op);
+                break; // One error per op, like upstream's first one.
+              }
+            }
+            if (op.getNumRegions() != 0 &&
+                !op.hasTrait<OpTrait::IsIsolatedFromAbove>())
+              worklist.push_back(&op);
+          }
+        }
+    }
+    return ok;
+  }
+
+  static void diagnoseDominance(Operation &op, unsigned operandNo) {
+    InFlightDiagnostic diag = op.emitError("operand #")
+                              << operandNo << " does not dominate this use";
+    Value operand = op.getOperand(operandNo);
+    Block *block1 = op.getBlock();
+    Region *region1 = block1->getParent();
+    if (Operation *def = operand.getDefiningOp()) {
+      mlir::Diagnostic &note = diag.attachNote(def->getLoc());
+      note << "operand defined here";
+      Block *block2 = def->getBlock();
+      Region *region2 = block2->getParent();
+      if (block1 == block2)
+        note << " (op in the same block)";
+      else if (region1 == region2)
+        note << " (op in the same region)";
+      else if (region2->isProperAncestor(region1))
+        note << " (op in a parent region)";
+      else if (region1->isProperAncestor(region2))
+        note << " (op in a child region)";
+      else
+        note << " (op is neither in a parent nor in a child region)";
+      return;
+    }
+    Block *block2 = cast<BlockArgument>(operand).getOwner();
+    Region *region2 = block2->getParent();
+    Location loc = UnknownLoc::get(op.getContext());
+    if (block2->getParentOp())
+      loc = block2->getParentOp()->getLoc();
+    mlir::Diagnostic &note = diag.attachNote(loc);
+    if (!region2) {
+      note << " (block without parent)";
+      return;
+    }
+    int index = std::distance(region2->begin(), block2->getIterator());
+    note << "operand defined as a block argument (block #" << index;
+    if (region1 == region2)
+      note << " in the same region)";
+    else if (region2->isProperAncestor(region1))
+      note << " in a parent region)";
+    else if (region1->isProperAncestor(region2))
+      note << " in a child region)";
+    else
+      note << " neither in a parent nor in a child region)";
+  }
+
+  llvm::function_ref<void(Operation *)> current;
+  llvm::DenseSet<Operation *> &failedOps;
+};
+
+} // namespace
+
+bool verifyAll(Operation *op, llvm::function_ref<void(Operation *)> current,
+               llvm::DenseSet<Operation *> &failed) {
+  AllErrorsVerifier verifier(current, failed);
+  return verifier.verifyOpAndDominance(*op);
+}
+
+} // namespace tosa_lsp::detail

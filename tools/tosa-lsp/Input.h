@@ -1,0 +1,31 @@
+//===- Input.h - reading and validating input files -------------*- C++ -*-===//
+
+#ifndef TOSA_LSP_TOOLS_INPUT_H
+#define TOSA_LSP_TOOLS_INPUT_H
+
+#include "Config.h"
+
+#include <optional>
+#include <string>
+
+namespace tosa_lsp {
+
+/// Reads `path` ("-" for stdin) and checks it is MLIR text: exists, is a
+/// regular file, not empty, no NUL bytes, valid UTF-8. On failure returns
+/// std::nullopt with a one-line reason in `error`.
+std::optional<std::string> readInput(const std::string &path,
+                                     std::string &error);
+
+/// The name diagnostics use for `path` (mlir-opt says "<stdin>" for "-").
+std::string displayName(const std::string &path);
+
+/// Loads `.tosa-lsp.json` from `explicitPath`, or searched upward from the
+/// directory of `forFile`; defaults when none is found. std::nullopt with
+/// `error` set when a file exists but is invalid.
+std::optional<Config> loadConfig(const std::string &explicitPath,
+                                 const std::string &forFile,
+                                 std::string &error);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_TOOLS_INPUT_H

@@ -1,0 +1,24 @@
+//===- Output.h - CLI output formats ----------------------------*- C++ -*-===//
+
+#ifndef TOSA_LSP_TOOLS_OUTPUT_H
+#define TOSA_LSP_TOOLS_OUTPUT_H
+
+#include "Analysis.h"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace tosa_lsp {
+
+/// The `--format=json` schema documented in README.md.
+nlohmann::ordered_json fileToJson(const FileAnalysis &fa);
+nlohmann::ordered_json opToJson(const OpReport &op);
+
+/// mlir-opt's format: `file:line:col: severity: message`, the source line and
+/// a caret, then the notes the same way.
+void printDiagnosticText(std::ostream &os, const FileAnalysis &fa,
+                         const std::string &text, const Diagnostic &d);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_TOOLS_OUTPUT_H

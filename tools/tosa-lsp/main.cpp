@@ -1,0 +1,250 @@
+//===- main.cpp - the tosa-lsp command-line tool --------------------------===//
+//
+// tosa-lsp check FILE...       diagnostics, mlir-opt format or JSON
+// tosa-lsp explain FILE[:L[:C]] per-dimension broadcast explanation
+//
+// Exit codes: 0 clean, 1 errors found in the input, 2 unusable input or
+// usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Input.h"
+#include "Output.h"
+
+#include "Analysis.h"
+#include "Config.h"
+#include "Render.h"
+
+#include <cstring>
+#include <iostream>
+
+using namespace tosa_lsp;
+
+namespace {
+
+constexpr const char *kUsage =
+    R"(usage: tosa-lsp <command> [options]
+
+commands:
+  check [--format=text|json] [--show-info] [--config=FILE] FILE...
+      Parse and verify each file (split on `// -----`), report every parse,
+      verifier and broadcast error in mlir-opt's format (or JSON).
+      FILE may be `-` for standard input. Exit 1 if any error.
+  explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
+      Per-dimension inferred-vs-declared table for each Broadcastable op in
+      FILE, or only for the op at LINE (and COL).
+  help, --help     this text
+  --version        version
+)";
+
+struct Options {
+  std::string format = "text";
+  std::string configPath;
+  bool showInfo = false;
+  std::vector<std::string> files;
+};
+
+int usageError(const std::string &msg) {
+  std::cerr << "tosa-lsp: error: " << msg << "\n"
+            << "run 'tosa-lsp --help' for usage\n";
+  return 2;
+}
+
+/// Parses the options shared by the subcommands; returns false (after
+/// printing) on a bad option.
+bool parseOptions(int argc, char **argv, int first, Options &o,
+                  const std::vector<std::string> &formats, int &rc) {
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--format=", 0) == 0) {
+      o.format = a.substr(9);
+      bool known = false;
+      for (const std::string &f : formats)
+        known |= f == o.format;
+      if (!known) {
+        std::string list;
+        for (const std::string &f : formats)
+          list += (list.empty() ? "" : ", ") + f;
+        rc = usageError("unknown format '" + o.format + "' (expected " + list +
+                        ")");
+        return false;
+      }
+    } else if (a == "--format" && i + 1 < argc) {
+      std::string v = std::string("--format=") + argv[++i];
+      char *fake[] = {v.data()};
+      if (!parseOptions(1, fake, 0, o, formats, rc))
+        return false;
+    } else if (a.rfind("--config=", 0) == 0) {
+      o.configPath = a.substr(9);
+    } else if (a == "--show-info") {
+      o.showInfo = true;
+    } else if (a == "-" || a.empty() || a[0] != '-') {
+      o.files.push_back(a);
+    } else if (a == "--") {
+      for (++i; i < argc; ++i)
+        o.files.push_back(argv[i]);
+    } else {
+      rc = usageError("unknown option '" + a + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+int runCheck(int argc, char **argv) {
+  Options o;
+  int rc = 0;
+  if (!parseOptions(argc, argv, 2, o, {"text", "json"}, rc))
+    return rc;
+  if (o.files.empty())
+    return usageError("check: no input files");
+
+  Analyzer analyzer;
+  nlohmann::ordered_json out;
+  out["files"] = nlohmann::ordered_json::array();
+  bool anyError = false, inputError = false;
+  for (const std::string &path : o.files) {
+    std::string error;
+    std::optional<std::string> text = readInput(path, error);
+    std::optional<Config> config;
+    if (text)
+      config = loadConfig(o.configPath, path, error);
+    if (!text || !config) {
+      std::cerr << "tosa-lsp: error: " << error << "\n";
+      inputError = true;
+      continue;
+    }
+    FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+    anyError |= fa.hasErrors();
+    if (o.format == "json") {
+      out["files"].push_back(fileToJson(fa));
+      continue;
+    }
+    for (const Diagnostic &d : fa.diagnostics)
+      if (d.severity != Severity::Info || o.showInfo)
+        printDiagnosticText(std::cout, fa, *text, d);
+  }
+  if (o.format == "json")
+    std::cout << out.dump(1) << "\n";
+  std::cout.flush();
+  return inputError ? 2 : anyError ? 1 : 0;
+}
+
+/// Splits "file.mlir:12:8" into path and position, preferring an existing
+/// file of the full name (paths may contain ':').
+void splitPosition(const std::string &arg, std::string &path, Position &pos) {
+  path = arg;
+  pos = {};
+  auto isNum = [](const std::string &s) {
+    return !s.empty() && s.size() < 10 &&
+           s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  size_t c1 = arg.rfind(':');
+  if (c1 == std::string::npos || !isNum(arg.substr(c1 + 1)))
+    return;
+  std::string rest = arg.substr(0, c1);
+  unsigned last = std::stoul(arg.substr(c1 + 1));
+  size_t c2 = rest.rfind(':');
+  if (c2 != std::string::npos && isNum(rest.substr(c2 + 1))) {
+    path = rest.substr(0, c2);
+    pos.line = std::stoul(rest.substr(c2 + 1));
+    pos.column = last;
+  } else {
+    path = rest;
+    pos.line = last;
+  }
+}
+
+int runExplain(int argc, char **argv) {
+  Options o;
+  int rc = 0;
+  if (!parseOptions(argc, argv, 2, o, {"text", "markdown", "json"}, rc))
+    return rc;
+  if (o.files.size() != 1)
+    return usageError("explain: expected exactly one FILE[:LINE[:COL]]");
+
+  std::string path = o.files[0];
+  Position pos;
+  std::string error;
+  std::optional<std::string> text = readInput(path, error);
+  if (!text) {
+    std::string p;
+    splitPosition(o.files[0], p, pos);
+    if (pos.valid()) {
+      path = p;
+      error.clear();
+      text = readInput(path, error);
+    }
+  }
+  std::optional<Config> config;
+  if (text)
+    config = loadConfig(o.configPath, path, error);
+  if (!text || !config) {
+    std::cerr << "tosa-lsp: error: " << error << "\n";
+    return 2;
+  }
+  Analyzer analyzer;
+  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+
+  std::vector<const OpReport *> selected;
+  if (pos.valid()) {
+    int i = fa.findOp(pos);
+    if (i < 0) {
+      std::cerr << "tosa-lsp: error: " << fa.path << ":" << pos.line
+                << (pos.column ? ":" + std::to_string(pos.column) : "")
+                << ": no Broadcastable op at this position\n";
+      return 2;
+    }
+    selected.push_back(&fa.ops[i]);
+  } else {
+    for (const OpReport &op : fa.ops)
+      selected.push_back(&op);
+  }
+
+  bool anyError = fa.hasErrors();
+  if (o.format == "json") {
+    nlohmann::ordered_json out = fileToJson(fa);
+    out["ops"] = nlohmann::ordered_json::array();
+    for (const OpReport *op : selected)
+      out["ops"].push_back(opToJson(*op));
+    std::cout << out.dump(1) << "\n";
+    return anyError ? 1 : 0;
+  }
+
+  RenderStyle style =
+      o.format == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
+  // Diagnostics first (like `check`), then one explanation per op.
+  if (!pos.valid())
+    for (const Diagnostic &d : fa.diagnostics)
+      printDiagnosticText(std::cout, fa, *text, d);
+  if (selected.empty())
+    std::cout << fa.path << ": no Broadcastable ops\n";
+  for (const OpReport *op : selected) {
+    std::cout << "\n"
+              << fa.path << ":" << op->range.begin.line << ":"
+              << op->range.begin.column << ": "
+              << renderExplanation(*op, style);
+  }
+  return anyError ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usageError("missing command");
+  std::string cmd = argv[1];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::cout << "tosa-lsp 0.1.0 (MLIR 22)\n";
+    return 0;
+  }
+  if (cmd == "check")
+    return runCheck(argc, argv);
+  if (cmd == "explain")
+    return runExplain(argc, argv);
+  return usageError("unknown command '" + cmd + "'");
+}
