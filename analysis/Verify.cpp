@@ -79,6 +79,8 @@ private:
 
   bool blockExit(Block &block) {
     bool ok = true;
+    if (block.empty())
+      return ok;
     for (Block *successor : block.getSuccessors())
       if (successor->getParent() != block.getParent()) {
         current(&block.back());
@@ -177,7 +179,10 @@ private:
     bool ok = true;
     for (Region &region : op.getRegions())
       for (Block &block : region) {
-        ok &= blockEntrance(block, op);
+        if (!blockEntrance(block, op)) {
+          ok = false;
+          continue; // Upstream stops here; an empty block has no back().
+        }
         for (Operation &child : block)
           if (child.getNumRegions() == 0 ||
               !child.hasTrait<OpTrait::IsIsolatedFromAbove>())

@@ -1,0 +1,61 @@
+//===- ConfigTest.cpp - .tosa-lsp.json parsing ----------------------------===//
+
+#include "Config.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+TEST(Config, DefaultsIncludeTestAndTfOps) {
+  Config c;
+  EXPECT_TRUE(c.isBroadcastableName("test.broadcastable"));
+  EXPECT_TRUE(c.isBroadcastableName("tfl.add"));
+  EXPECT_TRUE(c.isBroadcastableName("tf.AddV2"));
+  EXPECT_FALSE(c.isBroadcastableName("tfl.conv_2d"));
+}
+
+TEST(Config, ExtraOpsAndOptions) {
+  std::string err;
+  auto c = parseConfig(R"({"extraBroadcastableOps": ["my.add"],
+                           "hints": {"inferredShapes": false},
+                           "info": {"refinable": false}})",
+                       err);
+  ASSERT_TRUE(c) << err;
+  EXPECT_TRUE(c->isBroadcastableName("my.add"));
+  EXPECT_TRUE(c->isBroadcastableName("tfl.add"));
+  EXPECT_FALSE(c->hints.inferredShapes);
+  EXPECT_TRUE(c->hints.runtimeChecks);
+  EXPECT_FALSE(c->info.refinable);
+}
+
+TEST(Config, BroadcastableOpsReplacesDefaults) {
+  std::string err;
+  auto c = parseConfig(R"({"broadcastableOps": ["my.add"]})", err);
+  ASSERT_TRUE(c) << err;
+  EXPECT_FALSE(c->isBroadcastableName("tfl.add"));
+}
+
+TEST(Config, BadJsonNamesThePosition) {
+  std::string err;
+  EXPECT_FALSE(parseConfig("{\"hints\": {", err));
+  EXPECT_NE(err.find("invalid JSON"), std::string::npos) << err;
+  EXPECT_NE(err.find("line 1, column 12"), std::string::npos) << err;
+}
+
+TEST(Config, UnknownKeysAreErrors) {
+  std::string err;
+  EXPECT_FALSE(parseConfig(R"({"hint": {}})", err));
+  EXPECT_NE(err.find("unknown key 'hint'"), std::string::npos) << err;
+  EXPECT_FALSE(parseConfig(R"({"hints": {"inlay": true}})", err));
+  EXPECT_NE(err.find("unknown key 'inlay' in hints"), std::string::npos)
+      << err;
+}
+
+TEST(Config, WrongTypes) {
+  std::string err;
+  EXPECT_FALSE(parseConfig(R"({"hints": {"inferredShapes": 1}})", err));
+  EXPECT_NE(err.find("true or false"), std::string::npos) << err;
+  EXPECT_FALSE(parseConfig(R"({"extraBroadcastableOps": "tfl.add"})", err));
+  EXPECT_FALSE(parseConfig(R"({"extraBroadcastableOps": ["noDot"]})", err));
+  EXPECT_FALSE(parseConfig("[]", err));
+}
