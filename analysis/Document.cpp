@@ -11,6 +11,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/thread.h"
 
 using namespace mlir;
 
@@ -91,6 +92,16 @@ size_t tokenEnd(std::string_view text, size_t offset) {
   return i == offset ? offset + 1 : i;
 }
 
+/// Messages can quote input (a 10 MB identifier); keep them readable.
+std::string capped(std::string msg) {
+  constexpr size_t kMax = 2000;
+  if (msg.size() > kMax) {
+    msg.resize(kMax);
+    msg += "... (cut at " + std::to_string(kMax) + " characters)";
+  }
+  return msg;
+}
+
 /// Byte offset of a 1-based line/column in `text`.
 struct LineIndex {
   std::vector<size_t> starts{0};
@@ -111,6 +122,41 @@ struct LineIndex {
     return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
   }
 };
+
+/// MLIR's parser recurses once per nesting level and overflows the stack on
+/// deeply nested input (mlir-opt-22 crashes at ~3000 nested regions). Refuse
+/// such input up front: returns the offset where `limit` is exceeded.
+std::optional<size_t> findExcessiveNesting(std::string_view text,
+                                           unsigned limit) {
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') { // String literal: brackets inside do not count.
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos)
+        break;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > limit)
+        return i;
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      if (depth)
+        --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Nesting deeper than this is refused (real IR stays far below it).
+constexpr unsigned kMaxNesting = 1000;
 
 Severity toSeverity(DiagnosticSeverity s) {
   switch (s) {
@@ -136,6 +182,9 @@ struct Analyzer::Impl {
     context.allowUnregisteredDialects();
   }
 
+  FileAnalysis analyze(const std::string &text, const std::string &path,
+                       const Config &config);
+
   static DialectRegistry makeRegistry() {
     // All upstream dialects and their interface extensions: files mix tosa
     // with whatever else they use, and a promised-but-missing interface
@@ -152,6 +201,19 @@ Analyzer::~Analyzer() = default;
 
 FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
                                const Config &config) {
+  // The parser and verifier recurse per nesting level: give them a large
+  // stack of their own (the nesting limit keeps them well inside it).
+  FileAnalysis result;
+  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
+    result = impl->analyze(text, path, config);
+  });
+  worker.join();
+  return result;
+}
+
+FileAnalysis Analyzer::Impl::analyze(const std::string &text,
+                                     const std::string &path,
+                                     const Config &config) {
   FileAnalysis fa;
   fa.path = path;
   LineIndex lines(text);
@@ -169,7 +231,7 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
     fa.diagnostics.push_back(std::move(d));
   }
 
-  MLIRContext &ctx = impl->context;
+  MLIRContext &ctx = context;
   for (Section &sec : fa.sections) {
     detail::ParsedSection ps;
     ps.section = sec;
@@ -203,17 +265,34 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
       d.severity = toSeverity(diag.getSeverity());
       d.source = source;
       d.range = toRange(diag.getLocation());
-      d.message = diag.str();
+      d.message = capped(diag.str());
       d.code = source == DiagSource::Parser ? "parse-error" : "verifier-error";
       if (d.severity != Severity::Error)
         d.code = source == DiagSource::Parser ? "parser-message"
                                               : "verifier-message";
       d.section = sec.index;
       for (mlir::Diagnostic &note : diag.getNotes())
-        d.notes.push_back({toRange(note.getLocation()), note.str()});
+        d.notes.push_back({toRange(note.getLocation()), capped(note.str())});
       sectionDiags.push_back(std::move(d));
       return success();
     });
+
+    std::string_view secText = std::string_view(text).substr(
+        sec.beginOffset, sec.endOffset - sec.beginOffset);
+    if (auto deep = findExcessiveNesting(secText, kMaxNesting)) {
+      Diagnostic d;
+      d.source = DiagSource::Parser;
+      d.range.begin = lines.position(sec.beginOffset + *deep);
+      d.range.end = lines.position(sec.beginOffset + *deep + 1);
+      d.message = "nesting deeper than " + std::to_string(kMaxNesting) +
+                  " levels; not parsed (the MLIR parser would overflow "
+                  "its stack)";
+      d.code = "nesting-too-deep";
+      d.section = sec.index;
+      fa.diagnostics.push_back(std::move(d));
+      sec.parsed = false;
+      continue;
+    }
 
     Block block;
     ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);

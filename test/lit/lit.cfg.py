@@ -1,0 +1,32 @@
+# lit configuration for tosa-lsp: RUN lines use %tosa-lsp, FileCheck, not,
+# %mlir-opt (the reference, mlir-opt-22), %python and %corpus.
+import os
+import shutil
+
+import lit.formats
+
+config.name = "tosa-lsp"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "tools", "lit.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+
+llvm_bin = os.path.dirname(config.filecheck)
+config.environment["PATH"] = os.pathsep.join(
+    [config.tosa_lsp_bin_dir, llvm_bin, config.environment.get("PATH", os.environ["PATH"])])
+
+# Tests that need numpy or Debian's Python use /usr/bin/python3 (a pyenv
+# python3 on PATH may lack Debian's packages).
+python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
+
+config.substitutions.append(("%tosa-lsp", os.path.join(config.tosa_lsp_bin_dir, "tosa-lsp")))
+config.substitutions.append(("%mlir-opt", config.mlir_opt))
+config.substitutions.append(("%python", python))
+config.substitutions.append(("%corpus", config.corpus_dir))
+config.substitutions.append(("%tools", os.path.join(config.test_source_root, "tools")))
+config.substitutions.append(("%examples", os.path.join(config.tosa_lsp_src_dir, "examples")))
+
+# The corpus lives beside the repository and is never copied into it; tests
+# that read it are UNSUPPORTED (skipped cleanly) when it is absent.
+if os.path.isdir(config.corpus_dir):
+    config.available_features.add("corpus")
