@@ -3,8 +3,8 @@
 // tosa-lsp check FILE...       diagnostics, mlir-opt format or JSON
 // tosa-lsp explain FILE[:L[:C]] per-dimension broadcast explanation
 //
-// Exit codes: 0 clean, 1 errors found in the input, 2 unusable input or
-// usage error.
+// Exit codes: 0 clean (explain: explained), 1 `check` found errors, 2
+// unusable input or usage error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,14 +201,15 @@ int runExplain(int argc, char **argv) {
       selected.push_back(&op);
   }
 
-  bool anyError = fa.hasErrors();
+  // `explain` is a report: errors in the input are part of it, so only
+  // unusable input makes it fail.
   if (o.format == "json") {
     nlohmann::ordered_json out = fileToJson(fa);
     out["ops"] = nlohmann::ordered_json::array();
     for (const OpReport *op : selected)
       out["ops"].push_back(opToJson(*op));
     std::cout << out.dump(1) << "\n";
-    return anyError ? 1 : 0;
+    return 0;
   }
 
   RenderStyle style =
@@ -225,7 +226,7 @@ int runExplain(int argc, char **argv) {
               << op->range.begin.column << ": "
               << renderExplanation(*op, style);
   }
-  return anyError ? 1 : 0;
+  return 0;
 }
 
 } // namespace

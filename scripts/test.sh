@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds (installing what is missing) and runs every test: GoogleTest units
+# and the lit suite (CLI transcripts, differential test against mlir-opt-22,
+# corpus sweep), all through ctest on one shared build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+BUILD_DIR="${BUILD_DIR:-build}"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
