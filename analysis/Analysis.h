@@ -83,6 +83,8 @@ struct OpReport {
   bool tosa = false;
   /// MLIR's own verifier rejected this op.
   bool verifierFailed = false;
+  /// MLIR's verifier checked this op (it skips ops nested in a failed op).
+  bool verifierRan = false;
   /// Operand numbers of the data operands (e.g. tosa.mul's shift excluded).
   std::vector<unsigned> operandNumbers;
   std::vector<std::string> operandTypes;

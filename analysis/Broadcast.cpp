@@ -108,6 +108,8 @@ std::string formatDim(int64_t size) {
 std::string formatShape(const MaybeShape &shape) {
   if (!shape)
     return "*";
+  if (shape->empty())
+    return "scalar";
   std::string out;
   for (size_t i = 0; i < shape->size(); ++i) {
     if (i)
@@ -133,6 +135,8 @@ const char *violationKindName(ViolationKind kind) {
     return "operand-ranks-differ";
   case ViolationKind::ResultRankDiffers:
     return "result-rank-differs";
+  case ViolationKind::BadBroadcastDimensions:
+    return "bad-broadcast-dimensions";
   }
   return "";
 }

@@ -118,6 +118,7 @@ enum class ViolationKind {
   ResultBroadcast,       // declared > 1 where every operand is 1
   OperandRanksDiffer,    // TOSA: all operands must have equal rank
   ResultRankDiffers,     // TOSA: result rank must equal operand rank
+  BadBroadcastDimensions, // explicit: wrong count, out of range, not increasing
 };
 
 const char *violationKindName(ViolationKind kind);
@@ -168,7 +169,7 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
                                    const MaybeShape &declared,
                                    const BroadcastOptions &options = {});
 
-/// "2x?x4", "*" for unranked, "" for rank 0.
+/// "2x?x4", "*" for unranked, "scalar" for rank 0.
 std::string formatShape(const MaybeShape &shape);
 /// "4" or "?".
 std::string formatDim(int64_t size);

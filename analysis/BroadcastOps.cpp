@@ -120,6 +120,7 @@ Attribute getAttr(Operation *op, StringRef name) {
 
 void collectOpReports(const ParsedSection &section, const Config &config,
                       const llvm::DenseSet<Operation *> &failed,
+                      const llvm::DenseSet<Operation *> &visited,
                       std::vector<OpReport> &out) {
   section.module.get()->walk([&](Operation *op) {
     std::optional<OpKind> kind = classify(op, config);
@@ -132,6 +133,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     r.kind = *kind;
     r.registered = op->isRegistered();
     r.verifierFailed = failed.contains(op);
+    r.verifierRan = visited.contains(op);
 
     if (*kind == OpKind::LinalgBroadcast) {
       // ins(%input) outs(%init) dimensions = [added dims]

@@ -315,13 +315,13 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
         ps.implicitModule = true;
       }
       source = DiagSource::Verifier;
-      llvm::DenseSet<Operation *> failedOps;
+      llvm::DenseSet<Operation *> failedOps, visitedOps;
       detail::verifyAll(
           ps.module->getOperation(), [&](Operation *op) { currentOp = op; },
-          failedOps);
+          failedOps, visitedOps);
       currentOp = nullptr;
       size_t firstOp = fa.ops.size();
-      detail::collectOpReports(ps, config, failedOps, fa.ops);
+      detail::collectOpReports(ps, config, failedOps, visitedOps, fa.ops);
       for (size_t i = firstOp; i < fa.ops.size(); ++i)
         appendFindings(fa.ops[i], config, sectionDiags);
     }

@@ -25,7 +25,7 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
   const Shape &in = *operand, &out = *target;
   if (dims.size() != in.size()) {
     a.violations.push_back(
-        {ViolationKind::ResultRankMismatch, std::nullopt, {0},
+        {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
          "broadcast_dimensions " + dimsText(dims) + " has " +
              std::to_string(dims.size()) +
              " entries but the operand has rank " + std::to_string(in.size()) +
@@ -41,7 +41,7 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
     if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(out.size())) {
       m.error = true;
       a.violations.push_back(
-          {ViolationKind::ResultRankMismatch, std::nullopt, {0},
+          {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
            "broadcast_dimensions[" + std::to_string(i) + "] = " +
                std::to_string(dims[i]) + " is out of range for a rank-" +
                std::to_string(out.size()) + " target",
@@ -55,7 +55,7 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
     if (i > 0 && dims[i] <= dims[i - 1]) {
       m.error = true;
       a.violations.push_back(
-          {ViolationKind::IncompatibleOperands, std::nullopt, {0},
+          {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
            "broadcast_dimensions " + dimsText(dims) +
                " is not strictly increasing: entry " + std::to_string(i) +
                " (" + std::to_string(dims[i]) + ") must be greater than entry " +

@@ -133,13 +133,14 @@ void appendFindings(const OpReport &op, const Config &config,
   };
 
   if (!op.ok()) {
-    // MLIR's verifier is the authority on registered ops and has already
-    // spoken when it failed; our analysis then only explains (hover,
-    // `explain`). Unregistered ops have no verifier: we are it.
+    // MLIR's verifier is the authority on registered ops it checked: when
+    // it failed, our analysis only explains (hover, `explain`); when it
+    // passed, a disagreement is worth a warning. Ops it never reached (inside
+    // a failed op) and unregistered ops have no verdict but ours.
     if (op.registered && op.verifierFailed)
       return;
     for (const Violation &v : op.violations()) {
-      if (op.registered)
+      if (op.registered && op.verifierRan)
         add(Severity::Warning, violationKindName(v.kind),
             "'" + op.name + "' op " + v.message +
                 " (the Broadcastable trait rejects this, but MLIR's verifier "
@@ -148,6 +149,10 @@ void appendFindings(const OpReport &op, const Config &config,
       else
         add(Severity::Error, violationKindName(v.kind),
             "'" + op.name + "' op " + v.message, v.fix);
+      if (op.registered && !op.verifierRan)
+        out.back().notes.push_back(
+            {op.range, "MLIR did not verify this op because an enclosing op "
+                       "failed verification; this is tosa-lsp's verdict"});
     }
     return;
   }

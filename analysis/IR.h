@@ -45,15 +45,18 @@ struct ParsedSection {
 /// them), and region invariants / dominance are only checked for regions
 /// whose contents verified, exactly as upstream orders them. `current` is
 /// told which op is being verified (to place diagnostics with foreign
-/// locations); failing ops are added to `failed`.
+/// locations); failing ops are added to `failed`, ops whose own checks ran
+/// to `visited` (ops inside a failed op are never visited, as upstream).
 bool verifyAll(mlir::Operation *op,
                llvm::function_ref<void(mlir::Operation *)> current,
-               llvm::DenseSet<mlir::Operation *> &failed);
+               llvm::DenseSet<mlir::Operation *> &failed,
+               llvm::DenseSet<mlir::Operation *> &visited);
 
 /// Appends a report for every Broadcastable / explicit-broadcast op in the
 /// section.
 void collectOpReports(const ParsedSection &section, const Config &config,
                       const llvm::DenseSet<mlir::Operation *> &failed,
+                      const llvm::DenseSet<mlir::Operation *> &visited,
                       std::vector<OpReport> &out);
 
 } // namespace tosa_lsp::detail

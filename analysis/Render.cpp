@@ -118,9 +118,9 @@ void renderImplicit(const OpReport &op, RenderStyle style,
        << a.rank << ":";
     for (unsigned i : a.rankExpanded)
       os << " operand #" << i << " " << formatShape(a.operands[i]) << " -> "
-         << formatShape(Shape(a.rank - a.operands[i]->size(), 1)) +
-                (a.operands[i]->empty() ? "" : "x") +
-                formatShape(a.operands[i]);
+         << formatShape(
+                Shape(a.rank - a.operands[i]->size(), 1)) +
+                (a.operands[i]->empty() ? "" : "x" + formatShape(a.operands[i]));
     os << (style == RenderStyle::Markdown ? "\n\n" : "\n");
   }
   Table t;
@@ -154,35 +154,46 @@ void renderExplicit(const OpReport &op, RenderStyle style,
   for (size_t i = 0; i < e.broadcastDimensions.size(); ++i)
     dims += (i ? ", " : "") + std::to_string(e.broadcastDimensions[i]);
   dims += "]";
-  os << (op.kind == OpKind::LinalgBroadcast ? "Operand dimensions map to "
+  std::string indent = style == RenderStyle::Markdown ? "" : "  ";
+  os << indent
+     << (op.kind == OpKind::LinalgBroadcast ? "operand dimensions map to "
                                               "init dimensions "
                                             : "broadcast_dimensions = ")
      << code(dims, style) << (style == RenderStyle::Markdown ? "\n\n" : "\n");
   if (!e.operand || !e.target) {
-    os << "Unranked operand or target: the mapping cannot be checked.\n";
+    os << indent << "unranked operand or target: the mapping cannot be "
+                    "checked\n";
     return;
   }
   Table t;
   t.rows.push_back({"operand dim", "size", "target dim", "size", "notes"});
   for (const DimMapping &m : e.mappings) {
-    std::string note = m.error        ? "error"
-                       : m.degenerate ? "degenerate: 1 stretched"
-                       : m.runtimeCheck
-                           ? "sizes must match at runtime"
-                           : "equal";
+    std::string note;
+    int64_t target = m.targetSize ? *m.targetSize : 0;
+    if (m.error)
+      note = "error";
+    else if (m.runtimeCheck)
+      note = "sizes must match at runtime";
+    else if (m.operandSize == target)
+      note = "equal";
+    else if (m.operandSize == 1)
+      note = "degenerate: operand 1 stretched";
+    else if (target == 1)
+      note = "degenerate: target 1 stretched";
     t.rows.push_back({std::to_string(m.operandDim), formatDim(m.operandSize),
                       std::to_string(m.targetDim),
                       m.targetSize ? formatDim(*m.targetSize) : "-", note});
   }
   os << t.render(style);
   if (!e.addedDims.empty()) {
-    os << "Added (broadcast) target dimensions:";
+    os << indent << "added (broadcast) target dimensions:";
     for (unsigned d : e.addedDims)
       os << " " << d;
     os << (style == RenderStyle::Markdown ? "\n\n" : "\n");
   }
   if (e.composition) {
-    os << "Then degenerate-dimension broadcasting of the expanded operands:"
+    os << indent
+       << "then degenerate-dimension broadcasting of the expanded operands:"
        << (style == RenderStyle::Markdown ? "\n\n" : "\n");
     OpReport inner = op;
     inner.kind = OpKind::Implicit;

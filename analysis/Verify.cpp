@@ -22,8 +22,9 @@ namespace {
 class AllErrorsVerifier {
 public:
   AllErrorsVerifier(llvm::function_ref<void(Operation *)> current,
-                    llvm::DenseSet<Operation *> &failedOps)
-      : current(current), failedOps(failedOps) {}
+                    llvm::DenseSet<Operation *> &failedOps,
+                    llvm::DenseSet<Operation *> &visited)
+      : current(current), failedOps(failedOps), visited(visited) {}
 
   bool verifyOpAndDominance(Operation &op) {
     if (!verifyOperation(op))
@@ -101,6 +102,7 @@ private:
 
   bool opEntrance(Operation &op) {
     current(&op);
+    visited.insert(&op);
     for (Value operand : op.getOperands())
       if (!operand) {
         op.emitError("null operand found");
@@ -267,13 +269,15 @@ private:
 
   llvm::function_ref<void(Operation *)> current;
   llvm::DenseSet<Operation *> &failedOps;
+  llvm::DenseSet<Operation *> &visited;
 };
 
 } // namespace
 
 bool verifyAll(Operation *op, llvm::function_ref<void(Operation *)> current,
-               llvm::DenseSet<Operation *> &failed) {
-  AllErrorsVerifier verifier(current, failed);
+               llvm::DenseSet<Operation *> &failed,
+               llvm::DenseSet<Operation *> &visited) {
+  AllErrorsVerifier verifier(current, failed, visited);
   return verifier.verifyOpAndDominance(*op);
 }
 

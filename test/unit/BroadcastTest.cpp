@@ -248,7 +248,7 @@ TEST(Tosa, UnrankedOperandIsIgnoredForRanks) {
 TEST(Format, Shapes) {
   EXPECT_EQ(formatShape(Shape{2, D, 4}), "2x?x4");
   EXPECT_EQ(formatShape(std::nullopt), "*");
-  EXPECT_EQ(formatShape(Shape{}), "");
+  EXPECT_EQ(formatShape(Shape{}), "scalar");
 }
 
 } // namespace

@@ -84,6 +84,7 @@ ojson opToJson(const OpReport &op) {
   j["message"] = message;
   j["section"] = op.section;
   j["registered"] = op.registered;
+  j["verifierRan"] = op.verifierRan;
   j["verifierFailed"] = op.verifierFailed;
   if (op.kind == OpKind::Implicit) {
     j["dims"] = dimsJson(op.implicit);
