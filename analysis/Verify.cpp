@@ -222,49 +222,52 @@ private:
     return ok;
   }
 
+  /// Where a definition's block sits relative to its use's block.
+  enum class Relation { SameBlock, SameRegion, Parent, Child, Neither };
+  static Relation relate(Block *use, Block *def) {
+    Region *useRegion = use->getParent(), *defRegion = def->getParent();
+    if (use == def)
+      return Relation::SameBlock;
+    if (useRegion == defRegion)
+      return Relation::SameRegion;
+    if (defRegion->isProperAncestor(useRegion))
+      return Relation::Parent;
+    if (useRegion->isProperAncestor(defRegion))
+      return Relation::Child;
+    return Relation::Neither;
+  }
+
+  // Same wording as upstream's diagnoseInvalidOperandDominance.
   static void diagnoseDominance(Operation &op, unsigned operandNo) {
     InFlightDiagnostic diag = op.emitError("operand #")
                               << operandNo << " does not dominate this use";
     Value operand = op.getOperand(operandNo);
-    Block *block1 = op.getBlock();
-    Region *region1 = block1->getParent();
     if (Operation *def = operand.getDefiningOp()) {
-      mlir::Diagnostic &note = diag.attachNote(def->getLoc());
-      note << "operand defined here";
-      Block *block2 = def->getBlock();
-      Region *region2 = block2->getParent();
-      if (block1 == block2)
-        note << " (op in the same block)";
-      else if (region1 == region2)
-        note << " (op in the same region)";
-      else if (region2->isProperAncestor(region1))
-        note << " (op in a parent region)";
-      else if (region1->isProperAncestor(region2))
-        note << " (op in a child region)";
-      else
-        note << " (op is neither in a parent nor in a child region)";
+      static const char *const kOp[] = {
+          " (op in the same block)", " (op in the same region)",
+          " (op in a parent region)", " (op in a child region)",
+          " (op is neither in a parent nor in a child region)"};
+      diag.attachNote(def->getLoc())
+          << "operand defined here"
+          << kOp[static_cast<int>(relate(op.getBlock(), def->getBlock()))];
       return;
     }
-    Block *block2 = cast<BlockArgument>(operand).getOwner();
-    Region *region2 = block2->getParent();
+    Block *owner = cast<BlockArgument>(operand).getOwner();
     Location loc = UnknownLoc::get(op.getContext());
-    if (block2->getParentOp())
-      loc = block2->getParentOp()->getLoc();
+    if (owner->getParentOp())
+      loc = owner->getParentOp()->getLoc();
     mlir::Diagnostic &note = diag.attachNote(loc);
-    if (!region2) {
+    Region *region = owner->getParent();
+    if (!region) {
       note << " (block without parent)";
       return;
     }
-    int index = std::distance(region2->begin(), block2->getIterator());
-    note << "operand defined as a block argument (block #" << index;
-    if (region1 == region2)
-      note << " in the same region)";
-    else if (region2->isProperAncestor(region1))
-      note << " in a parent region)";
-    else if (region1->isProperAncestor(region2))
-      note << " in a child region)";
-    else
-      note << " neither in a parent nor in a child region)";
+    static const char *const kArg[] = {
+        " in the same region)", " in the same region)", " in a parent region)",
+        " in a child region)", " neither in a parent nor in a child region)"};
+    note << "operand defined as a block argument (block #"
+         << std::distance(region->begin(), owner->getIterator())
+         << kArg[static_cast<int>(relate(op.getBlock(), owner))];
   }
 
   llvm::function_ref<void(Operation *)> current;
