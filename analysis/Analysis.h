@@ -62,6 +62,10 @@ struct Section {
   unsigned firstLine = 1;   // line of beginOffset
   unsigned firstColumn = 1; // column of beginOffset
   bool parsed = false;      // false when the section has a parse error
+  /// Did not parse now; ops and values are from the last version that did.
+  bool stale = false;
+  /// Results reused from the previous version (text unchanged).
+  bool reused = false;
 };
 
 enum class OpKind {
@@ -90,6 +94,13 @@ struct OpReport {
   std::vector<std::string> operandTypes;
   std::string resultType;
 
+  /// The op's whole text, its result name (`%0`) and the declared result
+  /// type as written (after the last top-level `->`); invalid when absent.
+  Range scope;
+  std::string resultName;
+  Range resultNameRange;
+  Range resultTypeRange;
+
   BroadcastAnalysis implicit; // OpKind::Implicit
   ExplicitBroadcastAnalysis explicitBcast; // the other kinds
 
@@ -101,11 +112,45 @@ struct OpReport {
   const std::vector<Violation> &violations() const;
 };
 
+/// An SSA value (op result or block argument) with its definition and uses.
+struct ValueInfo {
+  std::string name; // as written: %0, %arg0, %x#1
+  Range def;
+  std::vector<Range> uses;
+  std::string type;
+  /// "op result #0 of `tosa.add`" / "argument #1 of ^bb0 (entry of func.func)"
+  std::string origin;
+  Range ownerRange; // the defining op's name, or the block
+  int opReport = -1; // index into FileAnalysis::ops when defined by one
+  unsigned section = 0;
+};
+
+/// A block label with its definition and uses.
+struct BlockInfo {
+  std::string name; // ^bb1
+  Range def;
+  std::vector<Range> uses;
+  unsigned section = 0;
+};
+
+/// An op that defines a symbol (func.func @f, ...), with the symbol's uses.
+struct SymbolInfo {
+  std::string name;   // without '@'
+  std::string opName; // func.func
+  Range nameRange;    // the `@name` in the definition
+  Range scope;        // the whole op
+  std::vector<Range> uses;
+  unsigned section = 0;
+};
+
 struct FileAnalysis {
   std::string path;
   std::vector<Section> sections;
   std::vector<Diagnostic> diagnostics;
   std::vector<OpReport> ops;
+  std::vector<ValueInfo> values;
+  std::vector<BlockInfo> blocks;
+  std::vector<SymbolInfo> symbols;
 
   bool hasErrors() const;
   /// Index into `ops` of the op whose name range contains or starts at
@@ -113,15 +158,43 @@ struct FileAnalysis {
   int findOp(Position pos) const;
 };
 
+/// What one section contributes, in file positions of the version it was
+/// computed for (`ValueInfo::opReport` indexes `ops` of this section).
+struct SectionResult {
+  Section section;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<OpReport> ops;
+  std::vector<ValueInfo> values;
+  std::vector<BlockInfo> blocks;
+  std::vector<SymbolInfo> symbols;
+};
+
+/// Per-document memory of the previous analysis: an edit re-analyses only
+/// the `// -----` sections whose text changed, and a section that stops
+/// parsing keeps its last good ops and values, marked stale.
+class AnalysisCache {
+public:
+  AnalysisCache();
+  ~AnalysisCache();
+  AnalysisCache(AnalysisCache &&);
+  AnalysisCache &operator=(AnalysisCache &&);
+
+private:
+  friend class Analyzer;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
 /// Parses and analyses MLIR text. Owns an MLIRContext with the dialects a
-/// TOSA user meets; reuse one per thread. Never throws; bad input yields
+/// TOSA user meets; use one per thread. Never throws; bad input yields
 /// diagnostics.
 class Analyzer {
 public:
   Analyzer();
   ~Analyzer();
+  /// With a cache, unchanged sections of the previous call are reused.
   FileAnalysis analyze(const std::string &text, const std::string &path,
-                       const Config &config);
+                       const Config &config, AnalysisCache *cache = nullptr);
 
 private:
   struct Impl;

@@ -121,7 +121,8 @@ Attribute getAttr(Operation *op, StringRef name) {
 void collectOpReports(const ParsedSection &section, const Config &config,
                       const llvm::DenseSet<Operation *> &failed,
                       const llvm::DenseSet<Operation *> &visited,
-                      std::vector<OpReport> &out) {
+                      std::vector<OpReport> &out,
+                      llvm::DenseMap<Operation *, unsigned> &reportOf) {
   section.module.get()->walk([&](Operation *op) {
     std::optional<OpKind> kind = classify(op, config);
     if (!kind)
@@ -134,6 +135,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     r.registered = op->isRegistered();
     r.verifierFailed = failed.contains(op);
     r.verifierRan = visited.contains(op);
+    fillOpSpans(section, op, r);
 
     if (*kind == OpKind::LinalgBroadcast) {
       // ins(%input) outs(%init) dimensions = [added dims]
@@ -148,6 +150,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.operandTypes = {printType(op->getOperand(0).getType())};
       r.resultType = printType(op->getOperand(1).getType());
       r.explicitBcast = analyzeLinalgBroadcast(*in, *init, *dims);
+      reportOf[op] = out.size();
       out.push_back(std::move(r));
       return;
     }
@@ -185,6 +188,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
               ? analyzeBroadcastInDim(shapes[0], *result, *dims)
               : analyzeBinaryInDim(shapes[0], shapes[1], *result, *dims);
     }
+    reportOf[op] = out.size();
     out.push_back(std::move(r));
   });
 }

@@ -28,6 +28,16 @@ std::vector<std::string> Config::defaultBroadcastableOps() {
           "tf.LogicalOr",       "tf.SelectV2",    "tf.BiasAdd"};
 }
 
+std::string Config::fingerprint() const {
+  std::string s;
+  for (const std::string &n : broadcastableOps)
+    s += n + ",";
+  s += info.refinable ? "R" : "r";
+  s += info.runtimeChecks ? "C" : "c";
+  s += info.dynamicToStatic ? "D" : "d";
+  return s;
+}
+
 bool Config::isBroadcastableName(const std::string &name) const {
   return std::find(broadcastableOps.begin(), broadcastableOps.end(), name) !=
          broadcastableOps.end();

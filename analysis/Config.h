@@ -34,6 +34,8 @@ struct Config {
   std::string source;
 
   static std::vector<std::string> defaultBroadcastableOps();
+  /// Everything that changes analysis results, as one comparable string.
+  std::string fingerprint() const;
   bool isBroadcastableName(const std::string &name) const;
 };
 

@@ -174,7 +174,114 @@ Severity toSeverity(DiagnosticSeverity s) {
 
 } // namespace
 
+namespace {
+
+/// One version of the file: its text, line index and sections.
+struct FileText {
+  const std::string &text;
+  LineIndex lines;
+  std::vector<Section> sections;
+  std::vector<size_t> nearMisses;
+  explicit FileText(const std::string &text) : text(text), lines(text) {
+    sections = splitSections(text, &nearMisses);
+  }
+};
+
+void shiftRange(Range &r, int delta) {
+  if (r.begin.valid())
+    r.begin.line += delta;
+  if (r.end.valid())
+    r.end.line += delta;
+}
+
+/// Moves a previous version's section results to where the section is now.
+void shiftSection(SectionResult &s, int delta, unsigned index) {
+  for (Diagnostic &d : s.diagnostics) {
+    shiftRange(d.range, delta);
+    for (DiagNote &n : d.notes)
+      shiftRange(n.range, delta);
+    d.section = index;
+  }
+  for (OpReport &op : s.ops) {
+    for (Range *r : {&op.range, &op.scope, &op.resultNameRange,
+                     &op.resultTypeRange})
+      shiftRange(*r, delta);
+    op.section = index;
+  }
+  for (ValueInfo &v : s.values) {
+    shiftRange(v.def, delta);
+    shiftRange(v.ownerRange, delta);
+    for (Range &u : v.uses)
+      shiftRange(u, delta);
+    v.section = index;
+  }
+  for (BlockInfo &b : s.blocks) {
+    shiftRange(b.def, delta);
+    for (Range &u : b.uses)
+      shiftRange(u, delta);
+    b.section = index;
+  }
+  for (SymbolInfo &sym : s.symbols) {
+    shiftRange(sym.nameRange, delta);
+    shiftRange(sym.scope, delta);
+    for (Range &u : sym.uses)
+      shiftRange(u, delta);
+    sym.section = index;
+  }
+}
+
+/// Concatenates section results into the file's analysis.
+FileAnalysis assemble(const FileText &file, const std::string &path,
+                      const std::vector<SectionResult> &results) {
+  FileAnalysis fa;
+  fa.path = path;
+  for (size_t off : file.nearMisses) {
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.source = DiagSource::Parser;
+    d.range.begin = file.lines.position(off);
+    d.range.end = file.lines.position(std::min(file.text.size(), off + 2));
+    d.message = "near miss with file split marker";
+    d.code = "split-marker-near-miss";
+    fa.diagnostics.push_back(std::move(d));
+  }
+  for (const SectionResult &r : results) {
+    fa.sections.push_back(r.section);
+    int base = static_cast<int>(fa.ops.size());
+    fa.diagnostics.insert(fa.diagnostics.end(), r.diagnostics.begin(),
+                          r.diagnostics.end());
+    fa.ops.insert(fa.ops.end(), r.ops.begin(), r.ops.end());
+    for (ValueInfo v : r.values) {
+      if (v.opReport >= 0)
+        v.opReport += base;
+      fa.values.push_back(std::move(v));
+    }
+    fa.blocks.insert(fa.blocks.end(), r.blocks.begin(), r.blocks.end());
+    fa.symbols.insert(fa.symbols.end(), r.symbols.begin(), r.symbols.end());
+  }
+  return fa;
+}
+
+} // namespace
+
+struct AnalysisCache::Impl {
+  struct Entry {
+    std::string text;
+    Section section;
+    std::shared_ptr<const SectionResult> result;
+  };
+  std::string configFingerprint;
+  std::string path;
+  std::vector<Entry> entries; // by section index of the previous version
+};
+
+AnalysisCache::AnalysisCache() : impl(std::make_unique<Impl>()) {}
+AnalysisCache::~AnalysisCache() = default;
+AnalysisCache::AnalysisCache(AnalysisCache &&) = default;
+AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
+
 struct Analyzer::Impl {
+
   MLIRContext context;
 
   Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
@@ -183,7 +290,9 @@ struct Analyzer::Impl {
   }
 
   FileAnalysis analyze(const std::string &text, const std::string &path,
-                       const Config &config);
+                       const Config &config, AnalysisCache *cache);
+  SectionResult analyzeSection(const FileText &file, const std::string &path,
+                               Section sec, const Config &config);
 
   static DialectRegistry makeRegistry() {
     // All upstream dialects and their interface extensions: files mix tosa
@@ -200,12 +309,12 @@ Analyzer::Analyzer() : impl(std::make_unique<Impl>()) {}
 Analyzer::~Analyzer() = default;
 
 FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
-                               const Config &config) {
+                               const Config &config, AnalysisCache *cache) {
   // The parser and verifier recurse per nesting level: give them a large
   // stack of their own (the nesting limit keeps them well inside it).
   FileAnalysis result;
   llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
-    result = impl->analyze(text, path, config);
+    result = impl->analyze(text, path, config, cache);
   });
   worker.join();
   return result;
@@ -213,26 +322,79 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
 
 FileAnalysis Analyzer::Impl::analyze(const std::string &text,
                                      const std::string &path,
-                                     const Config &config) {
-  FileAnalysis fa;
-  fa.path = path;
-  LineIndex lines(text);
+                                     const Config &config,
+                                     AnalysisCache *cache) {
+  FileText file(text);
+  AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
+  std::string fingerprint = config.fingerprint();
+  if (memo && (memo->configFingerprint != fingerprint || memo->path != path))
+    memo->entries.clear(); // Different settings: nothing can be reused.
 
-  std::vector<size_t> nearMisses;
-  fa.sections = splitSections(text, &nearMisses);
-  for (size_t off : nearMisses) {
-    Diagnostic d;
-    d.severity = Severity::Warning;
-    d.source = DiagSource::Parser;
-    d.range.begin = lines.position(off);
-    d.range.end = lines.position(std::min(text.size(), off + 2));
-    d.message = "near miss with file split marker";
-    d.code = "split-marker-near-miss";
-    fa.diagnostics.push_back(std::move(d));
+  std::vector<AnalysisCache::Impl::Entry> next;
+  std::vector<SectionResult> results;
+  for (const Section &sec : file.sections) {
+    std::string secText =
+        text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+    const AnalysisCache::Impl::Entry *same = nullptr, *atIndex = nullptr;
+    if (memo) {
+      for (const auto &e : memo->entries)
+        if (e.section.firstColumn == sec.firstColumn && e.text == secText) {
+          same = &e;
+          break;
+        }
+      if (sec.index < memo->entries.size())
+        atIndex = &memo->entries[sec.index];
+    }
+    std::shared_ptr<const SectionResult> result;
+    if (same) {
+      SectionResult r = *same->result;
+      shiftSection(r, static_cast<int>(sec.firstLine) -
+                          static_cast<int>(same->section.firstLine),
+                   sec.index);
+      r.section.index = sec.index;
+      r.section.beginOffset = sec.beginOffset;
+      r.section.endOffset = sec.endOffset;
+      r.section.firstLine = sec.firstLine;
+      r.section.reused = true;
+      result = std::make_shared<SectionResult>(std::move(r));
+    } else {
+      SectionResult r = analyzeSection(file, path, sec, config);
+      if (!r.section.parsed && atIndex &&
+          (atIndex->result->section.parsed || atIndex->result->section.stale)) {
+        // Keep serving the last good analysis of this section, marked stale;
+        // the new parse error stays.
+        SectionResult old = *atIndex->result;
+        shiftSection(old, static_cast<int>(sec.firstLine) -
+                              static_cast<int>(atIndex->section.firstLine),
+                     sec.index);
+        r.ops = std::move(old.ops);
+        r.values = std::move(old.values);
+        r.blocks = std::move(old.blocks);
+        r.symbols = std::move(old.symbols);
+        r.section.stale = true;
+      }
+      result = std::make_shared<SectionResult>(std::move(r));
+    }
+    results.push_back(*result);
+    next.push_back({std::move(secText), sec, result});
   }
+  if (memo) {
+    memo->entries = std::move(next);
+    memo->configFingerprint = fingerprint;
+    memo->path = path;
+  }
+  return assemble(file, path, results);
+}
 
+SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
+                                             const std::string &path,
+                                             Section sec,
+                                             const Config &config) {
+  const std::string &text = file.text;
+  const LineIndex &lines = file.lines;
+  SectionResult result;
   MLIRContext &ctx = context;
-  for (Section &sec : fa.sections) {
+  {
     detail::ParsedSection ps;
     ps.section = sec;
     ps.sourceMgr.AddNewSourceBuffer(
@@ -244,7 +406,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
 
     DiagSource source = DiagSource::Parser;
     Operation *currentOp = nullptr;
-    std::vector<Diagnostic> sectionDiags;
+    std::vector<Diagnostic> &sectionDiags = result.diagnostics;
     auto toRange = [&](Location loc) -> Range {
       auto f = detail::findFileLoc(loc);
       if (f && f->getFilename() == path && f->getLine() != 0) {
@@ -289,9 +451,10 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
                   "its stack)";
       d.code = "nesting-too-deep";
       d.section = sec.index;
-      fa.diagnostics.push_back(std::move(d));
+      sectionDiags.push_back(std::move(d));
       sec.parsed = false;
-      continue;
+      result.section = sec;
+      return result;
     }
 
     Block block;
@@ -320,18 +483,22 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
           ps.module->getOperation(), [&](Operation *op) { currentOp = op; },
           failedOps, visitedOps);
       currentOp = nullptr;
-      size_t firstOp = fa.ops.size();
-      detail::collectOpReports(ps, config, failedOps, visitedOps, fa.ops);
-      for (size_t i = firstOp; i < fa.ops.size(); ++i)
-        appendFindings(fa.ops[i], config, sectionDiags);
+      llvm::DenseMap<Operation *, unsigned> reportOf;
+      detail::collectOpReports(ps, config, failedOps, visitedOps, result.ops,
+                               reportOf);
+      FileAnalysis index;
+      detail::collectIndex(ps, reportOf, index);
+      result.values = std::move(index.values);
+      result.blocks = std::move(index.blocks);
+      result.symbols = std::move(index.symbols);
+      for (const OpReport &op : result.ops)
+        appendFindings(op, config, sectionDiags);
     }
     for (Diagnostic &d : sectionDiags)
       d.section = sec.index;
-    fa.diagnostics.insert(fa.diagnostics.end(),
-                          std::make_move_iterator(sectionDiags.begin()),
-                          std::make_move_iterator(sectionDiags.end()));
   }
-  return fa;
+  result.section = sec;
+  return result;
 }
 
 } // namespace tosa_lsp

@@ -15,6 +15,7 @@
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/FunctionExtras.h"
 #include "llvm/Support/SourceMgr.h"
@@ -57,7 +58,21 @@ bool verifyAll(mlir::Operation *op,
 void collectOpReports(const ParsedSection &section, const Config &config,
                       const llvm::DenseSet<mlir::Operation *> &failed,
                       const llvm::DenseSet<mlir::Operation *> &visited,
-                      std::vector<OpReport> &out);
+                      std::vector<OpReport> &out,
+                      llvm::DenseMap<mlir::Operation *, unsigned> &reportOf);
+
+/// Fills the op's scope, result name and result type ranges.
+void fillOpSpans(const ParsedSection &section, mlir::Operation *op,
+                 OpReport &report);
+
+/// Offsets [begin, end) of the result type after the last top-level `->`
+/// of an op's text.
+std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope);
+
+/// Appends the section's values, blocks and symbols (plain data).
+void collectIndex(const ParsedSection &section,
+                  const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
+                  FileAnalysis &out);
 
 } // namespace tosa_lsp::detail
 

@@ -1,0 +1,204 @@
+//===- Index.cpp - values, blocks and symbols as plain data ---------------===//
+//
+// Copies what AsmParserState knows (definitions and uses of SSA values, block
+// labels and symbols) into plain data, so hover/definition/references can be
+// answered without the IR, from any thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IR.h"
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+
+namespace tosa_lsp::detail {
+
+static std::string printType(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+static std::vector<Range> toRanges(const ParsedSection &ps,
+                                   llvm::ArrayRef<llvm::SMRange> ranges) {
+  std::vector<Range> out;
+  for (llvm::SMRange r : ranges)
+    out.push_back(ps.toFileRange(r));
+  return out;
+}
+
+static std::string textOf(llvm::SMRange r) {
+  if (!r.isValid())
+    return "";
+  return std::string(r.Start.getPointer(),
+                     r.End.getPointer() - r.Start.getPointer());
+}
+
+std::optional<std::pair<size_t, size_t>>
+findResultType(llvm::StringRef scope) {
+  // The last `->` at bracket depth 0 introduces the result type(s).
+  int depth = 0;
+  size_t arrow = llvm::StringRef::npos;
+  for (size_t i = 0; i < scope.size(); ++i) {
+    char c = scope[i];
+    if (c == '"') { // skip strings (attribute values)
+      for (++i; i < scope.size() && scope[i] != '"'; ++i)
+        if (scope[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '-' && i + 1 < scope.size() && scope[i + 1] == '>') {
+      if (depth == 0)
+        arrow = i;
+      ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}' || c == '>')
+      depth = std::max(0, depth - 1);
+  }
+  if (arrow == llvm::StringRef::npos)
+    return std::nullopt;
+  size_t b = arrow + 2;
+  while (b < scope.size() && (scope[b] == ' ' || scope[b] == '\t'))
+    ++b;
+  size_t e = b;
+  depth = 0;
+  for (; e < scope.size(); ++e) {
+    char c = scope[e];
+    if (c == '-' && e + 1 < scope.size() && scope[e + 1] == '>') {
+      ++e;
+      continue;
+    }
+    if (c == '<' || c == '(' || c == '[')
+      ++depth;
+    else if (c == '>' || c == ')' || c == ']') {
+      if (depth == 0)
+        break;
+      --depth;
+    } else if (depth == 0 && (std::isspace(static_cast<unsigned char>(c)) ||
+                              c == ',' || c == '{'))
+      break;
+  }
+  if (e == b)
+    return std::nullopt;
+  return std::make_pair(b, e);
+}
+
+void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
+  const AsmParserState::OperationDefinition *def = ps.state.getOpDef(op);
+  if (!def)
+    return;
+  r.scope = ps.toFileRange(def->scopeLoc);
+  if (!def->resultGroups.empty()) {
+    llvm::SMRange name = def->resultGroups[0].definition.loc;
+    r.resultName = textOf(name);
+    r.resultNameRange = ps.toFileRange(name);
+  }
+  llvm::StringRef scope(def->scopeLoc.Start.getPointer(),
+                        def->scopeLoc.End.getPointer() -
+                            def->scopeLoc.Start.getPointer());
+  if (auto t = findResultType(scope)) {
+    const char *base = def->scopeLoc.Start.getPointer();
+    r.resultTypeRange = ps.toFileRange(
+        {llvm::SMLoc::getFromPointer(base + t->first),
+         llvm::SMLoc::getFromPointer(base + t->second)});
+  }
+}
+
+void collectIndex(const ParsedSection &ps,
+                  const llvm::DenseMap<Operation *, unsigned> &reports,
+                  FileAnalysis &out) {
+  unsigned section = ps.section.index;
+  for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {
+    Operation *op = def.op;
+    std::string opName = op->getName().getStringRef().str();
+    Range ownerRange = ps.toFileRange(def.loc);
+    for (const auto &group : def.resultGroups) {
+      ValueInfo v;
+      v.name = textOf(group.definition.loc);
+      v.def = ps.toFileRange(group.definition.loc);
+      v.uses = toRanges(ps, group.definition.uses);
+      unsigned next = op->getNumResults();
+      for (const auto &g : def.resultGroups)
+        if (g.startIndex > group.startIndex)
+          next = std::min(next, g.startIndex);
+      std::string types;
+      for (unsigned i = group.startIndex; i < next; ++i)
+        types += (types.empty() ? "" : ", ") + printType(op->getResult(i).getType());
+      v.type = types;
+      v.origin = next - group.startIndex == 1
+                     ? "result #" + std::to_string(group.startIndex) + " of `" +
+                           opName + "`"
+                     : "results #" + std::to_string(group.startIndex) + "-" +
+                           std::to_string(next - 1) + " of `" + opName + "`";
+      v.ownerRange = ownerRange;
+      if (auto it = reports.find(op); it != reports.end())
+        v.opReport = static_cast<int>(it->second);
+      v.section = section;
+      out.values.push_back(std::move(v));
+    }
+    if (auto symName = op->getAttrOfType<StringAttr>(
+            SymbolTable::getSymbolAttrName())) {
+      SymbolInfo s;
+      s.name = symName.str();
+      s.opName = opName;
+      s.scope = ps.toFileRange(def.scopeLoc);
+      s.nameRange = ownerRange;
+      llvm::StringRef scope(def.scopeLoc.Start.getPointer(),
+                            def.scopeLoc.End.getPointer() -
+                                def.scopeLoc.Start.getPointer());
+      for (std::string spelled : {"@" + s.name, "@\"" + s.name + "\""}) {
+        size_t at = scope.find(spelled);
+        if (at == llvm::StringRef::npos)
+          continue;
+        const char *p = def.scopeLoc.Start.getPointer() + at;
+        s.nameRange = ps.toFileRange({llvm::SMLoc::getFromPointer(p),
+                                      llvm::SMLoc::getFromPointer(
+                                          p + spelled.size())});
+        break;
+      }
+      s.uses = toRanges(ps, def.symbolUses);
+      s.section = section;
+      out.symbols.push_back(std::move(s));
+    }
+  }
+  for (const AsmParserState::BlockDefinition &def : ps.state.getBlockDefs()) {
+    Block *block = def.block;
+    std::string label = textOf(def.definition.loc);
+    if (def.definition.loc.isValid()) {
+      out.blocks.push_back({label, ps.toFileRange(def.definition.loc),
+                            toRanges(ps, def.definition.uses), section});
+    }
+    Operation *parent = block->getParentOp();
+    bool entry = block->isEntryBlock();
+    std::string where =
+        entry && parent
+            ? "of the entry block of `" +
+                  parent->getName().getStringRef().str() + "`"
+            : "of " + (label.empty() ? std::string("a block") : label);
+    for (unsigned i = 0; i < def.arguments.size(); ++i) {
+      const AsmParserState::SMDefinition &arg = def.arguments[i];
+      if (!arg.loc.isValid() || i >= block->getNumArguments())
+        continue;
+      ValueInfo v;
+      v.name = textOf(arg.loc);
+      v.def = ps.toFileRange(arg.loc);
+      v.uses = toRanges(ps, arg.uses);
+      v.type = printType(block->getArgument(i).getType());
+      v.origin = "argument #" + std::to_string(i) + " " + where;
+      if (parent)
+        if (const auto *pd = ps.state.getOpDef(parent))
+          v.ownerRange = ps.toFileRange(pd->loc);
+      v.section = section;
+      out.values.push_back(std::move(v));
+    }
+  }
+}
+
+} // namespace tosa_lsp::detail
