@@ -195,3 +195,95 @@ func.func @f() -> i32 {
 }
 
 } // namespace
+
+namespace {
+
+const char *kTwoSections = R"(func.func @a(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = tosa.abs %x : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+// -----
+func.func @b(%x: tensor<1x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tosa.add %x, %y : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+)";
+
+TEST(Index, ValuesBlocksAndSymbols) {
+  auto fa = analyze(kTwoSections);
+  ASSERT_EQ(fa.symbols.size(), 2u);
+  EXPECT_EQ(fa.symbols[1].name, "b");
+  EXPECT_EQ(fa.symbols[1].nameRange.begin.line, 6u);
+  EXPECT_EQ(fa.symbols[1].nameRange.begin.column, 11u);
+  const ValueInfo *sum = nullptr, *arg = nullptr;
+  for (const ValueInfo &v : fa.values) {
+    if (v.section == 1 && v.name == "%0")
+      sum = &v;
+    if (v.section == 1 && v.name == "%y")
+      arg = &v;
+  }
+  ASSERT_TRUE(sum && arg);
+  EXPECT_EQ(sum->type, "tensor<2x3xf32>");
+  EXPECT_EQ(sum->def.begin.line, 7u);
+  ASSERT_EQ(sum->uses.size(), 1u);
+  EXPECT_EQ(sum->uses[0].begin.line, 8u);
+  ASSERT_GE(sum->opReport, 0);
+  EXPECT_EQ(fa.ops[sum->opReport].name, "tosa.add");
+  EXPECT_EQ(arg->type, "tensor<2x3xf32>");
+  EXPECT_NE(arg->origin.find("argument #1"), std::string::npos) << arg->origin;
+  // The op's declared result type as written, for inlay hints and fixes.
+  const OpReport &add = fa.ops[sum->opReport];
+  EXPECT_EQ(add.resultTypeRange.begin.line, 7u);
+  EXPECT_EQ(add.resultTypeRange.begin.column, 64u);
+  EXPECT_EQ(add.resultTypeRange.end.column, 79u);
+  EXPECT_EQ(add.resultName, "%0");
+}
+
+TEST(Cache, UnchangedSectionsAreReusedAndShifted) {
+  Analyzer analyzer;
+  AnalysisCache cache;
+  Config config;
+  auto first = analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
+  EXPECT_FALSE(first.sections[0].reused);
+  // Two lines added to the first section: the second is reused, shifted.
+  std::string edited = std::string(kTwoSections);
+  edited.insert(edited.find("  return %0 : tensor<2xf32>"), "  // one\n  // two\n");
+  auto second = analyzer.analyze(edited, "t.mlir", config, &cache);
+  EXPECT_FALSE(second.sections[0].reused);
+  EXPECT_TRUE(second.sections[1].reused);
+  auto fresh = analyze(edited);
+  ASSERT_EQ(second.ops.size(), fresh.ops.size());
+  for (size_t i = 0; i < fresh.ops.size(); ++i) {
+    EXPECT_EQ(second.ops[i].range.begin.line, fresh.ops[i].range.begin.line);
+    EXPECT_EQ(second.ops[i].resultTypeRange.end.column,
+              fresh.ops[i].resultTypeRange.end.column);
+  }
+  ASSERT_EQ(second.values.size(), fresh.values.size());
+  for (size_t i = 0; i < fresh.values.size(); ++i)
+    EXPECT_EQ(second.values[i].def.begin.line, fresh.values[i].def.begin.line);
+}
+
+TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
+  Analyzer analyzer;
+  AnalysisCache cache;
+  Config config;
+  analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
+  std::string broken = std::string(kTwoSections);
+  broken.replace(broken.find("%0 = tosa.add %x, %y"), 20, "%0 = tosa.add %x,, %y");
+  auto fa = analyzer.analyze(broken, "t.mlir", config, &cache);
+  EXPECT_TRUE(fa.sections[0].parsed);
+  EXPECT_FALSE(fa.sections[1].parsed);
+  EXPECT_TRUE(fa.sections[1].stale);
+  ASSERT_EQ(fa.ops.size(), 2u); // tosa.add from the last good version
+  EXPECT_EQ(fa.ops[1].name, "tosa.add");
+  EXPECT_EQ(fa.ops[1].section, 1u);
+  EXPECT_TRUE(fa.hasErrors());
+  // Still stale on the next broken edit; fresh again once it parses.
+  auto again = analyzer.analyze(broken + "\n", "t.mlir", config, &cache);
+  EXPECT_TRUE(again.sections[1].stale);
+  auto fixed = analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
+  EXPECT_FALSE(fixed.sections[1].stale);
+  EXPECT_TRUE(fixed.sections[1].parsed);
+}
+
+} // namespace
