@@ -61,6 +61,7 @@ struct Section {
   size_t beginOffset = 0, endOffset = 0; // byte offsets in the file
   unsigned firstLine = 1;   // line of beginOffset
   unsigned firstColumn = 1; // column of beginOffset
+  unsigned lastLine = 1;    // line of endOffset
   bool parsed = false;      // false when the section has a parse error
   /// Did not parse now; ops and values are from the last version that did.
   bool stale = false;

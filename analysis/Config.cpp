@@ -86,6 +86,11 @@ struct ObjectReader {
 } // namespace
 
 std::optional<Config> parseConfig(const std::string &text, std::string &error) {
+  return parseConfig(text, error, Config());
+}
+
+std::optional<Config> parseConfig(const std::string &text, std::string &error,
+                                  const Config &base) {
   json root;
   try {
     root = json::parse(text);
@@ -96,7 +101,8 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error) {
     error = "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
     return std::nullopt;
   }
-  Config config;
+  Config config = base;
+  config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
                       "info"}))

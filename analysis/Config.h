@@ -43,6 +43,10 @@ struct Config {
 /// std::nullopt and sets `error` to a one-line message naming the problem
 /// (bad JSON with its position, unknown key, wrong type).
 std::optional<Config> parseConfig(const std::string &text, std::string &error);
+/// The same, on top of `base` instead of the defaults (project file, then
+/// editor settings).
+std::optional<Config> parseConfig(const std::string &text, std::string &error,
+                                  const Config &base);
 
 } // namespace tosa_lsp
 

@@ -355,6 +355,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       r.section.beginOffset = sec.beginOffset;
       r.section.endOffset = sec.endOffset;
       r.section.firstLine = sec.firstLine;
+      r.section.lastLine = sec.lastLine;
       r.section.reused = true;
       result = std::make_shared<SectionResult>(std::move(r));
     } else {

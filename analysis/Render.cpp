@@ -60,6 +60,17 @@ std::string dimNotes(const DimReport &d, const BroadcastAnalysis &a) {
 
 namespace {
 
+/// Table rules contain '|' ("1 | >1 -> >1"): escape it inside Markdown cells.
+std::string escapePipes(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 /// A table printed as aligned text or as a Markdown table.
 struct Table {
   std::vector<std::vector<std::string>> rows; // rows[0] is the header
@@ -70,7 +81,7 @@ struct Table {
       for (size_t r = 0; r < rows.size(); ++r) {
         os << "|";
         for (const std::string &c : rows[r])
-          os << " " << (c.empty() ? " " : c) << " |";
+          os << " " << (c.empty() ? " " : escapePipes(c)) << " |";
         os << "\n";
         if (r == 0) {
           os << "|";

@@ -77,6 +77,15 @@ std::vector<Section> splitSections(const std::string &text,
     s.firstColumn = col;
     out.push_back(s);
   }
+  // Last lines: count newlines up to each section's end.
+  line = 1;
+  pos = 0;
+  for (Section &s : out) {
+    for (; pos < s.endOffset; ++pos)
+      if (buf[pos] == '\n')
+        ++line;
+    s.lastLine = line;
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "Output.h"
 
 #include "Analysis.h"
+#include "LSPServer.h"
 #include "Config.h"
 #include "Render.h"
 
@@ -33,6 +34,9 @@ commands:
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
+  serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
+      Language server on stdin/stdout (also: no command, or --stdio).
+      --lit-test: `// -----` delimited input, pretty output, synchronous.
   help, --help     this text
   --version        version
 )";
@@ -231,10 +235,35 @@ int runExplain(int argc, char **argv) {
 
 } // namespace
 
+int runServe(int argc, char **argv, int first) {
+  ServerOptions options;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--lit-test")
+      options.litTest = true;
+    else if (a == "--sync")
+      options.sync = true;
+    else if (a == "--verbose")
+      options.verbose = true;
+    else if (a == "--stdio")
+      continue; // What editors pass; stdio is the only transport.
+    else if (a.rfind("--debounce=", 0) == 0)
+      options.debounceMs = std::atoi(a.c_str() + 11);
+    else
+      return usageError("serve: unknown option '" + a + "'");
+  }
+  return runServer(stdin, options);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2)
-    return usageError("missing command");
+  // No command (or only server flags): editors start us as a server.
+  if (argc < 2 || std::string(argv[1]).rfind("--", 0) == 0 &&
+                      std::string(argv[1]) != "--help" &&
+                      std::string(argv[1]) != "--version")
+    return runServe(argc, argv, 1);
   std::string cmd = argv[1];
+  if (cmd == "serve")
+    return runServe(argc, argv, 2);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     std::cout << kUsage;
     return 0;

@@ -33,6 +33,6 @@ func.func @f(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>, %c: tensor<?x1xf32>,
 // MD:         **`tosa.maximum`** — broadcast ok
 // MD:         | dim | #0 | #1 | inferred | declared | rule | notes |
 // MD-NEXT:    |---|---|---|---|---|---|---|
-// MD-NEXT:    | 0 | ? | ? | ? | 5 | ? {{\|}} ? -> ? | runtime check: scf.if (a ? may be 1); must equal 5 at runtime |
+// MD-NEXT:    | 0 | ? | ? | ? | 5 | ? \| ? -> ? | runtime check: scf.if (a ? may be 1); must equal 5 at runtime |
 
 // NOOP: explain.mlir:2:1: no Broadcastable op at this position

@@ -60,7 +60,7 @@ std::optional<std::string> readInput(const std::string &path,
   return data.str();
 }
 
-static std::optional<std::string> findConfigUpward(const std::string &file) {
+std::optional<std::string> findConfigFile(const std::string &file) {
   llvm::SmallString<256> dir;
   if (file == "-") {
     llvm::sys::fs::current_path(dir);
@@ -86,7 +86,7 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
                                  const std::string &forFile,
                                  std::string &error) {
   std::optional<std::string> path =
-      explicitPath.empty() ? findConfigUpward(forFile)
+      explicitPath.empty() ? findConfigFile(forFile)
                            : std::optional<std::string>(explicitPath);
   if (!path)
     return Config();

@@ -1,7 +1,7 @@
 //===- Input.h - reading and validating input files -------------*- C++ -*-===//
 
-#ifndef TOSA_LSP_TOOLS_INPUT_H
-#define TOSA_LSP_TOOLS_INPUT_H
+#ifndef TOSA_LSP_SUPPORT_INPUT_H
+#define TOSA_LSP_SUPPORT_INPUT_H
 
 #include "Config.h"
 
@@ -26,6 +26,9 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
                                  const std::string &forFile,
                                  std::string &error);
 
+/// The `.tosa-lsp.json` that applies to `file` (searched upward), if any.
+std::optional<std::string> findConfigFile(const std::string &file);
+
 } // namespace tosa_lsp
 
-#endif // TOSA_LSP_TOOLS_INPUT_H
+#endif // TOSA_LSP_SUPPORT_INPUT_H

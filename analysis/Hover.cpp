@@ -1,0 +1,58 @@
+//===- Hover.cpp - hover contents -----------------------------------------===//
+
+#include "Hover.h"
+
+#include "Query.h"
+#include "Render.h"
+
+namespace tosa_lsp {
+
+static std::string opHover(const FileAnalysis &fa, const OpReport &op) {
+  std::string md;
+  MaybeShape inferred = op.inferredShape();
+  md += "**Inferred** `" + (inferred ? formatShape(inferred) : std::string("-")) +
+        "` vs **declared** `" + formatShape(op.declaredShape()) + "`" +
+        (op.ok() ? "" : " — **broadcast error**") + "\n\n---\n\n";
+  md += renderExplanation(op, RenderStyle::Markdown);
+  if (op.section < fa.sections.size() && fa.sections[op.section].stale)
+    md += "\n\n_Stale: this section does not parse now; shown from the last "
+          "version that did._\n";
+  return md;
+}
+
+static std::string valueLine(const ValueInfo &v) {
+  return "`" + v.name + "`: `" + v.type + "`";
+}
+
+std::optional<HoverResult> hover(const FileAnalysis &fa, Position pos) {
+  Lookup l = lookup(fa, pos);
+  if (l.op)
+    return HoverResult{l.range, opHover(fa, *l.op)};
+  if (l.value) {
+    const ValueInfo &v = *l.value;
+    // The result of a Broadcastable op, at its definition or any use.
+    if (v.opReport >= 0 && v.opReport < static_cast<int>(fa.ops.size()))
+      return HoverResult{l.range, valueLine(v) + "\n\n" +
+                                      opHover(fa, fa.ops[v.opReport])};
+    std::string md = valueLine(v) + "\n\n" + v.origin;
+    if (v.ownerRange.begin.valid())
+      md += " (line " + std::to_string(v.ownerRange.begin.line) + ")";
+    // An operand inside a Broadcastable op: explain that op as well.
+    if (!l.onValueDef)
+      if (const OpReport *op = enclosingOp(fa, pos))
+        md += "\n\n---\n\noperand of `" + op->name + "`:\n\n" +
+              opHover(fa, *op);
+    return HoverResult{l.range, md};
+  }
+  if (l.symbol)
+    return HoverResult{l.range, "`" + l.symbol->opName + "` `@" +
+                                    l.symbol->name + "` (line " +
+                                    std::to_string(
+                                        l.symbol->nameRange.begin.line) +
+                                    ")"};
+  if (l.block)
+    return HoverResult{l.range, "block `" + l.block->name + "`"};
+  return std::nullopt;
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,58 @@
+//===- InlayHints.cpp - inferred shapes after declared types --------------===//
+
+#include "InlayHints.h"
+
+#include "Query.h"
+
+#include <algorithm>
+
+namespace tosa_lsp {
+
+std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
+                                      const Config::Hints &options) {
+  std::vector<InlayHintData> out;
+  for (const OpReport &op : fa.ops) {
+    if (op.kind != OpKind::Implicit || !op.resultTypeRange.end.valid())
+      continue;
+    if (!overlaps(op.scope.begin.valid() ? op.scope : op.range, range))
+      continue;
+    const BroadcastAnalysis &a = op.implicit;
+    if (options.inferredShapes && a.inferable) {
+      std::string label;
+      if (!a.inferred)
+        label = "inferred: error";
+      else if (a.inferred != a.declared)
+        label = "inferred: " + formatShape(a.inferred);
+      if (!label.empty())
+        out.push_back({InlayHintData::InferredShape, op.resultTypeRange.end,
+                       " " + label,
+                       "Broadcastable shape inference gives " +
+                           (a.inferred ? formatShape(a.inferred)
+                                       : std::string("no shape (operands "
+                                                     "conflict)")) +
+                           "; the declared result is " +
+                           formatShape(a.declared)});
+    }
+    if (options.runtimeChecks && a.anyRuntimeCheck() &&
+        op.resultNameRange.end.valid()) {
+      std::string dims;
+      for (const DimReport &d : a.dims)
+        if (d.runtimeCheck)
+          dims += (dims.empty() ? "" : ", ") + std::to_string(d.index);
+      out.push_back({InlayHintData::RuntimeCheck, op.resultNameRange.end,
+                     " runtime-check",
+                     "dimension(s) " + dims +
+                         " need a runtime broadcast check (a dynamic size "
+                         "may be 1)"});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const InlayHintData &a, const InlayHintData &b) {
+              return a.position.line != b.position.line
+                         ? a.position.line < b.position.line
+                         : a.position.column < b.position.column;
+            });
+  return out;
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,52 @@
+//===- Convert.h - analysis positions <-> LSP positions ---------*- C++ -*-===//
+//
+// The analysis speaks 1-based lines and byte columns (like MLIR); LSP speaks
+// 0-based lines and UTF-16 code units. All conversion happens here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_CONVERT_H
+#define TOSA_LSP_SERVER_CONVERT_H
+
+#include "Analysis.h"
+
+#include "llvm/Support/LSP/Protocol.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+/// Line starts of one text version, for position conversion.
+class LineTable {
+public:
+  explicit LineTable(const std::string &text);
+
+  llvm::lsp::Position toLsp(Position p) const;
+  llvm::lsp::Range toLsp(Range r) const;
+  /// std::nullopt when the line does not exist; a character past the end of
+  /// the line is clamped to it.
+  std::optional<Position> fromLsp(llvm::lsp::Position p) const;
+  std::optional<Range> fromLsp(const llvm::lsp::Range &r) const;
+  /// Byte offset of an LSP position; std::nullopt when out of range.
+  std::optional<size_t> offset(llvm::lsp::Position p) const;
+
+private:
+  const std::string &text;
+  std::vector<size_t> starts;
+  std::string_view line(unsigned index0) const;
+};
+
+/// Applies one `textDocument/didChange` content change (UTF-16 range, or the
+/// whole text). Returns an error message for a range outside the text.
+std::optional<std::string>
+applyChange(std::string &text,
+            const llvm::lsp::TextDocumentContentChangeEvent &change);
+
+/// Number of UTF-16 code units in UTF-8 `s`.
+size_t utf16Length(std::string_view s);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_CONVERT_H

@@ -1,0 +1,505 @@
+//===- LSPServer.cpp - the language server's protocol layer ---------------===//
+
+#include "LSPServer.h"
+
+#include "Convert.h"
+#include "Input.h"
+#include "Scheduler.h"
+
+#include "Hover.h"
+#include "InlayHints.h"
+#include "Navigation.h"
+
+#include "llvm/Support/LSP/Logging.h"
+#include "llvm/Support/LSP/Protocol.h"
+#include "llvm/Support/LSP/Transport.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace llvm;
+using namespace llvm::lsp;
+
+namespace tosa_lsp {
+namespace {
+
+/// Params kept as raw JSON (initializationOptions, settings, cancel ids).
+struct RawParams {
+  json::Value value = nullptr;
+};
+bool fromJSON(const json::Value &v, RawParams &r, json::Path) {
+  r.value = v;
+  return true;
+}
+
+/// Reads messages like JSONTransportInputOverFile, but remembers the id of
+/// the message about to be dispatched (MessageHandler does not hand it to
+/// method handlers, and `$/cancelRequest` needs it) and turns malformed
+/// messages into a no-op notification: JSONTransport would otherwise stop.
+class TrackingInput : public JSONTransportInput {
+public:
+  TrackingInput(std::FILE *in, JSONStreamStyle style)
+      : JSONTransportInput(style), inner(in, style) {}
+  bool hasError() const override { return inner.hasError(); }
+  bool isEndOfInput() const override { return inner.isEndOfInput(); }
+  LogicalResult readDelimitedMessage(std::string &json) override {
+    LogicalResult r = inner.readDelimitedMessage(json);
+    inspect(json);
+    return r;
+  }
+  LogicalResult readStandardMessage(std::string &json) override {
+    LogicalResult r = inner.readStandardMessage(json);
+    if (succeeded(r))
+      inspect(json);
+    return r;
+  }
+  std::optional<json::Value> currentId;
+
+private:
+  void inspect(std::string &text) {
+    currentId.reset();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+      return; // End of a delimited stream.
+    Expected<json::Value> doc = json::parse(text);
+    json::Object *obj = doc ? doc->getAsObject() : nullptr;
+    if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
+      Logger::error("ignoring a malformed message: {0}",
+                    doc ? "not a JSON-RPC 2.0 object"
+                        : toString(doc.takeError()));
+      text = R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
+      return;
+    }
+    if (json::Value *id = obj->get("id"))
+      if (obj->get("method"))
+        currentId = *id;
+  }
+  JSONTransportInputOverFile inner;
+};
+
+std::string idKey(const json::Value &id) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << id;
+  return s;
+}
+
+/// A request answered later (when the document's first snapshot exists);
+/// `$/cancelRequest` can answer it first.
+struct Deferred {
+  std::mutex mu;
+  bool done = false;
+  unique_function<void(Expected<json::Value>)> reply;
+  bool finish(Expected<json::Value> result) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (done) {
+      if (!result)
+        consumeError(result.takeError());
+      return false;
+    }
+    done = true;
+    reply(std::move(result));
+    return true;
+  }
+};
+
+class Server {
+public:
+  Server(JSONTransport &transport, TrackingInput &input,
+         const ServerOptions &options)
+      : input(input), handler(transport),
+        publish(handler.outgoingNotification<json::Value>(
+            "textDocument/publishDiagnostics")),
+        showMessage(handler.outgoingNotification<json::Value>(
+            "window/showMessage")),
+        scheduler(options.sync, std::chrono::milliseconds(options.debounceMs),
+                  [this](Scheduler::SnapshotPtr s) { publishDiagnostics(*s); }) {
+    handler.method("initialize", this, &Server::onInitialize);
+    handler.method("shutdown", this, &Server::onShutdown);
+    handler.notification("initialized", this, &Server::onIgnored);
+    handler.notification("$/tosa-lsp/ignored", this, &Server::onIgnored);
+    handler.notification("$/setTrace", this, &Server::onIgnored);
+    handler.notification("$/cancelRequest", this, &Server::onCancel);
+    handler.notification("textDocument/didOpen", this, &Server::onDidOpen);
+    handler.notification("textDocument/didChange", this, &Server::onDidChange);
+    handler.notification("textDocument/didClose", this, &Server::onDidClose);
+    handler.notification("textDocument/didSave", this, &Server::onIgnored);
+    handler.notification("workspace/didChangeConfiguration", this,
+                         &Server::onDidChangeConfiguration);
+    handler.method("textDocument/hover", this, &Server::onHover);
+    handler.method("textDocument/inlayHint", this, &Server::onInlayHint);
+    handler.method("textDocument/definition", this, &Server::onDefinition);
+    handler.method("textDocument/references", this, &Server::onReferences);
+    handler.method("textDocument/documentSymbol", this,
+                   &Server::onDocumentSymbol);
+  }
+
+  MessageHandler &messageHandler() { return handler; }
+  bool shutdownRequested = false;
+
+private:
+  struct Document {
+    std::string path;
+    std::string text;
+    int64_t version = 0;
+  };
+
+  //===--------------------------------------------------------------------===//
+  // Lifecycle and configuration
+  //===--------------------------------------------------------------------===//
+
+  void onInitialize(const RawParams &params, Callback<json::Value> reply) {
+    if (const json::Object *obj = params.value.getAsObject())
+      if (const json::Value *opts = obj->get("initializationOptions"))
+        clientSettings = *opts;
+    json::Object caps{
+        {"textDocumentSync",
+         json::Object{{"openClose", true}, {"change", 2}, {"save", false}}},
+        {"hoverProvider", true},
+        {"inlayHintProvider", true},
+        {"definitionProvider", true},
+        {"referencesProvider", true},
+        {"documentSymbolProvider", true},
+    };
+    reply(json::Object{
+        {"capabilities", std::move(caps)},
+        {"serverInfo",
+         json::Object{{"name", "tosa-lsp"}, {"version", "0.1.0"}}}});
+  }
+
+  void onShutdown(const NoParams &, Callback<json::Value> reply) {
+    shutdownRequested = true;
+    reply(nullptr);
+  }
+
+  void onIgnored(const RawParams &) {}
+
+  void onDidChangeConfiguration(const RawParams &params) {
+    if (const json::Object *obj = params.value.getAsObject())
+      if (const json::Value *settings = obj->get("settings"))
+        clientSettings = *settings;
+    for (auto &[uri, doc] : documents)
+      schedule(uri, doc);
+  }
+
+  /// Defaults, then the project's .tosa-lsp.json, then editor settings
+  /// (given either flat or under "tosaLsp").
+  Config configFor(const std::string &path) {
+    Config config;
+    std::string error;
+    if (std::optional<Config> c = loadConfig("", path, error))
+      config = *c;
+    else
+      reportConfigError(error);
+    const json::Value *settings = &clientSettings;
+    if (const json::Object *obj = clientSettings.getAsObject())
+      if (const json::Value *nested = obj->get("tosaLsp"))
+        settings = nested;
+    if (const json::Object *obj = settings->getAsObject(); obj && !obj->empty()) {
+      std::string text;
+      raw_string_ostream os(text);
+      os << *settings;
+      if (std::optional<Config> c = parseConfig(text, error, config))
+        config = *c;
+      else
+        reportConfigError("editor settings: " + error);
+    }
+    return config;
+  }
+
+  void reportConfigError(const std::string &error) {
+    if (error == lastConfigError)
+      return; // once, not on every keystroke
+    lastConfigError = error;
+    Logger::error("{0}", error);
+    showMessage(json::Object{{"type", int(MessageType::Error)},
+                             {"message", "tosa-lsp: " + error}});
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Documents
+  //===--------------------------------------------------------------------===//
+
+  void schedule(const std::string &uri, const Document &doc) {
+    scheduler.update(uri, doc.path, doc.version, doc.text,
+                     configFor(doc.path));
+  }
+
+  void onDidOpen(const DidOpenTextDocumentParams &params) {
+    const std::string uri = params.textDocument.uri.uri().str();
+    Document &doc = documents[uri];
+    doc.path = params.textDocument.uri.file().str();
+    doc.text = params.textDocument.text;
+    doc.version = params.textDocument.version;
+    schedule(uri, doc);
+  }
+
+  void onDidChange(const DidChangeTextDocumentParams &params) {
+    const std::string uri = params.textDocument.uri.uri().str();
+    auto it = documents.find(uri);
+    if (it == documents.end()) {
+      Logger::error("didChange for a document that is not open: {0}", uri);
+      return;
+    }
+    Document &doc = it->second;
+    for (const TextDocumentContentChangeEvent &change : params.contentChanges)
+      if (std::optional<std::string> error = applyChange(doc.text, change)) {
+        // The client and we disagree on the text: say so rather than
+        // analysing something the user does not see.
+        Logger::error("{0}: {1}", uri, *error);
+        showMessage(json::Object{
+            {"type", int(MessageType::Error)},
+            {"message", "tosa-lsp: " + *error + "; reopen the file to resync"}});
+        return;
+      }
+    doc.version = params.textDocument.version;
+    schedule(uri, doc);
+  }
+
+  void onDidClose(const DidCloseTextDocumentParams &params) {
+    const std::string uri = params.textDocument.uri.uri().str();
+    documents.erase(uri);
+    scheduler.remove(uri);
+    publish(json::Object{{"uri", uri}, {"diagnostics", json::Array()}});
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Diagnostics
+  //===--------------------------------------------------------------------===//
+
+  static int severityOf(const Diagnostic &d) {
+    switch (d.severity) {
+    case Severity::Error:
+      return int(DiagnosticSeverity::Error);
+    case Severity::Warning:
+      return int(DiagnosticSeverity::Warning);
+    case Severity::Note:
+    case Severity::Info:
+      return d.code == "refinable-result" ? int(DiagnosticSeverity::Hint)
+                                          : int(DiagnosticSeverity::Information);
+    }
+    return int(DiagnosticSeverity::Error);
+  }
+
+  void publishDiagnostics(const Snapshot &s) {
+    json::Array diags;
+    for (const Diagnostic &d : s.analysis.diagnostics) {
+      json::Array related;
+      for (const DiagNote &n : d.notes) {
+        // The op is right there in the editor; MLIR's echo of it is noise.
+        if (StringRef(n.message).starts_with("see current operation"))
+          continue;
+        Range r = n.range.begin.valid() ? n.range : d.range;
+        related.push_back(json::Object{
+            {"location", json::Object{{"uri", s.uri},
+                                      {"range", toJSON(s.lines.toLsp(r))}}},
+            {"message", n.message}});
+      }
+      json::Object o{{"range", toJSON(s.lines.toLsp(d.range))},
+                     {"severity", severityOf(d)},
+                     {"code", d.code},
+                     {"source", "tosa-lsp"},
+                     {"message", d.message}};
+      if (!related.empty())
+        o["relatedInformation"] = std::move(related);
+      diags.push_back(std::move(o));
+    }
+    publish(json::Object{{"uri", s.uri},
+                         {"version", s.version},
+                         {"diagnostics", std::move(diags)}});
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Requests
+  //===--------------------------------------------------------------------===//
+
+  /// Answers `fn(snapshot)` from the latest finished snapshot: now, or, for
+  /// a document still being analysed for the first time, when that
+  /// finishes (cancellable). Unknown documents get an error.
+  void withSnapshot(const URIForFile &uri, Callback<json::Value> reply,
+                    std::function<json::Value(const Snapshot &)> fn) {
+    auto deferred = std::make_shared<Deferred>();
+    deferred->reply = std::move(reply);
+    std::string key;
+    if (input.currentId) {
+      key = idKey(*input.currentId);
+      std::lock_guard<std::mutex> lock(pendingMu);
+      pending[key] = deferred;
+    }
+    bool known = scheduler.withSnapshot(
+        uri.uri().str(), [this, deferred, fn, key](Scheduler::SnapshotPtr s) {
+          deferred->finish(fn(*s));
+          forget(key);
+        });
+    if (!known) {
+      deferred->finish(make_error<LSPError>(
+          "unknown document: " + uri.uri().str() + " (not opened)",
+          ErrorCode::InvalidParams));
+      forget(key);
+    }
+  }
+
+  void forget(const std::string &key) {
+    if (key.empty())
+      return;
+    std::lock_guard<std::mutex> lock(pendingMu);
+    pending.erase(key);
+  }
+
+  void onCancel(const RawParams &params) {
+    const json::Object *obj = params.value.getAsObject();
+    const json::Value *id = obj ? obj->get("id") : nullptr;
+    if (!id)
+      return;
+    std::shared_ptr<Deferred> d;
+    {
+      std::lock_guard<std::mutex> lock(pendingMu);
+      auto it = pending.find(idKey(*id));
+      if (it == pending.end())
+        return; // Already answered.
+      d = it->second;
+      pending.erase(it);
+    }
+    d->finish(make_error<LSPError>("request cancelled",
+                                   ErrorCode::RequestCancelled));
+  }
+
+  void onHover(const TextDocumentPositionParams &params,
+               Callback<json::Value> reply) {
+    lsp::Position pos = params.position;
+    withSnapshot(params.textDocument.uri, std::move(reply),
+                 [pos](const Snapshot &s) -> json::Value {
+                   std::optional<Position> p = s.lines.fromLsp(pos);
+                   std::optional<HoverResult> h =
+                       p ? hover(s.analysis, *p) : std::nullopt;
+                   if (!h)
+                     return nullptr;
+                   Hover out(s.lines.toLsp(h->range));
+                   out.contents.kind = MarkupKind::Markdown;
+                   out.contents.value = h->markdown;
+                   return toJSON(out);
+                 });
+  }
+
+  void onInlayHint(const InlayHintsParams &params,
+                   Callback<json::Value> reply) {
+    lsp::Range range = params.range;
+    withSnapshot(
+        params.textDocument.uri, std::move(reply),
+        [range](const Snapshot &s) -> json::Value {
+          json::Array out;
+          std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+          if (!r) { // Range past the end: clamp to the whole document.
+            r = tosa_lsp::Range{{1, 1}, {~0u, 1}};
+          }
+          for (const InlayHintData &h :
+               inlayHints(s.analysis, *r, s.config.hints)) {
+            InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
+            hint.label = h.label;
+            hint.paddingLeft = false;
+            out.push_back(toJSON(hint));
+          }
+          return out;
+        });
+  }
+
+  static json::Value locations(const Snapshot &s, const URIForFile &uri,
+                               const std::vector<Range> &rs) {
+    json::Array out;
+    for (const Range &r : rs)
+      if (r.begin.valid())
+        // Not toJSON(lsp::Location): it borrows the URI string.
+        out.push_back(json::Object{{"uri", uri.uri().str()},
+                                   {"range", toJSON(s.lines.toLsp(r))}});
+    return out;
+  }
+
+  void onDefinition(const TextDocumentPositionParams &params,
+                    Callback<json::Value> reply) {
+    lsp::Position pos = params.position;
+    URIForFile uri = params.textDocument.uri;
+    withSnapshot(uri, std::move(reply),
+                 [pos, uri](const Snapshot &s) -> json::Value {
+                   std::optional<Position> p = s.lines.fromLsp(pos);
+                   std::optional<Range> d =
+                       p ? definition(s.analysis, *p) : std::nullopt;
+                   return locations(s, uri,
+                                    d ? std::vector<Range>{*d}
+                                      : std::vector<Range>());
+                 });
+  }
+
+  void onReferences(const ReferenceParams &params,
+                    Callback<json::Value> reply) {
+    lsp::Position pos = params.position;
+    URIForFile uri = params.textDocument.uri;
+    bool withDecl = params.context.includeDeclaration;
+    withSnapshot(uri, std::move(reply),
+                 [pos, uri, withDecl](const Snapshot &s) -> json::Value {
+                   std::optional<Position> p = s.lines.fromLsp(pos);
+                   return locations(s, uri,
+                                    p ? references(s.analysis, *p, withDecl)
+                                      : std::vector<Range>());
+                 });
+  }
+
+  static lsp::DocumentSymbol toLsp(const Snapshot &s, const DocSymbol &d) {
+    SymbolKind kind = d.kind == DocSymbol::Section    ? SymbolKind::Namespace
+                      : d.kind == DocSymbol::Function ? SymbolKind::Function
+                                                      : SymbolKind::Variable;
+    lsp::DocumentSymbol out(d.name, kind, s.lines.toLsp(d.range),
+                            s.lines.toLsp(d.selection));
+    out.detail = d.detail;
+    for (const DocSymbol &c : d.children)
+      out.children.push_back(toLsp(s, c));
+    return out;
+  }
+
+  void onDocumentSymbol(const DocumentSymbolParams &params,
+                        Callback<json::Value> reply) {
+    withSnapshot(params.textDocument.uri, std::move(reply),
+                 [](const Snapshot &s) -> json::Value {
+                   json::Array out;
+                   for (const DocSymbol &d : documentSymbols(s.analysis))
+                     out.push_back(toJSON(toLsp(s, d)));
+                   return out;
+                 });
+  }
+
+  TrackingInput &input;
+  MessageHandler handler;
+  OutgoingNotification<json::Value> publish;
+  OutgoingNotification<json::Value> showMessage;
+  json::Value clientSettings = nullptr;
+  std::string lastConfigError;
+  std::map<std::string, Document> documents; // main thread only
+  std::mutex pendingMu;
+  std::map<std::string, std::shared_ptr<Deferred>> pending;
+  Scheduler scheduler; // last: its worker calls back into the members above
+};
+
+} // namespace
+
+int runServer(std::FILE *in, const ServerOptions &options) {
+  Logger::setLogLevel(options.verbose ? Logger::Level::Debug
+                                      : Logger::Level::Error);
+  JSONStreamStyle style =
+      options.litTest ? JSONStreamStyle::Delimited : JSONStreamStyle::Standard;
+  if (options.litTest)
+    URIForFile::registerSupportedScheme("test"); // test:///foo.mlir
+  URIForFile::registerSupportedScheme("untitled"); // unsaved editor buffers
+  auto input = std::make_unique<TrackingInput>(in, style);
+  TrackingInput &inputRef = *input;
+  JSONTransport transport(std::move(input), llvm::outs(),
+                          /*PrettyOutput=*/options.litTest);
+  ServerOptions opts = options;
+  opts.sync |= options.litTest;
+  auto server = std::make_unique<Server>(transport, inputRef, opts);
+  Error err = transport.run(server->messageHandler());
+  bool clean = !err && server->shutdownRequested;
+  if (err)
+    Logger::error("transport: {0}", toString(std::move(err)));
+  server.reset(); // Joins the worker before the transport goes away.
+  return clean ? 0 : 1;
+}
+
+} // namespace tosa_lsp

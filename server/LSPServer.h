@@ -1,0 +1,32 @@
+//===- LSPServer.h - the language server's protocol layer -------*- C++ -*-===//
+//
+// Converts between LSP messages (llvm::lsp) and the analysis library. Owns
+// the open documents' text; analysis runs in the Scheduler; features are
+// computed by analysis/ and only converted here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_LSPSERVER_H
+#define TOSA_LSP_SERVER_LSPSERVER_H
+
+#include <cstdio>
+
+namespace tosa_lsp {
+
+struct ServerOptions {
+  /// Analyse inline, before the next message is read (lit tests).
+  bool sync = false;
+  /// Delimited input and pretty output (lit tests).
+  bool litTest = false;
+  /// Quiet period after an edit before analysis starts (async mode).
+  unsigned debounceMs = 50;
+  bool verbose = false;
+};
+
+/// Serves LSP on `in`/stdout until `exit`. Returns the process exit code:
+/// 0 when `shutdown` came before `exit`, 1 otherwise.
+int runServer(std::FILE *in, const ServerOptions &options);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_LSPSERVER_H

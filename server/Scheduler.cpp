@@ -1,0 +1,156 @@
+//===- Scheduler.cpp - analysis off the main loop -------------------------===//
+
+#include "Scheduler.h"
+
+namespace tosa_lsp {
+
+Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
+                     Ready onReady)
+    : sync(sync), debounce(debounce), onReady(std::move(onReady)),
+      analyzer(std::make_unique<Analyzer>()) {
+  if (!sync)
+    worker = std::make_unique<llvm::thread>([this] { run(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+  }
+  cv.notify_all();
+  if (worker)
+    worker->join();
+}
+
+void Scheduler::update(const std::string &uri, const std::string &path,
+                       int64_t version, std::string text, Config config) {
+  std::unique_lock<std::mutex> lock(mu);
+  std::shared_ptr<Doc> &doc = docs[uri];
+  if (!doc)
+    doc = std::make_shared<Doc>();
+  doc->path = path;
+  doc->text = std::move(text);
+  doc->version = version;
+  doc->config = std::move(config);
+  doc->dirty = true;
+  doc->deadline = std::chrono::steady_clock::now() + debounce;
+  if (sync) {
+    analyze(uri, doc, lock);
+    return;
+  }
+  cv.notify_all();
+}
+
+void Scheduler::remove(const std::string &uri) {
+  std::lock_guard<std::mutex> lock(mu);
+  docs.erase(uri);
+}
+
+Scheduler::SnapshotPtr Scheduler::latest(const std::string &uri) const {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = docs.find(uri);
+  return it == docs.end() ? nullptr : it->second->latest;
+}
+
+bool Scheduler::withSnapshot(const std::string &uri,
+                             std::function<void(SnapshotPtr)> fn) {
+  std::unique_lock<std::mutex> lock(mu);
+  auto it = docs.find(uri);
+  if (it == docs.end())
+    return false;
+  if (SnapshotPtr s = it->second->latest) {
+    lock.unlock();
+    fn(std::move(s));
+    return true;
+  }
+  it->second->waiters.push_back(std::move(fn));
+  return true;
+}
+
+void Scheduler::waitIdle() {
+  std::unique_lock<std::mutex> lock(mu);
+  idle.wait(lock, [&] {
+    if (busy)
+      return false;
+    for (auto &[uri, doc] : docs)
+      if (doc->dirty)
+        return false;
+    return true;
+  });
+}
+
+Scheduler::Stats Scheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return counters;
+}
+
+void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
+                        std::unique_lock<std::mutex> &lock) {
+  std::string text = doc->text, path = doc->path;
+  int64_t version = doc->version;
+  Config config = doc->config;
+  doc->dirty = false;
+  busy = true;
+  lock.unlock();
+
+  FileAnalysis fa = analyzer->analyze(text, path, config, &doc->cache);
+  unsigned reused = 0;
+  for (const Section &s : fa.sections)
+    reused += s.reused;
+  auto snap = std::make_shared<const Snapshot>(uri, path, version,
+                                               std::move(text),
+                                               std::move(config),
+                                               std::move(fa));
+
+  lock.lock();
+  busy = false;
+  ++counters.analyses;
+  counters.sectionsReused += reused;
+  auto it = docs.find(uri);
+  bool current = it != docs.end() && it->second == doc;
+  std::vector<std::function<void(SnapshotPtr)>> waiters;
+  bool newest = false;
+  if (current) {
+    if (!doc->latest || doc->latest->version <= version)
+      doc->latest = snap;
+    waiters.swap(doc->waiters);
+    // A newer edit is already waiting: don't publish results for text the
+    // user no longer sees.
+    newest = !doc->dirty;
+  }
+  lock.unlock();
+  if (newest && onReady)
+    onReady(snap);
+  for (auto &w : waiters)
+    w(snap);
+  lock.lock();
+  idle.notify_all();
+}
+
+void Scheduler::run() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (!stopping) {
+    // The dirty document whose debounce expired first.
+    std::string uri;
+    std::shared_ptr<Doc> doc;
+    auto soonest = std::chrono::steady_clock::time_point::max();
+    for (auto &[u, d] : docs)
+      if (d->dirty && d->deadline < soonest) {
+        soonest = d->deadline;
+        uri = u;
+        doc = d;
+      }
+    if (!doc) {
+      idle.notify_all();
+      cv.wait(lock);
+      continue;
+    }
+    if (soonest > std::chrono::steady_clock::now()) {
+      cv.wait_until(lock, soonest);
+      continue;
+    }
+    analyze(uri, doc, lock);
+  }
+}
+
+} // namespace tosa_lsp

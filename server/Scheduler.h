@@ -1,0 +1,107 @@
+//===- Scheduler.h - analysis off the main loop -----------------*- C++ -*-===//
+//
+// Keeps the latest text of each open document, analyses it on a worker
+// thread after a short debounce (a newer edit supersedes a pending one), and
+// keeps the latest finished snapshot so requests never wait on a parse. In
+// sync mode (lit tests) analysis runs inline instead.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_SCHEDULER_H
+#define TOSA_LSP_SERVER_SCHEDULER_H
+
+#include "Analysis.h"
+#include "Config.h"
+#include "Convert.h"
+
+#include "llvm/Support/thread.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace tosa_lsp {
+
+/// One analysed version of a document; immutable, shared between threads.
+struct Snapshot {
+  Snapshot(std::string uri, std::string path, int64_t version,
+           std::string text, Config config, FileAnalysis analysis)
+      : uri(std::move(uri)), path(std::move(path)), version(version),
+        text(std::move(text)), config(std::move(config)),
+        analysis(std::move(analysis)), lines(this->text) {}
+  std::string uri, path;
+  int64_t version;
+  std::string text;
+  Config config;
+  FileAnalysis analysis;
+  LineTable lines;
+};
+
+class Scheduler {
+public:
+  using SnapshotPtr = std::shared_ptr<const Snapshot>;
+  /// Called (on the worker thread, or inline in sync mode) with each
+  /// finished snapshot that is still the newest version of its document.
+  using Ready = std::function<void(SnapshotPtr)>;
+
+  Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
+  ~Scheduler();
+
+  void update(const std::string &uri, const std::string &path,
+              int64_t version, std::string text, Config config);
+  void remove(const std::string &uri);
+
+  /// The latest finished snapshot, or nullptr.
+  SnapshotPtr latest(const std::string &uri) const;
+
+  /// Runs `fn` with the latest snapshot now if there is one, otherwise as
+  /// soon as the first one is ready (on the worker thread). Returns false
+  /// if the document is unknown.
+  bool withSnapshot(const std::string &uri, std::function<void(SnapshotPtr)> fn);
+
+  /// Blocks until no analysis is pending (tests, shutdown).
+  void waitIdle();
+
+  /// Number of analyses run and of sections reused from a previous version.
+  struct Stats {
+    unsigned analyses = 0;
+    unsigned sectionsReused = 0;
+  };
+  Stats stats() const;
+
+private:
+  struct Doc {
+    std::string path;
+    std::string text;
+    int64_t version = 0;
+    Config config;
+    bool dirty = false;
+    std::chrono::steady_clock::time_point deadline;
+    AnalysisCache cache; // touched only by whoever analyses (worker/inline)
+    SnapshotPtr latest;
+    std::vector<std::function<void(SnapshotPtr)>> waiters;
+  };
+
+  void run();
+  void analyze(const std::string &uri, std::shared_ptr<Doc> doc,
+               std::unique_lock<std::mutex> &lock);
+
+  const bool sync;
+  const std::chrono::milliseconds debounce;
+  Ready onReady;
+  mutable std::mutex mu;
+  std::condition_variable cv, idle;
+  std::map<std::string, std::shared_ptr<Doc>> docs;
+  bool stopping = false;
+  bool busy = false;
+  Stats counters;
+  std::unique_ptr<Analyzer> analyzer;
+  std::unique_ptr<llvm::thread> worker;
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_SCHEDULER_H
