@@ -144,6 +144,16 @@ struct SymbolInfo {
   unsigned section = 0;
 };
 
+/// Every op's name and text, for features that edit ops (quick fixes).
+struct OpSpan {
+  std::string name;
+  Range nameRange;
+  Range scope;
+  unsigned numOperands = 0;
+  bool hasRegions = false;
+  unsigned section = 0;
+};
+
 struct FileAnalysis {
   std::string path;
   std::vector<Section> sections;
@@ -152,6 +162,7 @@ struct FileAnalysis {
   std::vector<ValueInfo> values;
   std::vector<BlockInfo> blocks;
   std::vector<SymbolInfo> symbols;
+  std::vector<OpSpan> opSpans;
 
   bool hasErrors() const;
   /// Index into `ops` of the op whose name range contains or starts at
@@ -168,6 +179,7 @@ struct SectionResult {
   std::vector<ValueInfo> values;
   std::vector<BlockInfo> blocks;
   std::vector<SymbolInfo> symbols;
+  std::vector<OpSpan> opSpans;
 };
 
 /// Per-document memory of the previous analysis: an edit re-analyses only

@@ -221,6 +221,11 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
       shiftRange(u, delta);
     b.section = index;
   }
+  for (OpSpan &span : s.opSpans) {
+    shiftRange(span.nameRange, delta);
+    shiftRange(span.scope, delta);
+    span.section = index;
+  }
   for (SymbolInfo &sym : s.symbols) {
     shiftRange(sym.nameRange, delta);
     shiftRange(sym.scope, delta);
@@ -258,6 +263,7 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
     }
     fa.blocks.insert(fa.blocks.end(), r.blocks.begin(), r.blocks.end());
     fa.symbols.insert(fa.symbols.end(), r.symbols.begin(), r.symbols.end());
+    fa.opSpans.insert(fa.opSpans.end(), r.opSpans.begin(), r.opSpans.end());
   }
   return fa;
 }
@@ -372,6 +378,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
         r.values = std::move(old.values);
         r.blocks = std::move(old.blocks);
         r.symbols = std::move(old.symbols);
+        r.opSpans = std::move(old.opSpans);
         r.section.stale = true;
       }
       result = std::make_shared<SectionResult>(std::move(r));
@@ -492,6 +499,7 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
       result.values = std::move(index.values);
       result.blocks = std::move(index.blocks);
       result.symbols = std::move(index.symbols);
+      result.opSpans = std::move(index.opSpans);
       for (const OpReport &op : result.ops)
         appendFindings(op, config, sectionDiags);
     }

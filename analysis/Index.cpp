@@ -119,6 +119,9 @@ void collectIndex(const ParsedSection &ps,
     Operation *op = def.op;
     std::string opName = op->getName().getStringRef().str();
     Range ownerRange = ps.toFileRange(def.loc);
+    out.opSpans.push_back({opName, ownerRange, ps.toFileRange(def.scopeLoc),
+                           op->getNumOperands(), op->getNumRegions() != 0,
+                           section});
     for (const auto &group : def.resultGroups) {
       ValueInfo v;
       v.name = textOf(group.definition.loc);

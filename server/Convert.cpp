@@ -82,6 +82,11 @@ std::optional<Position> LineTable::fromLsp(llvm::lsp::Position p) const {
 
 std::optional<Range> LineTable::fromLsp(const llvm::lsp::Range &r) const {
   auto b = fromLsp(r.start), e = fromLsp(r.end);
+  // Clients ask for "the whole file" with an end past the last line.
+  if (b && !e && r.end.line >= 0 &&
+      static_cast<size_t>(r.end.line) >= starts.size())
+    e = Position{static_cast<unsigned>(starts.size()),
+                 static_cast<unsigned>(line(starts.size() - 1).size() + 1)};
   if (!b || !e)
     return std::nullopt;
   return Range{*b, *e};

@@ -28,6 +28,7 @@ public:
   /// std::nullopt when the line does not exist; a character past the end of
   /// the line is clamped to it.
   std::optional<Position> fromLsp(llvm::lsp::Position p) const;
+  /// A range whose end lies past the last line ends at the end of the text.
   std::optional<Range> fromLsp(const llvm::lsp::Range &r) const;
   /// Byte offset of an LSP position; std::nullopt when out of range.
   std::optional<size_t> offset(llvm::lsp::Position p) const;

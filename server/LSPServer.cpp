@@ -9,6 +9,7 @@
 #include "Hover.h"
 #include "InlayHints.h"
 #include "Navigation.h"
+#include "Query.h"
 
 #include "llvm/Support/LSP/Logging.h"
 #include "llvm/Support/LSP/Protocol.h"
@@ -131,6 +132,7 @@ public:
     handler.method("textDocument/references", this, &Server::onReferences);
     handler.method("textDocument/documentSymbol", this,
                    &Server::onDocumentSymbol);
+    handler.method("textDocument/codeAction", this, &Server::onCodeAction);
   }
 
   MessageHandler &messageHandler() { return handler; }
@@ -159,6 +161,8 @@ private:
         {"definitionProvider", true},
         {"referencesProvider", true},
         {"documentSymbolProvider", true},
+        {"codeActionProvider",
+         json::Object{{"codeActionKinds", json::Array{"quickfix"}}}},
     };
     reply(json::Object{
         {"capabilities", std::move(caps)},
@@ -280,20 +284,18 @@ private:
     return int(DiagnosticSeverity::Error);
   }
 
-  void publishDiagnostics(const Snapshot &s) {
-    json::Array diags;
-    for (const Diagnostic &d : s.analysis.diagnostics) {
-      json::Array related;
-      for (const DiagNote &n : d.notes) {
-        // The op is right there in the editor; MLIR's echo of it is noise.
-        if (StringRef(n.message).starts_with("see current operation"))
-          continue;
-        Range r = n.range.begin.valid() ? n.range : d.range;
-        related.push_back(json::Object{
-            {"location", json::Object{{"uri", s.uri},
-                                      {"range", toJSON(s.lines.toLsp(r))}}},
-            {"message", n.message}});
-      }
+  static json::Value diagnosticJSON(const Snapshot &s, const Diagnostic &d) {
+    json::Array related;
+    for (const DiagNote &n : d.notes) {
+      // The op is right there in the editor; MLIR's echo of it is noise.
+      if (StringRef(n.message).starts_with("see current operation"))
+        continue;
+      Range r = n.range.begin.valid() ? n.range : d.range;
+      related.push_back(json::Object{
+          {"location", json::Object{{"uri", s.uri},
+                                    {"range", toJSON(s.lines.toLsp(r))}}},
+          {"message", n.message}});
+    }
       json::Object o{{"range", toJSON(s.lines.toLsp(d.range))},
                      {"severity", severityOf(d)},
                      {"code", d.code},
@@ -301,8 +303,13 @@ private:
                      {"message", d.message}};
       if (!related.empty())
         o["relatedInformation"] = std::move(related);
-      diags.push_back(std::move(o));
-    }
+      return o;
+  }
+
+  void publishDiagnostics(const Snapshot &s) {
+    json::Array diags;
+    for (const Diagnostic &d : s.analysis.diagnostics)
+      diags.push_back(diagnosticJSON(s, d));
     publish(json::Object{{"uri", s.uri},
                          {"version", s.version},
                          {"diagnostics", std::move(diags)}});
@@ -388,9 +395,8 @@ private:
         [range](const Snapshot &s) -> json::Value {
           json::Array out;
           std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-          if (!r) { // Range past the end: clamp to the whole document.
-            r = tosa_lsp::Range{{1, 1}, {~0u, 1}};
-          }
+          if (!r)
+            return out;
           for (const InlayHintData &h :
                inlayHints(s.analysis, *r, s.config.hints)) {
             InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
@@ -463,6 +469,44 @@ private:
                      out.push_back(toJSON(toLsp(s, d)));
                    return out;
                  });
+  }
+
+  /// Quick fixes whose diagnostic overlaps the requested range.
+  void onCodeAction(const CodeActionParams &params,
+                    Callback<json::Value> reply) {
+    lsp::Range range = params.range;
+    std::vector<std::string> only = params.context.only;
+    withSnapshot(
+        params.textDocument.uri, std::move(reply),
+        [range, only](const Snapshot &s) -> json::Value {
+          json::Array out;
+          bool wantFixes = only.empty();
+          for (const std::string &k : only)
+            wantFixes |= StringRef("quickfix").starts_with(k) ||
+                         StringRef(k).starts_with("quickfix");
+          std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+          if (!wantFixes || !r)
+            return out;
+          for (const FixData &fix : s.fixes) {
+            const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
+            if (!overlaps(d.range, *r))
+              continue;
+            json::Array edits;
+            for (const TextEditData &e : fix.edits)
+              edits.push_back(
+                  json::Object{{"range", toJSON(s.lines.toLsp(e.range))},
+                               {"newText", e.newText}});
+            out.push_back(json::Object{
+                {"title", fix.title},
+                {"kind", "quickfix"},
+                {"isPreferred", fix.preferred},
+                {"diagnostics", json::Array{diagnosticJSON(s, d)}},
+                {"edit",
+                 json::Object{{"changes",
+                               json::Object{{s.uri, std::move(edits)}}}}}});
+          }
+          return out;
+        });
   }
 
   TrackingInput &input;

@@ -94,13 +94,14 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   lock.unlock();
 
   FileAnalysis fa = analyzer->analyze(text, path, config, &doc->cache);
+  std::vector<FixData> fixes = validatedFixes(*analyzer, fa, text, config);
   unsigned reused = 0;
   for (const Section &s : fa.sections)
     reused += s.reused;
   auto snap = std::make_shared<const Snapshot>(uri, path, version,
                                                std::move(text),
                                                std::move(config),
-                                               std::move(fa));
+                                               std::move(fa), std::move(fixes));
 
   lock.lock();
   busy = false;

@@ -11,6 +11,7 @@
 #define TOSA_LSP_SERVER_SCHEDULER_H
 
 #include "Analysis.h"
+#include "CodeActions.h"
 #include "Config.h"
 #include "Convert.h"
 
@@ -28,15 +29,19 @@ namespace tosa_lsp {
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version,
-           std::string text, Config config, FileAnalysis analysis)
+           std::string text, Config config, FileAnalysis analysis,
+           std::vector<FixData> fixes)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         text(std::move(text)), config(std::move(config)),
-        analysis(std::move(analysis)), lines(this->text) {}
+        analysis(std::move(analysis)), fixes(std::move(fixes)),
+        lines(this->text) {}
   std::string uri, path;
   int64_t version;
   std::string text;
   Config config;
   FileAnalysis analysis;
+  /// Validated quick fixes (computed with the analysis, like clangd).
+  std::vector<FixData> fixes;
   LineTable lines;
 };
 

@@ -12,6 +12,7 @@
 #include "Output.h"
 
 #include "Analysis.h"
+#include "CodeActions.h"
 #include "LSPServer.h"
 #include "Config.h"
 #include "Render.h"
@@ -34,6 +35,9 @@ commands:
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
+  fix [--candidates] [--apply=N] FILE
+      List the validated quick fixes (those the server offers), or print
+      FILE with fix N applied.
   serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
       Language server on stdin/stdout (also: no command, or --stdio).
       --lit-test: `// -----` delimited input, pretty output, synchronous.
@@ -233,6 +237,57 @@ int runExplain(int argc, char **argv) {
   return 0;
 }
 
+/// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
+/// with fix N applied (what an editor gets through the server).
+int runFix(int argc, char **argv) {
+  std::string path, apply;
+  bool all = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--apply=", 0) == 0)
+      apply = a.substr(8);
+    else if (a == "--candidates")
+      all = true;
+    else if (a[0] != '-' || a == "-")
+      path = a;
+    else
+      return usageError("fix: unknown option '" + a + "'");
+  }
+  if (path.empty())
+    return usageError("fix: expected a FILE");
+  std::string error;
+  std::optional<std::string> text = readInput(path, error);
+  std::optional<Config> config;
+  if (text)
+    config = loadConfig("", path, error);
+  if (!text || !config) {
+    std::cerr << "tosa-lsp: error: " << error << "\n";
+    return 2;
+  }
+  Analyzer analyzer;
+  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+  std::vector<FixData> fixes =
+      all ? candidateFixes(fa, *text)
+          : validatedFixes(analyzer, fa, *text, *config);
+  if (!apply.empty()) {
+    size_t n = std::strtoul(apply.c_str(), nullptr, 10);
+    if (n >= fixes.size()) {
+      std::cerr << "tosa-lsp: error: no fix #" << apply << " (there are "
+                << fixes.size() << ")\n";
+      return 2;
+    }
+    std::cout << applyEdits(*text, fixes[n].edits);
+    return 0;
+  }
+  for (size_t i = 0; i < fixes.size(); ++i) {
+    const Diagnostic &d = fa.diagnostics[fixes[i].diagnostic];
+    std::cout << i << ": " << fa.path << ":" << d.range.begin.line << ":"
+              << d.range.begin.column << ": " << fixes[i].title << " ["
+              << d.code << "]\n";
+  }
+  return 0;
+}
+
 } // namespace
 
 int runServe(int argc, char **argv, int first) {
@@ -276,5 +331,7 @@ int main(int argc, char **argv) {
     return runCheck(argc, argv);
   if (cmd == "explain")
     return runExplain(argc, argv);
+  if (cmd == "fix")
+    return runFix(argc, argv);
   return usageError("unknown command '" + cmd + "'");
 }

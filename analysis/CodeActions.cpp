@@ -1,0 +1,546 @@
+//===- CodeActions.cpp - quick fixes for broadcast problems ---------------===//
+
+#include "CodeActions.h"
+
+#include "Query.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tosa_lsp {
+namespace {
+
+/// Byte offsets of 1-based positions in one text version.
+struct Offsets {
+  std::vector<size_t> starts{0};
+  size_t size;
+  explicit Offsets(const std::string &text) : size(text.size()) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n')
+        starts.push_back(i + 1);
+  }
+  std::optional<size_t> at(Position p) const {
+    if (!p.valid() || p.line > starts.size())
+      return std::nullopt;
+    size_t off = starts[p.line - 1] + p.column - 1;
+    return off <= size ? std::optional<size_t>(off) : std::nullopt;
+  }
+  Position pos(size_t off) const {
+    auto it = std::upper_bound(starts.begin(), starts.end(), off);
+    unsigned line = static_cast<unsigned>(it - starts.begin());
+    return {line, static_cast<unsigned>(off - starts[line - 1] + 1)};
+  }
+};
+
+/// Splits `s` on `sep` at bracket depth 0; returns [begin, end) pairs with
+/// surrounding spaces trimmed.
+std::vector<std::pair<size_t, size_t>> splitTopLevel(const std::string &s,
+                                                     size_t b, size_t e,
+                                                     char sep = ',') {
+  std::vector<std::pair<size_t, size_t>> out;
+  int depth = 0;
+  size_t start = b;
+  auto push = [&](size_t from, size_t to) {
+    while (from < to && std::isspace(static_cast<unsigned char>(s[from])))
+      ++from;
+    while (to > from && std::isspace(static_cast<unsigned char>(s[to - 1])))
+      --to;
+    out.push_back({from, to});
+  };
+  for (size_t i = b; i < e; ++i) {
+    char c = s[i];
+    if (c == '-' && i + 1 < e && s[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '<' || c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == '>' || c == ')' || c == ']' || c == '}')
+      --depth;
+    else if (c == sep && depth == 0) {
+      push(start, i);
+      start = i + 1;
+    }
+  }
+  push(start, e);
+  return out;
+}
+
+/// Offset of the bracket closing the one at `open`, or npos.
+size_t matching(const std::string &s, size_t open, size_t limit) {
+  int depth = 0;
+  for (size_t i = open; i < limit; ++i) {
+    char c = s[i];
+    if (c == '-' && i + 1 < limit && s[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '<' || c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == '>' || c == ')' || c == ']' || c == '}')
+      if (--depth == 0)
+        return i;
+  }
+  return std::string::npos;
+}
+
+/// Offset of the last `:` at depth 0 in [b, e) (the op's type signature).
+size_t lastTopLevelColon(const std::string &s, size_t b, size_t e) {
+  int depth = 0;
+  size_t found = std::string::npos;
+  for (size_t i = b; i < e; ++i) {
+    char c = s[i];
+    if (c == '"') {
+      for (++i; i < e && s[i] != '"'; ++i)
+        if (s[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '-' && i + 1 < e && s[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '<' || c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == '>' || c == ')' || c == ']' || c == '}')
+      --depth;
+    else if (c == ':' && depth == 0 && (i + 1 >= e || s[i + 1] != ':'))
+      found = i;
+  }
+  return found;
+}
+
+/// The type text of operand `index` in an op's signature, as [b, e).
+std::optional<std::pair<size_t, size_t>>
+operandTypeSlot(const std::string &text, size_t opBegin, size_t opEnd,
+                unsigned index, unsigned numOperands) {
+  size_t colon = lastTopLevelColon(text, opBegin, opEnd);
+  if (colon == std::string::npos)
+    return std::nullopt;
+  size_t b = colon + 1;
+  while (b < opEnd && std::isspace(static_cast<unsigned char>(text[b])))
+    ++b;
+  if (b < opEnd && text[b] == '(') { // functional type (T0, T1) -> R
+    size_t close = matching(text, b, opEnd);
+    if (close == std::string::npos)
+      return std::nullopt;
+    auto slots = splitTopLevel(text, b + 1, close);
+    if (slots.size() != numOperands || index >= slots.size())
+      return std::nullopt;
+    return slots[index];
+  }
+  // A plain type list (`return %0, %1 : T0, T1`), up to `->` or ` to `.
+  size_t e = opEnd;
+  for (size_t i = b; i + 1 < opEnd; ++i)
+    if ((text[i] == '-' && text[i + 1] == '>') ||
+        text.compare(i, 4, " to ") == 0) {
+      e = i;
+      break;
+    }
+  auto slots = splitTopLevel(text, b, e);
+  if (slots.size() != numOperands || index >= slots.size())
+    return std::nullopt;
+  return slots[index];
+}
+
+/// `tensor<4x?xf32>` with its shape replaced; std::nullopt for types we do
+/// not rewrite (unranked, non tensor/vector).
+std::optional<std::string> withShape(const std::string &type,
+                                     const Shape &shape) {
+  size_t lt = type.find('<');
+  if (lt == std::string::npos || type.back() != '>')
+    return std::nullopt;
+  std::string head = type.substr(0, lt);
+  if (head != "tensor" && head != "vector")
+    return std::nullopt;
+  std::string body = type.substr(lt + 1, type.size() - lt - 2);
+  if (!body.empty() && body[0] == '*')
+    return std::nullopt;
+  // Skip the dimension list: (digits | '?') 'x', repeated.
+  size_t i = 0;
+  while (true) {
+    size_t j = i;
+    if (j < body.size() && body[j] == '?')
+      ++j;
+    else
+      while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j])))
+        ++j;
+    if (j == i || j >= body.size() || body[j] != 'x')
+      break;
+    i = j + 1;
+  }
+  std::string dims;
+  for (int64_t d : shape)
+    dims += formatDim(d) + "x";
+  return head + "<" + dims + body.substr(i) + ">";
+}
+
+std::string lineIndent(const std::string &text, size_t off) {
+  size_t start = text.rfind('\n', off == 0 ? 0 : off - 1);
+  start = start == std::string::npos ? 0 : start + 1;
+  size_t e = start;
+  while (e < text.size() && (text[e] == ' ' || text[e] == '\t'))
+    ++e;
+  return text.substr(start, e - start);
+}
+
+/// A value name not used in the section yet: `%base`, `%base_1`, ...
+std::string freshName(const FileAnalysis &fa, unsigned section,
+                      const std::string &base) {
+  std::set<std::string> taken;
+  for (const ValueInfo &v : fa.values)
+    if (v.section == section)
+      taken.insert(v.name);
+  std::string name = "%" + base;
+  for (int n = 1; taken.count(name); ++n)
+    name = "%" + base + "_" + std::to_string(n);
+  return name;
+}
+
+/// Identifier-safe part of a value name, for derived names.
+std::string stem(const std::string &name) {
+  std::string s;
+  for (char c : name.substr(1))
+    s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+/// The diagnostic at `op` with one of `codes` (or any error when empty).
+std::optional<size_t> diagnosticAt(const FileAnalysis &fa, const OpReport &op,
+                                   std::initializer_list<const char *> codes,
+                                   bool errorsOnly) {
+  for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.range.begin.line != op.range.begin.line ||
+        d.range.begin.column != op.range.begin.column)
+      continue;
+    if (errorsOnly && d.severity != Severity::Error)
+      continue;
+    if (codes.size() == 0)
+      return i;
+    for (const char *c : codes)
+      if (d.code == c)
+        return i;
+  }
+  return std::nullopt;
+}
+
+/// The innermost op (any op) whose text contains `r`.
+const OpSpan *userOf(const FileAnalysis &fa, const Range &r) {
+  const OpSpan *best = nullptr;
+  for (const OpSpan &s : fa.opSpans)
+    if (contains(s.scope, r.begin) && contains(s.scope, r.end))
+      if (!best || contains(best->scope, s.scope.begin))
+        best = &s;
+  return best;
+}
+
+/// Operand number of the use at `use` inside `user`: the number of value
+/// uses that come before it in the op's text (ops without regions).
+std::optional<unsigned> operandIndex(const FileAnalysis &fa,
+                                     const OpSpan &user, const Range &use) {
+  if (user.hasRegions)
+    return std::nullopt;
+  std::vector<Position> uses;
+  for (const ValueInfo &v : fa.values)
+    for (const Range &u : v.uses)
+      if (contains(user.scope, u.begin))
+        uses.push_back(u.begin);
+  std::sort(uses.begin(), uses.end(), [](Position a, Position b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  if (uses.size() != user.numOperands)
+    return std::nullopt;
+  for (unsigned i = 0; i < uses.size(); ++i)
+    if (uses[i].line == use.begin.line && uses[i].column == use.begin.column)
+      return i;
+  return std::nullopt;
+}
+
+const ValueInfo *resultValue(const FileAnalysis &fa, const OpReport &op) {
+  for (const ValueInfo &v : fa.values)
+    if (v.opReport >= 0 && &fa.ops[v.opReport] == &op)
+      return &v;
+  return nullptr;
+}
+
+/// (a) The declared result type with its static dims replaced by the
+/// inferred ones; users and the function signature follow.
+std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
+                                     const std::string &text,
+                                     const Offsets &off, const OpReport &op) {
+  const BroadcastAnalysis &a = op.implicit;
+  bool wrong = false;
+  for (const Violation &v : a.violations)
+    wrong |= v.kind == ViolationKind::ResultDimMismatch ||
+             v.kind == ViolationKind::ResultBroadcast;
+  if (!wrong || !a.inferred || !a.declared)
+    return std::nullopt;
+  for (const Violation &v : a.violations)
+    if (v.kind != ViolationKind::ResultDimMismatch &&
+        v.kind != ViolationKind::ResultBroadcast)
+      return std::nullopt; // Other problems first: this alone won't verify.
+  std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
+  auto tb = off.at(op.resultTypeRange.begin), te = off.at(op.resultTypeRange.end);
+  if (!diag || !tb || !te)
+    return std::nullopt;
+  std::string oldType = text.substr(*tb, *te - *tb);
+  Shape fixed = *a.declared;
+  for (const DimReport &d : a.dims)
+    if (d.resultConflict)
+      fixed[d.index] = d.inferred;
+  std::optional<std::string> newType = withShape(oldType, fixed);
+  if (!newType)
+    return std::nullopt;
+
+  FixData fix;
+  fix.kind = FixData::ResultType;
+  fix.title = "Change result type to " + *newType + " (inferred)";
+  fix.diagnostic = *diag;
+  fix.preferred = true;
+  fix.edits.push_back({op.resultTypeRange, *newType});
+  // Users spell the old type too; so does the signature of a function that
+  // returns the value.
+  if (const ValueInfo *v = resultValue(fa, op)) {
+    for (const Range &use : v->uses) {
+      const OpSpan *user = userOf(fa, use);
+      if (!user)
+        return std::nullopt;
+      std::optional<unsigned> idx = operandIndex(fa, *user, use);
+      auto ub = off.at(user->scope.begin), ue = off.at(user->scope.end);
+      if (!idx || !ub || !ue)
+        return std::nullopt;
+      auto slot = operandTypeSlot(text, *ub, *ue, *idx, user->numOperands);
+      if (!slot || text.substr(slot->first, slot->second - slot->first) != oldType)
+        return std::nullopt;
+      fix.edits.push_back({{off.pos(slot->first), off.pos(slot->second)},
+                           *newType});
+      if (user->name != "func.return")
+        continue;
+      const SymbolInfo *fn = nullptr;
+      for (const SymbolInfo &s : fa.symbols)
+        if (s.opName == "func.func" && contains(s.scope, use.begin))
+          fn = &s;
+      auto nb = fn ? off.at(fn->nameRange.end) : std::nullopt;
+      auto fe = fn ? off.at(fn->scope.end) : std::nullopt;
+      if (!nb || !fe)
+        return std::nullopt;
+      // `(args) -> results {` : the results after the argument list.
+      size_t open = text.find('(', *nb);
+      size_t close = open == std::string::npos ? open : matching(text, open, *fe);
+      size_t body = close == std::string::npos ? close : text.find('{', close);
+      size_t arrow = close == std::string::npos ? close : text.find("->", close);
+      if (body == std::string::npos || arrow == std::string::npos || arrow > body)
+        return std::nullopt;
+      size_t rb = arrow + 2, re = body;
+      size_t attrs = text.find(" attributes", rb);
+      if (attrs != std::string::npos && attrs < re)
+        re = attrs;
+      std::vector<std::pair<size_t, size_t>> results;
+      while (rb < re && std::isspace(static_cast<unsigned char>(text[rb])))
+        ++rb;
+      if (rb < re && text[rb] == '(') {
+        size_t rc = matching(text, rb, re);
+        if (rc == std::string::npos)
+          return std::nullopt;
+        results = splitTopLevel(text, rb + 1, rc);
+      } else {
+        results = splitTopLevel(text, rb, re);
+      }
+      if (*idx >= results.size())
+        return std::nullopt;
+      auto [sb, se] = results[*idx];
+      // Drop a result attribute dictionary: `tensor<..> {attr}`.
+      std::string spelled = text.substr(sb, se - sb);
+      if (spelled.rfind(oldType, 0) != 0)
+        return std::nullopt;
+      fix.edits.push_back({{off.pos(sb), off.pos(sb + oldType.size())},
+                           *newType});
+    }
+  }
+  return fix;
+}
+
+/// (b) Refine `?` result dims; users keep the old type via tensor.cast.
+std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text,
+                                 const Offsets &off, const OpReport &op) {
+  const BroadcastAnalysis &a = op.implicit;
+  if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred ||
+      op.resultName.empty() || op.resultName.find_first_of(":#") !=
+                                   std::string::npos)
+    return std::nullopt;
+  std::optional<size_t> diag =
+      diagnosticAt(fa, op, {"refinable-result"}, /*errorsOnly=*/false);
+  auto tb = off.at(op.resultTypeRange.begin), te = off.at(op.resultTypeRange.end);
+  auto se = off.at(op.scope.end), ob = off.at(op.range.begin);
+  if (!diag || !tb || !te || !se || !ob)
+    return std::nullopt;
+  std::string oldType = text.substr(*tb, *te - *tb);
+  Shape refined = *a.declared;
+  for (const DimReport &d : a.dims)
+    if (d.refinable)
+      refined[d.index] = d.inferred;
+  std::optional<std::string> newType = withShape(oldType, refined);
+  if (!newType)
+    return std::nullopt;
+  std::string fresh = freshName(fa, op.section, "refined_" + stem(op.resultName));
+  FixData fix;
+  fix.kind = FixData::RefineResult;
+  fix.title = "Refine result type to " + *newType + " (users keep " + oldType +
+              " via tensor.cast)";
+  fix.diagnostic = *diag;
+  fix.edits.push_back({op.resultNameRange, fresh});
+  fix.edits.push_back({op.resultTypeRange, *newType});
+  fix.edits.push_back({{off.pos(*se), off.pos(*se)},
+                       "\n" + lineIndent(text, *ob) + op.resultName +
+                           " = tensor.cast " + fresh + " : " + *newType +
+                           " to " + oldType});
+  return fix;
+}
+
+/// (c) TOSA: reshape lower-rank operands with leading 1s.
+std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &text,
+                                  const Offsets &off, const OpReport &op) {
+  const BroadcastAnalysis &a = op.implicit;
+  if (!op.tosa || a.rankExpanded.empty())
+    return std::nullopt;
+  for (const Violation &v : a.violations)
+    if (v.kind != ViolationKind::OperandRanksDiffer)
+      return std::nullopt; // The reshape alone would not make it verify.
+  std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
+  const OpSpan *span = userOf(fa, op.range);
+  auto ob = off.at(op.scope.begin), oe = off.at(op.scope.end);
+  if (!diag || !span || !ob || !oe)
+    return std::nullopt;
+  // The statement starts at the result name (`%0 = tosa.add ...`).
+  size_t stmt = op.resultNameRange.begin.valid()
+                    ? off.at(op.resultNameRange.begin).value_or(*ob)
+                    : *ob;
+  std::string indent = lineIndent(text, stmt);
+
+  FixData fix;
+  fix.kind = FixData::ReshapeOperand;
+  fix.diagnostic = *diag;
+  fix.preferred = true;
+  std::string prologue, names;
+  // Operand uses inside the op, in operand order.
+  std::vector<std::pair<Range, const ValueInfo *>> uses;
+  for (const ValueInfo &v : fa.values)
+    for (const Range &u : v.uses)
+      if (contains(op.scope, u.begin))
+        uses.push_back({u, &v});
+  std::sort(uses.begin(), uses.end(), [](const auto &x, const auto &y) {
+    return x.first.begin.line != y.first.begin.line
+               ? x.first.begin.line < y.first.begin.line
+               : x.first.begin.column < y.first.begin.column;
+  });
+  for (unsigned i : a.rankExpanded) {
+    unsigned operand = op.operandNumbers[i];
+    if (operand >= uses.size())
+      return std::nullopt;
+    const auto &[useRange, value] = uses[operand];
+    Shape target(a.rank - a.operands[i]->size(), 1);
+    target.insert(target.end(), a.operands[i]->begin(), a.operands[i]->end());
+    std::optional<std::string> newType = withShape(op.operandTypes[i], target);
+    auto slot = operandTypeSlot(text, *ob, *oe, operand, span->numOperands);
+    if (!newType || !slot)
+      return std::nullopt;
+    std::string base = stem(value->name);
+    std::string shapeName = freshName(fa, op.section, base + "_shape");
+    std::string newName = freshName(fa, op.section, base + "_reshaped");
+    std::string dims;
+    for (size_t k = 0; k < target.size(); ++k)
+      dims += (k ? ", " : "") + formatDim(target[k]);
+    std::string rank = std::to_string(target.size());
+    prologue += shapeName + " = tosa.const_shape {values = dense<[" + dims +
+                "]> : tensor<" + rank + "xindex>} : () -> !tosa.shape<" + rank +
+                ">\n" + indent;
+    prologue += newName + " = tosa.reshape " + value->name + ", " + shapeName +
+                " : (" + op.operandTypes[i] + ", !tosa.shape<" + rank +
+                ">) -> " + *newType + "\n" + indent;
+    fix.edits.push_back({useRange, newName});
+    fix.edits.push_back({{off.pos(slot->first), off.pos(slot->second)},
+                         *newType});
+    names += (names.empty() ? "" : ", ") + std::string("operand #") +
+             std::to_string(i) + " to " + *newType;
+  }
+  fix.edits.push_back({{off.pos(stmt), off.pos(stmt)}, prologue});
+  fix.title = "Reshape " + names + " (tosa.reshape) to equalise ranks";
+  return fix;
+}
+
+} // namespace
+
+std::vector<FixData> candidateFixes(const FileAnalysis &fa,
+                                    const std::string &text) {
+  Offsets off(text);
+  std::vector<FixData> out;
+  for (const OpReport &op : fa.ops) {
+    if (op.kind != OpKind::Implicit || op.section >= fa.sections.size() ||
+        fa.sections[op.section].stale)
+      continue;
+    for (auto make : {resultTypeFix, refineFix, reshapeFix})
+      if (std::optional<FixData> f = make(fa, text, off, op))
+        out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+std::string applyEdits(const std::string &text,
+                       const std::vector<TextEditData> &edits) {
+  Offsets off(text);
+  std::vector<std::pair<std::pair<size_t, size_t>, const std::string *>> spans;
+  for (const TextEditData &e : edits) {
+    auto b = off.at(e.range.begin), en = off.at(e.range.end);
+    if (!b || !en)
+      continue;
+    spans.push_back({{*b, *en}, &e.newText});
+  }
+  // Back to front so earlier offsets stay valid.
+  std::sort(spans.begin(), spans.end(),
+            [](const auto &x, const auto &y) { return x.first > y.first; });
+  std::string out = text;
+  for (const auto &[r, t] : spans)
+    out.replace(r.first, r.second - r.first, *t);
+  return out;
+}
+
+std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,
+                                    const std::string &text,
+                                    const Config &config, size_t limit) {
+  std::vector<FixData> out;
+  std::vector<FixData> candidates = candidateFixes(fa, text);
+  if (candidates.size() > limit)
+    candidates.resize(limit);
+  for (FixData &fix : candidates) {
+    const Diagnostic &target = fa.diagnostics[fix.diagnostic];
+    unsigned section = target.section;
+    if (section >= fa.sections.size())
+      continue;
+    const Section &sec = fa.sections[section];
+    auto countErrors = [](const std::vector<Diagnostic> &ds) {
+      return std::count_if(ds.begin(), ds.end(), [](const Diagnostic &d) {
+        return d.severity == Severity::Error;
+      });
+    };
+    // Only the fixed section is re-analysed, as a file of its own.
+    std::string edited = applyEdits(text, fix.edits);
+    long delta = static_cast<long>(edited.size()) - static_cast<long>(text.size());
+    std::string before = text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+    std::string after = edited.substr(sec.beginOffset,
+                                      sec.endOffset - sec.beginOffset + delta);
+    FileAnalysis was = analyzer.analyze(before, fa.path, config);
+    FileAnalysis now = analyzer.analyze(after, fa.path, config);
+    bool parsed = !now.sections.empty() &&
+                  std::all_of(now.sections.begin(), now.sections.end(),
+                              [](const Section &s) { return s.parsed; });
+    bool better = fix.kind == FixData::RefineResult
+                      ? countErrors(now.diagnostics) <= countErrors(was.diagnostics)
+                      : countErrors(now.diagnostics) < countErrors(was.diagnostics);
+    if (parsed && better)
+      out.push_back(std::move(fix));
+  }
+  return out;
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,54 @@
+//===- CodeActions.h - quick fixes for broadcast problems -------*- C++ -*-===//
+//
+// Fixes travel with the diagnostics they repair (like clangd): they are
+// computed with each analysis and validated by re-analysing the edited text,
+// so only edits that make the op verify (and break nothing else) are
+// offered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_CODEACTIONS_H
+#define TOSA_LSP_ANALYSIS_CODEACTIONS_H
+
+#include "Analysis.h"
+#include "Config.h"
+
+namespace tosa_lsp {
+
+struct TextEditData {
+  Range range; // end exclusive; begin == end inserts
+  std::string newText;
+};
+
+struct FixData {
+  enum Kind { ResultType, RefineResult, ReshapeOperand } kind;
+  std::string title;
+  std::vector<TextEditData> edits;
+  /// Index into FileAnalysis::diagnostics of the diagnostic it repairs.
+  size_t diagnostic = 0;
+  bool preferred = false;
+};
+
+/// Candidate fixes, not yet validated: (a) replace a wrong static result
+/// dimension with the inferred one (updating users and the function
+/// signature when the value is returned), (b) refine `?` result dims to the
+/// inferred sizes, keeping users on the old type through a `tensor.cast`,
+/// (c) for TOSA rank mismatches, reshape the lower-rank operand with leading
+/// 1s (`tosa.const_shape` + `tosa.reshape`).
+std::vector<FixData> candidateFixes(const FileAnalysis &fa,
+                                    const std::string &text);
+
+/// Applies edits (non-overlapping, any order) to `text`.
+std::string applyEdits(const std::string &text,
+                       const std::vector<TextEditData> &edits);
+
+/// Keeps the candidates whose edited file, re-analysed, has fewer errors in
+/// the fixed section (the same number for refinements) and no error at the
+/// fixed op. At most `limit` candidates are tried.
+std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,
+                                    const std::string &text,
+                                    const Config &config, size_t limit = 32);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_CODEACTIONS_H
