@@ -12,6 +12,9 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
+#include <tuple>
+
 using namespace mlir;
 
 namespace tosa_lsp::detail {
@@ -23,11 +26,24 @@ static std::string printType(Type t) {
   return s;
 }
 
+/// Distinct ranges in source order (AsmParserState can record a symbol use
+/// more than once).
 static std::vector<Range> toRanges(const ParsedSection &ps,
                                    llvm::ArrayRef<llvm::SMRange> ranges) {
   std::vector<Range> out;
   for (llvm::SMRange r : ranges)
     out.push_back(ps.toFileRange(r));
+  auto key = [](const Range &r) {
+    return std::make_tuple(r.begin.line, r.begin.column, r.end.line,
+                           r.end.column);
+  };
+  std::sort(out.begin(), out.end(),
+            [&](const Range &a, const Range &b) { return key(a) < key(b); });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [&](const Range &a, const Range &b) {
+                          return key(a) == key(b);
+                        }),
+            out.end());
   return out;
 }
 
@@ -167,6 +183,15 @@ void collectIndex(const ParsedSection &ps,
         break;
       }
       s.uses = toRanges(ps, def.symbolUses);
+      // The definition's own `@name` is recorded as a use too.
+      s.uses.erase(std::remove_if(s.uses.begin(), s.uses.end(),
+                                  [&](const Range &u) {
+                                    return u.begin.line ==
+                                               s.nameRange.begin.line &&
+                                           u.begin.column ==
+                                               s.nameRange.begin.column;
+                                  }),
+                   s.uses.end());
       s.section = section;
       out.symbols.push_back(std::move(s));
     }

@@ -14,8 +14,6 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
   for (const OpReport &op : fa.ops) {
     if (op.kind != OpKind::Implicit || !op.resultTypeRange.end.valid())
       continue;
-    if (!overlaps(op.scope.begin.valid() ? op.scope : op.range, range))
-      continue;
     const BroadcastAnalysis &a = op.implicit;
     if (options.inferredShapes && a.inferable) {
       std::string label;
@@ -46,6 +44,12 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                          "may be 1)"});
     }
   }
+  // A range-restricted request gets the hints positioned inside it.
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const InlayHintData &h) {
+                             return !contains(range, h.position);
+                           }),
+            out.end());
   std::sort(out.begin(), out.end(),
             [](const InlayHintData &a, const InlayHintData &b) {
               return a.position.line != b.position.line
