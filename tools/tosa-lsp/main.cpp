@@ -14,6 +14,7 @@
 #include "Analysis.h"
 #include "CodeActions.h"
 #include "LSPServer.h"
+#include "Lowering.h"
 #include "Config.h"
 #include "Render.h"
 
@@ -35,6 +36,10 @@ commands:
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
+  lower [--function=F] [--stage=linalg|loops|llvm] [--mode=upstream]
+        [--annotate] [--format=json] FILE
+      The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
+      --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
   fix [--candidates] [--apply=N] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -288,6 +293,76 @@ int runFix(int argc, char **argv) {
   return 0;
 }
 
+/// `lower FILE`: the lowered IR of the file or one function.
+int runLower(int argc, char **argv) {
+  LowerOptions opts;
+  std::string path;
+  bool json = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      std::string f = flag;
+      if (a.rfind(f + "=", 0) == 0)
+        return a.substr(f.size() + 1);
+      if (a == f && i + 1 < argc)
+        return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    if (auto v = value("--function")) {
+      opts.function = *v;
+    } else if (auto v = value("--stage")) {
+      auto s = parseStage(*v);
+      if (!s)
+        return usageError("lower: unknown stage '" + *v +
+                          "' (expected linalg, loops, llvm)");
+      opts.stage = *s;
+    } else if (auto v = value("--mode")) {
+      auto m = parseMode(*v);
+      if (!m)
+        return usageError("lower: unknown mode '" + *v +
+                          "' (expected upstream, safe, versioned)");
+      opts.mode = *m;
+    } else if (a == "--annotate") {
+      opts.annotate = true;
+    } else if (a == "--format=json") {
+      json = true;
+    } else if (a == "-" || a[0] != '-') {
+      path = a;
+    } else {
+      return usageError("lower: unknown option '" + a + "'");
+    }
+  }
+  if (path.empty())
+    return usageError("lower: expected a FILE");
+  std::string error;
+  std::optional<std::string> text = readInput(path, error);
+  if (!text) {
+    std::cerr << "tosa-lsp: error: " << error << "\n";
+    return 2;
+  }
+  LowerResult r = lower(*text, displayName(path), opts);
+  for (const std::string &e : r.errors)
+    std::cerr << e << "\n";
+  if (!r.ok)
+    return 1;
+  if (!json) {
+    std::cout << r.text;
+    return 0;
+  }
+  nlohmann::ordered_json out;
+  out["pipeline"] = r.pipeline;
+  out["text"] = r.text;
+  out["mappings"] = nlohmann::ordered_json::array();
+  for (const PreviewMapping &m : r.mappings)
+    out["mappings"].push_back({{"previewLine", m.previewLine},
+                               {"previewColumn", m.previewColumn},
+                               {"sourceLine", m.sourceLine},
+                               {"sourceColumn", m.sourceColumn},
+                               {"sourceOp", m.sourceOp}});
+  std::cout << out.dump(1) << "\n";
+  return 0;
+}
+
 } // namespace
 
 int runServe(int argc, char **argv, int first) {
@@ -333,5 +408,7 @@ int main(int argc, char **argv) {
     return runExplain(argc, argv);
   if (cmd == "fix")
     return runFix(argc, argv);
+  if (cmd == "lower")
+    return runLower(argc, argv);
   return usageError("unknown command '" + cmd + "'");
 }

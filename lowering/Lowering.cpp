@@ -1,0 +1,308 @@
+//===- Lowering.cpp - TOSA -> linalg/scf/LLVM preview ---------------------===//
+
+#include "Lowering.h"
+
+#include "LoweringIR.h"
+
+#include "Analysis.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+using namespace mlir;
+
+namespace tosa_lsp {
+
+std::optional<LowerStage> parseStage(const std::string &s) {
+  if (s == "linalg")
+    return LowerStage::Linalg;
+  if (s == "loops")
+    return LowerStage::Loops;
+  if (s == "llvm")
+    return LowerStage::LLVM;
+  return std::nullopt;
+}
+
+std::optional<LowerMode> parseMode(const std::string &s) {
+  if (s == "upstream")
+    return LowerMode::Upstream;
+  if (s == "safe")
+    return LowerMode::Safe;
+  if (s == "versioned")
+    return LowerMode::Versioned;
+  return std::nullopt;
+}
+
+const char *stageName(LowerStage s) {
+  switch (s) {
+  case LowerStage::Linalg:
+    return "linalg";
+  case LowerStage::Loops:
+    return "loops";
+  case LowerStage::LLVM:
+    return "llvm";
+  }
+  return "";
+}
+
+const char *modeName(LowerMode m) {
+  switch (m) {
+  case LowerMode::Upstream:
+    return "upstream";
+  case LowerMode::Safe:
+    return "safe";
+  case LowerMode::Versioned:
+    return "versioned";
+  }
+  return "";
+}
+
+std::string pipelineFor(LowerStage stage) {
+  // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage.
+  std::string p = "func.func(tosa-to-linalg-named,tosa-to-linalg,"
+                  "tosa-to-arith,tosa-to-tensor)";
+  if (stage == LowerStage::Linalg)
+    return "builtin.module(" + p + ")";
+  p += ",one-shot-bufferize{bufferize-function-boundaries},"
+       "convert-linalg-to-loops";
+  if (stage == LowerStage::Loops)
+    return "builtin.module(" + p + ")";
+  p += ",buffer-deallocation-pipeline,lower-affine,convert-scf-to-cf,"
+       "expand-strided-metadata,finalize-memref-to-llvm,convert-math-to-llvm,"
+       "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+       "convert-index-to-llvm,reconcile-unrealized-casts";
+  return "builtin.module(" + p + ")";
+}
+
+namespace detail {
+
+DialectRegistry &loweringRegistry() {
+  static DialectRegistry *registry = [] {
+    auto *r = new DialectRegistry();
+    registerAllDialects(*r);
+    registerAllExtensions(*r);
+    registerBuiltinDialectTranslation(*r);
+    registerLLVMDialectTranslation(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void registerPassesOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerAllPasses(); });
+}
+
+std::optional<FileLineColLoc> fileLoc(Location loc) {
+  if (auto f = dyn_cast<FileLineColLoc>(loc))
+    return f;
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return fileLoc(n.getChildLoc());
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return fileLoc(c.getCallee());
+  if (auto f = dyn_cast<FusedLoc>(loc))
+    for (Location l : f.getLocations())
+      if (auto r = fileLoc(l))
+        return r;
+  return std::nullopt;
+}
+
+LoweredSection::LoweredSection()
+    : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
+
+bool lowerSection(const std::string &text, const std::string &path,
+                  const Section &sec, const LowerOptions &options,
+                  LoweredSection &out, std::vector<std::string> &errors) {
+  registerPassesOnce();
+  MLIRContext &ctx = out.context;
+  ctx.allowUnregisteredDialects();
+  out.firstLine = sec.firstLine;
+  std::string body = text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+  out.sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
+
+  auto where = [&](Location loc) {
+    std::ostringstream os;
+    if (auto f = fileLoc(loc); f && f->getLine() != 0) {
+      unsigned line = f->getLine() + sec.firstLine - 1;
+      unsigned col = f->getLine() == 1 ? f->getColumn() + sec.firstColumn - 1
+                                       : f->getColumn();
+      os << f->getFilename().str() << ":" << line << ":" << col << ": ";
+    } else {
+      os << path << ": ";
+    }
+    return os.str();
+  };
+  ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      errors.push_back(where(d.getLocation()) + "error: " + d.str());
+    return success();
+  });
+
+  ParserConfig config(&ctx);
+  out.module = parseSourceFile<ModuleOp>(out.sourceMgr, config);
+  if (!out.module)
+    return false;
+  // Remember which source op each location names, before passes rewrite.
+  out.module->walk([&](Operation *op) {
+    if (auto f = fileLoc(op->getLoc()))
+      out.sourceOps.emplace(std::make_pair(f->getLine(), f->getColumn()),
+                            op->getName().getStringRef().str());
+  });
+  if (!options.function.empty()) {
+    auto fn = out.module->lookupSymbol<func::FuncOp>(options.function);
+    if (!fn)
+      return false;
+  }
+  if (options.cInterface)
+    out.module->walk([&](func::FuncOp fn) {
+      if (!fn.isExternal() && fn.isPublic())
+        fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
+    });
+
+  PassManager pm(&ctx);
+  std::string pipelineErrors;
+  llvm::raw_string_ostream perr(pipelineErrors);
+  // `pm` is already anchored on builtin.module: parse what goes inside it.
+  std::string pipeline = pipelineFor(options.stage);
+  llvm::StringRef inner(pipeline);
+  inner.consume_front("builtin.module(");
+  inner.consume_back(")");
+  if (failed(parsePassPipeline(inner, pm, perr))) {
+    errors.push_back(path + ": error: bad pass pipeline: " + pipelineErrors);
+    return false;
+  }
+  return succeeded(pm.run(*out.module));
+}
+
+} // namespace detail
+
+LowerResult lower(const std::string &text, const std::string &path,
+                  const LowerOptions &options) {
+  LowerResult result;
+  result.pipeline = pipelineFor(options.stage);
+  if (options.mode != LowerMode::Upstream) {
+    result.errors.push_back(std::string("tosa-lsp: error: --mode=") +
+                            modeName(options.mode) +
+                            " is not available yet; use --mode=upstream");
+    return result;
+  }
+  std::vector<Section> sections = splitSections(text);
+  bool foundFunction = options.function.empty();
+  std::ostringstream os;
+  unsigned previewLine = 1;
+  bool first = true;
+  for (const Section &sec : sections) {
+    // With --function, only the section that defines it.
+    if (!options.function.empty()) {
+      std::string body =
+          text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+      if (body.find("@" + options.function + "(") == std::string::npos &&
+          body.find("@\"" + options.function + "\"(") == std::string::npos)
+        continue;
+    }
+    detail::LoweredSection ls;
+    std::vector<std::string> errors;
+    bool ok = detail::lowerSection(text, path, sec, options, ls, errors);
+    result.errors.insert(result.errors.end(), errors.begin(), errors.end());
+    if (!ok) {
+      if (ls.module && !options.function.empty() &&
+          !ls.module->lookupSymbol<func::FuncOp>(options.function))
+        continue; // Another function of that name pattern; keep looking.
+      return result;
+    }
+    Operation *root = ls.module->getOperation();
+    if (!options.function.empty()) {
+      root = ls.module->lookupSymbol(options.function);
+      if (!root) // Renamed/removed by the pipeline (e.g. LLVM stage).
+        root = ls.module->getOperation();
+      foundFunction = true;
+    }
+    if (!first) {
+      os << "\n// -----\n";
+      previewLine += 2;
+    }
+    first = false;
+
+    AsmState::LocationMap locMap;
+    OpPrintingFlags flags;
+    AsmState state(root, flags, &locMap);
+    std::string printed;
+    llvm::raw_string_ostream pos(printed);
+    root->print(pos, state);
+    pos.flush();
+
+    std::vector<std::string> lines;
+    {
+      std::istringstream is(printed);
+      for (std::string l; std::getline(is, l);)
+        lines.push_back(l);
+    }
+    std::vector<PreviewMapping> maps;
+    for (auto &[op, lc] : locMap) {
+      auto f = detail::fileLoc(op->getLoc());
+      if (!f || f->getLine() == 0)
+        continue;
+      PreviewMapping m;
+      m.previewLine = previewLine + lc.first - 1;
+      m.previewColumn = lc.second;
+      m.sourceLine = f->getLine() + sec.firstLine - 1;
+      m.sourceColumn = f->getLine() == 1
+                           ? f->getColumn() + sec.firstColumn - 1
+                           : f->getColumn();
+      auto it = ls.sourceOps.find({f->getLine(), f->getColumn()});
+      m.sourceOp = it == ls.sourceOps.end() ? "" : it->second;
+      maps.push_back(m);
+    }
+    std::sort(maps.begin(), maps.end(), [](const auto &a, const auto &b) {
+      return a.previewLine != b.previewLine ? a.previewLine < b.previewLine
+                                            : a.previewColumn < b.previewColumn;
+    });
+    if (options.annotate) {
+      std::string lastKey;
+      for (const PreviewMapping &m : maps) {
+        if (m.sourceOp.empty() || m.sourceOp == "func.func" ||
+            m.sourceOp == "builtin.module")
+          continue;
+        std::string key = m.sourceOp + " @ " + std::to_string(m.sourceLine) +
+                          ":" + std::to_string(m.sourceColumn);
+        unsigned idx = m.previewLine - previewLine;
+        if (key == lastKey || idx >= lines.size() ||
+            lines[idx].find("  // from ") != std::string::npos)
+          continue;
+        lines[idx] += "  // from " + key;
+        lastKey = key;
+      }
+    }
+    for (const std::string &l : lines)
+      os << l << "\n";
+    previewLine += lines.size();
+    result.mappings.insert(result.mappings.end(), maps.begin(), maps.end());
+  }
+  if (!foundFunction) {
+    result.errors.push_back(path + ": error: no function @" + options.function);
+    return result;
+  }
+  result.text = os.str();
+  result.ok = true;
+  return result;
+}
+
+} // namespace tosa_lsp

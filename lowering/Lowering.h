@@ -1,0 +1,66 @@
+//===- Lowering.h - TOSA -> linalg/scf/LLVM preview -------------*- C++ -*-===//
+//
+// Runs MLIR's own passes (the upstream TOSA pipeline) on a file or one
+// function and returns the lowered IR as text, with a mapping from each
+// printed op back to the source op it came from (through MLIR locations).
+// Plain data out; no LSP, no server.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_LOWERING_LOWERING_H
+#define TOSA_LSP_LOWERING_LOWERING_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+enum class LowerStage { Linalg, Loops, LLVM };
+/// upstream: MLIR 22's tosa-to-linalg as is. safe / versioned: this
+/// project's own strategies (spec 002 runtime checks, spec 004 versioning).
+enum class LowerMode { Upstream, Safe, Versioned };
+
+std::optional<LowerStage> parseStage(const std::string &s);
+std::optional<LowerMode> parseMode(const std::string &s);
+const char *stageName(LowerStage s);
+const char *modeName(LowerMode m);
+
+struct LowerOptions {
+  std::string function; // empty: the whole file
+  LowerStage stage = LowerStage::Linalg;
+  LowerMode mode = LowerMode::Upstream;
+  /// Append `// from tosa.add @ 12:8` to lines whose op came from a
+  /// different source op than the line before.
+  bool annotate = false;
+  /// Give every public function `llvm.emit_c_interface` (for compilation).
+  bool cInterface = false;
+};
+
+/// Ties a line of the preview to the source op it was lowered from.
+struct PreviewMapping {
+  unsigned previewLine = 0, previewColumn = 0; // 1-based
+  unsigned sourceLine = 0, sourceColumn = 0;   // 1-based, in the input file
+  std::string sourceOp;                        // e.g. "tosa.add"
+};
+
+struct LowerResult {
+  bool ok = false;
+  std::string text;
+  std::vector<PreviewMapping> mappings;
+  /// mlir-opt style `file:line:col: error: message` lines.
+  std::vector<std::string> errors;
+  /// The pass pipeline that ran, for the record.
+  std::string pipeline;
+};
+
+/// The textual pass pipeline of a stage (what `mlir-opt-22 --pass-pipeline`
+/// would run).
+std::string pipelineFor(LowerStage stage);
+
+LowerResult lower(const std::string &text, const std::string &path,
+                  const LowerOptions &options);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_LOWERING_LOWERING_H

@@ -1,0 +1,44 @@
+//===- LoweringIR.h - MLIR-side internals of lowering/ ----------*- C++ -*-===//
+//
+// Private to lowering/: a section parsed and run through a pass pipeline, in
+// its own MLIRContext (shared by the preview and native compilation).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_LOWERING_LOWERINGIR_H
+#define TOSA_LSP_LOWERING_LOWERINGIR_H
+
+#include "Analysis.h"
+#include "Lowering.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <map>
+
+namespace tosa_lsp::detail {
+
+struct LoweredSection {
+  LoweredSection();
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  unsigned firstLine = 1;
+  /// (line, column) in the section -> name of the source op there.
+  std::map<std::pair<unsigned, unsigned>, std::string> sourceOps;
+};
+
+/// Parses `sec` of `text`, verifies it and runs the stage's pipeline.
+/// Errors are appended in mlir-opt's format with file line numbers.
+bool lowerSection(const std::string &text, const std::string &path,
+                  const Section &sec, const LowerOptions &options,
+                  LoweredSection &out, std::vector<std::string> &errors);
+
+std::optional<mlir::FileLineColLoc> fileLoc(mlir::Location loc);
+
+} // namespace tosa_lsp::detail
+
+#endif // TOSA_LSP_LOWERING_LOWERINGIR_H
