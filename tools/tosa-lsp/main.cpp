@@ -14,6 +14,7 @@
 #include "Analysis.h"
 #include "CodeActions.h"
 #include "LSPServer.h"
+#include "Compile.h"
 #include "Lowering.h"
 #include "Config.h"
 #include "Render.h"
@@ -40,6 +41,10 @@ commands:
         [--annotate] [--format=json] FILE
       The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
       --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
+  compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
+          [--header] [-O0..3] [--format=json] [--quiet] FILE
+      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
+      --header writes OUT with .h: the _mlir_ciface_* entry points.
   fix [--candidates] [--apply=N] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -363,6 +368,82 @@ int runLower(int argc, char **argv) {
   return 0;
 }
 
+/// `compile FILE -o OUT`: native code through MLIR and LLVM.
+int runCompile(int argc, char **argv) {
+  CompileOptions opts;
+  std::string path;
+  bool json = false, quiet = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      std::string f = flag;
+      if (a.rfind(f + "=", 0) == 0)
+        return a.substr(f.size() + 1);
+      if (a == f && i + 1 < argc)
+        return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    if (auto v = value("--function")) {
+      opts.function = *v;
+    } else if (auto v = value("-o")) {
+      opts.output = *v;
+    } else if (auto v = value("--emit")) {
+      auto e = parseEmit(*v);
+      if (!e)
+        return usageError("compile: unknown --emit '" + *v +
+                          "' (expected obj, shared, llvm-ir, asm, mlir-llvm)");
+      opts.emit = *e;
+    } else if (auto v = value("--mode")) {
+      auto m = parseMode(*v);
+      if (!m)
+        return usageError("compile: unknown mode '" + *v + "'");
+      opts.mode = *m;
+    } else if (a == "--header") {
+      opts.header = true;
+    } else if (a.size() == 3 && a.rfind("-O", 0) == 0 && a[2] >= '0' &&
+               a[2] <= '3') {
+      opts.optLevel = a[2] - '0';
+    } else if (a == "--format=json") {
+      json = true;
+    } else if (a == "--quiet") {
+      quiet = true;
+    } else if (a == "-" || a[0] != '-') {
+      path = a;
+    } else {
+      return usageError("compile: unknown option '" + a + "'");
+    }
+  }
+  if (path.empty())
+    return usageError("compile: expected a FILE");
+  if (opts.output.empty())
+    return usageError("compile: expected -o OUTPUT");
+  std::string error;
+  std::optional<std::string> text = readInput(path, error);
+  if (!text) {
+    std::cerr << "tosa-lsp: error: " << error << "\n";
+    return 2;
+  }
+  CompileResult r = compile(*text, displayName(path), opts,
+                            [&](const std::string &stepText) {
+                              if (!quiet && !json)
+                                std::cerr << "tosa-lsp: " << stepText << "\n";
+                            });
+  for (const std::string &e : r.errors)
+    std::cerr << e << "\n";
+  if (json) {
+    nlohmann::ordered_json out;
+    out["ok"] = r.ok;
+    out["output"] = r.output;
+    out["header"] = r.headerPath;
+    out["symbols"] = r.symbols;
+    out["bytes"] = r.bytes;
+    out["log"] = r.log;
+    out["errors"] = r.errors;
+    std::cout << out.dump(1) << "\n";
+  }
+  return r.ok ? 0 : 1;
+}
+
 } // namespace
 
 int runServe(int argc, char **argv, int first) {
@@ -410,5 +491,7 @@ int main(int argc, char **argv) {
     return runFix(argc, argv);
   if (cmd == "lower")
     return runLower(argc, argv);
+  if (cmd == "compile")
+    return runCompile(argc, argv);
   return usageError("unknown command '" + cmd + "'");
 }
