@@ -7,6 +7,7 @@
 #include "Scheduler.h"
 
 #include "Hover.h"
+#include "Lowering.h"
 #include "InlayHints.h"
 #include "Navigation.h"
 #include "Query.h"
@@ -16,7 +17,12 @@
 #include "llvm/Support/LSP/Transport.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <map>
+#include <thread>
+
+#include "llvm/Support/FileSystem.h"
 
 using namespace llvm;
 using namespace llvm::lsp;
@@ -112,6 +118,14 @@ public:
             "textDocument/publishDiagnostics")),
         showMessage(handler.outgoingNotification<json::Value>(
             "window/showMessage")),
+        showDocumentRequest(handler.outgoingRequest<json::Value, RawParams>(
+            "window/showDocument",
+            [](json::Value, Expected<RawParams> r) {
+              if (!r)
+                Logger::error("window/showDocument: {0}",
+                              toString(r.takeError()));
+            })),
+        syncMode(options.sync),
         scheduler(options.sync, std::chrono::milliseconds(options.debounceMs),
                   [this](Scheduler::SnapshotPtr s) { publishDiagnostics(*s); }) {
     handler.method("initialize", this, &Server::onInitialize);
@@ -133,6 +147,8 @@ public:
     handler.method("textDocument/documentSymbol", this,
                    &Server::onDocumentSymbol);
     handler.method("textDocument/codeAction", this, &Server::onCodeAction);
+    handler.method("tosa/previewLowering", this, &Server::onPreviewLowering);
+    handler.method("workspace/executeCommand", this, &Server::onExecuteCommand);
   }
 
   MessageHandler &messageHandler() { return handler; }
@@ -162,7 +178,10 @@ private:
         {"referencesProvider", true},
         {"documentSymbolProvider", true},
         {"codeActionProvider",
-         json::Object{{"codeActionKinds", json::Array{"quickfix"}}}},
+         json::Object{{"codeActionKinds",
+                       json::Array{"quickfix", "refactor.rewrite"}}}},
+        {"executeCommandProvider",
+         json::Object{{"commands", json::Array{"tosa.previewLowering"}}}},
     };
     reply(json::Object{
         {"capabilities", std::move(caps)},
@@ -480,12 +499,34 @@ private:
         params.textDocument.uri, std::move(reply),
         [range, only](const Snapshot &s) -> json::Value {
           json::Array out;
-          bool wantFixes = only.empty();
-          for (const std::string &k : only)
-            wantFixes |= StringRef("quickfix").starts_with(k) ||
-                         StringRef(k).starts_with("quickfix");
+          auto wants = [&](StringRef kind) {
+            if (only.empty())
+              return true;
+            for (const std::string &k : only)
+              if (kind.starts_with(k))
+                return true;
+            return false;
+          };
           std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-          if (!wantFixes || !r)
+          if (!r)
+            return out;
+          // "Preview lowering" on a function (or any op inside one).
+          if (wants("refactor.rewrite"))
+            if (const SymbolInfo *fn = functionAt(s.analysis, r->begin)) {
+              json::Object args{{"uri", s.uri},
+                                {"function", fn->name},
+                                {"stage", "linalg"},
+                                {"mode", "upstream"}};
+              out.push_back(json::Object{
+                  {"title", "Preview lowering of @" + fn->name +
+                                " (TOSA -> linalg)"},
+                  {"kind", "refactor.rewrite"},
+                  {"command",
+                   json::Object{{"title", "Preview lowering"},
+                                {"command", "tosa.previewLowering"},
+                                {"arguments", json::Array{std::move(args)}}}}});
+            }
+          if (!wants("quickfix"))
             return out;
           for (const FixData &fix : s.fixes) {
             const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
@@ -509,10 +550,193 @@ private:
         });
   }
 
+  static const SymbolInfo *functionAt(const FileAnalysis &fa, Position p) {
+    const SymbolInfo *best = nullptr;
+    for (const SymbolInfo &s : fa.symbols)
+      if (s.opName == "func.func" && contains(s.scope, p))
+        best = &s;
+    return best;
+  }
+
+  /// Parses {uri, position | function, stage, mode} into lowering options.
+  Expected<std::pair<std::string, LowerOptions>>
+  previewRequest(const json::Value &params) {
+    const json::Object *obj = params.getAsObject();
+    if (auto *arr = params.getAsArray(); arr && !arr->empty())
+      obj = (*arr)[0].getAsObject(); // executeCommand arguments
+    if (!obj)
+      return make_error<LSPError>("expected {uri, position|function, stage, "
+                                  "mode}",
+                                  ErrorCode::InvalidParams);
+    std::optional<StringRef> uri = obj->getString("uri");
+    if (!uri)
+      if (const json::Object *td = obj->getObject("textDocument"))
+        uri = td->getString("uri");
+    if (!uri)
+      return make_error<LSPError>("missing uri", ErrorCode::InvalidParams);
+    LowerOptions opts;
+    opts.annotate = true;
+    if (auto st = obj->getString("stage")) {
+      auto parsed = parseStage(st->str());
+      if (!parsed)
+        return make_error<LSPError>("unknown stage '" + st->str() +
+                                        "' (expected linalg, loops, llvm)",
+                                    ErrorCode::InvalidParams);
+      opts.stage = *parsed;
+    }
+    if (auto md = obj->getString("mode")) {
+      auto parsed = parseMode(md->str());
+      if (!parsed)
+        return make_error<LSPError>("unknown mode '" + md->str() +
+                                        "' (expected upstream, safe, "
+                                        "versioned)",
+                                    ErrorCode::InvalidParams);
+      opts.mode = *parsed;
+    }
+    if (auto fn = obj->getString("function"))
+      opts.function = fn->str();
+    else if (const json::Value *pos = obj->get("position")) {
+      lsp::Position p;
+      json::Path::Root root;
+      Scheduler::SnapshotPtr snap = scheduler.latest(uri->str());
+      if (!snap || !fromJSON(*pos, p, root))
+        return make_error<LSPError>("unknown document or bad position",
+                                    ErrorCode::InvalidParams);
+      std::optional<Position> at = snap->lines.fromLsp(p);
+      const SymbolInfo *fn = at ? functionAt(snap->analysis, *at) : nullptr;
+      if (!fn)
+        return make_error<LSPError>("no function at this position",
+                                    ErrorCode::InvalidParams);
+      opts.function = fn->name;
+    }
+    return std::make_pair(uri->str(), opts);
+  }
+
+  /// Lowering can take a while: run it on its own thread; the reply (or a
+  /// cancellation) comes from there.
+  void runLowering(const std::string &uri, const LowerOptions &opts,
+                   Callback<json::Value> reply, bool showDocument) {
+    auto it = documents.find(uri);
+    if (it == documents.end())
+      return reply(make_error<LSPError>("unknown document: " + uri +
+                                            " (not opened)",
+                                        ErrorCode::InvalidParams));
+    auto deferred = std::make_shared<Deferred>();
+    deferred->reply = std::move(reply);
+    std::string key = input.currentId ? idKey(*input.currentId) : "";
+    if (!key.empty()) {
+      std::lock_guard<std::mutex> lock(pendingMu);
+      pending[key] = deferred;
+    }
+    std::string text = it->second.text, path = it->second.path;
+    Scheduler::SnapshotPtr snap = scheduler.latest(uri);
+    auto work = [this, deferred, key, text, path, opts, snap, uri,
+                 showDocument] {
+      LowerResult r = lower(text, path, opts);
+      if (!r.ok) {
+        std::string msg = "lowering failed";
+        for (const std::string &e : r.errors)
+          msg += "\n" + e;
+        deferred->finish(make_error<LSPError>(msg, ErrorCode::RequestFailed));
+        forget(key);
+        return;
+      }
+      LineTable preview(r.text);
+      json::Array mappings;
+      for (const PreviewMapping &m : r.mappings) {
+        json::Object o{{"previewPosition",
+                        toJSON(preview.toLsp(
+                            Position{m.previewLine, m.previewColumn + 1}))},
+                       {"sourceOp", m.sourceOp}};
+        if (snap)
+          o["sourcePosition"] =
+              toJSON(snap->lines.toLsp(Position{m.sourceLine, m.sourceColumn}));
+        mappings.push_back(std::move(o));
+      }
+      json::Object result{{"text", r.text},
+                          {"pipeline", r.pipeline},
+                          {"mappings", std::move(mappings)}};
+      if (showDocument) {
+        // Editors without a plugin: a read-only temp file they can open.
+        SmallString<128> file;
+        int fd;
+        if (!sys::fs::createTemporaryFile("tosa-preview-" + opts.function,
+                                          "mlir", fd, file)) {
+          raw_fd_ostream os(fd, /*shouldClose=*/true);
+          os << "// Lowering preview (" << stageName(opts.stage) << ", "
+             << modeName(opts.mode) << ") of @" << opts.function
+             << " — read-only, regenerated on request\n"
+             << r.text;
+          os.close();
+          sys::fs::setPermissions(file, sys::fs::owner_read |
+                                            sys::fs::group_read |
+                                            sys::fs::others_read);
+          std::string fileUri = "file://" + std::string(file);
+          result["previewUri"] = fileUri;
+          showDocumentRequest(
+              json::Object{{"uri", fileUri}, {"takeFocus", true}},
+              json::Value("tosa-preview-" + std::to_string(++outgoingIds)));
+        }
+      }
+      deferred->finish(json::Value(std::move(result)));
+      forget(key);
+    };
+    if (syncMode) {
+      work();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(workMu);
+      ++running;
+    }
+    std::thread([this, work = std::move(work)] {
+      work();
+      std::lock_guard<std::mutex> lock(workMu);
+      --running;
+      workDone.notify_all();
+    }).detach();
+  }
+
+public:
+  ~Server() {
+    // Background lowering threads use this object: let them finish.
+    std::unique_lock<std::mutex> lock(workMu);
+    workDone.wait(lock, [&] { return running == 0; });
+  }
+
+private:
+
+  void onPreviewLowering(const RawParams &params, Callback<json::Value> reply) {
+    auto req = previewRequest(params.value);
+    if (!req)
+      return reply(req.takeError());
+    runLowering(req->first, req->second, std::move(reply), false);
+  }
+
+  void onExecuteCommand(const RawParams &params, Callback<json::Value> reply) {
+    const json::Object *obj = params.value.getAsObject();
+    std::optional<StringRef> cmd = obj ? obj->getString("command") : std::nullopt;
+    if (!cmd || *cmd != "tosa.previewLowering")
+      return reply(make_error<LSPError>(
+          "unknown command: " + (cmd ? cmd->str() : std::string("(none)")),
+          ErrorCode::InvalidParams));
+    const json::Value *args = obj->get("arguments");
+    auto req = previewRequest(args ? *args : json::Value(nullptr));
+    if (!req)
+      return reply(req.takeError());
+    runLowering(req->first, req->second, std::move(reply), true);
+  }
+
   TrackingInput &input;
   MessageHandler handler;
   OutgoingNotification<json::Value> publish;
   OutgoingNotification<json::Value> showMessage;
+  OutgoingRequest<json::Value> showDocumentRequest;
+  std::atomic<int> outgoingIds{0};
+  std::mutex workMu;
+  std::condition_variable workDone;
+  int running = 0;
+  bool syncMode;
   json::Value clientSettings = nullptr;
   std::string lastConfigError;
   std::map<std::string, Document> documents; // main thread only
