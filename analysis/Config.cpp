@@ -105,7 +105,7 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
-                      "info"}))
+                      "info", "compile"}))
     return std::nullopt;
 
   auto readNames = [&](const char *key, std::vector<std::string> &out) {
@@ -147,6 +147,31 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
         !r.getBool("runtimeChecks", config.info.runtimeChecks) ||
         !r.getBool("dynamicToStatic", config.info.dynamicToStatic))
       return std::nullopt;
+  }
+  if (root.contains("compile")) {
+    const json &c = root["compile"];
+    ObjectReader r{c, "compile", error};
+    if (!r.checkKeys({"outputDir", "timeoutSeconds", "memoryLimitMB"}))
+      return std::nullopt;
+    if (c.contains("outputDir")) {
+      if (!c["outputDir"].is_string()) {
+        error = "compile.outputDir must be a string (a directory)";
+        return std::nullopt;
+      }
+      config.compile.outputDir = c["outputDir"].get<std::string>();
+    }
+    for (auto [key, field] :
+         {std::make_pair("timeoutSeconds", &config.compile.timeoutSeconds),
+          std::make_pair("memoryLimitMB", &config.compile.memoryLimitMB)}) {
+      if (!c.contains(key))
+        continue;
+      if (!c[key].is_number_unsigned()) {
+        error = std::string("compile.") + key +
+                " must be a non-negative integer";
+        return std::nullopt;
+      }
+      *field = c[key].get<unsigned>();
+    }
   }
   return config;
 }

@@ -30,6 +30,13 @@ struct Config {
     bool dynamicToStatic = true;
   } info;
 
+  /// Native compilation from the editor (the server's tosa.compile).
+  struct Compile {
+    std::string outputDir; // empty: a fresh temp directory per compile
+    unsigned timeoutSeconds = 120;
+    unsigned memoryLimitMB = 4096;
+  } compile;
+
   /// Path of the file this came from, empty for defaults.
   std::string source;
 

@@ -2,6 +2,7 @@
 
 #include "LSPServer.h"
 
+#include "CompileJob.h"
 #include "Convert.h"
 #include "Input.h"
 #include "Scheduler.h"
@@ -23,6 +24,7 @@
 #include <thread>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace llvm;
 using namespace llvm::lsp;
@@ -96,6 +98,8 @@ struct Deferred {
   std::mutex mu;
   bool done = false;
   unique_function<void(Expected<json::Value>)> reply;
+  /// Stops the work behind the request (e.g. kills a compiler process).
+  std::function<void()> onCancel;
   bool finish(Expected<json::Value> result) {
     std::lock_guard<std::mutex> lock(mu);
     if (done) {
@@ -125,6 +129,13 @@ public:
                 Logger::error("window/showDocument: {0}",
                               toString(r.takeError()));
             })),
+        createProgress(handler.outgoingRequest<json::Value, RawParams>(
+            "window/workDoneProgress/create",
+            [](json::Value, Expected<RawParams> r) {
+              if (!r)
+                consumeError(r.takeError()); // progress is best effort
+            })),
+        progress(handler.outgoingNotification<json::Value>("$/progress")),
         syncMode(options.sync),
         scheduler(options.sync, std::chrono::milliseconds(options.debounceMs),
                   [this](Scheduler::SnapshotPtr s) { publishDiagnostics(*s); }) {
@@ -179,9 +190,10 @@ private:
         {"documentSymbolProvider", true},
         {"codeActionProvider",
          json::Object{{"codeActionKinds",
-                       json::Array{"quickfix", "refactor.rewrite"}}}},
+                       json::Array{"quickfix", "refactor.rewrite", "source"}}}},
         {"executeCommandProvider",
-         json::Object{{"commands", json::Array{"tosa.previewLowering"}}}},
+         json::Object{{"commands",
+                       json::Array{"tosa.previewLowering", "tosa.compile"}}}},
     };
     reply(json::Object{
         {"capabilities", std::move(caps)},
@@ -385,6 +397,8 @@ private:
       d = it->second;
       pending.erase(it);
     }
+    if (d->onCancel)
+      d->onCancel();
     d->finish(make_error<LSPError>("request cancelled",
                                    ErrorCode::RequestCancelled));
   }
@@ -526,6 +540,20 @@ private:
                                 {"command", "tosa.previewLowering"},
                                 {"arguments", json::Array{std::move(args)}}}}});
             }
+          if (wants("source"))
+            if (const SymbolInfo *fn = functionAt(s.analysis, r->begin))
+              out.push_back(json::Object{
+                  {"title", "Compile @" + fn->name +
+                                " to native code (shared library)"},
+                  {"kind", "source"},
+                  {"command",
+                   json::Object{
+                       {"title", "Compile to native code"},
+                       {"command", "tosa.compile"},
+                       {"arguments",
+                        json::Array{json::Object{{"uri", s.uri},
+                                                 {"function", fn->name},
+                                                 {"emit", "shared"}}}}}}});
           if (!wants("quickfix"))
             return out;
           for (const FixData &fix : s.fixes) {
@@ -716,6 +744,8 @@ private:
   void onExecuteCommand(const RawParams &params, Callback<json::Value> reply) {
     const json::Object *obj = params.value.getAsObject();
     std::optional<StringRef> cmd = obj ? obj->getString("command") : std::nullopt;
+    if (cmd && *cmd == "tosa.compile")
+      return startCompile(*obj, std::move(reply));
     if (!cmd || *cmd != "tosa.previewLowering")
       return reply(make_error<LSPError>(
           "unknown command: " + (cmd ? cmd->str() : std::string("(none)")),
@@ -727,11 +757,107 @@ private:
     runLowering(req->first, req->second, std::move(reply), true);
   }
 
+  /// `tosa.compile {uri, function?, emit?}`: runs `tosa-lsp compile` in a
+  /// child process off the main thread, with $/progress and cancellation.
+  void startCompile(const json::Object &params, Callback<json::Value> reply) {
+    const json::Object *args = nullptr;
+    if (const json::Array *a = params.getArray("arguments"); a && !a->empty())
+      args = (*a)[0].getAsObject();
+    std::optional<StringRef> uri = args ? args->getString("uri") : std::nullopt;
+    auto it = uri ? documents.find(uri->str()) : documents.end();
+    if (it == documents.end())
+      return reply(make_error<LSPError>(
+          uri ? "unknown document: " + uri->str() + " (not opened)"
+              : std::string("tosa.compile expects [{uri, function?, emit?}]"),
+          ErrorCode::InvalidParams));
+    CompileJob job;
+    job.self = sys::fs::getMainExecutable(nullptr, (void *)&runServer);
+    job.text = it->second.text;
+    job.name = sys::path::filename(it->second.path).str();
+    if (auto f = args->getString("function"))
+      job.function = f->str();
+    if (auto e = args->getString("emit"))
+      job.emit = e->str();
+    if (job.emit != "shared" && job.emit != "obj" && job.emit != "asm" &&
+        job.emit != "llvm-ir" && job.emit != "mlir-llvm")
+      return reply(make_error<LSPError>(
+          "unknown emit kind '" + job.emit +
+              "' (expected shared, obj, asm, llvm-ir, mlir-llvm)",
+          ErrorCode::InvalidParams));
+    Config config = configFor(it->second.path);
+    job.outputDir = config.compile.outputDir;
+    job.timeoutSeconds = config.compile.timeoutSeconds;
+    job.memoryLimitMB = config.compile.memoryLimitMB;
+
+    // Progress: the client's token if it gave one, else one we create.
+    json::Value token = nullptr;
+    if (const json::Value *t = params.get("workDoneToken"))
+      token = *t;
+    else {
+      token = "tosa-compile-" + std::to_string(++outgoingIds);
+      createProgress(json::Object{{"token", token}},
+                     json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
+    }
+    auto deferred = std::make_shared<Deferred>();
+    deferred->reply = std::move(reply);
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    deferred->onCancel = [cancel] { *cancel = true; };
+    std::string key = input.currentId ? idKey(*input.currentId) : "";
+    if (!key.empty()) {
+      std::lock_guard<std::mutex> lock(pendingMu);
+      pending[key] = deferred;
+    }
+    std::string title = "Compiling " +
+                        (job.function.empty() ? job.name : "@" + job.function);
+    auto work = [this, job, token, deferred, cancel, key, title] {
+      progress(json::Object{
+          {"token", token},
+          {"value", json::Object{{"kind", "begin"},
+                                 {"title", title},
+                                 {"cancellable", true}}}});
+      CompileJobResult r = runCompileJob(
+          job,
+          [&](const std::string &step) {
+            progress(json::Object{
+                {"token", token},
+                {"value", json::Object{{"kind", "report"}, {"message", step}}}});
+          },
+          *cancel);
+      progress(json::Object{
+          {"token", token},
+          {"value", json::Object{{"kind", "end"},
+                                 {"message", r.ok ? "done" : r.error}}}});
+      if (r.ok)
+        deferred->finish(std::move(r.result));
+      else
+        deferred->finish(make_error<LSPError>(
+            r.error, r.cancelled ? ErrorCode::RequestCancelled
+                                 : ErrorCode::RequestFailed));
+      forget(key);
+    };
+    if (syncMode) {
+      work();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(workMu);
+      ++running;
+    }
+    std::thread([this, work = std::move(work)] {
+      work();
+      std::lock_guard<std::mutex> lock(workMu);
+      --running;
+      workDone.notify_all();
+    }).detach();
+  }
+
   TrackingInput &input;
   MessageHandler handler;
   OutgoingNotification<json::Value> publish;
   OutgoingNotification<json::Value> showMessage;
   OutgoingRequest<json::Value> showDocumentRequest;
+  OutgoingRequest<json::Value> createProgress;
+  OutgoingNotification<json::Value> progress;
   std::atomic<int> outgoingIds{0};
   std::mutex workMu;
   std::condition_variable workDone;

@@ -425,7 +425,7 @@ int runCompile(int argc, char **argv) {
   }
   CompileResult r = compile(*text, displayName(path), opts,
                             [&](const std::string &stepText) {
-                              if (!quiet && !json)
+                              if (!quiet)
                                 std::cerr << "tosa-lsp: " << stepText << "\n";
                             });
   for (const std::string &e : r.errors)

@@ -1,0 +1,46 @@
+//===- CompileJob.h - native compilation in a child process -----*- C++ -*-===//
+//
+// The server never compiles in its own process: it runs `tosa-lsp compile`
+// as a child with a time and memory limit, streams its steps as progress,
+// kills it on cancellation, and turns any failure (including a crash of the
+// child) into an error message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_COMPILEJOB_H
+#define TOSA_LSP_SERVER_COMPILEJOB_H
+
+#include "llvm/Support/JSON.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace tosa_lsp {
+
+struct CompileJob {
+  std::string self;     // path of the tosa-lsp binary
+  std::string text;     // the document as the editor has it (maybe unsaved)
+  std::string name;     // file name, for messages and the output's name
+  std::string function; // empty: the whole file
+  std::string emit = "shared";
+  std::string outputDir; // empty: a new temp directory
+  unsigned timeoutSeconds = 120;
+  unsigned memoryLimitMB = 4096;
+};
+
+struct CompileJobResult {
+  bool ok = false;
+  bool cancelled = false;
+  std::string error;
+  llvm::json::Value result = nullptr; // {output, header, symbols, bytes, log}
+};
+
+CompileJobResult runCompileJob(const CompileJob &job,
+                               const std::function<void(const std::string &)>
+                                   &progress,
+                               const std::atomic<bool> &cancel);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_COMPILEJOB_H
