@@ -68,6 +68,39 @@ Range ParsedSection::opRange(Operation *op) const {
 
 } // namespace detail
 
+/// MLIR's parser recurses once per nesting level and overflows the stack on
+/// deeply nested input (mlir-opt-22 crashes at ~3000 nested regions). Refuse
+/// such input up front: returns the offset where `limit` is exceeded.
+std::optional<size_t> findExcessiveNesting(std::string_view text,
+                                           unsigned limit) {
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') { // String literal: brackets inside do not count.
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos)
+        break;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > limit)
+        return i;
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      if (depth)
+        --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+
 namespace {
 
 /// End of the token starting at `offset` (an op name, `%value`, a quoted
@@ -122,41 +155,6 @@ struct LineIndex {
     return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
   }
 };
-
-/// MLIR's parser recurses once per nesting level and overflows the stack on
-/// deeply nested input (mlir-opt-22 crashes at ~3000 nested regions). Refuse
-/// such input up front: returns the offset where `limit` is exceeded.
-std::optional<size_t> findExcessiveNesting(std::string_view text,
-                                           unsigned limit) {
-  unsigned depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '"') { // String literal: brackets inside do not count.
-      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
-        if (text[i] == '\\')
-          ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
-      if (i == std::string_view::npos)
-        break;
-      continue;
-    }
-    if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (++depth > limit)
-        return i;
-    } else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
-      if (depth)
-        --depth;
-    }
-  }
-  return std::nullopt;
-}
-
-/// Nesting deeper than this is refused (real IR stays far below it).
-constexpr unsigned kMaxNesting = 1000;
 
 Severity toSeverity(DiagnosticSeverity s) {
   switch (s) {

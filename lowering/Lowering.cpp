@@ -22,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -131,6 +132,18 @@ bool lowerSection(const std::string &text, const std::string &path,
                   const Section &sec, const LowerOptions &options,
                   LoweredSection &out, std::vector<std::string> &errors) {
   registerPassesOnce();
+  std::string_view secView = std::string_view(text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset);
+  if (auto deep = findExcessiveNesting(secView)) {
+    size_t off = sec.beginOffset + *deep;
+    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
+    errors.push_back(path + ":" + std::to_string(line) +
+                     ": error: nesting deeper than " +
+                     std::to_string(kMaxNesting) +
+                     " levels; not lowered (the MLIR parser would overflow "
+                     "its stack)");
+    return false;
+  }
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;

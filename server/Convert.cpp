@@ -95,12 +95,10 @@ std::optional<Range> LineTable::fromLsp(const llvm::lsp::Range &r) const {
 std::optional<size_t> LineTable::offset(llvm::lsp::Position p) const {
   if (p.line < 0 || p.character < 0)
     return std::nullopt;
-  // The position right after the last line break is the end of the text.
   if (static_cast<size_t>(p.line) >= starts.size())
     return std::nullopt;
+  // A character past the end of its line means the end of the line (LSP).
   std::string_view s = line(p.line);
-  if (static_cast<size_t>(p.character) > utf16Length(s))
-    return std::nullopt;
   return starts[p.line] + byteOffsetOfUtf16(s, p.character);
 }
 

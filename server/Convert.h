@@ -30,7 +30,8 @@ public:
   std::optional<Position> fromLsp(llvm::lsp::Position p) const;
   /// A range whose end lies past the last line ends at the end of the text.
   std::optional<Range> fromLsp(const llvm::lsp::Range &r) const;
-  /// Byte offset of an LSP position; std::nullopt when out of range.
+  /// Byte offset of an LSP position (a character past the end of the line
+  /// is the end of the line); std::nullopt when the line does not exist.
   std::optional<size_t> offset(llvm::lsp::Position p) const;
 
 private:

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/thread.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -365,7 +366,12 @@ private:
     }
     bool known = scheduler.withSnapshot(
         uri.uri().str(), [this, deferred, fn, key](Scheduler::SnapshotPtr s) {
-          deferred->finish(fn(*s));
+          if (s)
+            deferred->finish(fn(*s));
+          else
+            deferred->finish(make_error<LSPError>(
+                "the document was closed before it was analysed",
+                ErrorCode::ContentModified));
           forget(key);
         });
     if (!known) {
@@ -657,9 +663,7 @@ private:
       pending[key] = deferred;
     }
     std::string text = it->second.text, path = it->second.path;
-    Scheduler::SnapshotPtr snap = scheduler.latest(uri);
-    auto work = [this, deferred, key, text, path, opts, snap, uri,
-                 showDocument] {
+    auto work = [this, deferred, key, text, path, opts, uri, showDocument] {
       LowerResult r = lower(text, path, opts);
       if (!r.ok) {
         std::string msg = "lowering failed";
@@ -670,15 +674,15 @@ private:
         return;
       }
       LineTable preview(r.text);
+      LineTable source(text); // the text that was lowered, not a snapshot
       json::Array mappings;
       for (const PreviewMapping &m : r.mappings) {
         json::Object o{{"previewPosition",
                         toJSON(preview.toLsp(
                             Position{m.previewLine, m.previewColumn + 1}))},
                        {"sourceOp", m.sourceOp}};
-        if (snap)
-          o["sourcePosition"] =
-              toJSON(snap->lines.toLsp(Position{m.sourceLine, m.sourceColumn}));
+        o["sourcePosition"] =
+            toJSON(source.toLsp(Position{m.sourceLine, m.sourceColumn}));
         mappings.push_back(std::move(o));
       }
       json::Object result{{"text", r.text},
@@ -713,16 +717,25 @@ private:
       work();
       return;
     }
+    background(std::move(work));
+  }
+
+  /// Long work off the main loop, on a big stack (MLIR's parser and passes
+  /// recurse); the destructor waits for it.
+  void background(std::function<void()> work) {
     {
       std::lock_guard<std::mutex> lock(workMu);
       ++running;
     }
-    std::thread([this, work = std::move(work)] {
-      work();
-      std::lock_guard<std::mutex> lock(workMu);
-      --running;
-      workDone.notify_all();
-    }).detach();
+    auto *t = new llvm::thread(std::optional<unsigned>(256u << 20),
+                               [this, work = std::move(work)] {
+                                 work();
+                                 std::lock_guard<std::mutex> lock(workMu);
+                                 --running;
+                                 workDone.notify_all();
+                               });
+    t->detach();
+    delete t;
   }
 
 public:
@@ -839,16 +852,7 @@ private:
       work();
       return;
     }
-    {
-      std::lock_guard<std::mutex> lock(workMu);
-      ++running;
-    }
-    std::thread([this, work = std::move(work)] {
-      work();
-      std::lock_guard<std::mutex> lock(workMu);
-      --running;
-      workDone.notify_all();
-    }).detach();
+    background(std::move(work));
   }
 
   TrackingInput &input;

@@ -42,8 +42,18 @@ void Scheduler::update(const std::string &uri, const std::string &path,
 }
 
 void Scheduler::remove(const std::string &uri) {
-  std::lock_guard<std::mutex> lock(mu);
-  docs.erase(uri);
+  std::vector<std::function<void(SnapshotPtr)>> waiters;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = docs.find(uri);
+    if (it == docs.end())
+      return;
+    waiters.swap(it->second->waiters);
+    docs.erase(it);
+  }
+  // Requests still waiting for a first snapshot get an answer: none.
+  for (auto &w : waiters)
+    w(nullptr);
 }
 
 Scheduler::SnapshotPtr Scheduler::latest(const std::string &uri) const {

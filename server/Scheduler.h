@@ -63,8 +63,8 @@ public:
   SnapshotPtr latest(const std::string &uri) const;
 
   /// Runs `fn` with the latest snapshot now if there is one, otherwise as
-  /// soon as the first one is ready (on the worker thread). Returns false
-  /// if the document is unknown.
+  /// soon as the first one is ready (on the worker thread), or with nullptr
+  /// if the document is closed first. Returns false if it is unknown.
   bool withSnapshot(const std::string &uri, std::function<void(SnapshotPtr)> fn);
 
   /// Blocks until no analysis is pending (tests, shutdown).

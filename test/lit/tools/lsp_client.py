@@ -213,9 +213,14 @@ class Message:
 
 
 class LspClient:
-    def __init__(self, argv, env=None, default_timeout=30.0):
+    def __init__(self, argv, env=None, default_timeout=30.0, server_request_results=None):
+        """`server_request_results`: {method: result} answered to requests
+        the server sends (e.g. window/showDocument); others get null."""
         self.argv = list(argv)
         self.default_timeout = default_timeout
+        self.server_request_results = {"window/showDocument": {"success": True},
+                                       "workspace/configuration": []}
+        self.server_request_results.update(server_request_results or {})
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=env, bufsize=0)
@@ -302,6 +307,8 @@ class LspClient:
                 self.protocol_errors.append("reply without jsonrpc 2.0: %r" % body)
             if "method" in body and "id" in body:
                 self.server_requests.append(msg)
+                reply = {"jsonrpc": "2.0", "id": body["id"],
+                         "result": self.server_request_results.get(body["method"])}
             elif "method" in body:
                 self.notifications.append(msg)
             elif "id" in body:
@@ -309,6 +316,11 @@ class LspClient:
             else:
                 self.protocol_errors.append("unclassifiable message %r" % body)
             self._cv.notify_all()
+        if "method" in body and "id" in body:
+            try:
+                self.send(reply)
+            except OSError:
+                pass
 
     @staticmethod
     def _key(i):
@@ -367,8 +379,8 @@ class LspClient:
                     return v
                 if self._eof:
                     raise ServerDied("server closed its output while waiting for %s "
-                                     "(exit code %s); stderr:\n%s"
-                                     % (what, self.proc.poll(), self.stderr_text()[-4000:]))
+                                     "(%s); stderr:\n%s"
+                                     % (what, self.exit_status(), self.stderr_text()[-4000:]))
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise LspTimeout("timed out waiting for %s" % what)
@@ -448,6 +460,21 @@ class LspClient:
             self.kill()
             raise LspTimeout("server did not exit within %.0fs after `exit`" % timeout)
 
+    def exit_status(self, wait=2.0):
+        """'exit code N', 'killed by signal N (NAME)' or 'still running'."""
+        try:
+            rc = self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        if rc < 0:
+            import signal
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = "?"
+            return "killed by signal %d (%s)" % (-rc, name)
+        return "exit code %d" % rc
+
     def kill(self):
         """Stops the server we started (idempotent)."""
         if self.proc.poll() is None:
@@ -486,7 +513,8 @@ def check_json(tosa_lsp, path, timeout=120):
 def expected_lsp_diagnostics(check, text):
     """The diagnostics a server should publish for `text`, from check's JSON,
     as comparable tuples (start line, start char, end line, end char,
-    severity, code, message), positions converted to 0-based UTF-16."""
+    severity, code, message, sorted notes (message, line, char)), positions converted to
+    0-based UTF-16. MLIR's "see current operation" notes are not published."""
     lines = split_lines(text)
     out = []
     for f in check["files"]:
@@ -502,7 +530,11 @@ def expected_lsp_diagnostics(check, text):
             sev = SEVERITY[d["severity"]]
             if d.get("code") == "refinable-result":
                 sev = 4  # the server shows it as a hint
-            out.append((sl, sc, el, ec, sev, d.get("code"), d["message"]))
+            notes = tuple(sorted(
+                (n["message"],) + (pos(n["line"], n["column"]) if n.get("line") else (sl, sc))
+                for n in d.get("notes", [])
+                if not n["message"].startswith("see current operation")))
+            out.append((sl, sc, el, ec, sev, d.get("code"), d["message"], notes))
     return out
 
 
@@ -510,9 +542,13 @@ def lsp_diagnostics_tuples(diags):
     out = []
     for d in diags:
         r = d["range"]
+        notes = tuple(sorted(
+            (n["message"], n["location"]["range"]["start"]["line"],
+             n["location"]["range"]["start"]["character"])
+            for n in d.get("relatedInformation", [])))
         out.append((r["start"]["line"], r["start"]["character"],
                     r["end"]["line"], r["end"]["character"],
-                    d.get("severity"), d.get("code"), d["message"]))
+                    d.get("severity"), d.get("code"), d["message"], notes))
     return out
 
 
