@@ -263,9 +263,21 @@ CompileResult compile(const std::string &text, const std::string &path,
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(*ls.module, llvmContext, path);
     if (!llvmModule) {
+      r.errors.insert(r.errors.end(), ls.errors.begin(), ls.errors.end());
       r.errors.push_back(path + ": error: translation to LLVM IR failed");
       return r;
     }
+    // Only the entry points are exported: helpers such as dealloc_helper
+    // and private functions get internal linkage, so several objects from
+    // tosa-lsp link together.
+    std::set<std::string> exported;
+    for (const std::string &e : ls.entryPoints) {
+      exported.insert(e);
+      exported.insert("_mlir_ciface_" + e);
+    }
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration() && !exported.count(f.getName().str()))
+        f.setLinkage(llvm::GlobalValue::InternalLinkage);
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -297,9 +309,15 @@ CompileResult compile(const std::string &text, const std::string &path,
                          llvm::toString(std::move(e)));
       return r;
     }
-    for (const llvm::Function &f : *llvmModule)
+    bool needsRuntime = false;
+    for (const llvm::Function &f : *llvmModule) {
       if (!f.isDeclaration() && f.hasExternalLinkage())
         r.symbols.push_back(f.getName().str());
+      if (f.isDeclaration() && f.getName() == "memrefCopy")
+        needsRuntime = true;
+    }
+    if (needsRuntime)
+      step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
 
     if (options.emit == EmitKind::LLVMIR) {
       std::string s;
@@ -351,6 +369,14 @@ CompileResult compile(const std::string &text, const std::string &path,
         }
         std::vector<llvm::StringRef> args = {*cc, "-shared", "-o",
                                              options.output, objPath, "-lm"};
+        // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy).
+        std::string libDir = TOSA_LSP_MLIR_LIBDIR, lFlag = "-L" + libDir,
+                    rpath = "-Wl,-rpath," + libDir;
+        if (needsRuntime) {
+          args.push_back(lFlag);
+          args.push_back("-lmlir_c_runner_utils");
+          args.push_back(rpath);
+        }
         std::string cmd;
         for (llvm::StringRef a : args)
           cmd += (cmd.empty() ? "" : " ") + a.str();

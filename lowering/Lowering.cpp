@@ -76,17 +76,21 @@ const char *modeName(LowerMode m) {
 }
 
 std::string pipelineFor(LowerStage stage) {
-  // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage.
+  // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
+  // plus what it misses to compile every element-wise op: tosa.apply_scale
+  // (integer tosa.mul with a shift), clones from buffer deallocation, and
+  // math ops LLVM has no intrinsic for (math.erf -> libm).
   std::string p = "func.func(tosa-to-linalg-named,tosa-to-linalg,"
-                  "tosa-to-arith,tosa-to-tensor)";
+                  "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
   p += ",one-shot-bufferize{bufferize-function-boundaries},"
        "convert-linalg-to-loops";
   if (stage == LowerStage::Loops)
     return "builtin.module(" + p + ")";
-  p += ",buffer-deallocation-pipeline,lower-affine,convert-scf-to-cf,"
-       "expand-strided-metadata,finalize-memref-to-llvm,convert-math-to-llvm,"
+  p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+       "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+       "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
        "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
        "convert-index-to-llvm,reconcile-unrealized-casts";
   return "builtin.module(" + p + ")";
@@ -163,11 +167,22 @@ bool lowerSection(const std::string &text, const std::string &path,
     }
     return os.str();
   };
-  ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    if (d.getSeverity() == DiagnosticSeverity::Error)
-      errors.push_back(where(d.getLocation()) + "error: " + d.str());
-    return success();
-  });
+  // Registered for the section's lifetime: LLVM IR translation, later,
+  // reports through it too.
+  out.handlerId = ctx.getDiagEngine().registerHandler(
+      [&out, where](mlir::Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error)
+          out.errors.push_back(where(d.getLocation()) + "error: " + d.str());
+        return success();
+      });
+  struct CopyErrors {
+    LoweredSection &out;
+    std::vector<std::string> &errors;
+    ~CopyErrors() {
+      errors.insert(errors.end(), out.errors.begin(), out.errors.end());
+      out.errors.clear();
+    }
+  } copyErrors{out, errors};
 
   ParserConfig config(&ctx);
   out.module = parseSourceFile<ModuleOp>(out.sourceMgr, config);
@@ -184,17 +199,30 @@ bool lowerSection(const std::string &text, const std::string &path,
     if (!fn)
       return false;
   }
-  if (options.cInterface)
+  if (options.cInterface) {
+    // With --function, only F is an entry point: the others become private
+    // (symbol-dce drops those F does not call) so they are neither exported
+    // nor able to break F's build.
     out.module->walk([&](func::FuncOp fn) {
-      if (!fn.isExternal() && fn.isPublic())
+      if (fn.isExternal())
+        return;
+      if (!options.function.empty() && fn.getSymName() != options.function)
+        fn.setPrivate();
+      if (fn.isPublic()) {
         fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
+        out.entryPoints.push_back(fn.getSymName().str());
+      }
     });
+  }
 
   PassManager pm(&ctx);
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
   std::string pipeline = pipelineFor(options.stage);
+  if (options.cInterface && !options.function.empty())
+    pipeline = "builtin.module(symbol-dce," +
+               pipeline.substr(std::string("builtin.module(").size());
   llvm::StringRef inner(pipeline);
   inner.consume_front("builtin.module(");
   inner.consume_back(")");

@@ -12,6 +12,7 @@
 #include "Lowering.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -29,6 +30,15 @@ struct LoweredSection {
   unsigned firstLine = 1;
   /// (line, column) in the section -> name of the source op there.
   std::map<std::pair<unsigned, unsigned>, std::string> sourceOps;
+  /// Public functions given a C interface (compilation).
+  std::vector<std::string> entryPoints;
+  /// Errors reported by MLIR while this section lives.
+  std::vector<std::string> errors;
+  mlir::DiagnosticEngine::HandlerID handlerId = 0;
+  ~LoweredSection() {
+    if (handlerId)
+      context.getDiagEngine().eraseHandler(handlerId);
+  }
 };
 
 /// Parses `sec` of `text`, verifies it and runs the stage's pipeline.

@@ -72,20 +72,10 @@ ATOL = 1e-6
 
 # Variants whose lowering by tosa-lsp's (MLIR's upstream) pipeline is known to fail;
 # value: why (the error seen). They are compiled separately, see above.
-KNOWN_NOT_LOWERED = {
-    "erf_f32": "math.erf reaches LLVM translation: 'missing "
-               "LLVMTranslationDialectInterface registration for dialect for op: "
-               "math.erf' (convert-math-to-llvm has no erf pattern; "
-               "convert-math-to-libm would call erff)",
-    "mul_i32_shift3": "tosa.mul i32 with shift > 0 leaves tosa.apply_scale: 'missing "
-                      "LLVMTranslationDialectInterface registration for dialect for "
-                      "op: tosa.apply_scale' (needs tosa-to-arith{include-apply-rescale=true})",
-    "cast_f32_f32": "the identity cast folds, the function returns its argument, "
-                    "buffer-deallocation-pipeline inserts bufferization.clone which "
-                    "nothing lowers: 'LLVM Translation failed for operation: "
-                    "builtin.unrealized_conversion_cast' (needs "
-                    "convert-bufferization-to-memref after the deallocation pipeline)",
-}
+# (Empty since the pipeline runs convert-math-to-libm for erf,
+# tosa-to-arith{include-apply-rescale=true} for tosa.mul with a shift, and
+# convert-bufferization-to-memref for functions returning an argument.)
+KNOWN_NOT_LOWERED = {}
 
 # --------------------------------------------------------------------------
 # Element types
