@@ -5,6 +5,7 @@
 #include "Query.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tosa_lsp {
@@ -184,13 +185,30 @@ std::string lineIndent(const std::string &text, size_t off) {
   return text.substr(start, e - start);
 }
 
+/// Lookups built once per file, so that finding fixes for thousands of ops
+/// stays linear.
+struct FixIndex {
+  std::map<std::pair<unsigned, unsigned>, std::vector<size_t>> diagnosticsAt;
+  std::map<unsigned, std::set<std::string>> namesBySection;
+  std::map<const OpReport *, const ValueInfo *> resultOf;
+  explicit FixIndex(const FileAnalysis &fa) {
+    for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+      const Position &p = fa.diagnostics[i].range.begin;
+      diagnosticsAt[{p.line, p.column}].push_back(i);
+    }
+    for (const ValueInfo &v : fa.values) {
+      namesBySection[v.section].insert(v.name);
+      if (v.opReport >= 0)
+        resultOf[&fa.ops[v.opReport]] = &v;
+    }
+  }
+};
+thread_local const FixIndex *gIndex = nullptr; // set by candidateFixes
+
 /// A value name not used in the section yet: `%base`, `%base_1`, ...
 std::string freshName(const FileAnalysis &fa, unsigned section,
                       const std::string &base) {
-  std::set<std::string> taken;
-  for (const ValueInfo &v : fa.values)
-    if (v.section == section)
-      taken.insert(v.name);
+  const std::set<std::string> &taken = gIndex->namesBySection.at(section);
   std::string name = "%" + base;
   for (int n = 1; taken.count(name); ++n)
     name = "%" + base + "_" + std::to_string(n);
@@ -209,11 +227,12 @@ std::string stem(const std::string &name) {
 std::optional<size_t> diagnosticAt(const FileAnalysis &fa, const OpReport &op,
                                    std::initializer_list<const char *> codes,
                                    bool errorsOnly) {
-  for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+  auto it = gIndex->diagnosticsAt.find(
+      {op.range.begin.line, op.range.begin.column});
+  if (it == gIndex->diagnosticsAt.end())
+    return std::nullopt;
+  for (size_t i : it->second) {
     const Diagnostic &d = fa.diagnostics[i];
-    if (d.range.begin.line != op.range.begin.line ||
-        d.range.begin.column != op.range.begin.column)
-      continue;
     if (errorsOnly && d.severity != Severity::Error)
       continue;
     if (codes.size() == 0)
@@ -258,10 +277,8 @@ std::optional<unsigned> operandIndex(const FileAnalysis &fa,
 }
 
 const ValueInfo *resultValue(const FileAnalysis &fa, const OpReport &op) {
-  for (const ValueInfo &v : fa.values)
-    if (v.opReport >= 0 && &fa.ops[v.opReport] == &op)
-      return &v;
-  return nullptr;
+  auto it = gIndex->resultOf.find(&op);
+  return it == gIndex->resultOf.end() ? nullptr : it->second;
 }
 
 /// (a) The declared result type with its static dims replaced by the
@@ -474,6 +491,8 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text) {
   Offsets off(text);
+  FixIndex index(fa);
+  gIndex = &index;
   std::vector<FixData> out;
   for (const OpReport &op : fa.ops) {
     if (op.kind != OpKind::Implicit || op.section >= fa.sections.size() ||
@@ -483,6 +502,7 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
       if (std::optional<FixData> f = make(fa, text, off, op))
         out.push_back(std::move(*f));
   }
+  gIndex = nullptr;
   return out;
 }
 
@@ -505,6 +525,37 @@ std::string applyEdits(const std::string &text,
   return out;
 }
 
+bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
+                 const std::string &text, const Config &config,
+                 const FixData &fix) {
+  if (fix.diagnostic >= fa.diagnostics.size())
+    return false;
+  unsigned section = fa.diagnostics[fix.diagnostic].section;
+  if (section >= fa.sections.size())
+    return false;
+  const Section &sec = fa.sections[section];
+  auto isError = [](const Diagnostic &d) {
+    return d.severity == Severity::Error;
+  };
+  // Sections are analysed independently: the file's analysis already has
+  // this section's "before".
+  long before = std::count_if(
+      fa.diagnostics.begin(), fa.diagnostics.end(),
+      [&](const Diagnostic &d) { return isError(d) && d.section == section; });
+  std::string edited = applyEdits(text, fix.edits);
+  long delta = static_cast<long>(edited.size()) - static_cast<long>(text.size());
+  std::string after = edited.substr(sec.beginOffset,
+                                    sec.endOffset - sec.beginOffset + delta);
+  FileAnalysis now = analyzer.analyze(after, fa.path, config);
+  bool parsed = !now.sections.empty() &&
+                std::all_of(now.sections.begin(), now.sections.end(),
+                            [](const Section &s) { return s.parsed; });
+  long errorsNow =
+      std::count_if(now.diagnostics.begin(), now.diagnostics.end(), isError);
+  return parsed && (fix.kind == FixData::RefineResult ? errorsNow <= before
+                                                       : errorsNow < before);
+}
+
 std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,
                                     const std::string &text,
                                     const Config &config, size_t limit) {
@@ -512,34 +563,9 @@ std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,
   std::vector<FixData> candidates = candidateFixes(fa, text);
   if (candidates.size() > limit)
     candidates.resize(limit);
-  for (FixData &fix : candidates) {
-    const Diagnostic &target = fa.diagnostics[fix.diagnostic];
-    unsigned section = target.section;
-    if (section >= fa.sections.size())
-      continue;
-    const Section &sec = fa.sections[section];
-    auto countErrors = [](const std::vector<Diagnostic> &ds) {
-      return std::count_if(ds.begin(), ds.end(), [](const Diagnostic &d) {
-        return d.severity == Severity::Error;
-      });
-    };
-    // Only the fixed section is re-analysed, as a file of its own.
-    std::string edited = applyEdits(text, fix.edits);
-    long delta = static_cast<long>(edited.size()) - static_cast<long>(text.size());
-    std::string before = text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
-    std::string after = edited.substr(sec.beginOffset,
-                                      sec.endOffset - sec.beginOffset + delta);
-    FileAnalysis was = analyzer.analyze(before, fa.path, config);
-    FileAnalysis now = analyzer.analyze(after, fa.path, config);
-    bool parsed = !now.sections.empty() &&
-                  std::all_of(now.sections.begin(), now.sections.end(),
-                              [](const Section &s) { return s.parsed; });
-    bool better = fix.kind == FixData::RefineResult
-                      ? countErrors(now.diagnostics) <= countErrors(was.diagnostics)
-                      : countErrors(now.diagnostics) < countErrors(was.diagnostics);
-    if (parsed && better)
+  for (FixData &fix : candidates)
+    if (validateFix(analyzer, fa, text, config, fix))
       out.push_back(std::move(fix));
-  }
   return out;
 }
 

@@ -42,9 +42,14 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
 std::string applyEdits(const std::string &text,
                        const std::vector<TextEditData> &edits);
 
-/// Keeps the candidates whose edited file, re-analysed, has fewer errors in
-/// the fixed section (the same number for refinements) and no error at the
-/// fixed op. At most `limit` candidates are tried.
+/// Whether the edited file, re-analysed, has fewer errors in the fixed
+/// section (the same number for refinements) and still parses. Only the
+/// fixed section is re-analysed.
+bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
+                 const std::string &text, const Config &config,
+                 const FixData &fix);
+
+/// The candidates that pass validateFix; at most `limit` are tried.
 std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,
                                     const std::string &text,
                                     const Config &config, size_t limit = 32);

@@ -510,78 +510,129 @@ private:
                  });
   }
 
-  /// Quick fixes whose diagnostic overlaps the requested range.
+  /// Quick fixes whose diagnostic overlaps the requested range (validated
+  /// on first request, off the main loop), plus the lowering preview and
+  /// compile actions on the function under the cursor.
   void onCodeAction(const CodeActionParams &params,
                     Callback<json::Value> reply) {
     lsp::Range range = params.range;
     std::vector<std::string> only = params.context.only;
-    withSnapshot(
-        params.textDocument.uri, std::move(reply),
-        [range, only](const Snapshot &s) -> json::Value {
-          json::Array out;
-          auto wants = [&](StringRef kind) {
-            if (only.empty())
-              return true;
-            for (const std::string &k : only)
-              if (kind.starts_with(k))
-                return true;
-            return false;
-          };
-          std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-          if (!r)
-            return out;
-          // "Preview lowering" on a function (or any op inside one).
-          if (wants("refactor.rewrite"))
-            if (const SymbolInfo *fn = functionAt(s.analysis, r->begin)) {
-              json::Object args{{"uri", s.uri},
-                                {"function", fn->name},
-                                {"stage", "linalg"},
-                                {"mode", "upstream"}};
-              out.push_back(json::Object{
-                  {"title", "Preview lowering of @" + fn->name +
-                                " (TOSA -> linalg)"},
-                  {"kind", "refactor.rewrite"},
-                  {"command",
-                   json::Object{{"title", "Preview lowering"},
-                                {"command", "tosa.previewLowering"},
-                                {"arguments", json::Array{std::move(args)}}}}});
-            }
-          if (wants("source"))
-            if (const SymbolInfo *fn = functionAt(s.analysis, r->begin))
-              out.push_back(json::Object{
-                  {"title", "Compile @" + fn->name +
-                                " to native code (shared library)"},
-                  {"kind", "source"},
-                  {"command",
-                   json::Object{
-                       {"title", "Compile to native code"},
-                       {"command", "tosa.compile"},
-                       {"arguments",
-                        json::Array{json::Object{{"uri", s.uri},
-                                                 {"function", fn->name},
-                                                 {"emit", "shared"}}}}}}});
-          if (!wants("quickfix"))
-            return out;
-          for (const FixData &fix : s.fixes) {
-            const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
-            if (!overlaps(d.range, *r))
-              continue;
-            json::Array edits;
-            for (const TextEditData &e : fix.edits)
-              edits.push_back(
-                  json::Object{{"range", toJSON(s.lines.toLsp(e.range))},
-                               {"newText", e.newText}});
-            out.push_back(json::Object{
-                {"title", fix.title},
-                {"kind", "quickfix"},
-                {"isPreferred", fix.preferred},
-                {"diagnostics", json::Array{diagnosticJSON(s, d)}},
-                {"edit",
-                 json::Object{{"changes",
-                               json::Object{{s.uri, std::move(edits)}}}}}});
+    auto compute = [this, range, only](const Snapshot &s) -> json::Value {
+      json::Array out;
+      auto wants = [&](StringRef kind) {
+        if (only.empty())
+          return true;
+        for (const std::string &k : only)
+          if (kind.starts_with(k))
+            return true;
+        return false;
+      };
+      std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+      if (!r)
+        return out;
+      const SymbolInfo *fn = functionAt(s.analysis, r->begin);
+      if (fn && wants("refactor.rewrite")) {
+        json::Object args{{"uri", s.uri},
+                          {"function", fn->name},
+                          {"stage", "linalg"},
+                          {"mode", "upstream"}};
+        out.push_back(json::Object{
+            {"title", "Preview lowering of @" + fn->name + " (TOSA -> linalg)"},
+            {"kind", "refactor.rewrite"},
+            {"command", json::Object{{"title", "Preview lowering"},
+                                     {"command", "tosa.previewLowering"},
+                                     {"arguments",
+                                      json::Array{std::move(args)}}}}});
+      }
+      if (fn && wants("source"))
+        out.push_back(json::Object{
+            {"title", "Compile @" + fn->name + " to native code (shared library)"},
+            {"kind", "source"},
+            {"command",
+             json::Object{{"title", "Compile to native code"},
+                          {"command", "tosa.compile"},
+                          {"arguments",
+                           json::Array{json::Object{{"uri", s.uri},
+                                                    {"function", fn->name},
+                                                    {"emit", "shared"}}}}}}});
+      if (!wants("quickfix"))
+        return out;
+      json::Array fixes;
+      for (size_t i = 0; i < s.fixes.size(); ++i) {
+        const FixData &fix = s.fixes[i];
+        const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
+        if (!overlaps(d.range, *r) || !isValid(s, i))
+          continue;
+        json::Array edits;
+        for (const TextEditData &e : fix.edits)
+          edits.push_back(json::Object{{"range", toJSON(s.lines.toLsp(e.range))},
+                                       {"newText", e.newText}});
+        fixes.push_back(json::Object{
+            {"title", fix.title},
+            {"kind", "quickfix"},
+            {"isPreferred", fix.preferred},
+            {"diagnostics", json::Array{diagnosticJSON(s, d)}},
+            {"edit", json::Object{{"changes",
+                                   json::Object{{s.uri, std::move(edits)}}}}}});
+      }
+      // Quick fixes first: editors show the first action most prominently.
+      for (json::Value &a : out)
+        fixes.push_back(std::move(a));
+      return fixes;
+    };
+    if (syncMode) {
+      withSnapshot(params.textDocument.uri, std::move(reply), compute);
+      return;
+    }
+    // Validation re-analyses a section: keep it off the main loop.
+    auto deferred = std::make_shared<Deferred>();
+    deferred->reply = std::move(reply);
+    std::string key = input.currentId ? idKey(*input.currentId) : "";
+    if (!key.empty()) {
+      std::lock_guard<std::mutex> lock(pendingMu);
+      pending[key] = deferred;
+    }
+    URIForFile uri = params.textDocument.uri;
+    bool known = scheduler.withSnapshot(
+        uri.uri().str(),
+        [this, deferred, compute, key](Scheduler::SnapshotPtr s) {
+          if (!s) {
+            deferred->finish(make_error<LSPError>(
+                "the document was closed before it was analysed",
+                ErrorCode::ContentModified));
+            forget(key);
+            return;
           }
-          return out;
+          background([this, deferred, compute, key, s] {
+            deferred->finish(compute(*s));
+            forget(key);
+          });
         });
+    if (!known) {
+      deferred->finish(make_error<LSPError>("unknown document: " +
+                                                uri.uri().str() + " (not opened)",
+                                            ErrorCode::InvalidParams));
+      forget(key);
+    }
+  }
+
+  /// Validates fix `i` of `s` once, remembering the verdict.
+  bool isValid(const Snapshot &s, size_t i) {
+    {
+      std::lock_guard<std::mutex> lock(s.validationMu);
+      if (auto it = s.validated.find(i); it != s.validated.end())
+        return it->second;
+    }
+    bool ok;
+    {
+      std::lock_guard<std::mutex> lock(validatorMu);
+      if (!validator)
+        validator = std::make_unique<Analyzer>();
+      ok = validateFix(*validator, s.analysis, s.text, s.config, s.fixes[i]);
+    }
+    std::lock_guard<std::mutex> lock(s.validationMu);
+    s.validated[i] = ok;
+    return ok;
   }
 
   static const SymbolInfo *functionAt(const FileAnalysis &fa, Position p) {
@@ -863,6 +914,8 @@ private:
   OutgoingRequest<json::Value> createProgress;
   OutgoingNotification<json::Value> progress;
   std::atomic<int> outgoingIds{0};
+  std::mutex validatorMu;
+  std::unique_ptr<Analyzer> validator; // its own MLIRContext
   std::mutex workMu;
   std::condition_variable workDone;
   int running = 0;

@@ -104,7 +104,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   lock.unlock();
 
   FileAnalysis fa = analyzer->analyze(text, path, config, &doc->cache);
-  std::vector<FixData> fixes = validatedFixes(*analyzer, fa, text, config);
+  std::vector<FixData> fixes = candidateFixes(fa, text);
   unsigned reused = 0;
   for (const Section &s : fa.sections)
     reused += s.reused;

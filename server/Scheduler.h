@@ -40,8 +40,12 @@ struct Snapshot {
   std::string text;
   Config config;
   FileAnalysis analysis;
-  /// Validated quick fixes (computed with the analysis, like clangd).
+  /// Candidate quick fixes, found with the analysis (cheap, text only);
+  /// each is validated by re-analysis when a code action asks for it, and
+  /// the verdict is remembered here.
   std::vector<FixData> fixes;
+  mutable std::mutex validationMu;
+  mutable std::map<size_t, bool> validated;
   LineTable lines;
 };
 

@@ -51,7 +51,7 @@ def main():
          "params": {"textDocument": {"uri": uri},
                     "range": {"start": {"line": 0, "character": 0},
                               "end": {"line": text.count("\n") + 1, "character": 0}},
-                    "context": {"diagnostics": []}}},
+                    "context": {"diagnostics": [], "only": ["quickfix"]}}},
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
