@@ -2,6 +2,7 @@
 
 #include "CodeActions.h"
 
+#include "LineIndex.h"
 #include "Query.h"
 
 #include <algorithm>
@@ -10,28 +11,6 @@
 
 namespace tosa_lsp {
 namespace {
-
-/// Byte offsets of 1-based positions in one text version.
-struct Offsets {
-  std::vector<size_t> starts{0};
-  size_t size;
-  explicit Offsets(const std::string &text) : size(text.size()) {
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n')
-        starts.push_back(i + 1);
-  }
-  std::optional<size_t> at(Position p) const {
-    if (!p.valid() || p.line > starts.size())
-      return std::nullopt;
-    size_t off = starts[p.line - 1] + p.column - 1;
-    return off <= size ? std::optional<size_t>(off) : std::nullopt;
-  }
-  Position pos(size_t off) const {
-    auto it = std::upper_bound(starts.begin(), starts.end(), off);
-    unsigned line = static_cast<unsigned>(it - starts.begin());
-    return {line, static_cast<unsigned>(off - starts[line - 1] + 1)};
-  }
-};
 
 /// Splits `s` on `sep` at bracket depth 0; returns [begin, end) pairs with
 /// surrounding spaces trimmed.
@@ -285,7 +264,7 @@ const ValueInfo *resultValue(const FileAnalysis &fa, const OpReport &op) {
 /// inferred ones; users and the function signature follow.
 std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
                                      const std::string &text,
-                                     const Offsets &off, const OpReport &op) {
+                                     const LineIndex &off, const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
   bool wrong = false;
   for (const Violation &v : a.violations)
@@ -298,7 +277,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
         v.kind != ViolationKind::ResultBroadcast)
       return std::nullopt; // Other problems first: this alone won't verify.
   std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
-  auto tb = off.at(op.resultTypeRange.begin), te = off.at(op.resultTypeRange.end);
+  auto tb = off.offset(op.resultTypeRange.begin), te = off.offset(op.resultTypeRange.end);
   if (!diag || !tb || !te)
     return std::nullopt;
   std::string oldType = text.substr(*tb, *te - *tb);
@@ -324,13 +303,13 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
       if (!user)
         return std::nullopt;
       std::optional<unsigned> idx = operandIndex(fa, *user, use);
-      auto ub = off.at(user->scope.begin), ue = off.at(user->scope.end);
+      auto ub = off.offset(user->scope.begin), ue = off.offset(user->scope.end);
       if (!idx || !ub || !ue)
         return std::nullopt;
       auto slot = operandTypeSlot(text, *ub, *ue, *idx, user->numOperands);
       if (!slot || text.substr(slot->first, slot->second - slot->first) != oldType)
         return std::nullopt;
-      fix.edits.push_back({{off.pos(slot->first), off.pos(slot->second)},
+      fix.edits.push_back({{off.position(slot->first), off.position(slot->second)},
                            *newType});
       if (user->name != "func.return")
         continue;
@@ -338,8 +317,8 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
       for (const SymbolInfo &s : fa.symbols)
         if (s.opName == "func.func" && contains(s.scope, use.begin))
           fn = &s;
-      auto nb = fn ? off.at(fn->nameRange.end) : std::nullopt;
-      auto fe = fn ? off.at(fn->scope.end) : std::nullopt;
+      auto nb = fn ? off.offset(fn->nameRange.end) : std::nullopt;
+      auto fe = fn ? off.offset(fn->scope.end) : std::nullopt;
       if (!nb || !fe)
         return std::nullopt;
       // `(args) -> results {` : the results after the argument list.
@@ -371,7 +350,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
       std::string spelled = text.substr(sb, se - sb);
       if (spelled.rfind(oldType, 0) != 0)
         return std::nullopt;
-      fix.edits.push_back({{off.pos(sb), off.pos(sb + oldType.size())},
+      fix.edits.push_back({{off.position(sb), off.position(sb + oldType.size())},
                            *newType});
     }
   }
@@ -380,7 +359,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
 
 /// (b) Refine `?` result dims; users keep the old type via tensor.cast.
 std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text,
-                                 const Offsets &off, const OpReport &op) {
+                                 const LineIndex &off, const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
   if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred ||
       op.resultName.empty() || op.resultName.find_first_of(":#") !=
@@ -388,8 +367,8 @@ std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text
     return std::nullopt;
   std::optional<size_t> diag =
       diagnosticAt(fa, op, {"refinable-result"}, /*errorsOnly=*/false);
-  auto tb = off.at(op.resultTypeRange.begin), te = off.at(op.resultTypeRange.end);
-  auto se = off.at(op.scope.end), ob = off.at(op.range.begin);
+  auto tb = off.offset(op.resultTypeRange.begin), te = off.offset(op.resultTypeRange.end);
+  auto se = off.offset(op.scope.end), ob = off.offset(op.range.begin);
   if (!diag || !tb || !te || !se || !ob)
     return std::nullopt;
   std::string oldType = text.substr(*tb, *te - *tb);
@@ -408,7 +387,7 @@ std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text
   fix.diagnostic = *diag;
   fix.edits.push_back({op.resultNameRange, fresh});
   fix.edits.push_back({op.resultTypeRange, *newType});
-  fix.edits.push_back({{off.pos(*se), off.pos(*se)},
+  fix.edits.push_back({{off.position(*se), off.position(*se)},
                        "\n" + lineIndent(text, *ob) + op.resultName +
                            " = tensor.cast " + fresh + " : " + *newType +
                            " to " + oldType});
@@ -417,7 +396,7 @@ std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text
 
 /// (c) TOSA: reshape lower-rank operands with leading 1s.
 std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &text,
-                                  const Offsets &off, const OpReport &op) {
+                                  const LineIndex &off, const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
   if (!op.tosa || a.rankExpanded.empty())
     return std::nullopt;
@@ -426,12 +405,12 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
       return std::nullopt; // The reshape alone would not make it verify.
   std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
   const OpSpan *span = userOf(fa, op.range);
-  auto ob = off.at(op.scope.begin), oe = off.at(op.scope.end);
+  auto ob = off.offset(op.scope.begin), oe = off.offset(op.scope.end);
   if (!diag || !span || !ob || !oe)
     return std::nullopt;
   // The statement starts at the result name (`%0 = tosa.add ...`).
   size_t stmt = op.resultNameRange.begin.valid()
-                    ? off.at(op.resultNameRange.begin).value_or(*ob)
+                    ? off.offset(op.resultNameRange.begin).value_or(*ob)
                     : *ob;
   std::string indent = lineIndent(text, stmt);
 
@@ -476,12 +455,12 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
                 " : (" + op.operandTypes[i] + ", !tosa.shape<" + rank +
                 ">) -> " + *newType + "\n" + indent;
     fix.edits.push_back({useRange, newName});
-    fix.edits.push_back({{off.pos(slot->first), off.pos(slot->second)},
+    fix.edits.push_back({{off.position(slot->first), off.position(slot->second)},
                          *newType});
     names += (names.empty() ? "" : ", ") + std::string("operand #") +
              std::to_string(i) + " to " + *newType;
   }
-  fix.edits.push_back({{off.pos(stmt), off.pos(stmt)}, prologue});
+  fix.edits.push_back({{off.position(stmt), off.position(stmt)}, prologue});
   fix.title = "Reshape " + names + " (tosa.reshape) to equalise ranks";
   return fix;
 }
@@ -490,7 +469,7 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
 
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text) {
-  Offsets off(text);
+  LineIndex off(text);
   FixIndex index(fa);
   gIndex = &index;
   std::vector<FixData> out;
@@ -508,10 +487,10 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
 
 std::string applyEdits(const std::string &text,
                        const std::vector<TextEditData> &edits) {
-  Offsets off(text);
+  LineIndex off(text);
   std::vector<std::pair<std::pair<size_t, size_t>, const std::string *>> spans;
   for (const TextEditData &e : edits) {
-    auto b = off.at(e.range.begin), en = off.at(e.range.end);
+    auto b = off.offset(e.range.begin), en = off.offset(e.range.end);
     if (!b || !en)
       continue;
     spans.push_back({{*b, *en}, &e.newText});

@@ -2,6 +2,7 @@
 
 #include "Findings.h"
 #include "IR.h"
+#include "LineIndex.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
@@ -134,27 +135,6 @@ std::string capped(std::string msg) {
   }
   return msg;
 }
-
-/// Byte offset of a 1-based line/column in `text`.
-struct LineIndex {
-  std::vector<size_t> starts{0};
-  explicit LineIndex(std::string_view text) {
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n')
-        starts.push_back(i + 1);
-  }
-  std::optional<size_t> offset(Position p, size_t size) const {
-    if (!p.valid() || p.line > starts.size())
-      return std::nullopt;
-    size_t off = starts[p.line - 1] + p.column - 1;
-    return off <= size ? std::optional<size_t>(off) : std::nullopt;
-  }
-  Position position(size_t offset) const {
-    auto it = std::upper_bound(starts.begin(), starts.end(), offset);
-    unsigned line = static_cast<unsigned>(it - starts.begin());
-    return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
-  }
-};
 
 Severity toSeverity(DiagnosticSeverity s) {
   switch (s) {
@@ -418,7 +398,7 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
       if (f && f->getFilename() == path && f->getLine() != 0) {
         Position b = ps.toFilePosition(f->getLine(), f->getColumn());
         Position e = b;
-        if (auto off = lines.offset(b, text.size()))
+        if (auto off = lines.offset(b))
           e = lines.position(tokenEnd(text, *off));
         return {b, e};
       }

@@ -247,6 +247,26 @@ int runExplain(int argc, char **argv) {
   return 0;
 }
 
+/// `--flag=V` or `--flag V` at argv[i] (advancing i for the second form).
+std::optional<std::string> flagValue(int argc, char **argv, int &i,
+                                     const char *flag) {
+  std::string a = argv[i], f = flag;
+  if (a.rfind(f + "=", 0) == 0)
+    return a.substr(f.size() + 1);
+  if (a == f && i + 1 < argc)
+    return std::string(argv[++i]);
+  return std::nullopt;
+}
+
+/// The file's text, or std::nullopt after printing why it is unusable.
+std::optional<std::string> readOrReport(const std::string &path) {
+  std::string error;
+  std::optional<std::string> text = readInput(path, error);
+  if (!text)
+    std::cerr << "tosa-lsp: error: " << error << "\n";
+  return text;
+}
+
 /// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
 /// with fix N applied (what an editor gets through the server).
 int runFix(int argc, char **argv) {
@@ -305,13 +325,8 @@ int runLower(int argc, char **argv) {
   bool json = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char *flag) -> std::optional<std::string> {
-      std::string f = flag;
-      if (a.rfind(f + "=", 0) == 0)
-        return a.substr(f.size() + 1);
-      if (a == f && i + 1 < argc)
-        return std::string(argv[++i]);
-      return std::nullopt;
+    auto value = [&](const char *flag) {
+      return flagValue(argc, argv, i, flag);
     };
     if (auto v = value("--function")) {
       opts.function = *v;
@@ -339,12 +354,9 @@ int runLower(int argc, char **argv) {
   }
   if (path.empty())
     return usageError("lower: expected a FILE");
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  if (!text) {
-    std::cerr << "tosa-lsp: error: " << error << "\n";
+  std::optional<std::string> text = readOrReport(path);
+  if (!text)
     return 2;
-  }
   LowerResult r = lower(*text, displayName(path), opts);
   for (const std::string &e : r.errors)
     std::cerr << e << "\n";
@@ -375,13 +387,8 @@ int runCompile(int argc, char **argv) {
   bool json = false, quiet = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char *flag) -> std::optional<std::string> {
-      std::string f = flag;
-      if (a.rfind(f + "=", 0) == 0)
-        return a.substr(f.size() + 1);
-      if (a == f && i + 1 < argc)
-        return std::string(argv[++i]);
-      return std::nullopt;
+    auto value = [&](const char *flag) {
+      return flagValue(argc, argv, i, flag);
     };
     if (auto v = value("--function")) {
       opts.function = *v;
@@ -417,12 +424,9 @@ int runCompile(int argc, char **argv) {
     return usageError("compile: expected a FILE");
   if (opts.output.empty())
     return usageError("compile: expected -o OUTPUT");
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  if (!text) {
-    std::cerr << "tosa-lsp: error: " << error << "\n";
+  std::optional<std::string> text = readOrReport(path);
+  if (!text)
     return 2;
-  }
   CompileResult r = compile(*text, displayName(path), opts,
                             [&](const std::string &stepText) {
                               if (!quiet)

@@ -1,0 +1,44 @@
+//===- LineIndex.h - byte offsets <-> 1-based positions ---------*- C++ -*-===//
+
+#ifndef TOSA_LSP_ANALYSIS_LINEINDEX_H
+#define TOSA_LSP_ANALYSIS_LINEINDEX_H
+
+#include "Analysis.h"
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace tosa_lsp {
+
+/// Line starts of one text version: 1-based line / byte-column positions to
+/// byte offsets and back.
+class LineIndex {
+public:
+  explicit LineIndex(std::string_view text) : size(text.size()) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n')
+        starts.push_back(i + 1);
+  }
+  /// std::nullopt for an invalid position or one past the end of the text.
+  std::optional<size_t> offset(Position p) const {
+    if (!p.valid() || p.line > starts.size())
+      return std::nullopt;
+    size_t off = starts[p.line - 1] + p.column - 1;
+    return off <= size ? std::optional<size_t>(off) : std::nullopt;
+  }
+  Position position(size_t offset) const {
+    auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+    unsigned line = static_cast<unsigned>(it - starts.begin());
+    return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
+  }
+
+private:
+  std::vector<size_t> starts{0};
+  size_t size;
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_LINEINDEX_H
