@@ -184,7 +184,7 @@ CompileResult compile(const std::string &text, const std::string &path,
     r.errors.push_back("tosa-lsp: error: compile needs an output path (-o)");
     return r;
   }
-  if (options.mode != LowerMode::Upstream) {
+  if (options.mode == LowerMode::Versioned) {
     r.errors.push_back(std::string("tosa-lsp: error: --mode=") +
                        modeName(options.mode) +
                        " is not available yet; use --mode=upstream");

@@ -215,6 +215,9 @@ bool lowerSection(const std::string &text, const std::string &path,
     });
   }
 
+  if (options.mode == LowerMode::Safe)
+    insertBroadcastAssertions(*out.module, sec.firstLine);
+
   PassManager pm(&ctx);
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
@@ -230,7 +233,11 @@ bool lowerSection(const std::string &text, const std::string &path,
     errors.push_back(path + ": error: bad pass pipeline: " + pipelineErrors);
     return false;
   }
-  return succeeded(pm.run(*out.module));
+  if (failed(pm.run(*out.module)))
+    return false;
+  if (options.stage == LowerStage::LLVM)
+    flushBeforeAbort(*out.module);
+  return true;
 }
 
 } // namespace detail
@@ -239,7 +246,7 @@ LowerResult lower(const std::string &text, const std::string &path,
                   const LowerOptions &options) {
   LowerResult result;
   result.pipeline = pipelineFor(options.stage);
-  if (options.mode != LowerMode::Upstream) {
+  if (options.mode == LowerMode::Versioned) {
     result.errors.push_back(std::string("tosa-lsp: error: --mode=") +
                             modeName(options.mode) +
                             " is not available yet; use --mode=upstream");

@@ -49,6 +49,15 @@ bool lowerSection(const std::string &text, const std::string &path,
 
 std::optional<mlir::FileLineColLoc> fileLoc(mlir::Location loc);
 
+/// --mode=safe: a `cf.assert` before each element-wise op for every
+/// dimension whose runtime sizes could disagree (or miss a static result
+/// size). Returns how many were inserted.
+unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
+
+/// After LLVM lowering: flush stdio before a failed assert aborts, so its
+/// message is not lost in a buffer.
+void flushBeforeAbort(mlir::ModuleOp module);
+
 } // namespace tosa_lsp::detail
 
 #endif // TOSA_LSP_LOWERING_LOWERINGIR_H

@@ -539,7 +539,7 @@ def compile_module(args, text, stem):
         if os.path.exists(path):
             os.remove(path)
     cmd = [args.tosa_lsp, "compile", src, "-o", lib, "--emit=shared", "--header",
-           "-O%d" % args.opt, "--quiet"]
+           "-O%d" % args.opt, "--mode=%s" % args.mode, "--quiet"]
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -699,6 +699,8 @@ def main():
     ap.add_argument("--work", required=True, help="directory for temporary files")
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--opt", type=int, default=2, choices=[0, 1, 2, 3])
+    ap.add_argument("--mode", default="upstream", choices=["upstream", "safe"],
+                    help="lowering mode passed to tosa-lsp compile")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--verbose", action="store_true",
                     help="name every call on stderr before making it")
