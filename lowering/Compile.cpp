@@ -187,7 +187,7 @@ CompileResult compile(const std::string &text, const std::string &path,
   if (options.mode == LowerMode::Versioned) {
     r.errors.push_back(std::string("tosa-lsp: error: --mode=") +
                        modeName(options.mode) +
-                       " is not available yet; use --mode=upstream");
+                       " is not available yet; use --mode=upstream or --mode=safe");
     return r;
   }
 

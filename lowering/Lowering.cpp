@@ -249,7 +249,7 @@ LowerResult lower(const std::string &text, const std::string &path,
   if (options.mode == LowerMode::Versioned) {
     result.errors.push_back(std::string("tosa-lsp: error: --mode=") +
                             modeName(options.mode) +
-                            " is not available yet; use --mode=upstream");
+                            " is not available yet; use --mode=upstream or --mode=safe");
     return result;
   }
   std::vector<Section> sections = splitSections(text);
