@@ -184,12 +184,6 @@ CompileResult compile(const std::string &text, const std::string &path,
     r.errors.push_back("tosa-lsp: error: compile needs an output path (-o)");
     return r;
   }
-  if (options.mode == LowerMode::Versioned) {
-    r.errors.push_back(std::string("tosa-lsp: error: --mode=") +
-                       modeName(options.mode) +
-                       " is not available yet; use --mode=upstream or --mode=safe");
-    return r;
-  }
 
   // One section: the one defining --function, or the only one.
   std::vector<Section> sections = splitSections(text);

@@ -217,6 +217,9 @@ bool lowerSection(const std::string &text, const std::string &path,
 
   if (options.mode == LowerMode::Safe)
     insertBroadcastAssertions(*out.module, sec.firstLine);
+  if (options.mode == LowerMode::Versioned)
+    versionBroadcasts(*out.module, /*maxDims=*/3); // at most 8 versions
+
 
   PassManager pm(&ctx);
   std::string pipelineErrors;
@@ -246,12 +249,6 @@ LowerResult lower(const std::string &text, const std::string &path,
                   const LowerOptions &options) {
   LowerResult result;
   result.pipeline = pipelineFor(options.stage);
-  if (options.mode == LowerMode::Versioned) {
-    result.errors.push_back(std::string("tosa-lsp: error: --mode=") +
-                            modeName(options.mode) +
-                            " is not available yet; use --mode=upstream or --mode=safe");
-    return result;
-  }
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;

@@ -54,6 +54,11 @@ std::optional<mlir::FileLineColLoc> fileLoc(mlir::Location loc);
 /// size). Returns how many were inserted.
 unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
 
+/// --mode=versioned: one scf.if version per combination of could-be-1
+/// dynamic dims (at most `maxDims` of them per op), with those dims cast to a
+/// static 1 where they are 1. Returns how many ops were versioned.
+unsigned versionBroadcasts(mlir::ModuleOp module, unsigned maxDims);
+
 /// After LLVM lowering: flush stdio before a failed assert aborts, so its
 /// message is not lost in a buffer.
 void flushBeforeAbort(mlir::ModuleOp module);

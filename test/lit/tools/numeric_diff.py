@@ -699,7 +699,7 @@ def main():
     ap.add_argument("--work", required=True, help="directory for temporary files")
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--opt", type=int, default=2, choices=[0, 1, 2, 3])
-    ap.add_argument("--mode", default="upstream", choices=["upstream", "safe"],
+    ap.add_argument("--mode", default="upstream", choices=["upstream", "safe", "versioned"],
                     help="lowering mode passed to tosa-lsp compile")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--verbose", action="store_true",

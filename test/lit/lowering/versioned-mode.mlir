@@ -1,0 +1,35 @@
+// --mode=versioned (spec 004): one version per could-be-1 dynamic dim; where
+// a dim is 1 the operand is cast to a static 1 and read through a projected
+// (constant 0) map instead of being copied.
+// RUN: %tosa-lsp lower --mode=versioned %s | FileCheck %s
+// RUN: %tosa-lsp lower --mode=upstream %s | FileCheck %s --check-prefix=UP
+
+// CHECK-LABEL: func.func @dyn_vs_static(
+// CHECK:         %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x3xf32>
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[D]], %{{.*}} : index
+// CHECK:         scf.if %[[ONE]] -> (tensor<4x3xf32>) {
+// CHECK:           %[[C:.*]] = tensor.cast %arg0 : tensor<?x3xf32> to tensor<1x3xf32>
+// CHECK:           linalg.generic {indexing_maps = [#[[PROJ:.*]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[C]], %arg1 : tensor<1x3xf32>, tensor<4x3xf32>)
+// CHECK:         } else {
+// Here the size is known not to be 1: upstream's copy block is never taken.
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x3xf32>, tensor<4x3xf32>)
+// Upstream copies %arg0 when its runtime size is 1 (a broadcast generic
+// writing a new tensor), versioned mode never does.
+// UP-LABEL: func.func @dyn_vs_static(
+// UP:         scf.if
+// UP:           linalg.generic {{.*}} ins(%arg0 : tensor<?x3xf32>) outs(
+func.func @dyn_vs_static(%a: tensor<?x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// More could-be-1 dims than the bound (3): upstream's form is kept.
+// CHECK-LABEL: func.func @too_many(
+// CHECK-NOT:     tensor.cast %arg
+// CHECK:         arith.maxui
+func.func @too_many(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.add %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
