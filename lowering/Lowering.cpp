@@ -211,6 +211,7 @@ bool lowerSection(const std::string &text, const std::string &path,
       if (fn.isPublic()) {
         fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
         out.entryPoints.push_back(fn.getSymName().str());
+        out.signatures[fn.getSymName().str()] = fn.getFunctionType();
       }
     });
   }

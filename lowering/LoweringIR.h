@@ -12,6 +12,7 @@
 #include "Lowering.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
@@ -32,6 +33,8 @@ struct LoweredSection {
   std::map<std::pair<unsigned, unsigned>, std::string> sourceOps;
   /// Public functions given a C interface (compilation).
   std::vector<std::string> entryPoints;
+  /// Their TOSA-level signatures, before lowering.
+  std::map<std::string, mlir::FunctionType> signatures;
   /// Errors reported by MLIR while this section lives.
   std::vector<std::string> errors;
   mlir::DiagnosticEngine::HandlerID handlerId = 0;

@@ -16,6 +16,7 @@
 #include "LSPServer.h"
 #include "Compile.h"
 #include "Lowering.h"
+#include "Run.h"
 #include "Config.h"
 #include "Render.h"
 
@@ -45,6 +46,10 @@ commands:
           [--header] [-O0..3] [--format=json] [--quiet] FILE
       Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
       --header writes OUT with .h: the _mlir_ciface_* entry points.
+  run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
+      [--mode=...] [-O0..3] FILE
+      JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
+      results as JSON; dynamic dims come from the inputs (or --shape).
   fix [--candidates] [--apply=N] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -448,6 +453,63 @@ int runCompile(int argc, char **argv) {
   return r.ok ? 0 : 1;
 }
 
+/// `run FILE --function F`: JIT and print the results as JSON.
+int runRun(int argc, char **argv) {
+  RunOptions opts;
+  std::string path;
+  bool haveInputs = false, haveSeed = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) {
+      return flagValue(argc, argv, i, flag);
+    };
+    if (auto v = value("--function")) {
+      opts.function = *v;
+    } else if (auto v = value("--inputs")) {
+      opts.inputs = *v;
+      haveInputs = true;
+    } else if (auto v = value("--random")) {
+      opts.seed = std::strtoul(v->c_str(), nullptr, 10);
+      haveSeed = true;
+    } else if (auto v = value("--shape")) {
+      std::string list = *v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos)
+          comma = list.size();
+        opts.shapes.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else if (auto v = value("--mode")) {
+      auto m = parseMode(*v);
+      if (!m)
+        return usageError("run: unknown mode '" + *v + "'");
+      opts.mode = *m;
+    } else if (a.size() == 3 && a.rfind("-O", 0) == 0 && a[2] >= '0' &&
+               a[2] <= '3') {
+      opts.optLevel = a[2] - '0';
+    } else if (a == "-" || a[0] != '-') {
+      path = a;
+    } else {
+      return usageError("run: unknown option '" + a + "'");
+    }
+  }
+  if (path.empty() || opts.function.empty())
+    return usageError("run: expected FILE and --function F");
+  if (haveInputs == haveSeed)
+    return usageError("run: give either --inputs JSON or --random SEED");
+  std::optional<std::string> text = readOrReport(path);
+  if (!text)
+    return 2;
+  RunResult r = runFunction(*text, displayName(path), opts);
+  for (const std::string &e : r.errors)
+    std::cerr << e << "\n";
+  if (!r.ok)
+    return 1;
+  std::cout << r.json << "\n";
+  return 0;
+}
+
 } // namespace
 
 int runServe(int argc, char **argv, int first) {
@@ -497,5 +559,7 @@ int main(int argc, char **argv) {
     return runLower(argc, argv);
   if (cmd == "compile")
     return runCompile(argc, argv);
+  if (cmd == "run")
+    return runRun(argc, argv);
   return usageError("unknown command '" + cmd + "'");
 }

@@ -1,0 +1,42 @@
+//===- Run.h - JIT-run a function on inputs ---------------------*- C++ -*-===//
+//
+// `tosa-lsp run`: compiles one function with the compile pipeline, JITs it
+// with MLIR's ExecutionEngine, calls its C interface with memref descriptors
+// built from JSON (or random) inputs and returns the results as JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_LOWERING_RUN_H
+#define TOSA_LSP_LOWERING_RUN_H
+
+#include "Lowering.h"
+
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+struct RunOptions {
+  std::string function;
+  LowerMode mode = LowerMode::Upstream;
+  /// JSON: an array with one nested list (or number) per argument.
+  std::string inputs;
+  /// Without inputs: random values from this seed.
+  unsigned seed = 0;
+  /// Per argument "2x3"; fills the dynamic dims of random inputs (default 2).
+  std::vector<std::string> shapes;
+  unsigned optLevel = 2;
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string json; // {"function", "inputs", "results"}
+  std::vector<std::string> errors;
+};
+
+RunResult runFunction(const std::string &text, const std::string &path,
+                      const RunOptions &options);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_LOWERING_RUN_H
