@@ -83,7 +83,8 @@ CompileJobResult runCompileJob(const CompileJob &job,
   std::vector<std::string> argStore = {job.self,  "compile", std::string(input),
                                        "-o",      std::string(output),
                                        "--emit",  job.emit,
-                                       "--header", "--format=json"};
+                                       "--header", "--format=json",
+                                       "--display-name", job.name};
   if (!job.function.empty()) {
     argStore.push_back("--function");
     argStore.push_back(job.function);

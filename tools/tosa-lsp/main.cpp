@@ -388,7 +388,7 @@ int runLower(int argc, char **argv) {
 /// `compile FILE -o OUT`: native code through MLIR and LLVM.
 int runCompile(int argc, char **argv) {
   CompileOptions opts;
-  std::string path;
+  std::string path, shownName;
   bool json = false, quiet = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -419,6 +419,8 @@ int runCompile(int argc, char **argv) {
       json = true;
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (auto v = value("--display-name")) {
+      shownName = *v; // the server compiles a temp copy of an editor buffer
     } else if (a == "-" || a[0] != '-') {
       path = a;
     } else {
@@ -432,7 +434,9 @@ int runCompile(int argc, char **argv) {
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
-  CompileResult r = compile(*text, displayName(path), opts,
+  CompileResult r = compile(*text,
+                            shownName.empty() ? displayName(path) : shownName,
+                            opts,
                             [&](const std::string &stepText) {
                               if (!quiet)
                                 std::cerr << "tosa-lsp: " << stepText << "\n";
