@@ -1,0 +1,2 @@
+" MLIR files (TOSA and friends).
+autocmd BufNewFile,BufRead *.mlir setfiletype mlir

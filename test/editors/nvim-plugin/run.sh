@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Headless Neovim test of the editors/vim plugin (lua/tosa_lsp) against tosa-lsp.
+#   usage: run.sh /path/to/tosa-lsp
+# Installs Debian's neovim (0.7.2 on bookworm) if `nvim` is missing, then
+# runs test_plugin.lua; exits with nvim's code (0 only if all checks pass).
+set -u
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
+case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
+
+if ! command -v nvim >/dev/null 2>&1; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "run.sh: nvim not found, installing neovim with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -q neovim >&2; then
+    $sudo apt-get update -q >&2 && $sudo apt-get install -y -q neovim >&2 || {
+      echo "run.sh: could not install neovim" >&2
+      exit 2
+    }
+  fi
+fi
+
+# test_plugin.lua has its own 60 s global timeout; this is the backstop.
+TOSA_LSP="$tosa_lsp" timeout -k 5 180 \
+  nvim --headless -n -i NONE -u NONE -c "luafile $here/test_plugin.lua" </dev/null
+rc=$?
+if [ $rc -eq 124 ]; then echo "run.sh: nvim timed out" >&2; fi
+exit $rc

@@ -1,0 +1,223 @@
+-- Headless Neovim (0.7.2+) test of editors/vim/lua/tosa_lsp (the plugin),
+-- driven through its setup{} and commands.
+--
+--   TOSA_LSP=/path/to/tosa-lsp nvim --headless -n -i NONE -u NONE -c 'luafile test_plugin.lua'
+--
+-- Optional: MLIR_OPT (default mlir-opt-22), TOSA_NVIM_TIMEOUT_MS (global,
+-- default 60000), TOSA_NVIM_VERBOSE=1.
+-- Prints `nvim-plugin: N passed, M failed`; exits 0 only if nothing failed.
+
+local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+local root = vim.fn.fnamemodify(script_dir, ':h:h:h')
+local server = os.getenv('TOSA_LSP')
+local mlir_opt = os.getenv('MLIR_OPT') or 'mlir-opt-22'
+local verbose = (os.getenv('TOSA_NVIM_VERBOSE') or '') ~= ''
+local timeout_ms = tonumber(os.getenv('TOSA_NVIM_TIMEOUT_MS') or '') or 60000
+local started = vim.loop.hrtime()
+local passed, failed = 0, 0
+
+local function out(s)
+  io.stdout:write(s .. '\n')
+  io.stdout:flush()
+end
+
+local function finish()
+  out(string.format('nvim-plugin: %d passed, %d failed (%.1f s)', passed, failed,
+    (vim.loop.hrtime() - started) / 1e9))
+  if failed > 0 then vim.cmd('cquit 1') else vim.cmd('qall!') end
+end
+
+local function abort(msg)
+  failed = failed + 1
+  out('FAIL (fatal): ' .. msg)
+  finish()
+  error('aborted: ' .. msg)
+end
+
+local function check(cond, msg, detail)
+  if cond then
+    passed = passed + 1
+    if verbose then out('ok: ' .. msg) end
+  else
+    failed = failed + 1
+    out('FAIL: ' .. msg)
+    if detail ~= nil then
+      out('  got: ' .. (type(detail) == 'string' and detail or vim.inspect(detail)))
+    end
+  end
+  return cond
+end
+
+vim.defer_fn(function()
+  out(string.format('FAIL (fatal): global timeout after %d ms', timeout_ms))
+  failed = failed + 1
+  finish()
+end, timeout_ms)
+
+if not server or server == '' then abort('TOSA_LSP is not set') end
+if vim.fn.executable(server) ~= 1 then abort('TOSA_LSP is not executable: ' .. server) end
+
+-- Messages (vim.notify) are collected instead of printed.
+local notes = {}
+vim.notify = function(msg) table.insert(notes, msg) end
+
+vim.o.swapfile = false
+vim.o.shadafile = 'NONE'
+vim.opt.runtimepath:prepend(root .. '/editors/vim')
+vim.cmd('filetype plugin on')
+vim.cmd('syntax on')
+
+local tosa = require('tosa_lsp')
+tosa.setup({ cmd = { server }, settings = { hints = { inferredShapes = true, runtimeChecks = true } } })
+
+local tmpdir = vim.fn.tempname()
+vim.fn.mkdir(tmpdir, 'p')
+local path = tmpdir .. '/example.mlir'
+vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), path, 'b')
+vim.cmd('edit ' .. vim.fn.fnameescape(path))
+local bufnr = vim.api.nvim_get_current_buf()
+
+check(vim.bo.filetype == 'mlir', 'filetype mlir (ftdetect via runtimepath)', vim.bo.filetype)
+check(vim.bo.commentstring == '// %s' and vim.bo.shiftwidth == 2, 'ftplugin loaded',
+  { vim.bo.commentstring, vim.bo.shiftwidth })
+check(vim.b.current_syntax == 'mlir', 'syntax/mlir.vim loaded', vim.b.current_syntax)
+
+local client
+check(vim.wait(10000, function()
+  client = tosa.client()
+  return client ~= nil and client.initialized and vim.lsp.buf_is_attached(bufnr, client.id)
+end, 20), 'setup{} started the client and attached it on FileType')
+if not client then abort('no client') end
+
+local function find_line(pattern)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if l:find(pattern, 1, true) then return i - 1, l end
+  end
+end
+
+local function errors()
+  return vim.diagnostic.get(bufnr, { severity = vim.diagnostic.severity.ERROR })
+end
+
+local function goto_text(pattern, offset)
+  local line, text = find_line(pattern)
+  vim.api.nvim_win_set_cursor(0, { line + 1, text:find(pattern, 1, true) - 1 + (offset or 0) })
+  return line
+end
+
+-- 1. Diagnostics.
+local sub_line = find_line('tosa.sub')
+check(vim.wait(10000, function() return #errors() == 1 end, 20), 'one error diagnostic', errors())
+local e = errors()[1] or {}
+check(e.lnum == sub_line and e.source == 'tosa-lsp' and e.code == 'verifier-error',
+  'error at the tosa.sub line, source tosa-lsp, code verifier-error', e)
+
+-- 2. Hover through :TosaHover (built-in vim.lsp.buf.hover floating window).
+local function float_text()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(w).relative ~= '' then
+      return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n'), w
+    end
+  end
+end
+goto_text('tosa.add', 2)
+vim.cmd('TosaHover')
+local hover
+check(vim.wait(5000, function() hover = float_text() return hover ~= nil end, 20), ':TosaHover opens a float')
+check(hover and hover:find('Inferred', 1, true) and hover:find('2x3', 1, true),
+  'hover float shows inferred vs declared 2x3', hover)
+do
+  local r = client.request_sync('textDocument/hover', vim.lsp.util.make_position_params(), 5000, bufnr)
+  local v = r and r.result and r.result.contents and r.result.contents.value or ''
+  check(v:find('**Inferred** `2x3` vs **declared** `2x3`', 1, true) == 1, 'hover markdown starts with the inferred/declared line', v)
+end
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
+end
+
+-- 3. Inlay hints as extmark virtual text.
+local function virt_texts(line)
+  local res = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, tosa.ns, { line, 0 }, { line, -1 }, { details = true })) do
+    for _, chunk in ipairs(m[4].virt_text or {}) do table.insert(res, chunk[1]) end
+  end
+  return res
+end
+vim.cmd('TosaInlayHints')
+local max_line = find_line('tosa.maximum')
+check(vim.deep_equal(virt_texts(max_line), { ' inferred: 5x7' }), ':TosaInlayHints: " inferred: 5x7" on the tosa.maximum line',
+  virt_texts(max_line))
+check(vim.deep_equal(virt_texts(sub_line), { ' inferred: 1x3' }), '" inferred: 1x3" on the bad tosa.sub line', virt_texts(sub_line))
+
+-- 4. Incremental edit with multi-byte text: diagnostics and hints follow.
+vim.api.nvim_buf_set_lines(bufnr, sub_line, sub_line, true, { '  // café ✓' })
+sub_line = sub_line + 1
+check(vim.wait(10000, function() return #errors() == 1 and errors()[1].lnum == sub_line end, 20),
+  'error moves down after an edit', errors())
+check(vim.wait(5000, function() return vim.deep_equal(virt_texts(sub_line), { ' inferred: 1x3' }) end, 20),
+  'inlay hint follows the edited line', virt_texts(sub_line))
+
+-- 5. Quick fix through :TosaCodeAction (built-in code_action + vim.ui.select).
+local offered = {}
+local function select_by(prefix)
+  vim.ui.select = function(items, opts, on_choice)
+    offered = vim.tbl_map(function(t) return opts.format_item(t) end, items)
+    for _, t in ipairs(items) do
+      if vim.startswith(t[2].title, prefix) then return on_choice(t) end
+    end
+    on_choice(nil)
+  end
+end
+goto_text('tosa.sub')
+select_by('Change result type to tensor<1x3xf32>')
+vim.cmd('TosaCodeAction')
+local want = '  %diff = tosa.sub %a, %a : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>'
+check(vim.wait(5000, function()
+  return vim.api.nvim_buf_get_lines(bufnr, sub_line, sub_line + 1, false)[1] == want
+end, 20), 'quick fix applied to the buffer', { offered = offered, line = vim.api.nvim_buf_get_lines(bufnr, sub_line, sub_line + 1, false)[1] })
+do
+  local tmp = vim.fn.tempname() .. '.mlir'
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), tmp)
+  local output = vim.fn.system({ mlir_opt, tmp })
+  check(vim.v.shell_error == 0, mlir_opt .. ' verifies the fixed buffer', output)
+  vim.fn.delete(tmp)
+end
+check(vim.wait(10000, function() return #errors() == 0 end, 20), 'no errors after the quick fix', errors())
+check(vim.wait(5000, function() return #virt_texts(sub_line) == 0 end, 20), 'hint " inferred: 1x3" gone', virt_texts(sub_line))
+
+-- 6. :TosaPreviewLowering opens a read-only scratch split.
+local function check_preview(what, pbuf)
+  local text = table.concat(vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), '\n')
+  check(pbuf ~= bufnr and text:find('linalg.generic', 1, true) ~= nil, what .. ': preview contains linalg.generic', text:sub(1, 400))
+  check(vim.bo[pbuf].buftype == 'nofile' and not vim.bo[pbuf].modifiable and vim.bo[pbuf].readonly
+    and #vim.api.nvim_tabpage_list_wins(0) == 2, what .. ': read-only scratch split',
+    { vim.bo[pbuf].buftype, vim.bo[pbuf].modifiable, vim.bo[pbuf].readonly, #vim.api.nvim_tabpage_list_wins(0) })
+  vim.cmd('close')
+end
+goto_text('tosa.add')
+vim.cmd('TosaPreviewLowering linalg upstream')
+check_preview(':TosaPreviewLowering', vim.api.nvim_get_current_buf())
+
+-- 7. The refactor.rewrite code action runs tosa.previewLowering client-side.
+goto_text('tosa.add')
+select_by('Preview lowering of @valid_broadcast')
+vim.cmd('TosaCodeAction')
+check(vim.wait(30000, function() return vim.api.nvim_get_current_buf() ~= bufnr end, 20),
+  'code action "Preview lowering of @valid_broadcast" opens a split', offered)
+if vim.api.nvim_get_current_buf() ~= bufnr then check_preview('code action', vim.api.nvim_get_current_buf()) end
+
+-- 8. :TosaCompile (asynchronous executeCommand tosa.compile).
+if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
+  tosa.last_compile = nil
+  vim.cmd('TosaCompile')
+  check(vim.wait(120000, function() return tosa.last_compile ~= nil end, 50), ':TosaCompile answers', notes)
+  local r = tosa.last_compile or {}
+  check(r.output and vim.fn.filereadable(r.output) == 1, 'compile output file exists', r)
+  check(vim.tbl_contains(vim.tbl_map(function(n) return vim.startswith(n, 'tosa-lsp: compiled to ') end, notes), true),
+    'compile echoes the output path', notes)
+end
+
+tosa.stop()
+vim.wait(2000, function() return tosa.client() == nil end, 20)
+vim.fn.delete(tmpdir, 'rf')
+finish()

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Headless Vim 9 test of the editors/vim plugin against tosa-lsp.
+#   usage: run.sh /path/to/tosa-lsp
+# Installs Debian's vim (9.0 on bookworm) if `vim` is missing or older than
+# 9.0, then runs test.vim; exits with vim's code (0 only if all checks pass).
+set -u
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
+case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
+
+vim_ok() {
+  command -v vim >/dev/null 2>&1 &&
+    vim -N -u NONE -i NONE -es -c 'if v:version < 900 || !has("job") || !has("textprop") | cquit 1 | endif' -c 'qall!' </dev/null >/dev/null 2>&1
+}
+
+if ! vim_ok; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "run.sh: vim 9 not found, installing vim with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -q vim >&2; then
+    $sudo apt-get update -q >&2 && $sudo apt-get install -y -q vim >&2 || {
+      echo "run.sh: could not install vim" >&2
+      exit 2
+    }
+  fi
+fi
+
+# test.vim bounds every wait (15 s); this is the backstop for the whole run.
+# test.vim writes its lines to /dev/stdout (-es prints nothing itself); the
+# pipe through cat keeps them in order when stdout is a regular file.
+TOSA_LSP="$tosa_lsp" timeout -k 5 120 \
+  vim -N -u NONE -i NONE -n -es -S "$here/test.vim" </dev/null | cat
+rc=${PIPESTATUS[0]}
+if [ $rc -eq 124 ]; then echo "run.sh: vim timed out" >&2; fi
+exit $rc
