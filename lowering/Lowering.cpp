@@ -10,6 +10,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -184,10 +187,37 @@ bool lowerSection(const std::string &text, const std::string &path,
     }
   } copyErrors{out, errors};
 
-  ParserConfig config(&ctx);
+  // With --function, errors elsewhere in the file must not stop the
+  // preview: parse without verifying, keep the function and what it
+  // references, then verify that.
+  ParserConfig config(&ctx, /*verifyAfterParse=*/options.function.empty());
   out.module = parseSourceFile<ModuleOp>(out.sourceMgr, config);
   if (!out.module)
     return false;
+  if (!options.function.empty()) {
+    Operation *fn = out.module->lookupSymbol(options.function);
+    if (!fn)
+      return false;
+    llvm::SmallPtrSet<Operation *, 8> keep;
+    SmallVector<Operation *> work{fn};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!keep.insert(op).second)
+        continue;
+      if (auto uses = SymbolTable::getSymbolUses(op))
+        for (const SymbolTable::SymbolUse &use : *uses)
+          if (Operation *callee = SymbolTable::lookupNearestSymbolFrom(
+                  op, use.getSymbolRef()))
+            if (callee->getParentOp() == out.module->getOperation())
+              work.push_back(callee);
+    }
+    for (Operation &op :
+         llvm::make_early_inc_range(out.module->getBody()->getOperations()))
+      if (isa<SymbolOpInterface>(op) && !keep.contains(&op))
+        op.erase();
+    if (failed(verify(*out.module)))
+      return false;
+  }
   // Remember which source op each location names, before passes rewrite.
   out.module->walk([&](Operation *op) {
     if (auto f = fileLoc(op->getLoc()))

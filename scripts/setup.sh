@@ -24,8 +24,25 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Node/npm for the VS Code extension (the machines here ship Node 20).
+if ! command -v npm >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup: installing nodejs npm"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+
 BUILD_DIR="${BUILD_DIR:-build}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
 fi
 cmake --build "$BUILD_DIR"
+
+# The VS Code extension's .vsix, rebuilt only when its sources changed.
+VSIX=editors/vscode/tosa-lsp-0.1.0.vsix
+if [ ! -f "$VSIX" ] || [ -n "$(find editors/vscode/src editors/vscode/syntaxes \
+      editors/vscode/package.json editors/vscode/package-lock.json \
+      editors/vscode/language-configuration.json -newer "$VSIX" 2>/dev/null)" ]; then
+  TOSA_LSP="$PWD/$BUILD_DIR/bin/tosa-lsp" bash editors/vscode/build.sh
+fi

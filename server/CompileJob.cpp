@@ -84,7 +84,8 @@ CompileJobResult runCompileJob(const CompileJob &job,
                                        "-o",      std::string(output),
                                        "--emit",  job.emit,
                                        "--header", "--format=json",
-                                       "--display-name", job.name};
+                                       "--display-name", job.name,
+                                       "--mode", job.mode};
   if (!job.function.empty()) {
     argStore.push_back("--function");
     argStore.push_back(job.function);

@@ -24,6 +24,7 @@ struct CompileJob {
   std::string name;     // file name, for messages and the output's name
   std::string function; // empty: the whole file
   std::string emit = "shared";
+  std::string mode = "upstream"; // upstream | safe | versioned
   std::string outputDir; // empty: a new temp directory
   unsigned timeoutSeconds = 120;
   unsigned memoryLimitMB = 4096;

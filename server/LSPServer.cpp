@@ -842,6 +842,14 @@ private:
       job.function = f->str();
     if (auto e = args->getString("emit"))
       job.emit = e->str();
+    if (auto m = args->getString("mode")) {
+      if (!parseMode(m->str()))
+        return reply(make_error<LSPError>(
+            "unknown mode '" + m->str() +
+                "' (expected upstream, safe, versioned)",
+            ErrorCode::InvalidParams));
+      job.mode = m->str();
+    }
     if (job.emit != "shared" && job.emit != "obj" && job.emit != "asm" &&
         job.emit != "llvm-ir" && job.emit != "mlir-llvm")
       return reply(make_error<LSPError>(
