@@ -1,5 +1,6 @@
 //===- BroadcastOps.cpp - find Broadcastable ops and analyse them ---------===//
 
+#include "DataOperands.h"
 #include "IR.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -36,16 +37,6 @@ const llvm::StringSet<> &tosaElementwise() {
   return names;
 }
 
-/// Number of leading operands that take part in broadcasting; the rest are
-/// scalar-like parameters (tosa.mul's shift, tosa.negate's zero points).
-unsigned numDataOperands(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "tosa.mul")
-    return std::min(2u, op->getNumOperands());
-  if (name == "tosa.negate")
-    return std::min(1u, op->getNumOperands());
-  return op->getNumOperands();
-}
 
 /// std::nullopt: not a shaped type; otherwise the shape (inner nullopt for
 /// unranked).
@@ -117,6 +108,15 @@ Attribute getAttr(Operation *op, StringRef name) {
 }
 
 } // namespace
+
+unsigned numDataOperands(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "tosa.mul")
+    return std::min(2u, op->getNumOperands());
+  if (name == "tosa.negate")
+    return std::min(1u, op->getNumOperands());
+  return op->getNumOperands();
+}
 
 void collectOpReports(const ParsedSection &section, const Config &config,
                       const llvm::DenseSet<Operation *> &failed,

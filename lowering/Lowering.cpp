@@ -132,6 +132,19 @@ std::optional<FileLineColLoc> fileLoc(Location loc) {
   return std::nullopt;
 }
 
+const Section *sectionDefining(const std::string &text,
+                               const std::vector<Section> &sections,
+                               const std::string &function) {
+  for (const Section &s : sections) {
+    std::string_view body = std::string_view(text).substr(
+        s.beginOffset, s.endOffset - s.beginOffset);
+    if (body.find("@" + function + "(") != std::string_view::npos ||
+        body.find("@\"" + function + "\"(") != std::string_view::npos)
+      return &s;
+  }
+  return nullptr;
+}
+
 LoweredSection::LoweredSection()
     : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
 

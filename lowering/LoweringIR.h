@@ -52,6 +52,11 @@ bool lowerSection(const std::string &text, const std::string &path,
 
 std::optional<mlir::FileLineColLoc> fileLoc(mlir::Location loc);
 
+/// The `// -----` section of `text` that defines @function, or nullptr.
+const Section *sectionDefining(const std::string &text,
+                               const std::vector<Section> &sections,
+                               const std::string &function);
+
 /// --mode=safe: a `cf.assert` before each element-wise op for every
 /// dimension whose runtime sizes could disagree (or miss a static result
 /// size). Returns how many were inserted.

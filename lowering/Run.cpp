@@ -218,14 +218,9 @@ RunResult runFunction(const std::string &text, const std::string &path,
     return r;
   }
   // Lower exactly like `compile`: the section defining the function.
-  const Section *sec = nullptr;
   std::vector<Section> sections = splitSections(text);
-  for (const Section &s : sections)
-    if (text.substr(s.beginOffset, s.endOffset - s.beginOffset)
-            .find("@" + options.function + "(") != std::string::npos) {
-      sec = &s;
-      break;
-    }
+  const Section *sec =
+      detail::sectionDefining(text, sections, options.function);
   if (!sec) {
     r.errors.push_back(path + ": error: no function @" + options.function);
     return r;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DataOperands.h"
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,15 +24,6 @@
 using namespace mlir;
 
 namespace tosa_lsp::detail {
-
-static unsigned dataOperands(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "tosa.mul")
-    return std::min(2u, op->getNumOperands());
-  if (name == "tosa.negate")
-    return std::min(1u, op->getNumOperands());
-  return op->getNumOperands();
-}
 
 static bool isElementwise(Operation *op) {
   StringRef name = op->getName().getStringRef();
@@ -49,7 +41,7 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
   for (Operation *op : ops) {
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     SmallVector<std::pair<unsigned, RankedTensorType>> operands;
-    for (unsigned i = 0, e = dataOperands(op); i < e; ++i)
+    for (unsigned i = 0, e = numDataOperands(op); i < e; ++i)
       if (auto t = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
         operands.push_back({i, t});
     if (!resultType || operands.empty())

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DataOperands.h"
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,15 +32,6 @@ struct Candidate {
   int64_t dim;
 };
 
-unsigned numData(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "tosa.mul")
-    return std::min(2u, op->getNumOperands());
-  if (name == "tosa.negate")
-    return std::min(1u, op->getNumOperands());
-  return op->getNumOperands();
-}
-
 /// Builds the nested scf.if for candidates [k, end) and returns the value
 /// of the versioned op for the choices made so far.
 Value buildVersions(OpBuilder &b, Operation *op,
@@ -50,7 +42,7 @@ Value buildVersions(OpBuilder &b, Operation *op,
     // Leaf: cast operands whose chosen dims are 1, clone the op on them
     // (per operand position: the same value may appear twice).
     Operation *clone = b.clone(*op);
-    for (unsigned i = 0, e = numData(op); i < e; ++i) {
+    for (unsigned i = 0, e = numDataOperands(op); i < e; ++i) {
       auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
       if (!type)
         continue;
@@ -111,7 +103,7 @@ unsigned versionBroadcasts(ModuleOp module, unsigned maxDims) {
     // A dynamic operand dim may be 1 at run time when some other operand's
     // size there is not statically 1: that is where upstream copies.
     SmallVector<Candidate> candidates;
-    unsigned n = numData(op);
+    unsigned n = numDataOperands(op);
     bool ranked = true;
     for (unsigned i = 0; i < n; ++i) {
       auto t = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
