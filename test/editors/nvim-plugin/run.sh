@@ -9,18 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
 case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
 
-if ! command -v nvim >/dev/null 2>&1; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "run.sh: nvim not found, installing neovim with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  if ! $sudo apt-get install -y -q neovim >&2; then
-    $sudo apt-get update -q >&2 && $sudo apt-get install -y -q neovim >&2 || {
-      echo "run.sh: could not install neovim" >&2
-      exit 2
-    }
-  fi
-fi
+bash "$here/../ensure-package.sh" nvim neovim || exit 2
 
 # test_plugin.lua has its own 60 s global timeout; this is the backstop.
 TOSA_LSP="$tosa_lsp" timeout -k 5 180 \

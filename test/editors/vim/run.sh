@@ -15,16 +15,7 @@ vim_ok() {
 }
 
 if ! vim_ok; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "run.sh: vim 9 not found, installing vim with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  if ! $sudo apt-get install -y -q vim >&2; then
-    $sudo apt-get update -q >&2 && $sudo apt-get install -y -q vim >&2 || {
-      echo "run.sh: could not install vim" >&2
-      exit 2
-    }
-  fi
+  bash "$here/../ensure-package.sh" --force vim vim || exit 2
 fi
 
 # test.vim bounds every wait (15 s); this is the backstop for the whole run.
