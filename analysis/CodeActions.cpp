@@ -12,6 +12,22 @@
 namespace tosa_lsp {
 namespace {
 
+/// Bracket depth change of s[i] in MLIR type/attribute text: +1 opens, -1
+/// closes, 0 otherwise. Skips over `->` (whose '>' closes nothing) by
+/// advancing `i`.
+int bracketStep(const std::string &s, size_t &i, size_t e) {
+  char c = s[i];
+  if (c == '-' && i + 1 < e && s[i + 1] == '>') {
+    ++i;
+    return 0;
+  }
+  if (c == '<' || c == '(' || c == '[' || c == '{')
+    return 1;
+  if (c == '>' || c == ')' || c == ']' || c == '}')
+    return -1;
+  return 0;
+}
+
 /// Splits `s` on `sep` at bracket depth 0; returns [begin, end) pairs with
 /// surrounding spaces trimmed.
 std::vector<std::pair<size_t, size_t>> splitTopLevel(const std::string &s,
@@ -28,16 +44,9 @@ std::vector<std::pair<size_t, size_t>> splitTopLevel(const std::string &s,
     out.push_back({from, to});
   };
   for (size_t i = b; i < e; ++i) {
-    char c = s[i];
-    if (c == '-' && i + 1 < e && s[i + 1] == '>') {
-      ++i;
-      continue;
-    }
-    if (c == '<' || c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == '>' || c == ')' || c == ']' || c == '}')
-      --depth;
-    else if (c == sep && depth == 0) {
+    int step = bracketStep(s, i, e);
+    depth += step;
+    if (step == 0 && s[i] == sep && depth == 0) {
       push(start, i);
       start = i + 1;
     }
@@ -50,16 +59,10 @@ std::vector<std::pair<size_t, size_t>> splitTopLevel(const std::string &s,
 size_t matching(const std::string &s, size_t open, size_t limit) {
   int depth = 0;
   for (size_t i = open; i < limit; ++i) {
-    char c = s[i];
-    if (c == '-' && i + 1 < limit && s[i + 1] == '>') {
-      ++i;
-      continue;
-    }
-    if (c == '<' || c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == '>' || c == ')' || c == ']' || c == '}')
-      if (--depth == 0)
-        return i;
+    int step = bracketStep(s, i, limit);
+    depth += step;
+    if (step < 0 && depth == 0)
+      return i;
   }
   return std::string::npos;
 }
@@ -76,15 +79,10 @@ size_t lastTopLevelColon(const std::string &s, size_t b, size_t e) {
           ++i;
       continue;
     }
-    if (c == '-' && i + 1 < e && s[i + 1] == '>') {
-      ++i;
-      continue;
-    }
-    if (c == '<' || c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == '>' || c == ')' || c == ']' || c == '}')
-      --depth;
-    else if (c == ':' && depth == 0 && (i + 1 >= e || s[i + 1] != ':'))
+    int step = bracketStep(s, i, e);
+    depth += step;
+    if (step == 0 && s[i] == ':' && depth == 0 &&
+        (i + 1 >= e || s[i + 1] != ':'))
       found = i;
   }
   return found;
