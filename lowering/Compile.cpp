@@ -106,9 +106,7 @@ struct HeaderWriter {
     return name;
   }
 
-  bool function(func::FuncOp fn) {
-    FunctionType type = fn.getFunctionType();
-    std::string name = fn.getSymName().str();
+  bool function(const std::string &name, FunctionType type) {
     std::vector<std::string> params;
     if (type.getNumResults() == 1) {
       auto d = descriptor(type.getResult(0));
@@ -187,20 +185,16 @@ CompileResult compile(const std::string &text, const std::string &path,
 
   // One section: the one defining --function, or the only one.
   std::vector<Section> sections = splitSections(text);
-  const Section *sec = nullptr;
-  for (const Section &s : sections) {
-    std::string body = text.substr(s.beginOffset, s.endOffset - s.beginOffset);
-    if (options.function.empty() ||
-        body.find("@" + options.function + "(") != std::string::npos) {
-      if (sec && options.function.empty()) {
-        r.errors.push_back(path + ": error: the file has " +
-                           std::to_string(sections.size()) +
-                           " `// -----` sections; choose one with --function");
-        return r;
-      }
-      sec = sec ? sec : &s;
-    }
+  if (options.function.empty() && sections.size() > 1) {
+    r.errors.push_back(path + ": error: the file has " +
+                       std::to_string(sections.size()) +
+                       " `// -----` sections; choose one with --function");
+    return r;
   }
+  const Section *sec =
+      options.function.empty()
+          ? &sections.front()
+          : detail::sectionDefining(text, sections, options.function);
   if (!sec) {
     r.errors.push_back(path + ": error: no function @" + options.function);
     return r;
@@ -213,31 +207,18 @@ CompileResult compile(const std::string &text, const std::string &path,
   lowerOpts.cInterface = true;
   step("lowering: " + pipelineFor(LowerStage::LLVM));
   detail::LoweredSection ls;
-
-  // The header needs the TOSA-level signatures: take them before lowering.
-  HeaderWriter header;
-  bool headerOk = true;
-  if (options.header) {
-    detail::LoweredSection probe;
-    LowerOptions parseOnly = lowerOpts;
-    parseOnly.stage = LowerStage::Linalg;
-    std::vector<std::string> ignored;
-    if (detail::lowerSection(text, path, *sec, parseOnly, probe, ignored) ||
-        probe.module) {
-      probe.module->walk([&](func::FuncOp fn) {
-        if (fn.isExternal() || !fn.isPublic())
-          return;
-        if (!options.function.empty() && fn.getSymName() != options.function)
-          return;
-        headerOk &= header.function(fn);
-      });
-    }
-  }
   if (!detail::lowerSection(text, path, *sec, lowerOpts, ls, r.errors)) {
     if (r.errors.empty())
       r.errors.push_back(path + ": error: lowering failed");
     return r;
   }
+  // The header uses the TOSA-level signatures lowerSection recorded for the
+  // entry points before lowering.
+  HeaderWriter header;
+  bool headerOk = true;
+  if (options.header)
+    for (const std::string &name : ls.entryPoints)
+      headerOk &= header.function(name, ls.signatures.at(name));
   if (options.header && !headerOk) {
     r.errors.push_back(path + ": error: cannot write a C header: " +
                        header.error);
