@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <tuple>
 #include <condition_variable>
 #include <map>
 #include <thread>
@@ -351,28 +352,49 @@ private:
   // Requests
   //===--------------------------------------------------------------------===//
 
-  /// Answers `fn(snapshot)` from the latest finished snapshot: now, or, for
-  /// a document still being analysed for the first time, when that
-  /// finishes (cancellable). Unknown documents get an error.
-  void withSnapshot(const URIForFile &uri, Callback<json::Value> reply,
-                    std::function<json::Value(const Snapshot &)> fn) {
+  /// Wraps the reply of the request being handled so that it can be
+  /// answered later, from any thread, and `$/cancelRequest` can answer it
+  /// first. Returns it with its key in `pending` (empty without an id).
+  std::pair<std::shared_ptr<Deferred>, std::string>
+  defer(Callback<json::Value> reply) {
     auto deferred = std::make_shared<Deferred>();
     deferred->reply = std::move(reply);
-    std::string key;
-    if (input.currentId) {
-      key = idKey(*input.currentId);
+    std::string key = input.currentId ? idKey(*input.currentId) : "";
+    if (!key.empty()) {
       std::lock_guard<std::mutex> lock(pendingMu);
       pending[key] = deferred;
     }
+    return {deferred, key};
+  }
+
+  /// Answers `fn(snapshot)` from the latest finished snapshot: now, or, for
+  /// a document still being analysed for the first time, when that
+  /// finishes (cancellable). Unknown documents get an error. With
+  /// `offMainLoop`, `fn` runs on a background thread (it may be slow).
+  void withSnapshot(const URIForFile &uri, Callback<json::Value> reply,
+                    std::function<json::Value(const Snapshot &)> fn,
+                    bool offMainLoop = false) {
+    std::shared_ptr<Deferred> deferred;
+    std::string key;
+    std::tie(deferred, key) = defer(std::move(reply));
+    offMainLoop &= !syncMode;
     bool known = scheduler.withSnapshot(
-        uri.uri().str(), [this, deferred, fn, key](Scheduler::SnapshotPtr s) {
-          if (s)
-            deferred->finish(fn(*s));
-          else
+        uri.uri().str(), [this, deferred, fn, key,
+                          offMainLoop](Scheduler::SnapshotPtr s) {
+          if (!s) {
             deferred->finish(make_error<LSPError>(
                 "the document was closed before it was analysed",
                 ErrorCode::ContentModified));
-          forget(key);
+            forget(key);
+          } else if (offMainLoop) {
+            background([this, deferred, fn, key, s] {
+              deferred->finish(fn(*s));
+              forget(key);
+            });
+          } else {
+            deferred->finish(fn(*s));
+            forget(key);
+          }
         });
     if (!known) {
       deferred->finish(make_error<LSPError>(
@@ -580,40 +602,9 @@ private:
         fixes.push_back(std::move(a));
       return fixes;
     };
-    if (syncMode) {
-      withSnapshot(params.textDocument.uri, std::move(reply), compute);
-      return;
-    }
     // Validation re-analyses a section: keep it off the main loop.
-    auto deferred = std::make_shared<Deferred>();
-    deferred->reply = std::move(reply);
-    std::string key = input.currentId ? idKey(*input.currentId) : "";
-    if (!key.empty()) {
-      std::lock_guard<std::mutex> lock(pendingMu);
-      pending[key] = deferred;
-    }
-    URIForFile uri = params.textDocument.uri;
-    bool known = scheduler.withSnapshot(
-        uri.uri().str(),
-        [this, deferred, compute, key](Scheduler::SnapshotPtr s) {
-          if (!s) {
-            deferred->finish(make_error<LSPError>(
-                "the document was closed before it was analysed",
-                ErrorCode::ContentModified));
-            forget(key);
-            return;
-          }
-          background([this, deferred, compute, key, s] {
-            deferred->finish(compute(*s));
-            forget(key);
-          });
-        });
-    if (!known) {
-      deferred->finish(make_error<LSPError>("unknown document: " +
-                                                uri.uri().str() + " (not opened)",
-                                            ErrorCode::InvalidParams));
-      forget(key);
-    }
+    withSnapshot(params.textDocument.uri, std::move(reply), compute,
+                 /*offMainLoop=*/true);
   }
 
   /// Validates fix `i` of `s` once, remembering the verdict.
@@ -706,13 +697,9 @@ private:
       return reply(make_error<LSPError>("unknown document: " + uri +
                                             " (not opened)",
                                         ErrorCode::InvalidParams));
-    auto deferred = std::make_shared<Deferred>();
-    deferred->reply = std::move(reply);
-    std::string key = input.currentId ? idKey(*input.currentId) : "";
-    if (!key.empty()) {
-      std::lock_guard<std::mutex> lock(pendingMu);
-      pending[key] = deferred;
-    }
+    std::shared_ptr<Deferred> deferred;
+    std::string key;
+    std::tie(deferred, key) = defer(std::move(reply));
     std::string text = it->second.text, path = it->second.path;
     auto work = [this, deferred, key, text, path, opts, uri, showDocument] {
       LowerResult r = lower(text, path, opts);
@@ -870,15 +857,11 @@ private:
       createProgress(json::Object{{"token", token}},
                      json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
     }
-    auto deferred = std::make_shared<Deferred>();
-    deferred->reply = std::move(reply);
+    std::shared_ptr<Deferred> deferred;
+    std::string key;
+    std::tie(deferred, key) = defer(std::move(reply));
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     deferred->onCancel = [cancel] { *cancel = true; };
-    std::string key = input.currentId ? idKey(*input.currentId) : "";
-    if (!key.empty()) {
-      std::lock_guard<std::mutex> lock(pendingMu);
-      pending[key] = deferred;
-    }
     std::string title = "Compiling " +
                         (job.function.empty() ? job.name : "@" + job.function);
     auto work = [this, job, token, deferred, cancel, key, title] {
