@@ -86,7 +86,7 @@ std::optional<OpKind> classify(Operation *op, const Config &config) {
   StringRef name = op->getName().getStringRef();
   if (tosaElementwise().contains(name) ||
       op->hasTrait<OpTrait::ResultsBroadcastableShape>() ||
-      config.isBroadcastableName(name.str()))
+      config.isBroadcastableName(std::string_view(name.data(), name.size())))
     return OpKind::Implicit;
   if (name == "linalg.broadcast")
     return OpKind::LinalgBroadcast;

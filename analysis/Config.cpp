@@ -38,7 +38,7 @@ std::string Config::fingerprint() const {
   return s;
 }
 
-bool Config::isBroadcastableName(const std::string &name) const {
+bool Config::isBroadcastableName(std::string_view name) const {
   return std::find(broadcastableOps.begin(), broadcastableOps.end(), name) !=
          broadcastableOps.end();
 }

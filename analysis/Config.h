@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tosa_lsp {
@@ -43,7 +44,7 @@ struct Config {
   static std::vector<std::string> defaultBroadcastableOps();
   /// Everything that changes analysis results, as one comparable string.
   std::string fingerprint() const;
-  bool isBroadcastableName(const std::string &name) const;
+  bool isBroadcastableName(std::string_view name) const;
 };
 
 /// Parses `.tosa-lsp.json` text on top of the defaults. On failure returns
