@@ -91,6 +91,27 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error) {
 
 std::optional<Config> parseConfig(const std::string &text, std::string &error,
                                   const Config &base) {
+  // A configuration is a few levels deep; refuse hostile nesting before
+  // any recursive code (parser, dump, destructor) sees it.
+  constexpr unsigned kMaxConfigDepth = 64;
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxConfigDepth) {
+        error = "invalid JSON: nested deeper than " +
+                std::to_string(kMaxConfigDepth) + " levels at byte " +
+                std::to_string(i);
+        return std::nullopt;
+      }
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
   json root;
   try {
     root = json::parse(text);
@@ -116,8 +137,14 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
     }
     for (const json &n : list) {
       if (!n.is_string() || n.get<std::string>().find('.') == std::string::npos) {
+        // Name the offending value without dumping it: dump() recurses
+        // once per nesting level and a hostile file nests 10^5 deep.
         error = std::string(key) +
-                " must contain op names like \"tfl.add\", got " + n.dump();
+                " must contain op names like \"tfl.add\", got " +
+                (n.is_string() ? "\"" + n.get<std::string>().substr(0, 200) +
+                                     "\""
+                               : std::string("a value of type ") +
+                                     n.type_name());
         return false;
       }
       out.push_back(n.get<std::string>());

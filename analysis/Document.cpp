@@ -1,5 +1,6 @@
 //===- Document.cpp - parse, verify and analyse one file ------------------===//
 
+#include "CrashGuard.h"
 #include "Findings.h"
 #include "IR.h"
 #include "LineIndex.h"
@@ -75,8 +76,17 @@ Range ParsedSection::opRange(Operation *op) const {
 std::optional<size_t> findExcessiveNesting(std::string_view text,
                                            unsigned limit) {
   unsigned depth = 0;
+  // Unary minus chains in affine expressions recurse like brackets do.
+  unsigned minusRun = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
+    if (c == '-') {
+      if (++minusRun > limit)
+        return i;
+      continue;
+    }
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      minusRun = 0;
     if (c == '"') { // String literal: brackets inside do not count.
       for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
         if (text[i] == '\\')
@@ -256,6 +266,93 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
 
 } // namespace
 
+/// Some MLIR 22 custom parsers (tosa.clamp, tosa.rescale, tosa.max_pool2d)
+/// fail without emitting anything; a section that did not parse must never
+/// look clean. Every op parsed before the failure is in the parser state, so
+/// the culprit is the first op after them that cannot hold regions (the ops
+/// before it without a definition are its enclosing ops).
+Diagnostic silentParseFailure(const detail::ParsedSection &ps,
+                              const FileText &file, const Section &sec,
+                              MLIRContext *ctx) {
+  const char *bufStart =
+      ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())
+          ->getBufferStart();
+  size_t from = 0;
+  for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs())
+    if (def.scopeLoc.End.isValid())
+      from = std::max<size_t>(from, def.scopeLoc.End.getPointer() - bufStart);
+  std::string_view secText = std::string_view(file.text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset);
+  std::optional<std::pair<size_t, size_t>> found, fallback;
+  auto identChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '.' || c == '$';
+  };
+  size_t i = std::min(from, secText.size());
+  while (i < secText.size() && !found) {
+    size_t eol = secText.find('\n', i);
+    if (eol == std::string_view::npos)
+      eol = secText.size();
+    std::string_view line = secText.substr(i, eol - i);
+    size_t p = line.find_first_not_of(" \t\r");
+    if (p != std::string_view::npos && line[p] == '%') {
+      size_t eq = line.find('=', p);
+      p = eq == std::string_view::npos ? std::string_view::npos
+                                       : line.find_first_not_of(" \t", eq + 1);
+    }
+    if (p != std::string_view::npos && p < line.size()) {
+      size_t b = p, e = p;
+      if (line[p] == '"') {
+        e = line.find('"', p + 1);
+        if (e != std::string_view::npos)
+          ++b;
+      } else {
+        while (e < line.size() && identChar(line[e]))
+          ++e;
+      }
+      if (e != std::string_view::npos && e > b) {
+        std::string_view name = line.substr(b, e - b);
+        bool opLike = name.find('.') != std::string_view::npos &&
+                      std::isalpha(static_cast<unsigned char>(name[0]));
+        if (opLike || name == "return") {
+          std::pair<size_t, size_t> at{i + b, i + e};
+          if (!fallback)
+            fallback = at;
+          std::optional<RegisteredOperationName> info =
+              RegisteredOperationName::lookup(
+                  llvm::StringRef(name.data(), name.size()), ctx);
+          if (name == "return" ||
+              (opLike && (!info || info->hasTrait<OpTrait::ZeroRegions>())))
+            found = at;
+        }
+      }
+    }
+    i = eol + 1;
+  }
+  if (!found)
+    found = fallback;
+  Diagnostic d;
+  d.source = DiagSource::Parser;
+  d.code = "parse-error";
+  if (found) {
+    std::string_view name =
+        secText.substr(found->first, found->second - found->first);
+    d.range.begin = file.lines.position(sec.beginOffset + found->first);
+    d.range.end = file.lines.position(sec.beginOffset + found->second);
+    d.message = "'" + std::string(name) +
+                "' did not parse and MLIR's parser gave no reason (its "
+                "custom parser failed silently): check the op's syntax "
+                "(stray commas, attribute names, operand count) against "
+                "MLIR 22, or write it in generic form";
+  } else {
+    d.range.begin = file.lines.position(sec.beginOffset);
+    d.range.end = d.range.begin;
+    d.message = "this section did not parse and MLIR's parser gave no "
+                "reason (a custom parser failed silently)";
+  }
+  return d;
+}
+
 struct AnalysisCache::Impl {
   struct Entry {
     std::string text;
@@ -274,17 +371,25 @@ AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 
 struct Analyzer::Impl {
 
-  MLIRContext context;
+  std::unique_ptr<MLIRContext> context = makeContext();
 
-  Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+  static std::unique_ptr<MLIRContext> makeContext() {
+    auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
+                                             MLIRContext::Threading::DISABLED);
     // tf.*, tfl.*, test.*, stablehlo.* in generic form must parse.
-    context.allowUnregisteredDialects();
+    ctx->allowUnregisteredDialects();
+    return ctx;
   }
 
   FileAnalysis analyze(const std::string &text, const std::string &path,
                        const Config &config, AnalysisCache *cache);
+  /// analyzeSectionUnguarded, with a crash inside MLIR turned into an error
+  /// on the section (and a fresh context for what follows).
   SectionResult analyzeSection(const FileText &file, const std::string &path,
                                Section sec, const Config &config);
+  void analyzeSectionUnguarded(const FileText &file, const std::string &path,
+                               Section sec, const Config &config,
+                               SectionResult &result);
 
   static DialectRegistry makeRegistry() {
     // All upstream dialects and their interface extensions: files mix tosa
@@ -389,10 +494,39 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              const std::string &path,
                                              Section sec,
                                              const Config &config) {
+  SectionResult result;
+  std::optional<std::string> crash = runContained(
+      [&] { analyzeSectionUnguarded(file, path, sec, config, result); });
+  if (!crash)
+    return result;
+  // The context may be half-updated (locks, uniquer tables): abandon it, and
+  // everything the section had built in it, rather than destroy it.
+  (void)context.release();
+  context = makeContext();
+  SectionResult failed;
+  failed.diagnostics = std::move(result.diagnostics); // Reported before.
+  sec.parsed = false;
+  failed.section = sec;
+  Diagnostic d;
+  d.source = DiagSource::Parser;
+  d.range.begin = file.lines.position(sec.beginOffset);
+  d.range.end = d.range.begin;
+  d.message = "MLIR crashed while analysing this section (" + *crash +
+              "); its diagnostics may be incomplete and it has no hover or "
+              "hints. Please report the input.";
+  d.code = "internal-crash";
+  d.section = sec.index;
+  failed.diagnostics.push_back(std::move(d));
+  return failed;
+}
+
+void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
+                                             const std::string &path,
+                                             Section sec, const Config &config,
+                                             SectionResult &result) {
   const std::string &text = file.text;
   const LineIndex &lines = file.lines;
-  SectionResult result;
-  MLIRContext &ctx = context;
+  MLIRContext &ctx = *context;
   {
     detail::ParsedSection ps;
     ps.section = sec;
@@ -446,14 +580,14 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
       d.range.begin = lines.position(sec.beginOffset + *deep);
       d.range.end = lines.position(sec.beginOffset + *deep + 1);
       d.message = "nesting deeper than " + std::to_string(kMaxNesting) +
-                  " levels; not parsed (the MLIR parser would overflow "
-                  "its stack)";
+                  " levels (brackets or unary minus signs); not parsed (the "
+                  "MLIR parser would overflow its stack)";
       d.code = "nesting-too-deep";
       d.section = sec.index;
       sectionDiags.push_back(std::move(d));
       sec.parsed = false;
       result.section = sec;
-      return result;
+      return;
     }
 
     Block block;
@@ -494,11 +628,15 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
       for (const OpReport &op : result.ops)
         appendFindings(op, config, sectionDiags);
     }
+    if (!sec.parsed &&
+        llvm::none_of(sectionDiags, [](const Diagnostic &d) {
+          return d.severity == Severity::Error;
+        }))
+      sectionDiags.push_back(silentParseFailure(ps, file, sec, &ctx));
     for (Diagnostic &d : sectionDiags)
       d.section = sec.index;
   }
   result.section = sec;
-  return result;
 }
 
 } // namespace tosa_lsp

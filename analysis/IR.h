@@ -47,7 +47,9 @@ struct ParsedSection {
 /// whose contents verified, exactly as upstream orders them. `current` is
 /// told which op is being verified (to place diagnostics with foreign
 /// locations); failing ops are added to `failed`, ops whose own checks ran
-/// to `visited` (ops inside a failed op are never visited, as upstream).
+/// to `visited` (ops inside a failed op are never visited, as upstream, and
+/// neither are ops fed by a failed op's results: their verifiers may read
+/// what the failed op lacks).
 bool verifyAll(mlir::Operation *op,
                llvm::function_ref<void(mlir::Operation *)> current,
                llvm::DenseSet<mlir::Operation *> &failed,

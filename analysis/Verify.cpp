@@ -100,6 +100,17 @@ private:
     return ok;
   }
 
+  /// An op fed (transitively) by an op that failed verification is not
+  /// verified: upstream stops before reaching it, and its verifier may read
+  /// what the failed op lacks (a null `values` of tosa.const_shape).
+  bool fedByFailure(Operation &op) {
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand ? operand.getDefiningOp() : nullptr)
+        if (failedOps.contains(def) || skipped.contains(def))
+          return true;
+    return false;
+  }
+
   bool opEntrance(Operation &op) {
     current(&op);
     visited.insert(&op);
@@ -176,6 +187,10 @@ private:
   /// Pre-order entrance, children, post-order exit, skipping isolated ops
   /// (handled in opExit of their parent).
   bool verifyOperation(Operation &op) {
+    if (fedByFailure(op)) {
+      skipped.insert(&op);
+      return true; // Not a failure of its own; the producer's error stands.
+    }
     if (!opEntrance(op))
       return false;
     bool ok = true;
@@ -273,6 +288,7 @@ private:
   llvm::function_ref<void(Operation *)> current;
   llvm::DenseSet<Operation *> &failedOps;
   llvm::DenseSet<Operation *> &visited;
+  llvm::DenseSet<Operation *> skipped;
 };
 
 } // namespace

@@ -5,6 +5,8 @@
 #include "LoweringIR.h"
 
 #include "Analysis.h"
+#include "Config.h"
+#include "CrashGuard.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -145,6 +147,22 @@ const Section *sectionDefining(const std::string &text,
   return nullptr;
 }
 
+/// Some MLIR 22 custom parsers fail without a diagnostic; the analysis
+/// knows how to place an error for that, so ask it (failure path only).
+static std::string silentParseError(const std::string &text,
+                                    const std::string &path,
+                                    const Section &sec) {
+  Analyzer analyzer;
+  FileAnalysis fa = analyzer.analyze(text, path, Config());
+  for (const Diagnostic &d : fa.diagnostics)
+    if (d.severity == Severity::Error && d.section == sec.index &&
+        d.range.begin.valid())
+      return path + ":" + std::to_string(d.range.begin.line) + ":" +
+             std::to_string(d.range.begin.column) + ": error: " + d.message;
+  return path + ": error: the input did not parse and MLIR's parser gave "
+                "no reason (a custom parser failed silently)";
+}
+
 LoweredSection::LoweredSection()
     : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
 
@@ -205,8 +223,11 @@ bool lowerSection(const std::string &text, const std::string &path,
   // references, then verify that.
   ParserConfig config(&ctx, /*verifyAfterParse=*/options.function.empty());
   out.module = parseSourceFile<ModuleOp>(out.sourceMgr, config);
-  if (!out.module)
+  if (!out.module) {
+    if (out.errors.empty())
+      out.errors.push_back(silentParseError(text, path, sec));
     return false;
+  }
   if (!options.function.empty()) {
     Operation *fn = out.module->lookupSymbol(options.function);
     if (!fn)
@@ -289,8 +310,31 @@ bool lowerSection(const std::string &text, const std::string &path,
 
 } // namespace detail
 
+static LowerResult lowerUnguarded(const std::string &text,
+                                  const std::string &path,
+                                  const LowerOptions &options);
+
 LowerResult lower(const std::string &text, const std::string &path,
                   const LowerOptions &options) {
+  LowerResult result;
+  // MLIR's own passes crash on some valid input (tosa.reduce_max with a
+  // dynamic result dim in MLIR 22): report it, never take the caller down.
+  std::optional<std::string> crash =
+      runContained([&] { result = lowerUnguarded(text, path, options); });
+  if (!crash)
+    return result;
+  LowerResult failed;
+  failed.pipeline = pipelineFor(options.stage);
+  failed.errors.push_back(
+      path + ": error: MLIR crashed while lowering (" + *crash +
+      "), a bug in the upstream pass pipeline on this input; no preview " +
+      "is available for it. Pipeline: " + failed.pipeline);
+  return failed;
+}
+
+static LowerResult lowerUnguarded(const std::string &text,
+                                  const std::string &path,
+                                  const LowerOptions &options) {
   LowerResult result;
   result.pipeline = pipelineFor(options.stage);
   std::vector<Section> sections = splitSections(text);

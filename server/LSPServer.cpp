@@ -43,14 +43,27 @@ bool fromJSON(const json::Value &v, RawParams &r, json::Path) {
   return true;
 }
 
-/// Reads messages like JSONTransportInputOverFile, but remembers the id of
-/// the message about to be dispatched (MessageHandler does not hand it to
-/// method handlers, and `$/cancelRequest` needs it) and turns malformed
-/// messages into a no-op notification: JSONTransport would otherwise stop.
+/// Reads messages like JSONTransportInputOverFile, but
+/// - remembers the id of the message about to be dispatched (MessageHandler
+///   does not hand it to method handlers, and `$/cancelRequest` needs it);
+/// - never lets a message take the server down: bodies are read in chunks
+///   up to kMaxMessageBytes (a `Content-Length: 1000000000` with no body
+///   allocates nothing), bad headers are skipped up to the next one, and
+///   nesting deeper than kMaxMessageDepth is refused before any recursive
+///   JSON code sees it;
+/// - answers what JSON-RPC says must be answered: a request that is not a
+///   JSON-RPC 2.0 object gets InvalidRequest, unparsable JSON ParseError
+///   (id null), and every request after `shutdown` InvalidRequest. Those
+///   become a call of `$/tosa-lsp/invalid`, which replies with the error;
+///   anything else malformed becomes a no-op notification (JSONTransport
+///   would otherwise stop).
 class TrackingInput : public JSONTransportInput {
 public:
+  static constexpr size_t kMaxMessageBytes = size_t(256) << 20;
+  static constexpr unsigned kMaxMessageDepth = 256;
+
   TrackingInput(std::FILE *in, JSONStreamStyle style)
-      : JSONTransportInput(style), inner(in, style) {}
+      : JSONTransportInput(style), in(in), inner(in, style) {}
   bool hasError() const override { return inner.hasError(); }
   bool isEndOfInput() const override { return inner.isEndOfInput(); }
   LogicalResult readDelimitedMessage(std::string &json) override {
@@ -59,32 +72,154 @@ public:
     return r;
   }
   LogicalResult readStandardMessage(std::string &json) override {
-    LogicalResult r = inner.readStandardMessage(json);
-    if (succeeded(r))
-      inspect(json);
-    return r;
+    std::optional<size_t> length;
+    std::string line;
+    for (;;) {
+      if (!readHeaderLine(line))
+        return failure(); // End of input or a read error.
+      StringRef header = StringRef(line).rtrim("\r\n");
+      if (header.empty()) {
+        if (length)
+          break;
+        continue; // Blank lines before a header: resynchronising.
+      }
+      if (header.consume_front_insensitive("Content-Length:")) {
+        unsigned long long n;
+        if (header.trim().getAsInteger(10, n)) {
+          Logger::error("bad Content-Length header: {0}", header.trim());
+          length.reset();
+          continue;
+        }
+        length = n;
+      }
+      // Other headers (Content-Type) carry nothing we need.
+    }
+    if (*length > kMaxMessageBytes) {
+      Logger::error("message of {0} bytes exceeds the limit of {1}; skipped",
+                    *length, kMaxMessageBytes);
+      char chunk[1 << 16];
+      for (size_t left = *length; left;) {
+        size_t n = std::fread(chunk, 1, std::min(left, sizeof(chunk)), in);
+        if (n == 0)
+          return failure();
+        left -= n;
+      }
+      json = R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
+      currentId.reset();
+      return success();
+    }
+    // Grow with the data actually received, never to the announced size
+    // up front.
+    json.clear();
+    for (size_t left = *length; left;) {
+      size_t want = std::min<size_t>(left, size_t(1) << 20);
+      size_t old = json.size();
+      json.resize(old + want);
+      size_t n = std::fread(&json[old], 1, want, in);
+      json.resize(old + n);
+      if (n == 0)
+        return failure();
+      left -= n;
+    }
+    inspect(json);
+    return success();
   }
   std::optional<json::Value> currentId;
 
 private:
+  /// One header line, at most 8 KiB kept (a longer one is not a header).
+  bool readHeaderLine(std::string &line) {
+    line.clear();
+    for (int c; (c = std::fgetc(in)) != EOF;) {
+      if (line.size() < 8192)
+        line.push_back(static_cast<char>(c));
+      if (c == '\n')
+        return true;
+    }
+    return !line.empty();
+  }
+
+  static bool tooDeep(StringRef text) {
+    unsigned depth = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '"') {
+        for (++i; i < text.size() && text[i] != '"'; ++i)
+          if (text[i] == '\\')
+            ++i;
+      } else if (c == '[' || c == '{') {
+        if (++depth > kMaxMessageDepth)
+          return true;
+      } else if ((c == ']' || c == '}') && depth) {
+        --depth;
+      }
+    }
+    return false;
+  }
+
+  void replaceWithError(std::string &text, json::Value id, ErrorCode code,
+                        StringRef message) {
+    text.clear();
+    raw_string_ostream os(text);
+    os << json::Value(json::Object{
+        {"jsonrpc", "2.0"},
+        {"id", std::move(id)},
+        {"method", "$/tosa-lsp/invalid"},
+        {"params",
+         json::Object{{"code", int(code)}, {"message", message.str()}}}});
+  }
+
   void inspect(std::string &text) {
     currentId.reset();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       return; // End of a delimited stream.
-    Expected<json::Value> doc = json::parse(text);
-    json::Object *obj = doc ? doc->getAsObject() : nullptr;
-    if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
-      Logger::error("ignoring a malformed message: {0}",
-                    doc ? "not a JSON-RPC 2.0 object"
-                        : toString(doc.takeError()));
-      text = R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
+    static constexpr const char *kIgnored =
+        R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
+    if (tooDeep(text)) {
+      Logger::error("ignoring a message nested deeper than {0} levels",
+                    kMaxMessageDepth);
+      replaceWithError(text, nullptr, ErrorCode::ParseError,
+                       "message nested too deeply");
       return;
     }
-    if (json::Value *id = obj->get("id"))
-      if (obj->get("method"))
-        currentId = *id;
+    Expected<json::Value> doc = json::parse(text);
+    if (!doc) {
+      Logger::error("ignoring a malformed message: {0}",
+                    toString(doc.takeError()));
+      replaceWithError(text, nullptr, ErrorCode::ParseError,
+                       "invalid JSON");
+      return;
+    }
+    json::Object *obj = doc->getAsObject();
+    json::Value *id = obj ? obj->get("id") : nullptr;
+    std::optional<StringRef> method = obj ? obj->getString("method") : std::nullopt;
+    if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
+      Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
+      if (id && method) // A request: JSON-RPC requires an answer.
+        replaceWithError(text, *id, ErrorCode::InvalidRequest,
+                         "not a JSON-RPC 2.0 request (\"jsonrpc\": \"2.0\" "
+                         "missing)");
+      else
+        text = kIgnored;
+      return;
+    }
+    if (shutdownSeen && method && *method != "exit") {
+      if (id)
+        replaceWithError(text, *id, ErrorCode::InvalidRequest,
+                         "the server is shutting down");
+      else
+        text = kIgnored;
+      return;
+    }
+    if (id && method) {
+      currentId = *id;
+      if (*method == "shutdown")
+        shutdownSeen = true;
+    }
   }
+  std::FILE *in;
   JSONTransportInputOverFile inner;
+  bool shutdownSeen = false;
 };
 
 std::string idKey(const json::Value &id) {
@@ -145,6 +280,7 @@ public:
     handler.method("shutdown", this, &Server::onShutdown);
     handler.notification("initialized", this, &Server::onIgnored);
     handler.notification("$/tosa-lsp/ignored", this, &Server::onIgnored);
+    handler.method("$/tosa-lsp/invalid", this, &Server::onInvalid);
     handler.notification("$/setTrace", this, &Server::onIgnored);
     handler.notification("$/cancelRequest", this, &Server::onCancel);
     handler.notification("textDocument/didOpen", this, &Server::onDidOpen);
@@ -209,6 +345,18 @@ private:
   }
 
   void onIgnored(const RawParams &) {}
+
+  /// A request the input layer found invalid (see TrackingInput).
+  void onInvalid(const RawParams &params, Callback<json::Value> reply) {
+    const json::Object *obj = params.value.getAsObject();
+    int64_t code = obj ? obj->getInteger("code").value_or(
+                             int(ErrorCode::InvalidRequest))
+                       : int(ErrorCode::InvalidRequest);
+    std::string message =
+        obj ? obj->getString("message").value_or("invalid request").str()
+            : std::string("invalid request");
+    reply(make_error<LSPError>(message, static_cast<ErrorCode>(code)));
+  }
 
   void onDidChangeConfiguration(const RawParams &params) {
     if (const json::Object *obj = params.value.getAsObject())

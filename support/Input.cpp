@@ -7,39 +7,80 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdio>
+
 namespace tosa_lsp {
 
 std::string displayName(const std::string &path) {
   return path == "-" ? "<stdin>" : path;
 }
 
+/// Reads a regular file (or stdin for "-") of at most `cap` bytes. Devices
+/// (/dev/zero), FIFOs and directories are refused before any read: they
+/// never end or have no size to check.
+static std::unique_ptr<llvm::MemoryBuffer>
+readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what,
+                std::string &error) {
+  if (path == "-") {
+    // A pipe has no size: read in chunks and stop at the cap.
+    std::string data;
+    char chunk[1 << 16];
+    for (;;) {
+      size_t n = std::fread(chunk, 1, sizeof(chunk), stdin);
+      data.append(chunk, n);
+      if (data.size() > cap) {
+        error = "<stdin>: input larger than " + std::to_string(cap >> 20) +
+                " MiB; refused";
+        return nullptr;
+      }
+      if (n < sizeof(chunk))
+        break;
+    }
+    return llvm::MemoryBuffer::getMemBufferCopy(data, "<stdin>");
+  }
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    error = path + ": cannot open file: " + ec.message();
+    return nullptr;
+  }
+  if (llvm::sys::fs::is_directory(status)) {
+    error = path + ": is a directory, expected " + what.str();
+    return nullptr;
+  }
+  if (!llvm::sys::fs::is_regular_file(status)) {
+    error = path + ": not a regular file (devices, FIFOs and sockets are " +
+            "not read), expected " + what.str();
+    return nullptr;
+  }
+  if (status.getSize() > cap) {
+    error = path + ": " + what.str() + " of " +
+            std::to_string(status.getSize() >> 20) + " MiB is larger than " +
+            "the limit of " + std::to_string(cap >> 20) + " MiB; refused";
+    return nullptr;
+  }
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf) {
+    error = path + ": cannot read " + what.str() + ": " +
+            buf.getError().message();
+    return nullptr;
+  }
+  // The file may have grown between the check and the read.
+  if ((*buf)->getBufferSize() > cap) {
+    error = path + ": " + what.str() + " larger than " +
+            std::to_string(cap >> 20) + " MiB; refused";
+    return nullptr;
+  }
+  return std::move(*buf);
+}
+
 std::optional<std::string> readInput(const std::string &path,
                                      std::string &error) {
-  if (path != "-") {
-    llvm::sys::fs::file_status status;
-    if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-      error = path + ": cannot open file: " + ec.message();
-      return std::nullopt;
-    }
-    if (llvm::sys::fs::is_directory(status)) {
-      error = path + ": is a directory, expected an .mlir file";
-      return std::nullopt;
-    }
-    if (!llvm::sys::fs::is_regular_file(status) &&
-        status.type() != llvm::sys::fs::file_type::fifo_file &&
-        status.type() != llvm::sys::fs::file_type::character_file) {
-      error = path + ": not a regular file";
-      return std::nullopt;
-    }
-  }
-  auto buf = path == "-" ? llvm::MemoryBuffer::getSTDIN()
-                         : llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                                       /*RequiresNullTerminator=*/false);
-  if (!buf) {
-    error = displayName(path) + ": cannot read file: " + buf.getError().message();
+  std::unique_ptr<llvm::MemoryBuffer> buf =
+      readRegularFile(path, kMaxInputBytes, "an .mlir file", error);
+  if (!buf)
     return std::nullopt;
-  }
-  llvm::StringRef data = (*buf)->getBuffer();
+  llvm::StringRef data = buf->getBuffer();
   if (data.empty()) {
     error = displayName(path) + ": file is empty, expected MLIR text";
     return std::nullopt;
@@ -90,13 +131,12 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
                            : std::optional<std::string>(explicitPath);
   if (!path)
     return Config();
-  auto buf = llvm::MemoryBuffer::getFile(*path);
-  if (!buf) {
-    error = *path + ": cannot read configuration: " + buf.getError().message();
+  std::unique_ptr<llvm::MemoryBuffer> buf =
+      readRegularFile(*path, kMaxConfigBytes, "a configuration file", error);
+  if (!buf)
     return std::nullopt;
-  }
   std::string why;
-  std::optional<Config> config = parseConfig((*buf)->getBuffer().str(), why);
+  std::optional<Config> config = parseConfig(buf->getBuffer().str(), why);
   if (!config) {
     error = *path + ": " + why;
     return std::nullopt;

@@ -5,13 +5,20 @@
 
 #include "Config.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace tosa_lsp {
 
+/// Inputs larger than this are refused with a message (a 200k-line model is
+/// ~15 MiB); configuration files are small.
+constexpr uint64_t kMaxInputBytes = uint64_t(256) << 20;
+constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
+
 /// Reads `path` ("-" for stdin) and checks it is MLIR text: exists, is a
-/// regular file, not empty, no NUL bytes, valid UTF-8. On failure returns
+/// regular file (no devices or FIFOs) of at most kMaxInputBytes, not empty,
+/// no NUL bytes, valid UTF-8. On failure returns
 /// std::nullopt with a one-line reason in `error`.
 std::optional<std::string> readInput(const std::string &path,
                                      std::string &error);

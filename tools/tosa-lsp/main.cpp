@@ -18,6 +18,7 @@
 #include "Lowering.h"
 #include "Run.h"
 #include "Config.h"
+#include "CrashGuard.h"
 #include "Render.h"
 
 #include <cstring>
@@ -434,13 +435,19 @@ int runCompile(int argc, char **argv) {
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
-  CompileResult r = compile(*text,
-                            shownName.empty() ? displayName(path) : shownName,
-                            opts,
-                            [&](const std::string &stepText) {
-                              if (!quiet)
-                                std::cerr << "tosa-lsp: " << stepText << "\n";
-                            });
+  std::string name = shownName.empty() ? displayName(path) : shownName;
+  CompileResult r;
+  if (std::optional<std::string> crash = runContained([&] {
+        r = compile(*text, name, opts, [&](const std::string &stepText) {
+          if (!quiet)
+            std::cerr << "tosa-lsp: " << stepText << "\n";
+        });
+      })) {
+    r = CompileResult();
+    r.errors.push_back(name + ": error: MLIR/LLVM crashed while compiling (" +
+                       *crash + "), a bug in the upstream pipeline on this " +
+                       "input");
+  }
   for (const std::string &e : r.errors)
     std::cerr << e << "\n";
   if (json) {
@@ -505,7 +512,14 @@ int runRun(int argc, char **argv) {
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
-  RunResult r = runFunction(*text, displayName(path), opts);
+  RunResult r;
+  if (std::optional<std::string> crash = runContained(
+          [&] { r = runFunction(*text, displayName(path), opts); })) {
+    r = RunResult();
+    r.errors.push_back(displayName(path) +
+                       ": error: MLIR/LLVM crashed while running (" + *crash +
+                       "), a bug in the upstream pipeline on this input");
+  }
   for (const std::string &e : r.errors)
     std::cerr << e << "\n";
   if (!r.ok)
