@@ -49,13 +49,6 @@ std::optional<MaybeShape> shapeOf(Type type) {
   return MaybeShape(Shape(shaped.getShape().begin(), shaped.getShape().end()));
 }
 
-std::string printType(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
-
 std::optional<std::vector<int64_t>> intList(Attribute attr) {
   if (!attr)
     return std::nullopt;
@@ -147,8 +140,8 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       if (!in || !init || !dims)
         return;
       r.operandNumbers = {0};
-      r.operandTypes = {printType(op->getOperand(0).getType())};
-      r.resultType = printType(op->getOperand(1).getType());
+      r.operandTypes = {section.typeName(op->getOperand(0).getType())};
+      r.resultType = section.typeName(op->getOperand(1).getType());
       r.explicitBcast = analyzeLinalgBroadcast(*in, *init, *dims);
       reportOf[op] = out.size();
       out.push_back(std::move(r));
@@ -160,7 +153,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     auto result = shapeOf(op->getResult(0).getType());
     if (!result)
       return;
-    r.resultType = printType(op->getResult(0).getType());
+    r.resultType = section.typeName(op->getResult(0).getType());
     unsigned n = *kind == OpKind::Implicit ? numDataOperands(op)
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
@@ -171,7 +164,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
         return; // Scalars etc.: not a tensor/vector broadcast.
       shapes.push_back(*s);
       r.operandNumbers.push_back(i);
-      r.operandTypes.push_back(printType(op->getOperand(i).getType()));
+      r.operandTypes.push_back(section.typeName(op->getOperand(i).getType()));
     }
 
     if (*kind == OpKind::Implicit) {

@@ -2,6 +2,7 @@
 
 #include "CrashGuard.h"
 #include "Findings.h"
+#include "Timing.h"
 #include "IR.h"
 #include "LineIndex.h"
 
@@ -13,7 +14,12 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
+
+#include <chrono>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -30,7 +36,13 @@ Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
 }
 
 Position ParsedSection::toFilePosition(llvm::SMLoc loc) const {
-  if (!loc.isValid() || !sourceMgr.FindBufferContainingLoc(loc))
+  if (!loc.isValid())
+    return {};
+  size_t size = section.endOffset - section.beginOffset;
+  const char *p = loc.getPointer();
+  if (lines && bufferStart && p >= bufferStart && p <= bufferStart + size)
+    return lines->position(section.beginOffset + (p - bufferStart));
+  if (!sourceMgr.FindBufferContainingLoc(loc))
     return {};
   auto [line, col] = sourceMgr.getLineAndColumn(loc);
   return toFilePosition(line, col);
@@ -56,6 +68,15 @@ static std::optional<FileLineColLoc> findFileLoc(Location loc) {
   if (auto o = dyn_cast<OpaqueLoc>(loc))
     return findFileLoc(o.getFallbackLocation());
   return std::nullopt;
+}
+
+const std::string &ParsedSection::typeName(Type type) const {
+  auto [it, inserted] = typeNames.try_emplace(type);
+  if (inserted) {
+    llvm::raw_string_ostream os(it->second);
+    type.print(os);
+  }
+  return it->second;
 }
 
 Range ParsedSection::opRange(Operation *op) const {
@@ -410,6 +431,7 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
   // The parser and verifier recurse per nesting level: give them a large
   // stack of their own (the nesting limit keeps them well inside it).
   FileAnalysis result;
+  PhaseTimer total("analysis (total)");
   llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
     result = impl->analyze(text, path, config, cache);
   });
@@ -487,6 +509,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
     memo->configFingerprint = fingerprint;
     memo->path = path;
   }
+  PhaseTimer t("assemble");
   return assemble(file, path, std::move(results));
 }
 
@@ -536,6 +559,10 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
                                           sec.endOffset - sec.beginOffset),
             path),
         llvm::SMLoc());
+    ps.lines = &lines;
+    ps.bufferStart =
+        ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())
+            ->getBufferStart();
 
     DiagSource source = DiagSource::Parser;
     Operation *currentOp = nullptr;
@@ -592,9 +619,11 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
 
     Block block;
     ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
-    sec.parsed =
-        succeeded(parseAsmSourceFile(ps.sourceMgr, &block, parserConfig,
-                                     &ps.state));
+    {
+      PhaseTimer t("parse");
+      sec.parsed = succeeded(
+          parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
+    }
     if (sec.parsed) {
       // Like mlir-opt: a lone top-level module is the root, anything else is
       // wrapped in an implicit one.
@@ -612,19 +641,24 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       }
       source = DiagSource::Verifier;
       llvm::DenseSet<Operation *> failedOps, visitedOps;
+      std::optional<PhaseTimer> t;
+      t.emplace("verify");
       detail::verifyAll(
           ps.module->getOperation(), [&](Operation *op) { currentOp = op; },
           failedOps, visitedOps);
       currentOp = nullptr;
       llvm::DenseMap<Operation *, unsigned> reportOf;
+      t.emplace("op reports");
       detail::collectOpReports(ps, config, failedOps, visitedOps, result.ops,
                                reportOf);
       FileAnalysis index;
+      t.emplace("index");
       detail::collectIndex(ps, reportOf, index);
       result.values = std::move(index.values);
       result.blocks = std::move(index.blocks);
       result.symbols = std::move(index.symbols);
       result.opSpans = std::move(index.opSpans);
+      t.emplace("findings");
       for (const OpReport &op : result.ops)
         appendFindings(op, config, sectionDiags);
     }

@@ -11,6 +11,7 @@
 
 #include "Analysis.h"
 #include "Config.h"
+#include "LineIndex.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,6 +27,10 @@ namespace tosa_lsp::detail {
 /// are shifted by the section's first line/column to be file positions.
 struct ParsedSection {
   Section section;
+  /// The whole file's line table: SMLoc -> position is a binary search, not
+  /// SourceMgr's scan back to the line start.
+  const LineIndex *lines = nullptr;
+  const char *bufferStart = nullptr;
   llvm::SourceMgr sourceMgr;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::AsmParserState state;
@@ -38,6 +43,12 @@ struct ParsedSection {
   Range toFileRange(llvm::SMRange range) const;
   /// The op's name range, or its location as a point.
   Range opRange(mlir::Operation *op) const;
+  /// The type as MLIR prints it. Printing builds a printer state each time
+  /// and a model repeats a handful of types 10^5 times: print each once.
+  const std::string &typeName(mlir::Type type) const;
+
+private:
+  mutable llvm::DenseMap<mlir::Type, std::string> typeNames;
 };
 
 /// Verifies `op` (and everything nested) with MLIR's rules and messages, but

@@ -19,12 +19,6 @@ using namespace mlir;
 
 namespace tosa_lsp::detail {
 
-static std::string printType(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
 
 /// Distinct ranges in source order (AsmParserState can record a symbol use
 /// more than once).
@@ -149,7 +143,7 @@ void collectIndex(const ParsedSection &ps,
           next = std::min(next, g.startIndex);
       std::string types;
       for (unsigned i = group.startIndex; i < next; ++i)
-        types += (types.empty() ? "" : ", ") + printType(op->getResult(i).getType());
+        types += (types.empty() ? "" : ", ") + ps.typeName(op->getResult(i).getType());
       v.type = types;
       v.origin = next - group.startIndex == 1
                      ? "result #" + std::to_string(group.startIndex) + " of `" +
@@ -218,7 +212,7 @@ void collectIndex(const ParsedSection &ps,
       v.name = textOf(arg.loc);
       v.def = ps.toFileRange(arg.loc);
       v.uses = toRanges(ps, arg.uses);
-      v.type = printType(block->getArgument(i).getType());
+      v.type = ps.typeName(block->getArgument(i).getType());
       v.origin = "argument #" + std::to_string(i) + " " + where;
       if (parent)
         if (const auto *pd = ps.state.getOpDef(parent))

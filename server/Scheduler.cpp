@@ -2,6 +2,8 @@
 
 #include "Scheduler.h"
 
+#include "Timing.h"
+
 namespace tosa_lsp {
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
@@ -104,7 +106,11 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   lock.unlock();
 
   FileAnalysis fa = analyzer->analyze(text, path, config, &doc->cache);
-  std::vector<FixData> fixes = candidateFixes(fa, text);
+  std::vector<FixData> fixes;
+  {
+    PhaseTimer t("candidate fixes");
+    fixes = candidateFixes(fa, text);
+  }
   unsigned reused = 0;
   for (const Section &s : fa.sections)
     reused += s.reused;
@@ -130,8 +136,10 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
     newest = !doc->dirty;
   }
   lock.unlock();
-  if (newest && onReady)
+  if (newest && onReady) {
+    PhaseTimer t("publish");
     onReady(snap);
+  }
   for (auto &w : waiters)
     w(snap);
   lock.lock();

@@ -1,0 +1,48 @@
+//===- Timing.h - optional phase timing -------------------------*- C++ -*-===//
+//
+// `TOSA_LSP_TIMING=1` prints how long each phase of the document pipeline
+// took, to stderr: the figures behind bench/ and the performance notes.
+// Off, a phase costs one branch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_TIMING_H
+#define TOSA_LSP_ANALYSIS_TIMING_H
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+
+namespace tosa_lsp {
+
+class PhaseTimer {
+public:
+  explicit PhaseTimer(const char *what) : what(what) {}
+  ~PhaseTimer() {
+    if (!enabled())
+      return;
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    llvm::errs() << "tosa-lsp timing: " << what << " "
+                 << llvm::format("%.1f", ms) << " ms\n";
+  }
+  static bool enabled() {
+    static const bool on = [] {
+      const char *v = std::getenv("TOSA_LSP_TIMING");
+      return v && *v && *v != '0';
+    }();
+    return on;
+  }
+
+private:
+  const char *what;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_TIMING_H
