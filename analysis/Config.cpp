@@ -3,6 +3,7 @@
 #include "Config.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 namespace tosa_lsp {
@@ -178,7 +179,9 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
   if (root.contains("compile")) {
     const json &c = root["compile"];
     ObjectReader r{c, "compile", error};
-    if (!r.checkKeys({"outputDir", "timeoutSeconds", "memoryLimitMB"}))
+    if (!r.checkKeys(
+            {"outputDir", "overwrite", "timeoutSeconds", "memoryLimitMB"}) ||
+        !r.getBool("overwrite", config.compile.overwrite))
       return std::nullopt;
     if (c.contains("outputDir")) {
       if (!c["outputDir"].is_string()) {
@@ -186,18 +189,34 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
         return std::nullopt;
       }
       config.compile.outputDir = c["outputDir"].get<std::string>();
+      // Whoever set it last decides what it is relative to.
+      config.compile.outputDirRoot.clear();
     }
-    for (auto [key, field] :
-         {std::make_pair("timeoutSeconds", &config.compile.timeoutSeconds),
-          std::make_pair("memoryLimitMB", &config.compile.memoryLimitMB)}) {
-      if (!c.contains(key))
+    struct Limit {
+      const char *key, *unit;
+      unsigned *field;
+      unsigned min, max;
+    };
+    using C = Config::Compile;
+    for (const Limit &l :
+         {Limit{"timeoutSeconds", "s", &config.compile.timeoutSeconds,
+                C::minTimeoutSeconds, C::maxTimeoutSeconds},
+          Limit{"memoryLimitMB", "MB", &config.compile.memoryLimitMB,
+                C::minMemoryLimitMB, C::maxMemoryLimitMB}}) {
+      if (!c.contains(l.key))
         continue;
-      if (!c[key].is_number_unsigned()) {
-        error = std::string("compile.") + key +
-                " must be a non-negative integer";
+      // Range-checked as a signed 64-bit value: a cast to unsigned would
+      // wrap 4294967296 to 0, and 0 means "no limit" to the OS.
+      const json &v = c[l.key];
+      if (!v.is_number_integer() ||
+          (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) ||
+          v.get<int64_t>() < l.min || v.get<int64_t>() > l.max) {
+        error = std::string("compile.") + l.key + " must be an integer from " +
+                std::to_string(l.min) + " to " + std::to_string(l.max) + " (" +
+                l.unit + "), got " + v.dump();
         return std::nullopt;
       }
-      *field = c[key].get<unsigned>();
+      *l.field = unsigned(v.get<int64_t>());
     }
   }
   return config;

@@ -34,8 +34,16 @@ struct Config {
   /// Native compilation from the editor (the server's tosa.compile).
   struct Compile {
     std::string outputDir; // empty: a fresh temp directory per compile
+    /// The directory of the .tosa-lsp.json that set outputDir, empty when
+    /// the editor settings did. A repository's file may only choose a
+    /// directory inside its own tree; the loader fills this in.
+    std::string outputDirRoot;
+    /// Replace existing outputs. Only the editor settings may set it.
+    bool overwrite = false;
     unsigned timeoutSeconds = 120;
     unsigned memoryLimitMB = 4096;
+    static constexpr unsigned minTimeoutSeconds = 1, maxTimeoutSeconds = 3600;
+    static constexpr unsigned minMemoryLimitMB = 64, maxMemoryLimitMB = 65536;
   } compile;
 
   /// Path of the file this came from, empty for defaults.
@@ -49,7 +57,8 @@ struct Config {
 
 /// Parses `.tosa-lsp.json` text on top of the defaults. On failure returns
 /// std::nullopt and sets `error` to a one-line message naming the problem
-/// (bad JSON with its position, unknown key, wrong type).
+/// (bad JSON with its position, unknown key, wrong type, a compile limit
+/// out of range).
 std::optional<Config> parseConfig(const std::string &text, std::string &error);
 /// The same, on top of `base` instead of the defaults (project file, then
 /// editor settings).

@@ -13,6 +13,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -153,19 +154,6 @@ struct HeaderWriter {
   }
 };
 
-bool writeFile(const std::string &path, llvm::StringRef data,
-               std::vector<std::string> &errors) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    errors.push_back("tosa-lsp: error: cannot write " + path + ": " +
-                     ec.message());
-    return false;
-  }
-  os << data;
-  return true;
-}
-
 } // namespace
 
 CompileResult compile(const std::string &text, const std::string &path,
@@ -225,13 +213,13 @@ CompileResult compile(const std::string &text, const std::string &path,
     return r;
   }
 
+  // Everything is produced in memory or in a private temp directory first;
+  // the user-visible files are only created at the end (writeOutputs).
+  std::string outData;
+  bool executable = false;
   if (options.emit == EmitKind::MLIRLLVM) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
+    llvm::raw_string_ostream os(outData);
     ls.module->print(os);
-    os.flush();
-    if (!writeFile(options.output, s, r.errors))
-      return r;
   } else {
     step("translating to LLVM IR");
     llvm::LLVMContext llvmContext;
@@ -295,34 +283,13 @@ CompileResult compile(const std::string &text, const std::string &path,
       step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
 
     if (options.emit == EmitKind::LLVMIR) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
+      llvm::raw_string_ostream os(outData);
       llvmModule->print(os, nullptr);
-      os.flush();
-      if (!writeFile(options.output, s, r.errors))
-        return r;
     } else {
-      std::string objPath = options.output;
-      llvm::SmallString<128> tmpObj;
-      if (options.emit == EmitKind::Shared) {
-        int fd;
-        if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-                "tosa-lsp", "o", fd, tmpObj)) {
-          r.errors.push_back("tosa-lsp: error: temp file: " + ec.message());
-          return r;
-        }
-        ::close(fd);
-        objPath = std::string(tmpObj);
-      }
       step(options.emit == EmitKind::Asm ? "emitting assembly"
                                          : "emitting object code");
-      std::error_code ec;
-      llvm::raw_fd_ostream os(objPath, ec);
-      if (ec) {
-        r.errors.push_back("tosa-lsp: error: cannot write " + objPath + ": " +
-                           ec.message());
-        return r;
-      }
+      llvm::SmallString<0> code;
+      llvm::raw_svector_ostream os(code);
       llvm::legacy::PassManager pm;
       if (tm->addPassesToEmitFile(pm, os, nullptr,
                                   options.emit == EmitKind::Asm
@@ -333,17 +300,41 @@ CompileResult compile(const std::string &text, const std::string &path,
         return r;
       }
       pm.run(*llvmModule);
-      os.close();
-      if (options.emit == EmitKind::Shared) {
+      if (options.emit != EmitKind::Shared) {
+        outData = code.str().str();
+      } else {
+        // The linker works in a private directory, removed on every path.
+        TempDir work("tosa-lsp-link");
+        if (work.error()) {
+          r.errors.push_back("tosa-lsp: error: cannot create a temp "
+                             "directory: " +
+                             work.error().message());
+          return r;
+        }
+        llvm::SmallString<256> objPath(work.path()), soPath(work.path());
+        llvm::sys::path::append(objPath, "code.o");
+        llvm::sys::path::append(soPath, "code.so");
+        {
+          std::error_code ec;
+          llvm::raw_fd_ostream obj(objPath, ec);
+          obj << code;
+          obj.close();
+          if (ec || obj.has_error()) {
+            r.errors.push_back("tosa-lsp: error: cannot write " +
+                               std::string(objPath) + ": " +
+                               (ec ? ec : obj.error()).message());
+            obj.clear_error();
+            return r;
+          }
+        }
         auto cc = llvm::sys::findProgramByName("cc");
         if (!cc) {
           r.errors.push_back("tosa-lsp: error: no system linker driver `cc` "
                              "on PATH (install gcc or clang)");
-          llvm::sys::fs::remove(objPath);
           return r;
         }
-        std::vector<llvm::StringRef> args = {*cc, "-shared", "-o",
-                                             options.output, objPath, "-lm"};
+        std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
+                                             soPath, objPath,   "-lm"};
         // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy).
         std::string libDir = TOSA_LSP_MLIR_LIBDIR, lFlag = "-L" + libDir,
                     rpath = "-Wl,-rpath," + libDir;
@@ -359,31 +350,53 @@ CompileResult compile(const std::string &text, const std::string &path,
         std::string linkError;
         int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 120, 0,
                                            &linkError);
-        llvm::sys::fs::remove(objPath);
         if (rc != 0) {
           r.errors.push_back("tosa-lsp: error: linking failed (" +
                              std::to_string(rc) + "): " + linkError);
           return r;
         }
+        auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+        if (!so) {
+          r.errors.push_back("tosa-lsp: error: cannot read the linked "
+                             "library: " +
+                             so.getError().message());
+          return r;
+        }
+        outData = (*so)->getBuffer().str();
+        executable = true;
       }
     }
   }
 
+  std::string stem = options.output;
+  llvm::StringRef ext = llvm::sys::path::extension(options.output);
+  stem.resize(stem.size() - ext.size());
+  std::vector<OutputFile> files = {{ext.str(), outData, executable}};
+  std::string headerText;
   if (options.header) {
-    llvm::SmallString<256> h(options.output);
-    llvm::sys::path::replace_extension(h, "h");
-    std::string guard = "TOSA_LSP_" + llvm::sys::path::stem(h).upper() + "_H";
+    std::string guard =
+        "TOSA_LSP_" + llvm::sys::path::filename(stem).upper() + "_H";
     for (char &c : guard)
       if (!std::isalnum(static_cast<unsigned char>(c)))
         c = '_';
-    if (!writeFile(std::string(h), header.text(guard), r.errors))
-      return r;
-    r.headerPath = std::string(h);
+    headerText = header.text(guard);
+    files.push_back({".h", headerText, false});
+  }
+  llvm::Expected<std::vector<std::string>> written =
+      writeOutputs(stem, files, options.onExisting, options.protectedPaths);
+  if (!written) {
+    r.errors.push_back("tosa-lsp: error: " +
+                       llvm::toString(written.takeError()));
+    return r;
+  }
+  r.output = (*written)[0];
+  step("output: " + r.output);
+  if (options.header) {
+    r.headerPath = (*written)[1];
     step("header: " + r.headerPath);
   }
-  uint64_t size = 0;
-  if (!llvm::sys::fs::file_size(options.output, size))
-    r.bytes = size;
+  r.bytes = outData.size();
   r.ok = true;
   return r;
 }

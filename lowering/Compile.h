@@ -11,6 +11,7 @@
 #define TOSA_LSP_LOWERING_COMPILE_H
 
 #include "Lowering.h"
+#include "OutputFiles.h"
 
 #include <functional>
 #include <string>
@@ -26,13 +27,18 @@ struct CompileOptions {
   EmitKind emit = EmitKind::Object;
   std::string output;   // required
   bool header = false;  // also write OUTPUT-without-extension.h
+  /// When OUTPUT (or its header) exists. Outputs are only ever created
+  /// exclusively or renamed into place, never written through a symlink.
+  OnExisting onExisting = OnExisting::Fail;
+  /// Files never to replace, compared by identity (the input file).
+  std::vector<std::string> protectedPaths;
   LowerMode mode = LowerMode::Upstream;
   unsigned optLevel = 2;
 };
 
 struct CompileResult {
   bool ok = false;
-  std::string output;
+  std::string output; // the path written (OUTPUT-1.so with NewName)
   std::string headerPath;
   /// Defined external functions of the result (for obj/shared/asm/ir).
   std::vector<std::string> symbols;

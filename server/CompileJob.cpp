@@ -2,6 +2,8 @@
 
 #include "CompileJob.h"
 
+#include "OutputFiles.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -10,6 +12,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 #include <thread>
 
 using namespace llvm;
@@ -26,46 +29,45 @@ CompileJobResult runCompileJob(const CompileJob &job,
                                    &progress,
                                const std::atomic<bool> &cancel) {
   CompileJobResult r;
-  // Work files live in a directory of their own; outputs go to the chosen
-  // directory, or to that one.
-  SmallString<128> work;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("tosa-lsp-compile", work)) {
-    r.error = "cannot create a temp directory: " + ec.message();
+  // Work files live in a directory of their own, removed on every path;
+  // outputs go to the chosen directory or to a temp one kept only when the
+  // compile succeeds.
+  TempDir work("tosa-lsp-work");
+  if (work.error()) {
+    r.error = "cannot create a temp directory: " + work.error().message();
     return r;
   }
-  std::string outDir = job.outputDir.empty() ? std::string(work) : job.outputDir;
-  // The work files go when we return; the outputs stay.
-  struct Cleanup {
-    SmallString<128> dir;
-    bool keepDir;
-    ~Cleanup() {
-      for (const char *f : {"input.mlir", "stdout.json", "stderr.txt"}) {
-        SmallString<128> p(dir);
-        sys::path::append(p, f);
-        sys::fs::remove(p);
-      }
-      if (!keepDir)
-        sys::fs::remove(dir);
-    }
-  } cleanup{work, job.outputDir.empty()};
-  if (!sys::fs::is_directory(outDir)) {
-    if (std::error_code ec = sys::fs::create_directories(outDir)) {
-      r.error = "cannot create the output directory " + outDir + ": " +
-                ec.message();
+  std::optional<TempDir> tempOut;
+  std::string outDir;
+  if (job.outputDir.empty()) {
+    tempOut.emplace("tosa-lsp-compile");
+    if (tempOut->error()) {
+      r.error = "cannot create a temp directory: " + tempOut->error().message();
       return r;
     }
+    outDir = tempOut->path();
+  } else {
+    Expected<std::string> dir =
+        resolveOutputDir(job.outputDir, job.outputDirRoot);
+    if (!dir) {
+      r.error = toString(dir.takeError());
+      return r;
+    }
+    outDir = *dir;
   }
+  // Function names may hold "/", ".." or any byte: the file name is
+  // sanitised so the output stays in outDir.
   std::string stem = sys::path::stem(job.name).str();
-  if (stem.empty())
-    stem = "module";
   if (!job.function.empty())
     stem += "_" + job.function;
+  stem = sanitizeFileName(stem);
   const char *ext = job.emit == "shared"    ? ".so"
                     : job.emit == "obj"     ? ".o"
                     : job.emit == "asm"     ? ".s"
                     : job.emit == "llvm-ir" ? ".ll"
                                             : ".mlir";
-  SmallString<256> input(work), output(outDir), out(work), err(work);
+  SmallString<256> input(work.path()), output(outDir), out(work.path()),
+      err(work.path());
   sys::path::append(input, "input.mlir");
   sys::path::append(output, stem + ext);
   sys::path::append(out, "stdout.json");
@@ -89,6 +91,13 @@ CompileJobResult runCompileJob(const CompileJob &job,
   if (!job.function.empty()) {
     argStore.push_back("--function");
     argStore.push_back(job.function);
+  }
+  // Never write over an existing file unless the user's settings say so;
+  // never over the document, whatever they say.
+  argStore.push_back(job.overwrite ? "--force" : "--new-name");
+  if (!job.source.empty()) {
+    argStore.push_back("--protect");
+    argStore.push_back(job.source);
   }
   std::vector<StringRef> args(argStore.begin(), argStore.end());
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(out),
@@ -171,6 +180,8 @@ CompileJobResult runCompileJob(const CompileJob &job,
   }
   obj->erase("ok");
   obj->erase("errors");
+  if (tempOut)
+    tempOut->release(); // the outputs the user asked for
   r.ok = true;
   r.result = std::move(*parsed);
   return r;

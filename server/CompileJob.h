@@ -25,7 +25,12 @@ struct CompileJob {
   std::string function; // empty: the whole file
   std::string emit = "shared";
   std::string mode = "upstream"; // upstream | safe | versioned
+  std::string source;            // the document's file: never replaced
   std::string outputDir; // empty: a new temp directory
+  /// Set when outputDir comes from a project's .tosa-lsp.json: the output
+  /// directory must resolve inside this directory (Config::outputDirRoot).
+  std::string outputDirRoot;
+  bool overwrite = false; // replace existing outputs, else OUT-1.so, ...
   unsigned timeoutSeconds = 120;
   unsigned memoryLimitMB = 4096;
 };

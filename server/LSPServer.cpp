@@ -5,6 +5,7 @@
 #include "CompileJob.h"
 #include "Convert.h"
 #include "Input.h"
+#include "OutputFiles.h"
 #include "Scheduler.h"
 
 #include "Hover.h"
@@ -19,10 +20,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
-#include <tuple>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/thread.h"
@@ -341,7 +343,17 @@ private:
 
   void onShutdown(const NoParams &, Callback<json::Value> reply) {
     shutdownRequested = true;
+    cancelCompiles(); // a compile can take minutes: do not wait for it
     reply(nullptr);
+  }
+
+  /// Kills running compiler processes (their jobs notice within 20 ms) and
+  /// makes new compiles stop at once.
+  void cancelCompiles() {
+    std::lock_guard<std::mutex> lock(compilesMu);
+    stopping = true;
+    for (const auto &cancel : compiles)
+      *cancel = true;
   }
 
   void onIgnored(const RawParams &) {}
@@ -876,20 +888,15 @@ private:
                           {"mappings", std::move(mappings)}};
       if (showDocument) {
         // Editors without a plugin: a read-only temp file they can open.
-        SmallString<128> file;
-        int fd;
-        if (!sys::fs::createTemporaryFile("tosa-preview-" + opts.function,
-                                          "mlir", fd, file)) {
-          raw_fd_ostream os(fd, /*shouldClose=*/true);
-          os << "// Lowering preview (" << stageName(opts.stage) << ", "
-             << modeName(opts.mode) << ") of @" << opts.function
-             << " — read-only, regenerated on request\n"
-             << r.text;
-          os.close();
-          sys::fs::setPermissions(file, sys::fs::owner_read |
-                                            sys::fs::group_read |
-                                            sys::fs::others_read);
-          std::string fileUri = "file://" + std::string(file);
+        std::string content;
+        raw_string_ostream os(content);
+        os << "// Lowering preview (" << stageName(opts.stage) << ", "
+           << modeName(opts.mode) << ") of @" << opts.function
+           << " — read-only, regenerated on request\n"
+           << r.text;
+        std::string file = writePreviewFile(uri, path, opts.function, content);
+        if (!file.empty()) {
+          std::string fileUri = "file://" + file;
           result["previewUri"] = fileUri;
           showDocumentRequest(
               json::Object{{"uri", fileUri}, {"takeFocus", true}},
@@ -904,6 +911,41 @@ private:
       return;
     }
     background(std::move(work));
+  }
+
+  /// One read-only preview file per (document, function), rewritten on
+  /// each request, in a directory of this server's own that is removed with
+  /// it: previews never pile up in the temp directory. Empty on failure.
+  std::string writePreviewFile(const std::string &uri, const std::string &path,
+                               const std::string &function, StringRef content) {
+    std::lock_guard<std::mutex> lock(previewMu);
+    if (!previewDir)
+      previewDir.emplace("tosa-lsp-preview");
+    if (previewDir->error()) {
+      Logger::error("preview: {0}", previewDir->error().message());
+      return "";
+    }
+    std::string &stem = previewFiles[uri + "\n" + function];
+    if (stem.empty()) {
+      // Function names may hold "/" or "..": sanitised, and numbered so
+      // that two documents named alike do not share a file.
+      SmallString<256> p(previewDir->path());
+      sys::path::append(p, std::to_string(previewFiles.size()) + "-" +
+                               sanitizeFileName(sys::path::stem(path).str() +
+                                                "-" + function + "-lowered"));
+      stem = std::string(p);
+    }
+    std::string file = stem + ".mlir";
+    sys::fs::remove(file); // read-only: replaced, not written to
+    Expected<std::vector<std::string>> written = writeOutputs(
+        stem, {OutputFile{".mlir", content}}, OnExisting::Fail, {});
+    if (!written) {
+      Logger::error("preview: {0}", toString(written.takeError()));
+      return "";
+    }
+    sys::fs::setPermissions(file, sys::fs::owner_read | sys::fs::group_read |
+                                      sys::fs::others_read);
+    return file;
   }
 
   /// Long work off the main loop, on a big stack (MLIR's parser and passes
@@ -926,7 +968,9 @@ private:
 
 public:
   ~Server() {
-    // Background lowering threads use this object: let them finish.
+    // Background lowering threads use this object: let them finish; stop
+    // compiles first (exit or end of input without shutdown).
+    cancelCompiles();
     std::unique_lock<std::mutex> lock(workMu);
     workDone.wait(lock, [&] { return running == 0; });
   }
@@ -992,7 +1036,10 @@ private:
               "' (expected shared, obj, asm, llvm-ir, mlir-llvm)",
           ErrorCode::InvalidParams));
     Config config = configFor(it->second.path);
+    job.source = it->second.path;
     job.outputDir = config.compile.outputDir;
+    job.outputDirRoot = config.compile.outputDirRoot;
+    job.overwrite = config.compile.overwrite;
     job.timeoutSeconds = config.compile.timeoutSeconds;
     job.memoryLimitMB = config.compile.memoryLimitMB;
 
@@ -1010,6 +1057,11 @@ private:
     std::tie(deferred, key) = defer(std::move(reply));
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     deferred->onCancel = [cancel] { *cancel = true; };
+    {
+      std::lock_guard<std::mutex> lock(compilesMu);
+      *cancel = stopping.load();
+      compiles.insert(cancel);
+    }
     std::string title = "Compiling " +
                         (job.function.empty() ? job.name : "@" + job.function);
     auto work = [this, job, token, deferred, cancel, key, title] {
@@ -1037,6 +1089,8 @@ private:
             r.error, r.cancelled ? ErrorCode::RequestCancelled
                                  : ErrorCode::RequestFailed));
       forget(key);
+      std::lock_guard<std::mutex> lock(compilesMu);
+      compiles.erase(cancel);
     };
     if (syncMode) {
       work();
@@ -1064,6 +1118,12 @@ private:
   std::map<std::string, Document> documents; // main thread only
   std::mutex pendingMu;
   std::map<std::string, std::shared_ptr<Deferred>> pending;
+  std::mutex compilesMu;
+  std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones
+  std::atomic<bool> stopping{false};
+  std::mutex previewMu;
+  std::optional<TempDir> previewDir;               // removed with the server
+  std::map<std::string, std::string> previewFiles; // uri + function -> stem
   Scheduler scheduler; // last: its worker calls back into the members above
 };
 

@@ -141,7 +141,20 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
     error = *path + ": " + why;
     return std::nullopt;
   }
+  // A repository must not be able to make the server replace files: only
+  // the editor settings (the user's own) may allow it.
+  if (config->compile.overwrite) {
+    error = *path + ": compile.overwrite can only be set in the editor "
+                    "settings, not in a project's .tosa-lsp.json";
+    return std::nullopt;
+  }
   config->source = *path;
+  if (!config->compile.outputDir.empty()) {
+    llvm::SmallString<256> root(*path);
+    llvm::sys::fs::make_absolute(root);
+    llvm::sys::path::remove_filename(root);
+    config->compile.outputDirRoot = std::string(root);
+  }
   return config;
 }
 

@@ -59,3 +59,45 @@ TEST(Config, WrongTypes) {
   EXPECT_FALSE(parseConfig(R"({"extraBroadcastableOps": ["noDot"]})", err));
   EXPECT_FALSE(parseConfig("[]", err));
 }
+
+TEST(Config, CompileLimitsAreBounded) {
+  std::string err;
+  // 2^32 used to wrap to 0 (no time at all); 0 MB meant "no limit".
+  for (const char *text :
+       {R"({"compile": {"timeoutSeconds": 4294967296}})",
+        R"({"compile": {"timeoutSeconds": 0}})",
+        R"({"compile": {"timeoutSeconds": 3601}})",
+        R"({"compile": {"timeoutSeconds": -5}})",
+        R"({"compile": {"timeoutSeconds": 1.5}})",
+        R"({"compile": {"memoryLimitMB": 0}})",
+        R"({"compile": {"memoryLimitMB": 63}})",
+        R"({"compile": {"memoryLimitMB": 65537}})",
+        R"({"compile": {"memoryLimitMB": 18446744073709551615}})"}) {
+    EXPECT_FALSE(parseConfig(text, err)) << text;
+    EXPECT_NE(err.find("must be an integer from"), std::string::npos) << err;
+  }
+  auto c = parseConfig(
+      R"({"compile": {"timeoutSeconds": 3600, "memoryLimitMB": 64}})", err);
+  ASSERT_TRUE(c) << err;
+  EXPECT_EQ(c->compile.timeoutSeconds, 3600u);
+  EXPECT_EQ(c->compile.memoryLimitMB, 64u);
+  c = parseConfig(
+      R"({"compile": {"timeoutSeconds": 1, "memoryLimitMB": 65536}})", err);
+  ASSERT_TRUE(c) << err;
+  EXPECT_EQ(c->compile.timeoutSeconds, 1u);
+}
+
+TEST(Config, OutputDirRootFollowsWhoSetIt) {
+  std::string err;
+  Config project;
+  project.compile.outputDir = "out";
+  project.compile.outputDirRoot = "/repo";
+  // Editor settings that set outputDir own it; others keep the project's.
+  auto c = parseConfig(R"({"compile": {"outputDir": "/abs"}})", err, project);
+  ASSERT_TRUE(c) << err;
+  EXPECT_EQ(c->compile.outputDirRoot, "");
+  c = parseConfig(R"({"compile": {"overwrite": true}})", err, project);
+  ASSERT_TRUE(c) << err;
+  EXPECT_EQ(c->compile.outputDirRoot, "/repo");
+  EXPECT_TRUE(c->compile.overwrite);
+}

@@ -44,9 +44,12 @@ commands:
       The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
       --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
   compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
-          [--header] [-O0..3] [--format=json] [--quiet] FILE
+          [--header] [-O0..3] [--format=json] [--quiet]
+          [--force | --new-name] FILE
       Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
       --header writes OUT with .h: the _mlir_ciface_* entry points.
+      An existing OUT (or header) is an error; --force replaces it,
+      --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
       [--mode=...] [-O0..3] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
@@ -413,6 +416,13 @@ int runCompile(int argc, char **argv) {
       opts.mode = *m;
     } else if (a == "--header") {
       opts.header = true;
+    } else if (a == "--force") {
+      opts.onExisting = OnExisting::Replace;
+    } else if (a == "--new-name") {
+      opts.onExisting = OnExisting::NewName;
+    } else if (auto v = value("--protect")) {
+      // The server compiles a temp copy: this is the document itself.
+      opts.protectedPaths.push_back(*v);
     } else if (a.size() == 3 && a.rfind("-O", 0) == 0 && a[2] >= '0' &&
                a[2] <= '3') {
       opts.optLevel = a[2] - '0';
@@ -435,6 +445,8 @@ int runCompile(int argc, char **argv) {
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
+  if (path != "-")
+    opts.protectedPaths.push_back(path);
   std::string name = shownName.empty() ? displayName(path) : shownName;
   CompileResult r;
   if (std::optional<std::string> crash = runContained([&] {

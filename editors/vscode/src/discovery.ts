@@ -78,9 +78,11 @@ export function pathDirs(pathEnv: string, platform: NodeJS.Platform): string[] {
 
 /**
  * The search order:
- *  1. the `tosaLsp.serverPath` setting (expanded; relative paths are taken
- *     from the first workspace folder). When set, it is authoritative: a
- *     wrong setting is an error, not a silent fall-back to another binary;
+ *  1. the `tosaLsp.serverPath` setting (`~`, `${userHome}`, `${env:X}`
+ *     expanded; machine scope). When set, it is authoritative: a wrong
+ *     setting is an error, not a silent fall-back to another binary. It must
+ *     be absolute or a bare name on PATH: `${workspaceFolder}` and relative
+ *     paths would let an opened repository choose what the editor executes;
  *  2. `tosa-lsp` on PATH, then the newest `tosa-lsp-<version>` on PATH;
  *  3. `server/tosa-lsp` inside the extension.
  */
@@ -89,13 +91,20 @@ export function findServer(setting: string | undefined, env: DiscoveryEnv,
   const pathApi = env.platform === 'win32' ? path.win32 : path.posix;
   const tried: string[] = [];
   if (setting && setting.trim() !== '') {
-    let p = expandVariables(setting, env, environ);
-    if (!pathApi.isAbsolute(p) && env.workspaceFolder && !p.includes('${'))
-      p = pathApi.join(env.workspaceFolder, p);
+    // No workspaceFolder: `${workspaceFolder}` stays literal and is refused.
+    const p = expandVariables(setting, { userHome: env.userHome }, environ);
+    const bare = !p.includes('/') && !p.includes(pathApi.sep);
+    if (!pathApi.isAbsolute(p) && !bare)
+      return {
+        ok: false, tried,
+        message: `tosaLsp.serverPath is set to "${setting}": it must be an absolute path or a ` +
+          'name on PATH (${workspaceFolder} and relative paths are not expanded, so that ' +
+          'a workspace cannot choose the executable).',
+      };
     const candidates: string[] = [];
-    if (pathApi.isAbsolute(p) || p.includes('/') || p.includes(pathApi.sep))
+    if (!bare)
       candidates.push(p, ...(env.platform === 'win32' && !/\.(exe|cmd)$/i.test(p) ? [p + '.exe'] : []));
-    // A bare name (no folder open, no separator): look it up on PATH.
+    // A bare name: look it up on PATH.
     if (candidates.length === 0)
       for (const dir of pathDirs(env.pathEnv, env.platform))
         candidates.push(...executableNames(pathApi.join(dir, p), env.platform));

@@ -9,7 +9,7 @@ export interface ServerSettings {
   hints: { inferredShapes: boolean; runtimeChecks: boolean };
   info: { refinable: boolean; runtimeChecks: boolean; dynamicToStatic: boolean };
   extraBroadcastableOps: string[];
-  compile: { outputDir?: string; timeoutSeconds?: number; memoryLimitMB?: number };
+  compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
 }
 
 export const STAGES = ['linalg', 'loops', 'llvm'] as const;
@@ -51,6 +51,9 @@ export function toServerSettings(get: ConfigGetter,
   const dir = get('compile.outputDir');
   if (typeof dir === 'string' && dir.trim() !== '')
     out.compile.outputDir = env ? expandVariables(dir, env) : dir.trim();
+  // Only sent when on: the server's default is never to replace a file.
+  if (get('compile.overwrite') === true)
+    out.compile.overwrite = true;
   const t = positiveInt(get, 'compile.timeoutSeconds');
   if (t !== undefined)
     out.compile.timeoutSeconds = t;

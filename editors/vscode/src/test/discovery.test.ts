@@ -29,20 +29,27 @@ test('expandVariables: ${workspaceFolder}, ${userHome}, ~, ${env:X}', () => {
 });
 
 test('setting wins and is expanded', () => {
-  const r = findServer('${workspaceFolder}/build/bin/tosa-lsp',
-    env(['/ws/build/bin/tosa-lsp', '/usr/bin/tosa-lsp']));
-  assert.deepEqual(r, { ok: true, path: '/ws/build/bin/tosa-lsp', source: 'setting' });
+  assert.deepEqual(findServer('/opt/bin/tosa-lsp', env(['/opt/bin/tosa-lsp', '/usr/bin/tosa-lsp'])),
+    { ok: true, path: '/opt/bin/tosa-lsp', source: 'setting' });
   assert.deepEqual(findServer('~/bin/tosa-lsp', env(['/home/u/bin/tosa-lsp'])),
     { ok: true, path: '/home/u/bin/tosa-lsp', source: 'setting' });
 });
 
-test('relative setting is taken from the workspace folder', () => {
-  const r = findServer('build/bin/tosa-lsp', env(['/ws/build/bin/tosa-lsp']));
-  assert.deepEqual(r, { ok: true, path: '/ws/build/bin/tosa-lsp', source: 'setting' });
+// A repository must not choose what the editor executes: no
+// ${workspaceFolder}, no paths relative to the workspace.
+test('${workspaceFolder} and relative settings are refused', () => {
+  for (const s of ['${workspaceFolder}/build/bin/tosa-lsp', 'build/bin/tosa-lsp', './tosa-lsp']) {
+    const r = findServer(s, env(['/ws/build/bin/tosa-lsp', '/ws/tosa-lsp', '/usr/bin/tosa-lsp']));
+    assert.equal(r.ok, false, s);
+    if (!r.ok) {
+      assert.match(r.message, /must be an absolute path or a name on PATH/);
+      assert.deepEqual(r.tried, []);
+    }
+  }
 });
 
-test('bare name setting without a workspace is looked up on PATH', () => {
-  const r = findServer('tosa-lsp-dev', env(['/usr/bin/tosa-lsp-dev'], { workspaceFolder: undefined }));
+test('bare name setting is looked up on PATH, not in the workspace', () => {
+  const r = findServer('tosa-lsp-dev', env(['/ws/tosa-lsp-dev', '/usr/bin/tosa-lsp-dev']));
   assert.deepEqual(r, { ok: true, path: '/usr/bin/tosa-lsp-dev', source: 'setting' });
 });
 
@@ -93,4 +100,19 @@ test('windows: .exe and ; separated PATH', () => {
     workspaceFolder: 'C:\\ws', userHome: 'C:\\Users\\u',
   }));
   assert.deepEqual(r, { ok: true, path: 'C:\\tools\\tosa-lsp.exe', source: 'path' });
+});
+
+test('package.json: serverPath is machine-scoped, untrusted workspaces are limited', () => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const pkg = require('../../package.json');
+  const props = pkg.contributes.configuration.properties;
+  assert.equal(props['tosaLsp.serverPath'].scope, 'machine');
+  assert.equal(props['tosaLsp.compile.overwrite'].scope, 'machine');
+  assert.match(props['tosaLsp.serverPath'].markdownDescription, /`\$\{workspaceFolder\}` is not expanded/);
+  const u = pkg.capabilities.untrustedWorkspaces;
+  assert.equal(u.supported, 'limited');
+  for (const k of ['tosaLsp.serverPath', 'tosaLsp.serverArgs', 'tosaLsp.compile.outputDir',
+                   'tosaLsp.compile.overwrite', 'tosaLsp.compile.timeoutSeconds',
+                   'tosaLsp.compile.memoryLimitMB'])
+    assert.ok(u.restrictedConfigurations.includes(k), k);
 });

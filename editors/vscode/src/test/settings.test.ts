@@ -22,6 +22,7 @@ test('VS Code keys map to the server JSON', () => {
     'info.dynamicToStatic': true,
     'extraBroadcastableOps': ['tfl.add', ' "tfl.mul" ', '', 'tfl.add', 3],
     'compile.outputDir': '${workspaceFolder}/out',
+    'compile.overwrite': true,
     'compile.timeoutSeconds': 30,
     'compile.memoryLimitMB': 2048,
   }), { workspaceFolder: '/ws', userHome: '/home/u' });
@@ -29,7 +30,7 @@ test('VS Code keys map to the server JSON', () => {
     hints: { inferredShapes: false, runtimeChecks: true },
     info: { refinable: false, runtimeChecks: false, dynamicToStatic: true },
     extraBroadcastableOps: ['tfl.add', 'tfl.mul'],
-    compile: { outputDir: '/ws/out', timeoutSeconds: 30, memoryLimitMB: 2048 },
+    compile: { outputDir: '/ws/out', overwrite: true, timeoutSeconds: 30, memoryLimitMB: 2048 },
   });
 });
 
