@@ -4,9 +4,11 @@
 
 #include "CompileJob.h"
 #include "Convert.h"
+#include "FramedOutput.h"
 #include "Input.h"
 #include "OutputFiles.h"
 #include "Scheduler.h"
+#include "Timing.h"
 
 #include "Hover.h"
 #include "Lowering.h"
@@ -254,9 +256,10 @@ struct Deferred {
 
 class Server {
 public:
-  Server(JSONTransport &transport, TrackingInput &input,
+  Server(JSONTransport &transport, TrackingInput &input, FramedOutput &output,
          const ServerOptions &options)
-      : input(input), handler(transport),
+      : input(input), output(output), litTest(options.litTest),
+        handler(transport),
         publish(handler.outgoingNotification<json::Value>(
             "textDocument/publishDiagnostics")),
         showMessage(handler.outgoingNotification<json::Value>(
@@ -471,41 +474,99 @@ private:
       return int(DiagnosticSeverity::Warning);
     case Severity::Note:
     case Severity::Info:
-      return d.code == "refinable-result" ? int(DiagnosticSeverity::Hint)
-                                          : int(DiagnosticSeverity::Information);
+      // Runtime checks and refinable results are facts about nearly every
+      // dynamic op of a model: Hints, which editors show subtly and keep out
+      // of problem lists (hover and inlay hints carry the details). A
+      // declared size the runtime must match stays Information.
+      return d.code == "dynamic-to-static" ? int(DiagnosticSeverity::Information)
+                                           : int(DiagnosticSeverity::Hint);
     }
     return int(DiagnosticSeverity::Error);
   }
 
-  static json::Value diagnosticJSON(const Snapshot &s, const Diagnostic &d) {
-    json::Array related;
-    for (const DiagNote &n : d.notes) {
-      // The op is right there in the editor; MLIR's echo of it is noise.
-      if (StringRef(n.message).starts_with("see current operation"))
-        continue;
-      Range r = n.range.begin.valid() ? n.range : d.range;
-      related.push_back(json::Object{
-          {"location", json::Object{{"uri", s.uri},
-                                    {"range", toJSON(s.lines.toLsp(r))}}},
-          {"message", n.message}});
-    }
-      json::Object o{{"range", toJSON(s.lines.toLsp(d.range))},
-                     {"severity", severityOf(d)},
-                     {"code", d.code},
-                     {"source", "tosa-lsp"},
-                     {"message", d.message}};
-      if (!related.empty())
-        o["relatedInformation"] = std::move(related);
-      return o;
+  /// One diagnostic, streamed (keys in the order json::Value prints them,
+  /// so transcripts read the same either way).
+  static void writeDiagnostic(json::OStream &os, const Snapshot &s,
+                              const Diagnostic &d) {
+    auto range = [&](const Range &r) {
+      lsp::Range lr = s.lines.toLsp(r);
+      auto pos = [&](const char *key, const lsp::Position &p) {
+        os.attributeObject(key, [&] {
+          os.attribute("character", p.character);
+          os.attribute("line", p.line);
+        });
+      };
+      os.attributeObject("range", [&] {
+        pos("end", lr.end);
+        pos("start", lr.start);
+      });
+    };
+    os.object([&] {
+      os.attribute("code", d.code);
+      os.attribute("message", d.message);
+      range(d.range);
+      bool anyNote = llvm::any_of(d.notes, [](const DiagNote &n) {
+        return !StringRef(n.message).starts_with("see current operation");
+      });
+      if (anyNote)
+        os.attributeArray("relatedInformation", [&] {
+          for (const DiagNote &n : d.notes) {
+            // The op is right there in the editor; MLIR's echo of it is
+            // noise.
+            if (StringRef(n.message).starts_with("see current operation"))
+              continue;
+            os.object([&] {
+              os.attributeObject("location", [&] {
+                range(n.range.begin.valid() ? n.range : d.range);
+                os.attribute("uri", s.uri);
+              });
+              os.attribute("message", n.message);
+            });
+          }
+        });
+      os.attribute("severity", severityOf(d));
+      os.attribute("source", "tosa-lsp");
+    });
   }
 
+  /// The same diagnostic as a json::Value (code actions carry the one they
+  /// fix).
+  static json::Value diagnosticJSON(const Snapshot &s, const Diagnostic &d) {
+    std::string text;
+    raw_string_ostream out(text);
+    {
+      json::OStream os(out);
+      writeDiagnostic(os, s, d);
+    }
+    return cantFail(json::parse(text));
+  }
+
+  /// Streams the notification straight to the output: with 10^5
+  /// diagnostics a json::Value tree (built, copied, sorted, printed) costs
+  /// more than analysing the file.
   void publishDiagnostics(const Snapshot &s) {
-    json::Array diags;
-    for (const Diagnostic &d : s.analysis.diagnostics)
-      diags.push_back(diagnosticJSON(s, d));
-    publish(json::Object{{"uri", s.uri},
-                         {"version", s.version},
-                         {"diagnostics", std::move(diags)}});
+    std::string text;
+    {
+      PhaseTimer t("diagnostics to JSON");
+      raw_string_ostream out(text);
+      json::OStream os(out, litTest ? 2 : 0);
+      os.object([&] {
+        os.attribute("jsonrpc", "2.0");
+        os.attribute("method", "textDocument/publishDiagnostics");
+        os.attributeObject("params", [&] {
+          os.attributeArray("diagnostics", [&] {
+            for (const Diagnostic &d : s.analysis.diagnostics)
+              writeDiagnostic(os, s, d);
+          });
+          os.attribute("uri", s.uri);
+          os.attribute("version", s.version);
+        });
+      });
+      if (litTest)
+        out << "\n"; // As JSONTransport's pretty output ends.
+    }
+    PhaseTimer t("diagnostics sent");
+    output.sendRaw(text);
   }
 
   //===--------------------------------------------------------------------===//
@@ -1100,6 +1161,8 @@ private:
   }
 
   TrackingInput &input;
+  FramedOutput &output;
+  bool litTest;
   MessageHandler handler;
   OutgoingNotification<json::Value> publish;
   OutgoingNotification<json::Value> showMessage;
@@ -1139,11 +1202,12 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   URIForFile::registerSupportedScheme("untitled"); // unsaved editor buffers
   auto input = std::make_unique<TrackingInput>(in, style);
   TrackingInput &inputRef = *input;
-  JSONTransport transport(std::move(input), llvm::outs(),
+  FramedOutput output(llvm::outs());
+  JSONTransport transport(std::move(input), output,
                           /*PrettyOutput=*/options.litTest);
   ServerOptions opts = options;
   opts.sync |= options.litTest;
-  auto server = std::make_unique<Server>(transport, inputRef, opts);
+  auto server = std::make_unique<Server>(transport, inputRef, output, opts);
   Error err = transport.run(server->messageHandler());
   bool clean = !err && server->shutdownRequested;
   if (err)

@@ -1,0 +1,44 @@
+//===- FramedOutput.h - whole LSP frames to stdout, from any thread -*- C++ -*-===//
+//
+// JSONTransport builds a json::Value tree for every message; for a document
+// with 10^5 diagnostics that tree costs more than the analysis itself. The
+// server writes such messages as text it streamed itself (`sendRaw`), and
+// the transport writes everything else through this stream. Both paths go
+// out as whole `Content-Length` frames under one lock, so they never
+// interleave.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_FRAMEDOUTPUT_H
+#define TOSA_LSP_SERVER_FRAMEDOUTPUT_H
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <string>
+
+namespace tosa_lsp {
+
+class FramedOutput : public llvm::raw_ostream {
+public:
+  explicit FramedOutput(llvm::raw_ostream &out) : out(out) { SetUnbuffered(); }
+  ~FramedOutput() override;
+
+  /// Writes `json` (one JSON-RPC message) as one frame.
+  void sendRaw(llvm::StringRef json);
+
+private:
+  void write_impl(const char *ptr, size_t size) override;
+  uint64_t current_pos() const override { return position; }
+  /// Emits every complete frame in `pending` (caller holds `mu`).
+  void flushFrames();
+
+  llvm::raw_ostream &out;
+  std::mutex mu;
+  std::string pending; // bytes of the transport's frame not yet complete
+  uint64_t position = 0;
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_FRAMEDOUTPUT_H
