@@ -24,10 +24,12 @@ struct Config {
     bool runtimeChecks = true;  // marker on results needing runtime checks
   } hints;
 
-  /// Informational broadcast findings (never errors).
+  /// Informational broadcast findings (never errors). Runtime checks are
+  /// off by default: nearly every op of a dynamic model needs one (10^5
+  /// diagnostics in a 200k-line file); hover and inlay hints show them.
   struct Info {
     bool refinable = true;
-    bool runtimeChecks = true;
+    bool runtimeChecks = false;
     bool dynamicToStatic = true;
   } info;
 

@@ -141,6 +141,11 @@ int runCheck(int argc, char **argv) {
       inputError = true;
       continue;
     }
+    // --show-info asks for every informational finding, including the
+    // runtime checks that are off by default.
+    if (o.showInfo)
+      config->info.refinable = config->info.runtimeChecks =
+          config->info.dynamicToStatic = true;
     FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
     anyError |= fa.hasErrors();
     if (o.format == "json") {
