@@ -29,6 +29,7 @@ def summarize(runs):
 ROWS = [
     ("open → diagnostics", "open_ms", "ms", "ratio:0.8"),
     ("diagnostics sent", "diagnostics", "", None),
+    ("size of that publish", "diagnostics_kib", "KiB", None),
     ("hover p50, start", "hover_start_p50", "ms", None),
     ("hover p95, start", "hover_start_p95", "ms", "abs:1"),
     ("hover p50, end", "hover_end_p50", "ms", None),
@@ -49,7 +50,7 @@ def fmt(v, unit=""):
         return "–"
     if isinstance(v, str):
         return v
-    if unit in ("MiB", "") or abs(v) >= 100:
+    if unit in ("MiB", "KiB", "") or abs(v) >= 100:
         return "{:,.0f}".format(v)
     return "{:.1f}".format(v) if abs(v) >= 10 else "{:.2f}".format(v)
 

@@ -7,6 +7,7 @@ when its body has been read, before JSON decoding, so latencies are not
 inflated by Python parsing large diagnostics lists.
 """
 
+import json
 import os
 import re
 import sys
@@ -131,7 +132,9 @@ class Session:
         t0 = time.monotonic()
         self.client.notify("textDocument/didOpen", doc.open_params())
         msg = self.wait_publish(doc.uri, doc.version, since)
-        return (msg.time - t0) * 1000.0, len(msg.body["params"]["diagnostics"])
+        # the payload size (re-encoded compactly) hints at serialization cost
+        kib = len(json.dumps(msg.body, separators=(",", ":"))) / 1024.0
+        return (msg.time - t0) * 1000.0, len(msg.body["params"]["diagnostics"]), kib
 
     def hovers(self, doc, positions):
         times, nonempty = [], 0
@@ -202,7 +205,7 @@ def measure(argv, path, opts):
         incremental = (sync.get("change") if isinstance(sync, dict) else sync) == 2
         r["sync"] = "incremental" if incremental else "full"
         r["rss_baseline"] = proc_status(s.pid)["VmRSS"]
-        r["open_ms"], r["diagnostics"] = s.guard("open", s.open, doc)
+        r["open_ms"], r["diagnostics"], r["diagnostics_kib"] = s.guard("open", s.open, doc)
         for where, from_end in (("start", False), ("end", True)):
             pos = op_positions(lines, opts.hovers, from_end)
             times, nonempty = s.guard("hover " + where, s.hovers, doc, pos)
