@@ -50,7 +50,7 @@ def fmt(v, unit=""):
         return "–"
     if isinstance(v, str):
         return v
-    if unit in ("MiB", "KiB", "") or abs(v) >= 100:
+    if unit in ("MiB", "") or abs(v) >= 100:
         return "{:,.0f}".format(v)
     return "{:.1f}".format(v) if abs(v) >= 10 else "{:.2f}".format(v)
 
