@@ -1,6 +1,10 @@
 """Medians over runs, the Markdown results table and the issue's targets."""
 
+import json
+import sys
+
 TOSA, UPSTREAM = "tosa-lsp", "upstream"
+NO_RATIO = {"diagnostics", "diagnostics_kib"}  # upstream sends none: a ratio says nothing
 AFTER_CLOSE_SLACK_MIB = 32  # "back to baseline": allocator slack we tolerate
 
 
@@ -95,7 +99,7 @@ def table(case):
         if key == "edit_ms":
             label += " (%s vs %s sync)" % (tosa.get("sync", "?"), up.get("sync", "?"))
         target, met = judge(rule, case["shape"], t, u, tosa)
-        q = ratio(t, u)
+        q = None if key in NO_RATIO else ratio(t, u)
         out.append("| %s%s | %s | %s | %s | %s | %s |" % (
             label, " (%s)" % unit if unit else "", fmt(t, unit), fmt(u, unit),
             "–" if q is None else "%.2f×" % q, target, met))
@@ -116,6 +120,9 @@ def table(case):
         if s.get("hover_start_nonempty"):
             notes.append("- %s hovers with content: start %s, end %s" % (
                 name, s["hover_start_nonempty"], s.get("hover_end_nonempty", "–")))
+        if s.get("inlay_start_count") is not None:
+            notes.append("- %s inlay hints per screen: start %s, end %s" % (
+                name, fmt(s["inlay_start_count"], ""), fmt(s.get("inlay_end_count"), "")))
     for f in case.get("failures", []):
         notes.append("- **failed**: %s" % f)
     return "\n".join(out + ([""] + notes if notes else []))
@@ -134,3 +141,9 @@ def document(results):
         "Ratios are tosa-lsp / upstream (lower is better for tosa-lsp). "
         "`–`: not measured or not supported.", ""]
     return "\n".join(head + ["\n\n".join(table(c) for c in results["cases"]), ""])
+
+
+if __name__ == "__main__":
+    # Re-renders the Markdown from a results JSON (no re-run needed).
+    with open(sys.argv[1], encoding="utf-8") as f:
+        sys.stdout.write(document(json.load(f)))

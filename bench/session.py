@@ -213,7 +213,8 @@ def measure(argv, path, opts):
             r["hover_%s_p95" % where] = percentile(times, 95)
             r["hover_%s_nonempty" % where] = "%d/%d" % (nonempty, len(times))
         if caps.get("inlayHintProvider"):
-            for where, first in (("start", 0), ("end", max(len(lines) - SCREEN, 0))):
+            # the last screen ends on the last line (the text ends with '\n')
+            for where, first in (("start", 0), ("end", max(len(lines) - 1 - SCREEN, 0))):
                 times, count = s.guard("inlay " + where, s.inlays, doc, first, opts.inlays)
                 r["inlay_%s_p50" % where] = percentile(times, 50)
                 r["inlay_%s_p95" % where] = percentile(times, 95)
