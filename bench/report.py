@@ -106,6 +106,7 @@ def table(case):
     cli = case["summary"]["cli"]
     c, m = cli["check"].get("ms"), cli["mlir-opt"].get("ms")
     target, met = judge("ratio:1", case["shape"], c, m, tosa)
+    target = target.replace("upstream", "mlir-opt-22")
     q = ratio(c, m)
     out.append("| `check` vs `mlir-opt-22` wall (ms) | %s | %s | %s | %s | %s |" % (
         fmt(c), fmt(m), "–" if q is None else "%.2f×" % q, target, met))

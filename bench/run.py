@@ -47,14 +47,18 @@ def parse_args(argv):
     ap.add_argument("--upstream", default="mlir-lsp-server-22")
     ap.add_argument("--mlir-opt", default="mlir-opt-22")
     ap.add_argument("--inputs", default=os.path.join(HERE, "inputs"))
-    ap.add_argument("--results", default=os.path.join(HERE, "results.md"),
-                    help="Markdown output; the JSON goes next to it")
+    ap.add_argument("--results", help="Markdown output, the JSON goes next to it "
+                    "(default bench/results.md; with --smoke, in the inputs directory "
+                    "so a smoke run never replaces the reference results)")
     ap.add_argument("--smoke", action="store_true",
                     help="1k lines, both shapes, 1 run, few samples")
     a = ap.parse_args(argv)
     if a.smoke:
         a.sizes, a.runs, a.hovers, a.inlays, a.edits = "1k", 1, 10, 3, 1
         a.timeout, a.settle = min(a.timeout, 60), 0.5
+    if a.results is None:
+        a.results = (os.path.join(a.inputs, "smoke-results.md") if a.smoke
+                     else os.path.join(HERE, "results.md"))
     return a
 
 
