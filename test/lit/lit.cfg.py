@@ -24,6 +24,13 @@ config.substitutions.append(("%mlir-opt", config.mlir_opt))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%corpus", config.corpus_dir))
 config.substitutions.append(("%tools", os.path.join(config.test_source_root, "tools")))
+config.substitutions.append(("%bench", os.path.join(config.tosa_lsp_src_dir, "bench")))
+# The upstream language server the benchmark compares against (beside mlir-opt-22).
+mlir_lsp_server = (shutil.which("mlir-lsp-server-22", path=os.path.dirname(config.mlir_opt))
+                   or shutil.which("mlir-lsp-server-22"))
+if mlir_lsp_server:
+    config.available_features.add("mlir-lsp-server")
+    config.substitutions.append(("%mlir-lsp-server", mlir_lsp_server))
 config.substitutions.append(("%examples", os.path.join(config.tosa_lsp_src_dir, "examples")))
 
 # The corpus lives beside the repository and is never copied into it; tests

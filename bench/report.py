@@ -1,0 +1,150 @@
+"""Medians over runs, the Markdown results table and the issue's targets."""
+
+import json
+import sys
+
+TOSA, UPSTREAM = "tosa-lsp", "upstream"
+NO_RATIO = {"diagnostics", "diagnostics_kib"}  # upstream sends none: a ratio says nothing
+AFTER_CLOSE_SLACK_MIB = 32  # "back to baseline": allocator slack we tolerate
+
+
+def median(values):
+    nums = sorted(v for v in values if isinstance(v, (int, float)))
+    if not nums:
+        return None
+    n = len(nums)
+    return nums[n // 2] if n % 2 else (nums[n // 2 - 1] + nums[n // 2]) / 2.0
+
+
+def summarize(runs):
+    """{metric: median over runs} plus 'failures' (one string per failed run)."""
+    keys = sorted({k for r in runs for k in r})
+    out = {k: median([r.get(k) for r in runs]) for k in keys
+           if any(isinstance(r.get(k), (int, float)) for r in runs)}
+    for k in keys:  # text fields (sync kind, hover hit counts): the first run's
+        if k not in out and not k.startswith("failure"):
+            out[k] = next(r[k] for r in runs if k in r)
+    out["failures"] = [r["failure"] for r in runs if "failure" in r]
+    return out
+
+
+# (label, metric, unit, how the target is judged); `ratio:X` means
+# tosa-lsp <= X * upstream, `abs:X` tosa-lsp <= X, `edit` the shape rule.
+ROWS = [
+    ("open → diagnostics", "open_ms", "ms", "ratio:0.8"),
+    ("diagnostics sent", "diagnostics", "", None),
+    ("size of that publish", "diagnostics_kib", "KiB", None),
+    ("hover p50, start", "hover_start_p50", "ms", None),
+    ("hover p95, start", "hover_start_p95", "ms", "abs:1"),
+    ("hover p50, end", "hover_end_p50", "ms", None),
+    ("hover p95, end", "hover_end_p95", "ms", "abs:1"),
+    ("inlay hints p50, start screen", "inlay_start_p50", "ms", None),
+    ("inlay hints p95, start screen", "inlay_start_p95", "ms", "abs:1"),
+    ("inlay hints p50, end screen", "inlay_end_p50", "ms", None),
+    ("inlay hints p95, end screen", "inlay_end_p95", "ms", "abs:1"),
+    ("edit → diagnostics", "edit_ms", "ms", "edit"),
+    ("peak RSS (VmHWM)", "rss_peak", "MiB", "ratio:1"),
+    ("RSS before open", "rss_baseline", "MiB", None),
+    ("RSS after close", "rss_after_close", "MiB", "closed"),
+]
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "–"
+    if isinstance(v, str):
+        return v
+    if unit in ("MiB", "") or abs(v) >= 100:
+        return "{:,.0f}".format(v)
+    return "{:.1f}".format(v) if abs(v) >= 10 else "{:.2f}".format(v)
+
+
+def ratio(a, b):
+    return a / b if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > 0 else None
+
+
+def judge(rule, shape, t, u, tosa):
+    """(target text, 'met' / 'not met' / '–') for one row."""
+    if rule is None:
+        return "", ""
+    kind, _, x = rule.partition(":")
+    if kind == "edit":
+        if shape == "multi":
+            kind, x = "abs", "100"
+        else:
+            kind, x = "ratio", "1"
+    if kind == "closed":
+        text = "≤ baseline + %d MiB" % AFTER_CLOSE_SLACK_MIB
+        ok = None if t is None else t <= tosa.get("rss_baseline", 0) + AFTER_CLOSE_SLACK_MIB
+    elif kind == "ratio":
+        text = "≤ %s× upstream" % x
+        q = ratio(t, u)
+        ok = None if q is None else q <= float(x)
+    else:
+        text = "≤ %s ms" % x
+        ok = None if t is None else t <= float(x)
+    return text, "–" if ok is None else ("met" if ok else "**not met**")
+
+
+def table(case):
+    """The Markdown table of one (size, shape) case."""
+    tosa, up = case["summary"][TOSA], case["summary"][UPSTREAM]
+    n = case["runs_requested"]
+    out = ["### %s lines, shape `%s` (%s)" % (
+        case["size"], case["shape"], "1 run" if n == 1 else "%d runs, medians" % n), "",
+        "| metric | tosa-lsp | mlir-lsp-server-22 | ratio | target | |",
+        "|---|---:|---:|---:|---|---|"]
+    for label, key, unit, rule in ROWS:
+        t, u = tosa.get(key), up.get(key)
+        if key == "edit_ms":
+            label += " (%s vs %s sync)" % (tosa.get("sync", "?"), up.get("sync", "?"))
+        target, met = judge(rule, case["shape"], t, u, tosa)
+        q = None if key in NO_RATIO else ratio(t, u)
+        out.append("| %s%s | %s | %s | %s | %s | %s |" % (
+            label, " (%s)" % unit if unit else "", fmt(t, unit), fmt(u, unit),
+            "–" if q is None else "%.2f×" % q, target, met))
+    cli = case["summary"]["cli"]
+    c, m = cli["check"].get("ms"), cli["mlir-opt"].get("ms")
+    target, met = judge("ratio:1", case["shape"], c, m, tosa)
+    target = target.replace("upstream", "mlir-opt-22")
+    q = ratio(c, m)
+    out.append("| `check` vs `mlir-opt-22` wall (ms) | %s | %s | %s | %s | %s |" % (
+        fmt(c), fmt(m), "–" if q is None else "%.2f×" % q, target, met))
+    c, m = cli["check"].get("rss_mib"), cli["mlir-opt"].get("rss_mib")
+    q = ratio(c, m)
+    out.append("| `check` vs `mlir-opt-22` peak RSS (MiB) | %s | %s | %s | | |" % (
+        fmt(c, "MiB"), fmt(m, "MiB"), "–" if q is None else "%.2f×" % q))
+    notes = []
+    for name, s in ((TOSA, tosa), (UPSTREAM, up)):
+        for f in s.get("failures", []):
+            notes.append("- **%s failed**: %s" % (name, f))
+        if s.get("hover_start_nonempty"):
+            notes.append("- %s hovers with content: start %s, end %s" % (
+                name, s["hover_start_nonempty"], s.get("hover_end_nonempty", "–")))
+        if s.get("inlay_start_count") is not None:
+            notes.append("- %s inlay hints per screen: start %s, end %s" % (
+                name, fmt(s["inlay_start_count"], ""), fmt(s.get("inlay_end_count"), "")))
+    for f in case.get("failures", []):
+        notes.append("- **failed**: %s" % f)
+    return "\n".join(out + ([""] + notes if notes else []))
+
+
+def document(results):
+    """The whole results.md."""
+    m = results["machine"]
+    head = [
+        "# tosa-lsp benchmark results", "",
+        "Generated by `%s` on %s." % (results["command"], results["date"]), "",
+        "Machine: %s, %s cores, %s MiB RAM; load average %s at start, %s at end "
+        "(other processes sharing the machine inflate every figure alike)." % (
+            m["cpu"], m["cores"], m["mem_mib"], m["load_start"], m.get("load_end", "?")),
+        "tosa-lsp %s; upstream `%s`." % (m["tosa_lsp_commit"], m["upstream"]), "",
+        "Ratios are tosa-lsp / upstream (lower is better for tosa-lsp). "
+        "`–`: not measured or not supported.", ""]
+    return "\n".join(head + ["\n\n".join(table(c) for c in results["cases"]), ""])
+
+
+if __name__ == "__main__":
+    # Re-renders the Markdown from a results JSON (no re-run needed).
+    with open(sys.argv[1], encoding="utf-8") as f:
+        sys.stdout.write(document(json.load(f)))
