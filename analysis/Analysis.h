@@ -156,7 +156,16 @@ struct OpSpan {
   unsigned section = 0;
 };
 
+class PositionIndex;
+
 struct FileAnalysis {
+  FileAnalysis();
+  ~FileAnalysis();
+  FileAnalysis(const FileAnalysis &);
+  FileAnalysis(FileAnalysis &&);
+  FileAnalysis &operator=(const FileAnalysis &);
+  FileAnalysis &operator=(FileAnalysis &&);
+
   std::string path;
   std::vector<Section> sections;
   std::vector<Diagnostic> diagnostics;
@@ -166,7 +175,16 @@ struct FileAnalysis {
   std::vector<SymbolInfo> symbols;
   std::vector<OpSpan> opSpans;
 
+private:
+  struct LazyIndex;
+  std::shared_ptr<LazyIndex> lazyIndex;
+
+public:
   bool hasErrors() const;
+  /// What is where, sorted for O(log n) position lookups; built on first
+  /// use (thread-safe) from the finished analysis, which must not change
+  /// afterwards.
+  const PositionIndex &positionIndex() const;
   /// Index into `ops` of the op whose name range contains or starts at
   /// `pos`, or the op on that line when `pos.column` is 0; -1 if none.
   int findOp(Position pos) const;

@@ -11,7 +11,10 @@ namespace tosa_lsp {
 std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                                       const Config::Hints &options) {
   std::vector<InlayHintData> out;
-  for (const OpReport &op : fa.ops) {
+  unsigned first = range.begin.valid() ? range.begin.line : 1;
+  unsigned last = range.end.valid() ? range.end.line : ~0u;
+  for (unsigned i : fa.positionIndex().opsOverlapping(fa, first, last)) {
+    const OpReport &op = fa.ops[i];
     if (op.kind != OpKind::Implicit || !op.resultTypeRange.end.valid())
       continue;
     const BroadcastAnalysis &a = op.implicit;

@@ -2,6 +2,10 @@
 
 #include "Query.h"
 
+#include <algorithm>
+#include <memory>
+#include <mutex>
+
 namespace tosa_lsp {
 
 static bool before(Position a, Position b) {
@@ -23,8 +27,186 @@ bool overlaps(const Range &a, const Range &b) {
   return !before(ae, b.begin) && !before(be, a.begin);
 }
 
-Lookup lookup(const FileAnalysis &fa, Position pos) {
+PositionIndex::PositionIndex(const FileAnalysis &fa) {
+  auto add = [&](const Range &r, Kind kind, size_t item, size_t use = 0) {
+    if (r.begin.valid())
+      entries.push_back({r.begin.line, kind, static_cast<unsigned>(item),
+                         static_cast<unsigned>(use)});
+  };
+  for (size_t i = 0; i < fa.ops.size(); ++i)
+    add(fa.ops[i].range, Op, i);
+  for (size_t i = 0; i < fa.values.size(); ++i) {
+    add(fa.values[i].def, ValueDef, i);
+    for (size_t u = 0; u < fa.values[i].uses.size(); ++u)
+      add(fa.values[i].uses[u], ValueUse, i, u);
+  }
+  for (size_t i = 0; i < fa.symbols.size(); ++i) {
+    add(fa.symbols[i].nameRange, SymbolDef, i);
+    for (size_t u = 0; u < fa.symbols[i].uses.size(); ++u)
+      add(fa.symbols[i].uses[u], SymbolUse, i, u);
+  }
+  for (size_t i = 0; i < fa.blocks.size(); ++i) {
+    add(fa.blocks[i].def, BlockDef, i);
+    for (size_t u = 0; u < fa.blocks[i].uses.size(); ++u)
+      add(fa.blocks[i].uses[u], BlockUse, i, u);
+  }
+  // Within a line, the order lookupScan meets them in: ops, then values
+  // (each definition before its uses), symbols, blocks.
+  auto group = [](Kind k) {
+    return k == Op ? 0 : k <= ValueUse ? 1 : k <= SymbolUse ? 2 : 3;
+  };
+  std::sort(entries.begin(), entries.end(),
+            [&](const Entry &a, const Entry &b) {
+              if (a.line != b.line)
+                return a.line < b.line;
+              if (group(a.kind) != group(b.kind))
+                return group(a.kind) < group(b.kind);
+              if (a.item != b.item)
+                return a.item < b.item;
+              if (a.kind != b.kind)
+                return a.kind < b.kind;
+              return a.use < b.use;
+            });
+  for (size_t i = 0; i < fa.ops.size(); ++i) {
+    const OpReport &op = fa.ops[i];
+    Range r = op.scope.begin.valid() ? op.scope : op.range;
+    if (!r.begin.valid())
+      continue;
+    unsigned last = r.end.valid() ? std::max(r.end.line, r.begin.line)
+                                  : r.begin.line;
+    opStarts.push_back({r.begin.line, static_cast<unsigned>(i)});
+    maxOpLines = std::max(maxOpLines, last - r.begin.line);
+  }
+  std::sort(opStarts.begin(), opStarts.end());
+}
+
+Lookup PositionIndex::lookup(const FileAnalysis &fa, Position pos) const {
   Lookup l;
+  // Every token lies on one line: only entries starting on pos's line can
+  // contain it.
+  auto it = std::lower_bound(
+      entries.begin(), entries.end(), pos.line,
+      [](const Entry &e, unsigned line) { return e.line < line; });
+  for (; it != entries.end() && it->line == pos.line; ++it) {
+    const Entry &e = *it;
+    switch (e.kind) {
+    case Op:
+      if (contains(fa.ops[e.item].range, pos)) {
+        l.op = &fa.ops[e.item];
+        l.range = l.op->range;
+        return l;
+      }
+      break;
+    case ValueDef:
+    case ValueUse: {
+      const ValueInfo &v = fa.values[e.item];
+      const Range &r = e.kind == ValueDef ? v.def : v.uses[e.use];
+      if (contains(r, pos)) {
+        l.value = &v;
+        l.onValueDef = e.kind == ValueDef;
+        l.range = r;
+        return l;
+      }
+      break;
+    }
+    case SymbolDef:
+    case SymbolUse: {
+      const SymbolInfo &sym = fa.symbols[e.item];
+      const Range &r = e.kind == SymbolDef ? sym.nameRange : sym.uses[e.use];
+      if (contains(r, pos)) {
+        l.symbol = &sym;
+        l.onSymbolDef = e.kind == SymbolDef;
+        l.range = r;
+        return l;
+      }
+      break;
+    }
+    case BlockDef:
+    case BlockUse: {
+      const BlockInfo &b = fa.blocks[e.item];
+      const Range &r = e.kind == BlockDef ? b.def : b.uses[e.use];
+      if (contains(r, pos)) {
+        l.block = &b;
+        l.range = r;
+        return l;
+      }
+      break;
+    }
+    }
+  }
+  return l;
+}
+
+std::vector<unsigned> PositionIndex::opsOverlapping(const FileAnalysis &fa,
+                                                    unsigned first,
+                                                    unsigned last) const {
+  std::vector<unsigned> out;
+  unsigned from = first > maxOpLines ? first - maxOpLines : 0;
+  auto it = std::lower_bound(opStarts.begin(), opStarts.end(),
+                             std::make_pair(from, 0u));
+  for (; it != opStarts.end() && it->first <= last; ++it) {
+    const OpReport &op = fa.ops[it->second];
+    Range r = op.scope.begin.valid() ? op.scope : op.range;
+    unsigned end = r.end.valid() ? std::max(r.end.line, r.begin.line)
+                                 : r.begin.line;
+    if (end >= first)
+      out.push_back(it->second);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct FileAnalysis::LazyIndex {
+  std::once_flag once;
+  std::unique_ptr<PositionIndex> index;
+};
+
+FileAnalysis::FileAnalysis() : lazyIndex(std::make_shared<LazyIndex>()) {}
+FileAnalysis::~FileAnalysis() = default;
+// A copy or a moved-to analysis may still be changed before it is used: it
+// builds its own index.
+FileAnalysis::FileAnalysis(const FileAnalysis &o)
+    : path(o.path), sections(o.sections), diagnostics(o.diagnostics),
+      ops(o.ops), values(o.values), blocks(o.blocks), symbols(o.symbols),
+      opSpans(o.opSpans), lazyIndex(std::make_shared<LazyIndex>()) {}
+FileAnalysis::FileAnalysis(FileAnalysis &&o)
+    : path(std::move(o.path)), sections(std::move(o.sections)),
+      diagnostics(std::move(o.diagnostics)), ops(std::move(o.ops)),
+      values(std::move(o.values)), blocks(std::move(o.blocks)),
+      symbols(std::move(o.symbols)), opSpans(std::move(o.opSpans)),
+      lazyIndex(std::make_shared<LazyIndex>()) {}
+FileAnalysis &FileAnalysis::operator=(const FileAnalysis &o) {
+  if (this != &o)
+    *this = FileAnalysis(o);
+  return *this;
+}
+FileAnalysis &FileAnalysis::operator=(FileAnalysis &&o) {
+  path = std::move(o.path);
+  sections = std::move(o.sections);
+  diagnostics = std::move(o.diagnostics);
+  ops = std::move(o.ops);
+  values = std::move(o.values);
+  blocks = std::move(o.blocks);
+  symbols = std::move(o.symbols);
+  opSpans = std::move(o.opSpans);
+  lazyIndex = std::make_shared<LazyIndex>();
+  return *this;
+}
+
+const PositionIndex &FileAnalysis::positionIndex() const {
+  std::call_once(lazyIndex->once, [&] {
+    lazyIndex->index = std::make_unique<PositionIndex>(*this);
+  });
+  return *lazyIndex->index;
+}
+
+Lookup lookup(const FileAnalysis &fa, Position pos) {
+  return fa.positionIndex().lookup(fa, pos);
+}
+
+Lookup lookupScan(const FileAnalysis &fa, Position pos) {
+  Lookup l;
+
   for (const OpReport &op : fa.ops)
     if (contains(op.range, pos)) {
       l.op = &op;

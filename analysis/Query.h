@@ -10,6 +10,9 @@
 
 #include "Analysis.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace tosa_lsp {
 
 /// `pos` lies in `r` (end inclusive, so a cursor right after a token counts).
@@ -30,6 +33,36 @@ struct Lookup {
 };
 
 Lookup lookup(const FileAnalysis &fa, Position pos);
+/// The same answer by a walk over everything (the reference for tests).
+Lookup lookupScan(const FileAnalysis &fa, Position pos);
+
+/// Every token an editor can point at (op names, value definitions and
+/// uses, symbols, block labels) sorted by position, and the ops sorted by
+/// where their text starts: hovers and inlay hints cost O(log n) at any
+/// position of a 200k-line file instead of a walk over all of it.
+class PositionIndex {
+public:
+  explicit PositionIndex(const FileAnalysis &fa);
+  Lookup lookup(const FileAnalysis &fa, Position pos) const;
+  /// Indices into `fa.ops` of the ops whose text overlaps lines
+  /// [first, last], in the order of `fa.ops`.
+  std::vector<unsigned> opsOverlapping(const FileAnalysis &fa, unsigned first,
+                                       unsigned last) const;
+
+private:
+  enum Kind : uint8_t { Op, ValueDef, ValueUse, SymbolDef, SymbolUse,
+                        BlockDef, BlockUse };
+  struct Entry {
+    unsigned line;
+    Kind kind;
+    unsigned item; // index into the FileAnalysis vector of its kind
+    unsigned use;  // index into `uses` for *Use kinds
+  };
+  std::vector<Entry> entries; // by line, then kind, then item (scan order)
+  /// (first line of the op's text, op index), sorted.
+  std::vector<std::pair<unsigned, unsigned>> opStarts;
+  unsigned maxOpLines = 0; // the longest op's line span
+};
 
 /// The Broadcastable op whose text contains `pos`, if any.
 const OpReport *enclosingOp(const FileAnalysis &fa, Position pos);
