@@ -228,6 +228,12 @@ public:
   /// With a cache, unchanged sections of the previous call are reused.
   FileAnalysis analyze(const std::string &text, const std::string &path,
                        const Config &config, AnalysisCache *cache = nullptr);
+  /// The same, shared with the cache: the cache remembers the previous
+  /// analysis by reference (and copies only the sections it reuses)
+  /// instead of keeping a copy of everything.
+  std::shared_ptr<const FileAnalysis>
+  analyzeShared(const std::string &text, const std::string &path,
+                const Config &config, AnalysisCache &cache);
 
 private:
   struct Impl;

@@ -244,9 +244,17 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
   }
 }
 
-/// Concatenates section results into the file's analysis.
+/// Where one section's items lie in the assembled FileAnalysis.
+struct Slice {
+  size_t diagnostics[2], ops[2], values[2], blocks[2], symbols[2],
+      opSpans[2];
+};
+
+/// Concatenates section results into the file's analysis; `slices` (if
+/// given) receives each section's place in it.
 FileAnalysis assemble(const FileText &file, const std::string &path,
-                      std::vector<SectionResult> &&results) {
+                      std::vector<SectionResult> &&results,
+                      std::vector<Slice> *slices = nullptr) {
   FileAnalysis fa;
   fa.path = path;
   for (size_t off : file.nearMisses) {
@@ -275,14 +283,45 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
       for (ValueInfo &v : r.values)
         if (v.opReport >= 0)
           v.opReport += base;
-    append(fa.diagnostics, r.diagnostics);
-    append(fa.ops, r.ops);
-    append(fa.values, r.values);
-    append(fa.blocks, r.blocks);
-    append(fa.symbols, r.symbols);
-    append(fa.opSpans, r.opSpans);
+    Slice slice;
+    auto put = [&](auto &to, auto &from, size_t (&range)[2]) {
+      range[0] = to.size();
+      append(to, from);
+      range[1] = to.size();
+    };
+    put(fa.diagnostics, r.diagnostics, slice.diagnostics);
+    put(fa.ops, r.ops, slice.ops);
+    put(fa.values, r.values, slice.values);
+    put(fa.blocks, r.blocks, slice.blocks);
+    put(fa.symbols, r.symbols, slice.symbols);
+    put(fa.opSpans, r.opSpans, slice.opSpans);
+    if (slices)
+      slices->push_back(slice);
   }
   return fa;
+}
+
+/// A section's items, copied out of an earlier analysis (in that
+/// analysis' positions).
+SectionResult sliceOf(const FileAnalysis &fa, const Slice &s,
+                      const Section &section) {
+  SectionResult r;
+  r.section = section;
+  auto take = [](auto &to, const auto &from, const size_t (&range)[2]) {
+    to.assign(from.begin() + range[0], from.begin() + range[1]);
+  };
+  take(r.diagnostics, fa.diagnostics, s.diagnostics);
+  take(r.ops, fa.ops, s.ops);
+  take(r.values, fa.values, s.values);
+  take(r.blocks, fa.blocks, s.blocks);
+  take(r.symbols, fa.symbols, s.symbols);
+  take(r.opSpans, fa.opSpans, s.opSpans);
+  int base = static_cast<int>(s.ops[0]);
+  if (base)
+    for (ValueInfo &v : r.values)
+      if (v.opReport >= 0)
+        v.opReport -= base;
+  return r;
 }
 
 } // namespace
@@ -377,12 +416,15 @@ Diagnostic silentParseFailure(const detail::ParsedSection &ps,
 struct AnalysisCache::Impl {
   struct Entry {
     std::string text;
-    Section section;
-    std::shared_ptr<const SectionResult> result;
+    Section section; // as it was analysed (parsed / stale flags included)
+    Slice slice;     // its items in `previous`
   };
   std::string configFingerprint;
   std::string path;
   std::vector<Entry> entries; // by section index of the previous version
+  /// The previous analysis, shared with whoever else holds it (the
+  /// server's snapshot): remembering it costs nothing.
+  std::shared_ptr<const FileAnalysis> previous;
 };
 
 AnalysisCache::AnalysisCache() : impl(std::make_unique<Impl>()) {}
@@ -403,7 +445,8 @@ struct Analyzer::Impl {
   }
 
   FileAnalysis analyze(const std::string &text, const std::string &path,
-                       const Config &config, AnalysisCache *cache);
+                       const Config &config, AnalysisCache *cache,
+                       std::shared_ptr<const FileAnalysis> *shared = nullptr);
   /// analyzeSectionUnguarded, with a crash inside MLIR turned into an error
   /// on the section (and a fresh context for what follows).
   SectionResult analyzeSection(const FileText &file, const std::string &path,
@@ -426,8 +469,22 @@ struct Analyzer::Impl {
 Analyzer::Analyzer() : impl(std::make_unique<Impl>()) {}
 Analyzer::~Analyzer() = default;
 
+std::shared_ptr<const FileAnalysis>
+Analyzer::analyzeShared(const std::string &text, const std::string &path,
+                        const Config &config, AnalysisCache &cache) {
+  std::shared_ptr<const FileAnalysis> result;
+  PhaseTimer total("analysis (total)");
+  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
+    impl->analyze(text, path, config, &cache, &result);
+  });
+  worker.join();
+  return result;
+}
+
 FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
                                const Config &config, AnalysisCache *cache) {
+  if (cache) // The cache shares what it remembers: hand out a copy.
+    return *analyzeShared(text, path, config, *cache);
   // The parser and verifier recurse per nesting level: give them a large
   // stack of their own (the nesting limit keeps them well inside it).
   FileAnalysis result;
@@ -442,20 +499,23 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
 FileAnalysis Analyzer::Impl::analyze(const std::string &text,
                                      const std::string &path,
                                      const Config &config,
-                                     AnalysisCache *cache) {
+                                     AnalysisCache *cache,
+                                     std::shared_ptr<const FileAnalysis> *shared) {
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
-  if (memo && (memo->configFingerprint != fingerprint || memo->path != path))
+  if (memo && (memo->configFingerprint != fingerprint || memo->path != path)) {
     memo->entries.clear(); // Different settings: nothing can be reused.
+    memo->previous.reset();
+  }
 
   std::vector<AnalysisCache::Impl::Entry> next;
   std::vector<SectionResult> results;
   for (const Section &sec : file.sections) {
-    std::string secText =
-        text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+    std::string_view secText = std::string_view(text).substr(
+        sec.beginOffset, sec.endOffset - sec.beginOffset);
     const AnalysisCache::Impl::Entry *same = nullptr, *atIndex = nullptr;
-    if (memo) {
+    if (memo && memo->previous) {
       for (const auto &e : memo->entries)
         if (e.section.firstColumn == sec.firstColumn && e.text == secText) {
           same = &e;
@@ -464,9 +524,10 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       if (sec.index < memo->entries.size())
         atIndex = &memo->entries[sec.index];
     }
-    std::shared_ptr<SectionResult> result;
+    SectionResult r;
     if (same) {
-      SectionResult r = *same->result;
+      // Only what is reused is copied, from the previous analysis.
+      r = sliceOf(*memo->previous, same->slice, same->section);
       shiftSection(r, static_cast<int>(sec.firstLine) -
                           static_cast<int>(same->section.firstLine),
                    sec.index);
@@ -476,14 +537,14 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       r.section.firstLine = sec.firstLine;
       r.section.lastLine = sec.lastLine;
       r.section.reused = true;
-      result = std::make_shared<SectionResult>(std::move(r));
     } else {
-      SectionResult r = analyzeSection(file, path, sec, config);
+      r = analyzeSection(file, path, sec, config);
       if (!r.section.parsed && atIndex &&
-          (atIndex->result->section.parsed || atIndex->result->section.stale)) {
+          (atIndex->section.parsed || atIndex->section.stale)) {
         // Keep serving the last good analysis of this section, marked stale;
         // the new parse error stays.
-        SectionResult old = *atIndex->result;
+        SectionResult old =
+            sliceOf(*memo->previous, atIndex->slice, atIndex->section);
         shiftSection(old, static_cast<int>(sec.firstLine) -
                               static_cast<int>(atIndex->section.firstLine),
                      sec.index);
@@ -494,23 +555,27 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
         r.opSpans = std::move(old.opSpans);
         r.section.stale = true;
       }
-      result = std::make_shared<SectionResult>(std::move(r));
     }
-    // The cache keeps its own copy; without a cache nothing is copied.
-    if (memo) {
-      results.push_back(*result);
-      next.push_back({std::move(secText), sec, result});
-    } else {
-      results.push_back(std::move(*result));
-    }
-  }
-  if (memo) {
-    memo->entries = std::move(next);
-    memo->configFingerprint = fingerprint;
-    memo->path = path;
+    if (memo)
+      next.push_back({std::string(secText), r.section, Slice()});
+    results.push_back(std::move(r));
   }
   PhaseTimer t("assemble");
-  return assemble(file, path, std::move(results));
+  std::vector<Slice> slices;
+  FileAnalysis fa = assemble(file, path, std::move(results),
+                             memo ? &slices : nullptr);
+  if (!memo)
+    return fa;
+  for (size_t i = 0; i < next.size(); ++i)
+    next[i].slice = slices[i];
+  auto result = std::make_shared<const FileAnalysis>(std::move(fa));
+  memo->entries = std::move(next);
+  memo->configFingerprint = fingerprint;
+  memo->path = path;
+  memo->previous = result;
+  if (shared)
+    *shared = result;
+  return FileAnalysis();
 }
 
 SectionResult Analyzer::Impl::analyzeSection(const FileText &file,

@@ -114,14 +114,15 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   busy = true;
   lock.unlock();
 
-  FileAnalysis fa = analyzer->analyze(text, path, config, &doc->cache);
+  std::shared_ptr<const FileAnalysis> fa =
+      analyzer->analyzeShared(text, path, config, doc->cache);
   std::vector<FixData> fixes;
   {
     PhaseTimer t("candidate fixes");
-    fixes = candidateFixes(fa, text);
+    fixes = candidateFixes(*fa, text);
   }
   unsigned reused = 0;
-  for (const Section &s : fa.sections)
+  for (const Section &s : fa->sections)
     reused += s.reused;
   auto snap = std::make_shared<const Snapshot>(uri, path, version,
                                                std::move(text),

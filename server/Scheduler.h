@@ -29,17 +29,21 @@ namespace tosa_lsp {
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version,
-           std::string text, Config config, FileAnalysis analysis,
+           std::string text, Config config,
+           std::shared_ptr<const FileAnalysis> analysis,
            std::vector<FixData> fixes)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         text(std::move(text)), config(std::move(config)),
-        analysis(std::move(analysis)), fixes(std::move(fixes)),
-        lines(this->text) {}
+        sharedAnalysis(std::move(analysis)), analysis(*sharedAnalysis),
+        fixes(std::move(fixes)), lines(this->text) {}
   std::string uri, path;
   int64_t version;
   std::string text;
   Config config;
-  FileAnalysis analysis;
+  /// Shared with the document's AnalysisCache, which reuses its unchanged
+  /// sections for the next version without keeping a copy.
+  std::shared_ptr<const FileAnalysis> sharedAnalysis;
+  const FileAnalysis &analysis;
   /// Candidate quick fixes, found with the analysis (cheap, text only);
   /// each is validated by re-analysis when a code action asks for it, and
   /// the verdict is remembered here.
