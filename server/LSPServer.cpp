@@ -801,8 +801,8 @@ private:
       if (!wants("quickfix"))
         return out;
       json::Array fixes;
-      for (size_t i = 0; i < s.fixes.size(); ++i) {
-        const FixData &fix = s.fixes[i];
+      for (size_t i = 0; i < s.fixes().size(); ++i) {
+        const FixData &fix = s.fixes()[i];
         const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
         if (!overlaps(d.range, *r) || !isValid(s, i))
           continue;
@@ -840,7 +840,7 @@ private:
       std::lock_guard<std::mutex> lock(validatorMu);
       if (!validator)
         validator = std::make_unique<Analyzer>();
-      ok = validateFix(*validator, s.analysis, s.text, s.config, s.fixes[i]);
+      ok = validateFix(*validator, s.analysis, s.text, s.config, s.fixes()[i]);
     }
     std::lock_guard<std::mutex> lock(s.validationMu);
     s.validated[i] = ok;

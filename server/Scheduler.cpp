@@ -116,18 +116,13 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
 
   std::shared_ptr<const FileAnalysis> fa =
       analyzer->analyzeShared(text, path, config, doc->cache);
-  std::vector<FixData> fixes;
-  {
-    PhaseTimer t("candidate fixes");
-    fixes = candidateFixes(*fa, text);
-  }
   unsigned reused = 0;
   for (const Section &s : fa->sections)
     reused += s.reused;
   auto snap = std::make_shared<const Snapshot>(uri, path, version,
                                                std::move(text),
                                                std::move(config),
-                                               std::move(fa), std::move(fixes));
+                                               std::move(fa));
 
   lock.lock();
   busy = false;

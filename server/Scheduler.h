@@ -30,12 +30,11 @@ namespace tosa_lsp {
 struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version,
            std::string text, Config config,
-           std::shared_ptr<const FileAnalysis> analysis,
-           std::vector<FixData> fixes)
+           std::shared_ptr<const FileAnalysis> analysis)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         text(std::move(text)), config(std::move(config)),
         sharedAnalysis(std::move(analysis)), analysis(*sharedAnalysis),
-        fixes(std::move(fixes)), lines(this->text) {}
+        lines(this->text) {}
   std::string uri, path;
   int64_t version;
   std::string text;
@@ -44,10 +43,16 @@ struct Snapshot {
   /// sections for the next version without keeping a copy.
   std::shared_ptr<const FileAnalysis> sharedAnalysis;
   const FileAnalysis &analysis;
-  /// Candidate quick fixes, found with the analysis (cheap, text only);
-  /// each is validated by re-analysis when a code action asks for it, and
-  /// the verdict is remembered here.
-  std::vector<FixData> fixes;
+  /// Candidate quick fixes (text only), found when a code action first
+  /// asks, not with every analysis: most versions of a document being typed
+  /// are never asked. Each is validated by re-analysis when a code action
+  /// asks for it, and the verdict is remembered here.
+  const std::vector<FixData> &fixes() const {
+    std::call_once(fixesOnce, [&] { fixesFound = candidateFixes(analysis, text); });
+    return fixesFound;
+  }
+  mutable std::once_flag fixesOnce;
+  mutable std::vector<FixData> fixesFound;
   mutable std::mutex validationMu;
   mutable std::map<size_t, bool> validated;
   LineTable lines;
