@@ -69,6 +69,8 @@ struct Section {
   bool stale = false;
   /// Results reused from the previous version (text unchanged).
   bool reused = false;
+  /// Only the top-level op (function) the edit was in was re-analysed.
+  bool incremental = false;
 };
 
 enum class OpKind {

@@ -11,6 +11,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -19,6 +21,8 @@
 #include "llvm/Support/thread.h"
 
 #include <chrono>
+#include <map>
+#include <set>
 #include <cstdlib>
 
 using namespace mlir;
@@ -27,8 +31,9 @@ namespace tosa_lsp {
 namespace detail {
 
 Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
-  if (line == 0)
+  if (line <= prefixLines)
     return {};
+  line -= prefixLines;
   Position p;
   p.line = line + section.firstLine - 1;
   p.column = line == 1 ? column + section.firstColumn - 1 : column;
@@ -40,8 +45,12 @@ Position ParsedSection::toFilePosition(llvm::SMLoc loc) const {
     return {};
   size_t size = section.endOffset - section.beginOffset;
   const char *p = loc.getPointer();
-  if (lines && bufferStart && p >= bufferStart && p <= bufferStart + size)
-    return lines->position(section.beginOffset + (p - bufferStart));
+  if (lines && bufferStart && p >= bufferStart &&
+      p <= bufferStart + prefixLen + size) {
+    if (p < bufferStart + prefixLen)
+      return {};
+    return lines->position(section.beginOffset + (p - bufferStart - prefixLen));
+  }
   if (!sourceMgr.FindBufferContainingLoc(loc))
     return {};
   auto [line, col] = sourceMgr.getLineAndColumn(loc);
@@ -194,6 +203,36 @@ struct FileText {
   explicit FileText(const std::string &text) : text(text), lines(text) {
     sections = splitSections(text, &nearMisses);
   }
+};
+
+/// A top-level op of a section (a function, usually) as the last full
+/// analysis saw it: what an edit inside it can re-analyse on its own.
+struct Unit {
+  size_t begin = 0, end = 0;            // byte offsets in the section text
+  unsigned firstLine = 0, lastLine = 0; // file lines of that version
+  std::string opName, symbol, signature;
+  bool failed = false; // a parser or verifier error inside
+};
+
+/// The units of a parsed section; absent when the section cannot be
+/// re-analysed a unit at a time (units sharing a line, a module with
+/// attributes, dialect resources).
+struct SectionUnits {
+  std::vector<Unit> units;
+  std::string aliases; // the section's alias definitions, printed
+  bool moduleFailed = false;
+};
+
+/// Input and output of re-analysing one unit on its own.
+struct UnitJob {
+  std::string prefix; // aliases and stubs of the functions the unit uses
+  unsigned prefixLines = 0;
+  Section map;              // the unit's place in the file
+  bool moduleChecks = false; // run the module's symbol checks after it
+  // Results.
+  bool ok = false, failed = false;
+  std::string opName, symbol, signature;
+  std::map<std::string, std::vector<Range>> stubUses;
 };
 
 void shiftRange(Range &r, int delta) {
@@ -413,11 +452,105 @@ Diagnostic silentParseFailure(const detail::ParsedSection &ps,
   return d;
 }
 
+/// Records the section's units after a full analysis (see SectionUnits).
+void collectUnits(const detail::ParsedSection &ps,
+                  const llvm::DenseSet<Operation *> &failedOps,
+                  const LineIndex &lines, const Section &sec,
+                  const SectionResult &result, SectionUnits &out) {
+  out = SectionUnits();
+  ModuleOp module = *ps.module;
+  std::string_view secText = std::string_view(
+      ps.bufferStart, sec.endOffset - sec.beginOffset);
+  if (secText.find("{-#") != std::string_view::npos)
+    return; // Dialect resources: a unit alone could not see them.
+  if (!ps.implicitModule && !module->getAttrDictionary().empty())
+    return;
+  std::vector<Unit> units;
+  for (Operation &op : *module.getBody()) {
+    const AsmParserState::OperationDefinition *def = ps.state.getOpDef(&op);
+    if (!def)
+      return;
+    Unit u;
+    u.begin = def->scopeLoc.Start.getPointer() - ps.bufferStart;
+    u.end = def->scopeLoc.End.getPointer() - ps.bufferStart;
+    u.firstLine = lines.position(sec.beginOffset + u.begin).line;
+    u.lastLine = lines.position(sec.beginOffset + u.end).line;
+    // Units on lines of their own: an edit in one never moves another
+    // sideways, only down.
+    if (!units.empty() && u.firstLine <= units.back().lastLine)
+      return;
+    u.opName = op.getName().getStringRef().str();
+    if (auto sym =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      u.symbol = sym.str();
+    if (auto fn = dyn_cast<FunctionOpInterface>(&op))
+      u.signature = ps.typeName(fn.getFunctionType());
+    units.push_back(std::move(u));
+  }
+  if (!ps.implicitModule) {
+    const AsmParserState::OperationDefinition *def =
+        ps.state.getOpDef(module.getOperation());
+    if (!def || units.empty() ||
+        lines.position(sec.beginOffset + (def->scopeLoc.End.getPointer() -
+                                          ps.bufferStart))
+                .line <= units.back().lastLine)
+      return;
+  }
+  for (const Diagnostic &d : result.diagnostics) {
+    if (d.severity != Severity::Error || d.source == DiagSource::Broadcast ||
+        !d.range.begin.valid())
+      continue;
+    for (Unit &u : units)
+      if (d.range.begin.line >= u.firstLine && d.range.begin.line <= u.lastLine)
+        u.failed = true;
+  }
+  for (const auto &a : ps.state.getAttributeAliasDefs()) {
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    a.value.print(os);
+    out.aliases += "#" + a.name.str() + " = " + printed + "\n";
+  }
+  for (const auto &a : ps.state.getTypeAliasDefs())
+    out.aliases += "!" + a.name.str() + " = " + ps.typeName(a.value) + "\n";
+  out.moduleFailed = failedOps.contains(module.getOperation());
+  out.units = std::move(units);
+}
+
+/// `@name` references in a unit's text (quoted or bare), for its stubs.
+/// std::nullopt when one is nested (`@m::@f`): no stub stands for that.
+std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t i = text.find('@'); i != std::string_view::npos;
+       i = text.find('@', i + 1)) {
+    size_t b = i + 1, e = b;
+    if (b < text.size() && text[b] == '"') {
+      e = text.find('"', b + 1);
+      if (e == std::string_view::npos)
+        break;
+      out.emplace_back(text.substr(b + 1, e - b - 1));
+      ++e;
+    } else {
+      while (e < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[e])) ||
+              text[e] == '_' || text[e] == '$' || text[e] == '.' ||
+              text[e] == '-'))
+        ++e;
+      if (e == b)
+        continue;
+      out.emplace_back(text.substr(b, e - b));
+    }
+    if (text.substr(e, 2) == "::")
+      return std::nullopt;
+  }
+  return out;
+}
+
 struct AnalysisCache::Impl {
   struct Entry {
     std::string text;
     Section section; // as it was analysed (parsed / stale flags included)
     Slice slice;     // its items in `previous`
+    std::shared_ptr<const SectionUnits> units;
   };
   std::string configFingerprint;
   std::string path;
@@ -450,10 +583,22 @@ struct Analyzer::Impl {
   /// analyzeSectionUnguarded, with a crash inside MLIR turned into an error
   /// on the section (and a fresh context for what follows).
   SectionResult analyzeSection(const FileText &file, const std::string &path,
-                               Section sec, const Config &config);
+                               Section sec, const Config &config,
+                               SectionUnits *units = nullptr);
   void analyzeSectionUnguarded(const FileText &file, const std::string &path,
                                Section sec, const Config &config,
-                               SectionResult &result);
+                               SectionResult &result, SectionUnits *units,
+                               UnitJob *job);
+  /// An edit inside one unit of a section that parsed last time: that unit
+  /// alone is parsed and verified (with stubs of what it calls), the rest
+  /// is reused. std::nullopt when the result could differ from a full
+  /// analysis (then the caller does one).
+  std::optional<SectionResult>
+  analyzeIncrementally(const FileText &file, const std::string &path,
+                       const Section &sec, const Config &config,
+                       const AnalysisCache::Impl::Entry &old,
+                       const FileAnalysis &previous,
+                       std::shared_ptr<SectionUnits> &units);
 
   static DialectRegistry makeRegistry() {
     // All upstream dialects and their interface extensions: files mix tosa
@@ -525,6 +670,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
         atIndex = &memo->entries[sec.index];
     }
     SectionResult r;
+    std::shared_ptr<SectionUnits> units;
     if (same) {
       // Only what is reused is copied, from the previous analysis.
       r = sliceOf(*memo->previous, same->slice, same->section);
@@ -537,8 +683,27 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       r.section.firstLine = sec.firstLine;
       r.section.lastLine = sec.lastLine;
       r.section.reused = true;
+      if (same->units) {
+        units = std::make_shared<SectionUnits>(*same->units);
+        int moved = static_cast<int>(sec.firstLine) -
+                    static_cast<int>(same->section.firstLine);
+        for (Unit &u : units->units) {
+          u.firstLine += moved;
+          u.lastLine += moved;
+        }
+      }
+    } else if (std::optional<SectionResult> inc =
+                   atIndex && atIndex->units
+                       ? analyzeIncrementally(file, path, sec, config,
+                                              *atIndex, *memo->previous, units)
+                       : std::nullopt) {
+      r = std::move(*inc);
     } else {
-      r = analyzeSection(file, path, sec, config);
+      if (memo)
+        units = std::make_shared<SectionUnits>();
+      r = analyzeSection(file, path, sec, config, units.get());
+      if (units && units->units.empty())
+        units.reset();
       if (!r.section.parsed && atIndex &&
           (atIndex->section.parsed || atIndex->section.stale)) {
         // Keep serving the last good analysis of this section, marked stale;
@@ -557,7 +722,7 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       }
     }
     if (memo)
-      next.push_back({std::string(secText), r.section, Slice()});
+      next.push_back({std::string(secText), r.section, Slice(), units});
     results.push_back(std::move(r));
   }
   PhaseTimer t("assemble");
@@ -578,15 +743,271 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
   return FileAnalysis();
 }
 
+std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
+    const FileText &file, const std::string &path, const Section &sec,
+    const Config &config, const AnalysisCache::Impl::Entry &old,
+    const FileAnalysis &previous, std::shared_ptr<SectionUnits> &newUnits) {
+  const SectionUnits &su = *old.units;
+  if (su.units.empty() || su.moduleFailed || !old.section.parsed ||
+      old.section.stale || old.section.firstLine != sec.firstLine ||
+      old.section.firstColumn != sec.firstColumn)
+    return std::nullopt;
+  std::string_view oldText = old.text;
+  std::string_view newText = std::string_view(file.text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset);
+  // The edit: what lies between the common prefix and the common suffix.
+  size_t prefix = 0, limit = std::min(oldText.size(), newText.size());
+  while (prefix < limit && oldText[prefix] == newText[prefix])
+    ++prefix;
+  size_t suffix = 0;
+  while (suffix < limit - prefix &&
+         oldText[oldText.size() - 1 - suffix] ==
+             newText[newText.size() - 1 - suffix])
+    ++suffix;
+  size_t editEnd = oldText.size() - suffix;
+  size_t k = 0;
+  while (k < su.units.size() &&
+         !(su.units[k].begin <= prefix && editEnd <= su.units[k].end))
+    ++k;
+  if (k == su.units.size())
+    return std::nullopt;
+  const Unit &u = su.units[k];
+  ptrdiff_t delta =
+      static_cast<ptrdiff_t>(newText.size()) - static_cast<ptrdiff_t>(oldText.size());
+  size_t newEnd = u.end + delta;
+  std::string_view unitText = newText.substr(u.begin, newEnd - u.begin);
+
+  UnitJob job;
+  job.prefix = su.aliases;
+  std::optional<std::vector<std::string>> refs = symbolRefs(unitText);
+  if (!refs)
+    return std::nullopt;
+  std::set<std::string> stubbed;
+  for (const std::string &name : *refs) {
+    if (name == u.symbol || !stubbed.insert(name).second)
+      continue;
+    for (size_t j = 0; j < su.units.size(); ++j) {
+      if (j == k || su.units[j].symbol != name)
+        continue;
+      if (su.units[j].opName != "func.func" || su.units[j].signature.empty())
+        return std::nullopt; // Only functions have a faithful stub.
+      job.prefix += "func.func private @\"" + name + "\"" +
+                    su.units[j].signature + "\n";
+    }
+  }
+  job.prefixLines = std::count(job.prefix.begin(), job.prefix.end(), '\n');
+  job.map = sec;
+  job.map.beginOffset = sec.beginOffset + u.begin;
+  job.map.endOffset = sec.beginOffset + newEnd;
+  Position at = file.lines.position(job.map.beginOffset);
+  job.map.firstLine = at.line;
+  job.map.firstColumn = at.column;
+  bool othersFailed = false;
+  for (size_t j = 0; j < su.units.size(); ++j)
+    othersFailed |= j != k && su.units[j].failed;
+  // The module's symbol checks run only when every unit verifies.
+  job.moduleChecks = !othersFailed && !u.failed;
+
+  SectionResult fresh;
+  std::optional<std::string> crash = runContained([&] {
+    analyzeSectionUnguarded(file, path, sec, config, fresh, nullptr, &job);
+  });
+  if (crash) {
+    (void)context.release();
+    context = makeContext();
+    return std::nullopt; // The full analysis reports (and contains) it.
+  }
+  if (!job.ok || job.opName != u.opName || job.symbol != u.symbol ||
+      job.signature != u.signature ||
+      (!othersFailed && u.failed && !job.failed))
+    return std::nullopt;
+
+  // Merge: the unit's new items replace its old ones; what follows it moves
+  // down by the lines the edit added.
+  int lineDelta =
+      static_cast<int>(std::count(unitText.begin(), unitText.end(), '\n')) -
+      static_cast<int>(std::count(oldText.begin() + u.begin,
+                                  oldText.begin() + u.end, '\n'));
+  unsigned first = u.firstLine, last = u.lastLine;
+  auto inUnit = [&](const Position &p) {
+    return p.valid() && p.line >= first && p.line <= last;
+  };
+  auto shiftPos = [&](Position &p) {
+    if (p.valid() && p.line > last)
+      p.line += lineDelta;
+  };
+  auto shift = [&](Range &r) {
+    shiftPos(r.begin);
+    shiftPos(r.end);
+  };
+  auto shiftAll = [&](std::vector<Range> &rs) {
+    for (Range &r : rs)
+      shift(r);
+  };
+  SectionResult prev = sliceOf(previous, old.slice, old.section);
+  SectionResult r;
+  r.section = sec;
+  r.section.parsed = true;
+  r.section.incremental = true;
+
+  // Items before the unit, the unit's new ones, items after (shifted).
+  auto merge = [&](auto &oldItems, auto &newItems, auto anchor, auto shiftItem,
+                   auto &out, std::vector<int> *indexMap) {
+    if (indexMap)
+      indexMap->assign(oldItems.size(), -1);
+    size_t i = 0;
+    for (; i < oldItems.size(); ++i) {
+      Position p = anchor(oldItems[i]);
+      if (p.valid() && p.line >= first)
+        break;
+      if (indexMap)
+        (*indexMap)[i] = out.size();
+      out.push_back(std::move(oldItems[i]));
+    }
+    size_t base = out.size();
+    for (auto &item : newItems)
+      out.push_back(std::move(item));
+    for (; i < oldItems.size(); ++i) {
+      if (inUnit(anchor(oldItems[i])))
+        continue;
+      shiftItem(oldItems[i]);
+      if (indexMap)
+        (*indexMap)[i] = out.size();
+      out.push_back(std::move(oldItems[i]));
+    }
+    return base;
+  };
+  auto diagShift = [&](Diagnostic &d) {
+    shift(d.range);
+    for (DiagNote &n : d.notes)
+      shift(n.range);
+  };
+  // Diagnostics: MLIR's (by unit) before broadcast findings (by unit), as a
+  // full analysis orders them.
+  {
+    std::vector<Diagnostic> oldMlir, oldFind, newMlir, newFind;
+    for (Diagnostic &d : prev.diagnostics)
+      (d.source == DiagSource::Broadcast ? oldFind : oldMlir)
+          .push_back(std::move(d));
+    for (Diagnostic &d : fresh.diagnostics)
+      (d.source == DiagSource::Broadcast ? newFind : newMlir)
+          .push_back(std::move(d));
+    auto anchor = [](const Diagnostic &d) { return d.range.begin; };
+    merge(oldMlir, newMlir, anchor, diagShift, r.diagnostics, nullptr);
+    merge(oldFind, newFind, anchor, diagShift, r.diagnostics, nullptr);
+  }
+  std::vector<int> opMap;
+  size_t opBase = merge(
+      prev.ops, fresh.ops, [](const OpReport &o) { return o.range.begin; },
+      [&](OpReport &o) {
+        for (Range *x :
+             {&o.range, &o.scope, &o.resultNameRange, &o.resultTypeRange})
+          shift(*x);
+      },
+      r.ops, &opMap);
+  for (ValueInfo &v : fresh.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
+  for (ValueInfo &v : prev.values)
+    if (v.opReport >= 0)
+      v.opReport = opMap[v.opReport];
+  merge(
+      prev.values, fresh.values, [](const ValueInfo &v) { return v.def.begin; },
+      [&](ValueInfo &v) {
+        shift(v.def);
+        shift(v.ownerRange);
+        shiftAll(v.uses);
+      },
+      r.values, nullptr);
+  merge(
+      prev.blocks, fresh.blocks, [](const BlockInfo &b) { return b.def.begin; },
+      [&](BlockInfo &b) {
+        shift(b.def);
+        shiftAll(b.uses);
+      },
+      r.blocks, nullptr);
+  merge(
+      prev.opSpans, fresh.opSpans,
+      [](const OpSpan &o) { return o.nameRange.begin; },
+      [&](OpSpan &o) {
+        shift(o.nameRange);
+        shift(o.scope);
+      },
+      r.opSpans, nullptr);
+  // Symbols: uses cross units. Old uses inside the unit give way to the new
+  // ones (the unit's own symbol's, or those recorded on the stubs).
+  std::map<std::string, std::vector<Range>> outsideUses;
+  for (SymbolInfo &sym : prev.symbols) {
+    llvm::erase_if(sym.uses, [&](const Range &x) { return inUnit(x.begin); });
+    shiftAll(sym.uses);
+    if (inUnit(sym.nameRange.begin))
+      outsideUses[sym.name] = sym.uses;
+  }
+  for (SymbolInfo &sym : fresh.symbols) {
+    auto it = outsideUses.find(sym.name);
+    if (it != outsideUses.end())
+      sym.uses.insert(sym.uses.end(), it->second.begin(), it->second.end());
+  }
+  for (SymbolInfo &sym : prev.symbols) {
+    if (inUnit(sym.nameRange.begin))
+      continue;
+    auto it = job.stubUses.find(sym.name);
+    if (it != job.stubUses.end())
+      sym.uses.insert(sym.uses.end(), it->second.begin(), it->second.end());
+  }
+  for (SymbolInfo &sym : fresh.symbols)
+    std::sort(sym.uses.begin(), sym.uses.end(),
+              [](const Range &a, const Range &b) {
+                return std::make_pair(a.begin.line, a.begin.column) <
+                       std::make_pair(b.begin.line, b.begin.column);
+              });
+  merge(
+      prev.symbols, fresh.symbols,
+      [](const SymbolInfo &x) { return x.nameRange.begin; },
+      [&](SymbolInfo &x) {
+        shift(x.nameRange);
+        shift(x.scope);
+      },
+      r.symbols, nullptr);
+  for (SymbolInfo &sym : r.symbols)
+    std::sort(sym.uses.begin(), sym.uses.end(),
+              [](const Range &a, const Range &b) {
+                return std::make_pair(a.begin.line, a.begin.column) <
+                       std::make_pair(b.begin.line, b.begin.column);
+              });
+  for (Diagnostic &d : r.diagnostics)
+    d.section = sec.index;
+  for (OpReport &o : r.ops)
+    o.section = sec.index;
+
+  auto units = std::make_shared<SectionUnits>(su);
+  Unit &nu = units->units[k];
+  nu.end = newEnd;
+  nu.lastLine = last + lineDelta;
+  nu.failed = job.failed;
+  for (size_t j = k + 1; j < units->units.size(); ++j) {
+    units->units[j].begin += delta;
+    units->units[j].end += delta;
+    units->units[j].firstLine += lineDelta;
+    units->units[j].lastLine += lineDelta;
+  }
+  newUnits = std::move(units);
+  return r;
+}
+
 SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              const std::string &path,
                                              Section sec,
-                                             const Config &config) {
+                                             const Config &config,
+                                             SectionUnits *units) {
   SectionResult result;
-  std::optional<std::string> crash = runContained(
-      [&] { analyzeSectionUnguarded(file, path, sec, config, result); });
+  std::optional<std::string> crash = runContained([&] {
+    analyzeSectionUnguarded(file, path, sec, config, result, units, nullptr);
+  });
   if (!crash)
     return result;
+  if (units)
+    units->units.clear();
   // The context may be half-updated (locks, uniquer tables): abandon it, and
   // everything the section had built in it, rather than destroy it.
   (void)context.release();
@@ -611,19 +1032,29 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
 void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
                                              const std::string &path,
                                              Section sec, const Config &config,
-                                             SectionResult &result) {
+                                             SectionResult &result,
+                                             SectionUnits *units,
+                                             UnitJob *job) {
   const std::string &text = file.text;
   const LineIndex &lines = file.lines;
   MLIRContext &ctx = *context;
   {
     detail::ParsedSection ps;
-    ps.section = sec;
-    ps.sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(
-            std::string_view(text).substr(sec.beginOffset,
-                                          sec.endOffset - sec.beginOffset),
-            path),
-        llvm::SMLoc());
+    ps.section = job ? job->map : sec;
+    std::string_view body = std::string_view(text).substr(
+        ps.section.beginOffset,
+        ps.section.endOffset - ps.section.beginOffset);
+    if (job) {
+      ps.prefixLen = job->prefix.size();
+      ps.prefixLines = job->prefixLines;
+      ps.sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBufferCopy(job->prefix + std::string(body),
+                                               path),
+          llvm::SMLoc());
+    } else {
+      ps.sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
+    }
     ps.lines = &lines;
     ps.bufferStart =
         ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())
@@ -664,9 +1095,9 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       return success();
     });
 
-    std::string_view secText = std::string_view(text).substr(
-        sec.beginOffset, sec.endOffset - sec.beginOffset);
-    if (auto deep = findExcessiveNesting(secText, kMaxNesting)) {
+    if (auto deep = findExcessiveNesting(body, kMaxNesting)) {
+      if (job)
+        return; // Not ok: the full analysis reports it.
       Diagnostic d;
       d.source = DiagSource::Parser;
       d.range.begin = lines.position(sec.beginOffset + *deep);
@@ -689,10 +1120,27 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       sec.parsed = succeeded(
           parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
     }
+    if (job && !sec.parsed)
+      return; // A parse error: the full analysis reports it.
+    Operation *unitOp = nullptr;
+    if (job) {
+      // Exactly one op after the prefix, isolated from above, like before.
+      for (Operation &op : block)
+        if (const auto *def = ps.state.getOpDef(&op))
+          if (def->scopeLoc.Start.getPointer() >=
+              ps.bufferStart + ps.prefixLen) {
+            if (unitOp)
+              return;
+            unitOp = &op;
+          }
+      if (!unitOp || !unitOp->hasTrait<OpTrait::IsIsolatedFromAbove>())
+        return;
+    }
     if (sec.parsed) {
       // Like mlir-opt: a lone top-level module is the root, anything else is
       // wrapped in an implicit one.
-      if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
+      if (!job && llvm::hasSingleElement(block) &&
+          isa<ModuleOp>(block.front())) {
         Operation *m = &block.front();
         m->remove();
         ps.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(m));
@@ -708,10 +1156,27 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       llvm::DenseSet<Operation *> failedOps, visitedOps;
       std::optional<PhaseTimer> t;
       t.emplace("verify");
-      detail::verifyAll(
-          ps.module->getOperation(), [&](Operation *op) { currentOp = op; },
-          failedOps, visitedOps);
+      bool verified = detail::verifyAll(
+          unitOp ? unitOp : ps.module->getOperation(),
+          [&](Operation *op) { currentOp = op; }, failedOps, visitedOps);
       currentOp = nullptr;
+      if (job) {
+        job->failed = !verified;
+        // What the full analysis would check once every function verifies:
+        // symbol uses, against the stubs' signatures.
+        if (job->moduleChecks && verified) {
+          Operation *m = ps.module->getOperation();
+          if (failed(m->getName().getRegisteredInfo()->verifyRegionInvariants(
+                  m)))
+            return;
+        }
+        job->opName = unitOp->getName().getStringRef().str();
+        if (auto sym = unitOp->getAttrOfType<StringAttr>(
+                SymbolTable::getSymbolAttrName()))
+          job->symbol = sym.str();
+        if (auto fn = dyn_cast<FunctionOpInterface>(unitOp))
+          job->signature = ps.typeName(fn.getFunctionType());
+      }
       llvm::DenseMap<Operation *, unsigned> reportOf;
       t.emplace("op reports");
       detail::collectOpReports(ps, config, failedOps, visitedOps, result.ops,
@@ -726,6 +1191,40 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       t.emplace("findings");
       for (const OpReport &op : result.ops)
         appendFindings(op, config, sectionDiags);
+      if (units && !job)
+        collectUnits(ps, failedOps, lines, sec, result, *units);
+      if (job) {
+        // Drop what belongs to the prefix; keep the stubs' uses (they are
+        // uses in this unit of functions defined elsewhere).
+        for (const Diagnostic &d : sectionDiags)
+          if (!d.range.begin.valid() && d.severity == Severity::Error)
+            return;
+        llvm::erase_if(sectionDiags, [](const Diagnostic &d) {
+          return !d.range.begin.valid();
+        });
+        for (const OpReport &op : result.ops)
+          if (!op.range.begin.valid())
+            return;
+        for (SymbolInfo &sym : result.symbols)
+          if (!sym.nameRange.begin.valid())
+            job->stubUses[sym.name] = std::move(sym.uses);
+        llvm::erase_if(result.symbols, [](const SymbolInfo &sym) {
+          return !sym.nameRange.begin.valid();
+        });
+        llvm::erase_if(result.opSpans, [](const OpSpan &o) {
+          return !o.nameRange.begin.valid();
+        });
+        llvm::erase_if(result.values, [](const ValueInfo &v) {
+          return !v.def.begin.valid();
+        });
+        llvm::erase_if(result.blocks, [](const BlockInfo &b) {
+          return !b.def.begin.valid();
+        });
+        for (const Diagnostic &d : sectionDiags)
+          job->failed |= d.severity == Severity::Error &&
+                         d.source != DiagSource::Broadcast;
+        job->ok = true;
+      }
     }
     if (!sec.parsed &&
         llvm::none_of(sectionDiags, [](const Diagnostic &d) {

@@ -37,6 +37,12 @@ struct ParsedSection {
   /// The module was created by us to hold several top-level ops (like
   /// mlir-opt's implicit module); it has no source range.
   bool implicitModule = false;
+  /// Re-analysing one function on its own: the buffer starts with this many
+  /// bytes (lines) of declarations that are not in the file (aliases, stubs
+  /// of the functions it calls); `section` then maps the rest, the
+  /// function's text, to the file. Positions in the prefix are invalid.
+  size_t prefixLen = 0;
+  unsigned prefixLines = 0;
 
   Position toFilePosition(unsigned line, unsigned column) const;
   Position toFilePosition(llvm::SMLoc loc) const;

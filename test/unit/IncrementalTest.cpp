@@ -1,0 +1,211 @@
+//===- IncrementalTest.cpp - an edit re-analyses one function -------------===//
+//
+// After every edit, the analysis through the cache (which re-analyses only
+// the function the edit is in, when it can) must equal a fresh analysis of
+// the same text, item for item.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Analysis.h"
+#include "Config.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+using namespace tosa_lsp;
+
+namespace {
+
+std::string pos(const Position &p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
+std::string rng(const Range &r) { return pos(r.begin) + "-" + pos(r.end); }
+std::string rngs(std::vector<Range> rs) {
+  std::sort(rs.begin(), rs.end(), [](const Range &a, const Range &b) {
+    return std::make_tuple(a.begin.line, a.begin.column) <
+           std::make_tuple(b.begin.line, b.begin.column);
+  });
+  std::string s;
+  for (const Range &r : rs)
+    s += rng(r) + " ";
+  return s;
+}
+
+/// Everything a client can observe, as sorted lines.
+std::vector<std::string> observe(const FileAnalysis &fa) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : fa.diagnostics) {
+    std::string notes;
+    for (const DiagNote &n : d.notes)
+      notes += rng(n.range) + n.message + ";";
+    out.push_back("diag " + rng(d.range) + " " + severityName(d.severity) +
+                  " " + d.code + " " + d.message + " " + notes);
+  }
+  for (const OpReport &op : fa.ops)
+    out.push_back("op " + op.name + " " + rng(op.range) + " " +
+                  rng(op.scope) + " " + rng(op.resultTypeRange) + " " +
+                  rng(op.resultNameRange) + " " +
+                  std::to_string(op.verifierFailed) +
+                  std::to_string(op.verifierRan) + std::to_string(op.ok()));
+  for (const ValueInfo &v : fa.values)
+    out.push_back("value " + v.name + " " + rng(v.def) + " " + rngs(v.uses) +
+                  v.type + " " + v.origin + " " + rng(v.ownerRange) + " op:" +
+                  (v.opReport >= 0 ? rng(fa.ops[v.opReport].range) : "-"));
+  for (const BlockInfo &b : fa.blocks)
+    out.push_back("block " + b.name + " " + rng(b.def) + " " + rngs(b.uses));
+  for (const SymbolInfo &s : fa.symbols)
+    out.push_back("symbol " + s.name + " " + s.opName + " " +
+                  rng(s.nameRange) + " " + rng(s.scope) + " " + rngs(s.uses));
+  for (const OpSpan &o : fa.opSpans)
+    out.push_back("span " + o.name + " " + rng(o.nameRange) + " " +
+                  rng(o.scope));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const char *kFunctions = R"(#map = affine_map<(d0) -> (d0)>
+func.func @f(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {
+  %0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  %1 = call @g(%0) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %1 : tensor<?x3xf32>
+}
+
+func.func @g(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = tosa.sub %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %1 = tosa.maximum %0, %x : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x?xf32>
+  %2 = tensor.cast %1 : tensor<?x?xf32> to tensor<?x3xf32>
+  return %2 : tensor<?x3xf32>
+}
+
+func.func @h(%p: tensor<2x1xf32>, %q: tensor<1x4xf32>) -> tensor<2x4xf32> {
+  %0 = tosa.maximum %p, %q : (tensor<2x1xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
+  %1 = call @g2(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>
+}
+func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+)";
+
+struct Edit {
+  const char *find;
+  const char *replace;
+  bool incremental; // expected to re-analyse one function only
+};
+
+void runEdits(std::string text, const std::vector<Edit> &edits) {
+  Config config;
+  config.info.runtimeChecks = true; // more findings to compare
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  FileAnalysis first = cached.analyze(text, "i.mlir", config, &cache);
+  EXPECT_EQ(observe(first), observe(fresh.analyze(text, "i.mlir", config)));
+  unsigned step = 0;
+  for (const Edit &e : edits) {
+    ++step;
+    size_t at = text.find(e.find);
+    ASSERT_NE(at, std::string::npos) << e.find;
+    text.replace(at, std::string(e.find).size(), e.replace);
+    FileAnalysis inc = cached.analyze(text, "i.mlir", config, &cache);
+    FileAnalysis full = fresh.analyze(text, "i.mlir", config);
+    std::vector<std::string> a = observe(inc), b = observe(full);
+    if (!full.sections[0].parsed) {
+      // A section that stops parsing keeps its last good results (stale)
+      // through the cache; the diagnostics must still be the same.
+      EXPECT_TRUE(inc.sections[0].stale);
+      auto diagsOnly = [](std::vector<std::string> &v) {
+        llvm::erase_if(v, [](const std::string &l) {
+          return l.rfind("diag ", 0) != 0;
+        });
+      };
+      diagsOnly(a);
+      diagsOnly(b);
+    }
+    EXPECT_EQ(a, b) << "after edit " << step << ": " << e.find << " -> "
+                    << e.replace;
+    ASSERT_FALSE(inc.sections.empty());
+    EXPECT_EQ(inc.sections[0].incremental, e.incremental)
+        << "edit " << step << ": " << e.find;
+  }
+}
+
+TEST(Incremental, EditsInsideOneFunctionEqualAFullAnalysis) {
+  runEdits(kFunctions,
+           {
+               // An op changes; lines are added and removed in a body.
+               {"tosa.sub %x, %x", "tosa.add %x, %x", true},
+               {"  return %2 : tensor<?x3xf32>",
+                "  // a comment\n  // and another\n  return %2 : "
+                "tensor<?x3xf32>",
+                true},
+               {"  // a comment\n", "", true},
+               // A verifier error appears in @g (a result that cannot be
+               // broadcast), then goes away: once every function verifies,
+               // the module's symbol checks run again, on everything.
+               {"  %2 = tensor.cast",
+                "  %9 = tosa.add %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) "
+                "-> tensor<?x4xf32>\n  %2 = tensor.cast",
+                true},
+               {"  %9 = tosa.add %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) "
+                "-> tensor<?x4xf32>\n",
+                "", false},
+               // A broadcast error of operands in @h, unused.
+               {"  %1 = call @g2(%0)",
+                "  %7 = tosa.maximum %p, %q : (tensor<2x1xf32>, "
+                "tensor<1x4xf32>) -> tensor<3x4xf32>\n  %1 = call @g2(%0)",
+                true},
+               // A discardable attribute on a call.
+               {"call @g2(%0)", "call @g2(%0) {note}", true},
+               // A parse error: a full analysis (the section goes stale and
+               // keeps its last good results), then back.
+               {"%1 = call @g(%0)", "%1 = call @g(%0", false},
+               {"%1 = call @g(%0", "%1 = call @g(%0)", false},
+               // A body grows; its signature stays.
+               {"func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {\n  "
+                "return %x : tensor<2x4xf32>",
+                "func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {\n  "
+                "%0 = tosa.abs %x : (tensor<2x4xf32>) -> tensor<2x4xf32>\n  "
+                "return %0 : tensor<2x4xf32>",
+                true},
+               // A signature changes: callers elsewhere must be re-checked.
+               {"func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {\n  "
+                "%0 = tosa.abs %x : (tensor<2x4xf32>) -> tensor<2x4xf32>\n  "
+                "return %0 : tensor<2x4xf32>",
+                "func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {\n  "
+                "%0 = tosa.abs %x : (tensor<2x4xf32>) -> tensor<2x4xf32>\n  "
+                "%1 = tensor.cast %0 : tensor<2x4xf32> to tensor<2x5xf32>\n  "
+                "return %1 : tensor<2x5xf32>",
+                false},
+           });
+}
+
+TEST(Incremental, SymbolChecksAfterEveryFunctionVerifies) {
+  // Every function verifies: an edit that calls a missing function fails
+  // the module's symbol check, which a full analysis reports.
+  runEdits(kFunctions, {
+                           {"tosa.sub %x, %x", "tosa.add %x, %x", true},
+                           {"call @g(%0)", "call @nowhere(%0)", false},
+                           {"call @nowhere(%0)", "call @g(%0)", false},
+                           {"tosa.add %x, %x", "tosa.sub %x, %x", true},
+                       });
+}
+
+TEST(Incremental, FunctionsInsideAModule) {
+  std::string text = std::string("module {\n") + kFunctions + "}\n";
+  // The alias must stay outside the module.
+  text.erase(text.find("#map"), std::string("#map = affine_map<(d0) -> (d0)>\n").size());
+  text = "#map = affine_map<(d0) -> (d0)>\n" + text;
+  runEdits(text, {
+                     {"tosa.sub %x, %x", "tosa.add %x, %x", true},
+                     {"  return %2 : tensor<?x3xf32>",
+                      "\n\n  return %2 : tensor<?x3xf32>", true},
+                     {"tosa.maximum %p, %q", "tosa.minimum %p, %q", true},
+                 });
+}
+
+} // namespace
