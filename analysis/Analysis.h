@@ -22,6 +22,31 @@ namespace tosa_lsp {
 
 struct Config;
 
+/// An immutable value that copies share: an analysis is copied when a
+/// document's unchanged functions are reused, and the per-op broadcast
+/// reports are most of its bytes. Reads through `->`, `*` or a const
+/// reference; assigning a new value replaces it for this copy only.
+template <typename T> class Shared {
+public:
+  Shared() = default;
+  Shared(T value) : ptr(std::make_shared<const T>(std::move(value))) {}
+  Shared &operator=(T value) {
+    ptr = std::make_shared<const T>(std::move(value));
+    return *this;
+  }
+  const T &get() const { return ptr ? *ptr : empty(); }
+  operator const T &() const { return get(); }
+  const T *operator->() const { return &get(); }
+  const T &operator*() const { return get(); }
+
+private:
+  static const T &empty() {
+    static const T value{};
+    return value;
+  }
+  std::shared_ptr<const T> ptr;
+};
+
 /// 1-based line and byte column, as MLIR locations and mlir-opt print them.
 /// Line 0 means "no position in this file".
 struct Position {
@@ -106,8 +131,8 @@ struct OpReport {
   Range resultNameRange;
   Range resultTypeRange;
 
-  BroadcastAnalysis implicit; // OpKind::Implicit
-  ExplicitBroadcastAnalysis explicitBcast; // the other kinds
+  Shared<BroadcastAnalysis> implicit;              // OpKind::Implicit
+  Shared<ExplicitBroadcastAnalysis> explicitBcast; // the other kinds
 
   bool ok() const;
   std::vector<MaybeShape> operandShapes() const;

@@ -844,6 +844,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
     for (Range &r : rs)
       shift(r);
   };
+  PhaseTimer mergeTimer("incremental merge");
   SectionResult prev = sliceOf(previous, old.slice, old.section);
   SectionResult r;
   r.section = sec;

@@ -47,43 +47,43 @@ const char *opKindName(OpKind k) {
 }
 
 bool OpReport::ok() const {
-  return kind == OpKind::Implicit ? implicit.ok() : explicitBcast.ok();
+  return kind == OpKind::Implicit ? implicit->ok() : explicitBcast->ok();
 }
 
 const std::vector<Violation> &OpReport::violations() const {
   if (kind == OpKind::Implicit)
-    return implicit.violations;
-  if (explicitBcast.composition && explicitBcast.violations.empty())
-    return explicitBcast.composition->violations;
-  return explicitBcast.violations;
+    return implicit->violations;
+  if (explicitBcast->composition && explicitBcast->violations.empty())
+    return explicitBcast->composition->violations;
+  return explicitBcast->violations;
 }
 
 std::vector<MaybeShape> OpReport::operandShapes() const {
   if (kind == OpKind::Implicit)
-    return implicit.operands;
-  if (kind == OpKind::BinaryInDim && explicitBcast.composition)
-    return explicitBcast.composition->operands;
-  return {explicitBcast.operand};
+    return implicit->operands;
+  if (kind == OpKind::BinaryInDim && explicitBcast->composition)
+    return explicitBcast->composition->operands;
+  return {explicitBcast->operand};
 }
 
 MaybeShape OpReport::declaredShape() const {
   if (kind == OpKind::Implicit)
-    return implicit.declared;
+    return implicit->declared;
   if (kind == OpKind::BinaryInDim)
-    return explicitBcast.composition ? explicitBcast.composition->declared
+    return explicitBcast->composition ? explicitBcast->composition->declared
                                      : MaybeShape();
-  return explicitBcast.target;
+  return explicitBcast->target;
 }
 
 MaybeShape OpReport::inferredShape() const {
   if (kind == OpKind::Implicit)
-    return implicit.inferred;
+    return implicit->inferred;
   if (kind == OpKind::BinaryInDim)
-    return explicitBcast.composition ? explicitBcast.composition->inferred
+    return explicitBcast->composition ? explicitBcast->composition->inferred
                                      : MaybeShape();
   // The target of a broadcast_in_dim is given, not inferred; report it when
   // the mapping is valid.
-  return explicitBcast.ok() ? explicitBcast.target : MaybeShape();
+  return explicitBcast->ok() ? explicitBcast->target : MaybeShape();
 }
 
 bool FileAnalysis::hasErrors() const {

@@ -105,7 +105,7 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
   EXPECT_EQ(errs[0]->range.begin.line, 3u);
   ASSERT_EQ(fa.ops.size(), 2u);
   EXPECT_TRUE(fa.ops[1].ok());
-  EXPECT_TRUE(fa.ops[1].implicit.dims[0].refinable);
+  EXPECT_TRUE(fa.ops[1].implicit->dims[0].refinable);
   bool sawRefinable = false;
   for (const Diagnostic &d : fa.diagnostics)
     sawRefinable |= d.code == "refinable-result" && d.severity == Severity::Info;
