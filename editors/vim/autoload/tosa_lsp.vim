@@ -652,7 +652,9 @@ function! tosa_lsp#plain_markdown(text) abort
 endfunction
 
 function! s:plain_inline(s) abort
-  return substitute(substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g'), '\s\+$', '', '')
+  let l:s = substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g')
+  let l:s = substitute(l:s, '\%(^\|\s\)\zs\*\([^* ][^*]*\)\*', '\1', 'g')
+  return substitute(l:s, '\s\+$', '', '')
 endfunction
 
 function! s:align(rows) abort
@@ -741,8 +743,19 @@ endfunction
 
 function! tosa_lsp#scroll_popup(id, delta) abort
   let l:pos = popup_getpos(a:id)
-  let l:total = len(getbufline(winbufnr(a:id), 1, '$'))
-  let l:last = max([1, l:total - l:pos.core_height + 1])
+  let l:lines = getbufline(winbufnr(a:id), 1, '$')
+  let l:total = len(l:lines)
+  " The last first line that still fills the popup, counting wrapped rows.
+  let l:last = l:total
+  let l:rows = 0
+  while l:last >= 1
+    let l:rows += max([1, (strdisplaywidth(l:lines[l:last - 1]) + l:pos.core_width - 1) / max([1, l:pos.core_width])])
+    if l:rows > l:pos.core_height
+      break
+    endif
+    let l:last -= 1
+  endwhile
+  let l:last = max([1, l:last + 1])
   let l:first = min([l:last, max([1, l:pos.firstline + a:delta])])
   call popup_setoptions(a:id, #{firstline: l:first})
   redraw
