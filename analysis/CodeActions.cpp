@@ -439,7 +439,11 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
     auto slot = operandTypeSlot(text, *ob, *oe, operand, span->numOperands);
     if (!newType || !slot)
       return std::nullopt;
+    // `%0_shape` does not parse (a suffix-id is all digits or starts with a
+    // letter): numeric names, how MLIR prints IR, get a `v` in front.
     std::string base = stem(value->name);
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])))
+      base = "v" + base;
     std::string shapeName = freshName(fa, op.section, base + "_shape");
     std::string newName = freshName(fa, op.section, base + "_reshaped");
     std::string dims;

@@ -8,7 +8,7 @@ func.func @static_broadcast(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>) -> tensor<
 }
 
 // Dynamic sizes: the lowering needs a runtime broadcast check, and the
-// declared result could be refined from ?x3 to ?x3 (dim 1 is known).
+// declared result could be refined from ?x? to ?x3 (dim 1 is known).
 func.func @dynamic(%a: tensor<?x3xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = tosa.sub %a, %b : (tensor<?x3xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>

@@ -310,6 +310,9 @@ int runFix(int argc, char **argv) {
   }
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+  // `--candidates` lists (and `--apply=N` indexes) the unvalidated
+  // candidates, each marked with whether it passes validation, so the
+  // numbers of a listing are always the ones `--apply` takes.
   std::vector<FixData> fixes =
       all ? candidateFixes(fa, *text)
           : validatedFixes(analyzer, fa, *text, *config);
@@ -317,7 +320,9 @@ int runFix(int argc, char **argv) {
     size_t n = std::strtoul(apply.c_str(), nullptr, 10);
     if (n >= fixes.size()) {
       std::cerr << "tosa-lsp: error: no fix #" << apply << " (there are "
-                << fixes.size() << ")\n";
+                << fixes.size() << (all ? " candidates" : " validated fixes")
+                << (all ? "" : "; --candidates lists unvalidated ones too")
+                << ")\n";
       return 2;
     }
     std::cout << applyEdits(*text, fixes[n].edits);
@@ -327,7 +332,10 @@ int runFix(int argc, char **argv) {
     const Diagnostic &d = fa.diagnostics[fixes[i].diagnostic];
     std::cout << i << ": " << fa.path << ":" << d.range.begin.line << ":"
               << d.range.begin.column << ": " << fixes[i].title << " ["
-              << d.code << "]\n";
+              << d.code << "]";
+    if (all && !validateFix(analyzer, fa, *text, *config, fixes[i]))
+      std::cout << " (rejected: the fixed file does not re-analyse better)";
+    std::cout << "\n";
   }
   return 0;
 }

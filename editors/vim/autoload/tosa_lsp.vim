@@ -1,16 +1,25 @@
 " tosa-lsp client for Vim 9 (job_start with in_mode/out_mode 'lsp').
 "
-" Full-text document sync, diagnostics as signs + text properties, hover
-" popup, inlay hints as virtual text (text properties with "text"), code
-" actions, lowering preview and compile.  Neovim uses lua/tosa_lsp instead.
+" Every request is asynchronous (ch_sendexpr with a callback), so the editor
+" never waits for the server; a compile shows its progress and :TosaCancel
+" sends $/cancelRequest.  Full-text document sync, diagnostics as signs +
+" text properties, hover popup, inlay hints as virtual text, code actions,
+" navigation, lowering preview (mapped back to the source) and compile.
+" Neovim uses lua/tosa_lsp instead.
 
 let s:job = v:null
 let s:ch = v:null
+let s:ready = 0          " initialize answered
+let s:on_ready = []      " funcrefs waiting for initialize
+let s:failed = ''        " why the server could not start (said once)
 let s:caps = {}
+let s:pending = {}       " request id -> #{method, cb, timer}
 let s:versions = {}      " bufnr -> version sent
 let s:ticks = {}         " bufnr -> b:changedtick last sent
 let s:diags = {}         " bufnr -> list of LSP diagnostics
 let s:token = 0
+let s:compile = {}       " the running compile: #{id, token, what}
+let s:stderr = []
 let g:tosa_lsp_last_hover = get(g:, 'tosa_lsp_last_hover', '')
 let g:tosa_lsp_last_compile = get(g:, 'tosa_lsp_last_compile', {})
 let g:tosa_lsp_progress = get(g:, 'tosa_lsp_progress', [])
@@ -26,6 +35,28 @@ endfunction
 
 function! tosa_lsp#running() abort
   return s:ch isnot v:null && ch_status(s:ch) ==# 'open'
+endfunction
+
+function! tosa_lsp#ready() abort
+  return tosa_lsp#running() && s:ready
+endfunction
+
+" Messages: one :echomsg per line (a "\n" inside one shows as ^@).
+function! s:msg(text, ...) abort
+  let l:hl = a:0 ? a:1 : ''
+  if l:hl !=# ''
+    execute 'echohl ' . l:hl
+  endif
+  for l:line in split(a:text, "\n")
+    echomsg 'tosa-lsp: ' . l:line
+  endfor
+  if l:hl !=# ''
+    echohl None
+  endif
+endfunction
+
+function! s:error(text) abort
+  call s:msg(a:text, 'ErrorMsg')
 endfunction
 
 function! s:define_highlights() abort
@@ -53,21 +84,38 @@ endfunction
 
 " ---------------------------------------------------------------- transport
 
-function! tosa_lsp#start() abort
+" Starts the server (once); a:1 = 1 forces a retry after a failure.
+" Returns 1 when a server is running or starting.
+function! tosa_lsp#start(...) abort
   if tosa_lsp#running()
     return 1
   endif
+  if s:failed !=# '' && !(a:0 && a:1)
+    return 0
+  endif
+  let s:failed = ''
   call s:define_highlights()
+  let l:cmd = s:command()
+  if !executable(l:cmd[0])
+    " Said once; commands stay quiet until :TosaStart or :TosaRestart.
+    let s:failed = 'server not found: ' . string(l:cmd[0]) . ' is not executable or not on $PATH'
+    call s:error(s:failed . "\nbuild it (bash scripts/setup.sh) and put it on $PATH, or set "
+          \ . "g:tosa_lsp_command = '/path/to/build/bin/tosa-lsp'; then :TosaStart")
+    return 0
+  endif
+  let s:stderr = []
   let l:opts = #{in_mode: 'lsp', out_mode: 'lsp', err_mode: 'nl',
         \ out_cb: function('s:on_message'), err_cb: function('s:on_stderr'),
         \ exit_cb: function('s:on_exit'), noblock: 1}
-  let s:job = job_start(s:command(), l:opts)
+  let s:job = job_start(l:cmd, l:opts)
   if job_status(s:job) !=# 'run'
-    echohl ErrorMsg | echomsg 'tosa-lsp: cannot start ' . string(s:command()) | echohl None
+    let s:failed = 'cannot start ' . string(l:cmd)
+    call s:error(s:failed)
     let s:job = v:null
     return 0
   endif
   let s:ch = job_getchannel(s:job)
+  let s:ready = 0
   let l:params = #{processId: getpid(), rootUri: s:uri(getcwd()),
         \ clientInfo: #{name: 'vim-tosa-lsp', version: string(v:version)},
         \ capabilities: #{textDocument: #{
@@ -75,38 +123,90 @@ function! tosa_lsp#start() abort
         \   hover: #{contentFormat: ['markdown', 'plaintext']},
         \   codeAction: #{codeActionLiteralSupport: #{codeActionKind: #{valueSet: ['quickfix', 'refactor.rewrite', 'source']}}},
         \   inlayHint: {}},
+        \ window: #{workDoneProgress: v:true},
         \ general: #{positionEncodings: ['utf-16']}}}
   let l:settings = get(g:, 'tosa_lsp_settings', {})
   if !empty(l:settings)
     let l:params.initializationOptions = l:settings
   endif
-  try
-    let l:resp = ch_evalexpr(s:ch, #{method: 'initialize', params: l:params}, #{timeout: s:timeout()})
-  catch
-    let l:resp = {}
-  endtry
-  if empty(l:resp) || !has_key(l:resp, 'result')
-    echohl ErrorMsg | echomsg 'tosa-lsp: initialize failed: ' . string(l:resp) | echohl None
-    call tosa_lsp#stop()
-    return 0
-  endif
-  let s:caps = get(l:resp.result, 'capabilities', {})
-  call ch_sendexpr(s:ch, #{method: 'initialized', params: {}})
+  call s:send_request('initialize', l:params, function('s:on_initialized'), s:timeout())
   return 1
 endfunction
 
-function! tosa_lsp#stop() abort
-  if tosa_lsp#running()
-    silent! call ch_evalexpr(s:ch, #{method: 'shutdown'}, #{timeout: 2000})
-    silent! call ch_sendexpr(s:ch, #{method: 'exit'})
+function! s:on_initialized(result, error) abort
+  if a:error isnot v:null || type(a:result) != v:t_dict
+    let s:failed = 'initialize failed: ' . (a:error is v:null ? 'no answer' : get(a:error, 'message', string(a:error)))
+          \ . (empty(s:stderr) ? '' : "\n" . join(s:stderr[-3:], "\n"))
+    call s:error(s:failed)
+    let s:on_ready = []
+    call s:kill()
+    return
   endif
+  let s:caps = get(a:result, 'capabilities', {})
+  call ch_sendexpr(s:ch, #{method: 'initialized', params: {}})
+  let s:ready = 1
+  let l:waiting = s:on_ready
+  let s:on_ready = []
+  for l:F in l:waiting
+    call l:F()
+  endfor
+endfunction
+
+" Runs a:fn once the server has answered initialize (starting it if
+" needed and allowed); returns 0 when it cannot start.
+function! s:when_ready(fn) abort
+  if tosa_lsp#ready()
+    call a:fn()
+    return 1
+  endif
+  if !tosa_lsp#running() && !tosa_lsp#start()
+    return 0
+  endif
+  call add(s:on_ready, a:fn)
+  return 1
+endfunction
+
+function! s:kill() abort
   if s:job isnot v:null && job_status(s:job) ==# 'run'
     call job_stop(s:job)
   endif
+  call s:reset()
+endfunction
+
+function! s:reset() abort
+  for l:p in values(s:pending)
+    call timer_stop(l:p.timer)
+  endfor
+  let s:pending = {}
   let s:job = v:null
   let s:ch = v:null
+  let s:ready = 0
   let s:versions = {}
   let s:ticks = {}
+  let s:compile = {}
+endfunction
+
+" Never waits: shutdown, exit, and the job is stopped shortly after (the
+" server kills running compiles on shutdown/exit).
+function! tosa_lsp#stop() abort
+  let l:job = s:job
+  if tosa_lsp#running()
+    silent! call ch_sendexpr(s:ch, #{method: 'shutdown'}, #{callback: {ch, msg -> 0}})
+    silent! call ch_sendexpr(s:ch, #{method: 'exit'})
+  endif
+  call s:reset()
+  if l:job isnot v:null && job_status(l:job) ==# 'run'
+    call timer_start(500, {-> job_status(l:job) ==# 'run' ? job_stop(l:job, 'kill') : 0})
+  endif
+endfunction
+
+function! tosa_lsp#restart() abort
+  let l:bufs = filter(range(1, bufnr('$')), 'bufloaded(v:val) && getbufvar(v:val, "&filetype") ==# "mlir" && !s:is_preview(v:val)')
+  call tosa_lsp#stop()
+  let s:failed = ''
+  for l:b in l:bufs
+    call tosa_lsp#attach(l:b)
+  endfor
 endfunction
 
 function! tosa_lsp#capabilities() abort
@@ -114,16 +214,82 @@ function! tosa_lsp#capabilities() abort
 endfunction
 
 function! s:on_stderr(ch, msg) abort
+  call add(s:stderr, a:msg)
+  if len(s:stderr) > 20
+    call remove(s:stderr, 0)
+  endif
   if get(g:, 'tosa_lsp_verbose', 0)
     echomsg 'tosa-lsp: ' . a:msg
   endif
 endfunction
 
 function! s:on_exit(job, status) abort
-  let s:ch = v:null
-  let s:job = v:null
-  let s:versions = {}
-  let s:ticks = {}
+  if s:job is a:job
+    call s:reset()
+  endif
+endfunction
+
+" Asynchronous request: a:cb(result, error) is called once, with error
+" #{message: 'timed out'} when no answer comes in a:timeout ms.
+function! s:send_request(method, params, cb, ...) abort
+  let l:timeout = a:0 ? a:1 : s:timeout()
+  let l:r = ch_sendexpr(s:ch, #{method: a:method, params: a:params}, #{callback: function('s:on_response')})
+  let l:id = get(l:r, 'id', -1)
+  let s:pending[l:id] = #{method: a:method, cb: a:cb,
+        \ timer: timer_start(l:timeout, {-> s:on_timeout(l:id)})}
+  return l:id
+endfunction
+
+" Public: tosa_lsp#request(method, params, {result, error -> ...}).
+function! tosa_lsp#request(method, params, cb, ...) abort
+  let l:Send = {-> s:send_request(a:method, a:params, a:cb, a:0 ? a:1 : s:timeout())}
+  return s:when_ready(l:Send)
+endfunction
+
+function! s:on_timeout(id) abort
+  if has_key(s:pending, a:id)
+    let l:p = remove(s:pending, a:id)
+    call l:p.cb(v:null, #{message: l:p.method . ' timed out'})
+  endif
+endfunction
+
+function! tosa_lsp#cancel_request(id) abort
+  if tosa_lsp#running()
+    call ch_sendexpr(s:ch, #{method: '$/cancelRequest', params: #{id: a:id}})
+  endif
+endfunction
+
+" Both the one-time callbacks and the channel callback land here: a
+" response is matched to its request by id wherever Vim delivered it (Vim
+" 9.0 sometimes hands replies to the channel callback).
+function! s:on_response(ch, msg) abort
+  call s:dispatch(a:msg)
+endfunction
+
+function! s:on_message(ch, msg) abort
+  call s:dispatch(a:msg)
+endfunction
+
+function! tosa_lsp#dispatch(msg) abort
+  call s:dispatch(a:msg)
+endfunction
+
+function! s:dispatch(msg) abort
+  if type(a:msg) != v:t_dict
+    return
+  endif
+  if has_key(a:msg, 'method')
+    call s:on_server_message(a:msg)
+    return
+  endif
+  let l:id = get(a:msg, 'id', v:null)
+  if l:id is v:null || !has_key(s:pending, l:id)
+    return
+  endif
+  let l:p = remove(s:pending, l:id)
+  call timer_stop(l:p.timer)
+  let l:err = get(a:msg, 'error', v:null)
+  call l:p.cb(l:err is v:null ? get(a:msg, 'result', v:null) : v:null, l:err)
 endfunction
 
 function! s:reply(id, result) abort
@@ -131,25 +297,17 @@ function! s:reply(id, result) abort
 endfunction
 
 " Notifications and server-to-client requests.
-function! s:on_message(ch, msg) abort
-  if type(a:msg) != v:t_dict || !has_key(a:msg, 'method')
-    return
-  endif
+function! s:on_server_message(msg) abort
   let l:method = a:msg.method
   let l:params = get(a:msg, 'params', {})
   if l:method ==# 'textDocument/publishDiagnostics'
     call s:on_diagnostics(l:params)
   elseif l:method ==# 'window/showMessage' || l:method ==# 'window/logMessage'
     if l:method ==# 'window/showMessage' || get(g:, 'tosa_lsp_verbose', 0)
-      echomsg 'tosa-lsp: ' . get(l:params, 'message', '')
+      call s:msg(get(l:params, 'message', ''), get(l:params, 'type', 4) == 1 ? 'ErrorMsg' : '')
     endif
   elseif l:method ==# '$/progress'
-    let l:value = get(l:params, 'value', {})
-    let l:text = get(l:value, 'title', get(l:value, 'message', get(l:value, 'kind', '')))
-    call add(g:tosa_lsp_progress, l:value)
-    if !empty(l:text)
-      echo 'tosa-lsp: ' . l:text
-    endif
+    call s:on_progress(l:params)
   elseif l:method ==# 'window/showDocument'
     if has_key(a:msg, 'id')
       call s:reply(a:msg.id, #{success: v:true})
@@ -166,39 +324,51 @@ function! s:on_message(ch, msg) abort
   endif
 endfunction
 
-" Synchronous request; returns the result or v:null (error echoed).
-function! tosa_lsp#request(method, params, ...) abort
-  if !tosa_lsp#running() && !tosa_lsp#start()
-    return v:null
+function! s:on_progress(params) abort
+  let l:value = get(a:params, 'value', {})
+  call add(g:tosa_lsp_progress, l:value)
+  let l:text = get(l:value, 'title', get(l:value, 'message', ''))
+  if empty(l:text) || get(l:value, 'kind', '') ==# 'end'
+    return
   endif
-  let l:timeout = a:0 ? a:1 : s:timeout()
-  let l:resp = ch_evalexpr(s:ch, #{method: a:method, params: a:params}, #{timeout: l:timeout})
-  if empty(l:resp)
-    echohl ErrorMsg | echomsg 'tosa-lsp: ' . a:method . ' timed out' | echohl None
-    return v:null
+  if !empty(s:compile) && get(a:params, 'token', '') ==# s:compile.token
+    let s:compile.step = l:text
+    " :echo, not :echomsg: steps are transient (:TosaCancel stops it).
+    echo 'tosa-lsp: ' . s:compile.what . ': ' . l:text . '  (:TosaCancel to stop)'
+  else
+    echo 'tosa-lsp: ' . l:text
   endif
-  if has_key(l:resp, 'error')
-    echohl ErrorMsg | echomsg 'tosa-lsp: ' . a:method . ': ' . get(l:resp.error, 'message', string(l:resp.error)) | echohl None
-    return v:null
-  endif
-  return get(l:resp, 'result', v:null)
 endfunction
 
 " ---------------------------------------------------------------- positions
 
+" file URI with UTF-8 percent-encoding (é -> %C3%A9), byte by byte.
 function! s:uri(path) abort
   let l:p = fnamemodify(a:path, ':p')
-  let l:enc = substitute(l:p, '[^A-Za-z0-9/._~-]', '\=printf("%%%02X", char2nr(submatch(0)))', 'g')
+  let l:enc = substitute(l:p, '[^A-Za-z0-9/._~-]', '\=s:pct(submatch(0))', 'g')
   return 'file://' . l:enc
 endfunction
 
+function! s:pct(ch) abort
+  let l:out = ''
+  for l:i in range(len(a:ch))
+    let l:out .= printf('%%%02X', char2nr(a:ch[l:i]))
+  endfor
+  return l:out
+endfunction
+
+" Decodes %XX as bytes, so multi-byte UTF-8 sequences come back whole.
 function! s:path(uri) abort
   let l:p = substitute(a:uri, '^file://', '', '')
-  return substitute(l:p, '%\(\x\x\)', '\=nr2char(str2nr(submatch(1), 16))', 'g')
+  return substitute(l:p, '%\(\x\x\)', '\=eval(''"\x'' . submatch(1) . ''"'')', 'g')
 endfunction
 
 function! tosa_lsp#uri(bufnr) abort
   return s:uri(bufname(a:bufnr))
+endfunction
+
+function! tosa_lsp#path(uri) abort
+  return s:path(a:uri)
 endfunction
 
 " UTF-16 character -> 0-based byte offset in a line.
@@ -240,30 +410,49 @@ function! s:text(bufnr) abort
   return join(getbufline(a:bufnr, 1, '$'), "\n") . "\n"
 endfunction
 
+" Preview buffers stay client-side: never opened on the server.
+function! s:is_preview(bufnr) abort
+  return !empty(getbufvar(a:bufnr, 'tosa_lsp_preview', ''))
+        \ || bufname(a:bufnr) =~# '^tosa-preview:'
+        \ || getbufvar(a:bufnr, '&buftype') !=# ''
+endfunction
+
+function! tosa_lsp#attached(...) abort
+  return tosa_lsp#running() && has_key(s:versions, a:0 ? a:1 : bufnr('%'))
+endfunction
+
 function! tosa_lsp#attach(...) abort
   let l:bufnr = a:0 ? a:1 : bufnr('%')
-  if !tosa_lsp#start()
+  if s:is_preview(l:bufnr)
     return 0
   endif
-  if has_key(s:versions, l:bufnr)
-    return tosa_lsp#sync(l:bufnr)
+  return s:when_ready({-> s:open(l:bufnr)})
+endfunction
+
+function! s:open(bufnr) abort
+  if !bufloaded(a:bufnr)
+    return
   endif
-  let s:versions[l:bufnr] = 1
-  let s:ticks[l:bufnr] = getbufvar(l:bufnr, 'changedtick')
+  if has_key(s:versions, a:bufnr)
+    call tosa_lsp#sync(a:bufnr)
+    return
+  endif
+  let s:versions[a:bufnr] = 1
+  let s:ticks[a:bufnr] = getbufvar(a:bufnr, 'changedtick')
   call ch_sendexpr(s:ch, #{method: 'textDocument/didOpen', params: #{textDocument: #{
-        \ uri: tosa_lsp#uri(l:bufnr), languageId: 'mlir', version: 1, text: s:text(l:bufnr)}}})
+        \ uri: tosa_lsp#uri(a:bufnr), languageId: 'mlir', version: 1, text: s:text(a:bufnr)}}})
   augroup tosa_lsp_buffer
-    execute 'autocmd! * <buffer=' . l:bufnr . '>'
-    execute 'autocmd TextChanged,InsertLeave,BufWritePost <buffer=' . l:bufnr . '> call tosa_lsp#sync(' . l:bufnr . ')'
-    execute 'autocmd BufUnload <buffer=' . l:bufnr . '> call tosa_lsp#detach(' . l:bufnr . ')'
+    execute 'autocmd! * <buffer=' . a:bufnr . '>'
+    execute 'autocmd TextChanged,InsertLeave,BufWritePost <buffer=' . a:bufnr . '> call tosa_lsp#changed(' . a:bufnr . ')'
+    execute 'autocmd BufUnload <buffer=' . a:bufnr . '> call tosa_lsp#detach(' . a:bufnr . ')'
+    execute 'autocmd CursorMoved <buffer=' . a:bufnr . '> call tosa_lsp#echo_diagnostic()'
   augroup END
-  return 1
 endfunction
 
 " Sends didChange (full text) if the buffer changed since the last sync.
 function! tosa_lsp#sync(...) abort
   let l:bufnr = a:0 ? a:1 : bufnr('%')
-  if !tosa_lsp#running() || !has_key(s:versions, l:bufnr)
+  if !tosa_lsp#attached(l:bufnr)
     return 0
   endif
   let l:tick = getbufvar(l:bufnr, 'changedtick')
@@ -278,37 +467,84 @@ function! tosa_lsp#sync(...) abort
   return 1
 endfunction
 
+" TextChanged / InsertLeave / write: sync now, and refresh the inlay hints
+" after a short pause (they are also refreshed when diagnostics arrive).
+function! tosa_lsp#changed(bufnr) abort
+  call tosa_lsp#sync(a:bufnr)
+  if get(g:, 'tosa_lsp_inlay_hints', 1) && getbufvar(a:bufnr, 'tosa_lsp_inlay', 1)
+    let l:t = getbufvar(a:bufnr, 'tosa_lsp_inlay_timer', -1)
+    if l:t >= 0
+      call timer_stop(l:t)
+    endif
+    call setbufvar(a:bufnr, 'tosa_lsp_inlay_timer',
+          \ timer_start(get(g:, 'tosa_lsp_inlay_delay_ms', 150), {-> s:refresh_hints(a:bufnr)}))
+  endif
+endfunction
+
 function! tosa_lsp#detach(bufnr) abort
-  if tosa_lsp#running() && has_key(s:versions, a:bufnr)
+  if tosa_lsp#attached(a:bufnr)
     call ch_sendexpr(s:ch, #{method: 'textDocument/didClose', params: #{textDocument: #{uri: tosa_lsp#uri(a:bufnr)}}})
   endif
   silent! call remove(s:versions, a:bufnr)
   silent! call remove(s:ticks, a:bufnr)
 endfunction
 
-function! s:ensure() abort
-  if !tosa_lsp#attach(bufnr('%'))
+" Runs a:fn for the current buffer once it is open on the server and in
+" sync. Commands never start a server when autostart is off (ALE set-up).
+function! s:with_buffer(fn) abort
+  let l:bufnr = bufnr('%')
+  if s:is_preview(l:bufnr)
+    call s:msg('not a source buffer')
     return 0
   endif
-  call tosa_lsp#sync(bufnr('%'))
-  return 1
+  if !tosa_lsp#attached(l:bufnr) && !get(g:, 'tosa_lsp_autostart', 1) && !tosa_lsp#running()
+    call s:msg('not started (g:tosa_lsp_autostart = 0): :TosaStart or :TosaAttach starts it')
+    return 0
+  endif
+  if tosa_lsp#attached(l:bufnr)
+    call tosa_lsp#sync(l:bufnr)
+    call a:fn()
+    return 1
+  endif
+  if s:failed !=# ''
+    return 0
+  endif
+  return s:when_ready({-> s:open(l:bufnr) + a:fn()})
 endfunction
 
 " ---------------------------------------------------------------- diagnostics
 
 let s:sev_names = ['Error', 'Error', 'Warning', 'Info', 'Hint']
+" Location-list types Vim knows: error, warning, info, note (for hints).
+let s:qf_types = ['E', 'E', 'W', 'I', 'N']
 
-function! s:on_diagnostics(params) abort
-  let l:path = s:path(a:params.uri)
-  let l:bufnr = bufnr(l:path)
+function! s:bufnr_of(uri) abort
+  let l:path = s:path(a:uri)
+  let l:bufnr = bufnr('^' . escape(l:path, '\[]*?{}~.^$') . '$')
   if l:bufnr < 0
     let l:bufnr = bufnr(fnamemodify(l:path, ':.'))
   endif
+  if l:bufnr < 0
+    for l:b in keys(s:versions)
+      if tosa_lsp#uri(str2nr(l:b)) ==# a:uri
+        return str2nr(l:b)
+      endif
+    endfor
+  endif
+  return l:bufnr
+endfunction
+
+function! s:on_diagnostics(params) abort
+  let l:bufnr = s:bufnr_of(a:params.uri)
   if l:bufnr < 0 || !bufloaded(l:bufnr)
     return
   endif
   let s:diags[l:bufnr] = a:params.diagnostics
   call s:render_diagnostics(l:bufnr)
+  " A finished analysis: the inlay hints of that text are ready too.
+  if get(g:, 'tosa_lsp_inlay_hints', 1) && getbufvar(l:bufnr, 'tosa_lsp_inlay', 1)
+    call s:refresh_hints(l:bufnr)
+  endif
 endfunction
 
 function! tosa_lsp#diagnostics(...) abort
@@ -323,14 +559,15 @@ function! s:render_diagnostics(bufnr) abort
   let l:qf = []
   let l:nlines = getbufinfo(a:bufnr)[0].linecount
   for l:d in get(s:diags, a:bufnr, [])
-    let l:sev = s:sev_names[get(l:d, 'severity', 1)]
+    let l:sevn = get(l:d, 'severity', 1)
+    let l:sev = s:sev_names[l:sevn]
     let l:s = l:d.range.start
     let l:e = l:d.range.end
     if l:s.line >= l:nlines
       continue
     endif
     let l:lnum = l:s.line + 1
-    call sign_place(0, 'tosa_lsp', 'TosaLsp' . l:sev, a:bufnr, #{lnum: l:lnum, priority: 20 - get(l:d, 'severity', 1)})
+    call sign_place(0, 'tosa_lsp', 'TosaLsp' . l:sev, a:bufnr, #{lnum: l:lnum, priority: 20 - l:sevn})
     let l:sline = s:buf_line(a:bufnr, l:s.line)
     let l:scol = s:byte_col(l:sline, l:s.character) + 1
     let l:eline = l:e.line < l:nlines ? l:e.line : l:nlines - 1
@@ -342,89 +579,241 @@ function! s:render_diagnostics(bufnr) abort
       silent! call prop_add(l:lnum, l:scol, #{type: 'TosaLsp' . l:sev, bufnr: a:bufnr,
             \ end_lnum: l:eline + 1, end_col: l:ecol})
     endif
-    call add(l:qf, #{bufnr: a:bufnr, lnum: l:lnum, col: l:scol, type: l:sev[0],
-          \ text: printf('[%s] %s', get(l:d, 'code', get(l:d, 'source', '')), l:d.message)})
+    " One line per entry: notes and long messages are joined, never ^@.
+    call add(l:qf, #{bufnr: a:bufnr, lnum: l:lnum, col: l:scol, type: s:qf_types[l:sevn],
+          \ text: printf('[%s] %s', get(l:d, 'code', get(l:d, 'source', '')), substitute(l:d.message, '\n', ' | ', 'g'))})
   endfor
-  call setloclist(0, [], 'r', #{title: 'tosa-lsp', items: l:qf})
+  " Server order is per section and kind; users read the list by line.
+  call sort(l:qf, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
+  for l:w in win_findbuf(a:bufnr)
+    call setloclist(l:w, [], 'r', #{title: 'tosa-lsp', items: l:qf})
+  endfor
+endfunction
+
+function! s:line_diagnostics() abort
+  let l:lnum0 = line('.') - 1
+  return filter(copy(tosa_lsp#diagnostics()), {_, d -> d.range.start.line <= l:lnum0 && l:lnum0 <= d.range.end.line})
 endfunction
 
 " Echo the diagnostic(s) on the cursor line.
 function! tosa_lsp#show_line_diagnostics() abort
-  let l:msgs = []
-  for l:d in tosa_lsp#diagnostics()
-    if l:d.range.start.line == line('.') - 1
-      call add(l:msgs, s:sev_names[get(l:d, 'severity', 1)] . ': ' . l:d.message)
-    endif
-  endfor
-  echo empty(l:msgs) ? 'tosa-lsp: no diagnostics on this line' : join(l:msgs, "\n")
+  let l:msgs = map(s:line_diagnostics(), {_, d -> s:sev_names[get(d, 'severity', 1)] . ': ' . d.message})
+  if empty(l:msgs)
+    echo 'tosa-lsp: no diagnostics on this line'
+  else
+    call s:msg(join(l:msgs, "\n"))
+  endif
+endfunction
+
+" CursorMoved: the first diagnostic of the line, cut to fit (no hit-enter).
+function! tosa_lsp#echo_diagnostic() abort
+  if !get(g:, 'tosa_lsp_echo_diagnostic', 1) || line('.') == get(b:, 'tosa_lsp_echoed_line', -1)
+    return
+  endif
+  let b:tosa_lsp_echoed_line = line('.')
+  let l:ds = s:line_diagnostics()
+  if empty(l:ds)
+    let b:tosa_lsp_echoed = ''
+    echo ''
+    return
+  endif
+  let l:text = s:sev_names[get(l:ds[0], 'severity', 1)] . ': ' . substitute(l:ds[0].message, '\n.*', '', '')
+  let l:text = strcharpart(l:text, 0, max([20, &columns - 15]))
+  let b:tosa_lsp_echoed = l:text
+  echo 'tosa-lsp: ' . l:text
 endfunction
 
 " ---------------------------------------------------------------- hover
 
+" Markdown as plain text for a popup: tables aligned in columns (cells may
+" hold `\|`), emphasis and code marks dropped, lines wrapped by the popup.
+function! tosa_lsp#plain_markdown(text) abort
+  let l:out = []
+  let l:table = []
+  for l:line in split(a:text, "\n", 1) + ['']
+    if l:line =~# '^\s*|'
+      let l:cells = split(substitute(trim(l:line), '\\|', "\x01", 'g'), '|', 1)[1:-2]
+      call map(l:cells, {_, c -> trim(substitute(s:plain_inline(c), "\x01", '|', 'g'))})
+      if join(l:cells, '') !~# '^[-: ]*$'
+        call add(l:table, l:cells)
+      endif
+      continue
+    endif
+    if !empty(l:table)
+      call extend(l:out, s:align(l:table))
+      let l:table = []
+    endif
+    call add(l:out, s:plain_inline(substitute(l:line, '^#\+\s*', '', '')))
+  endfor
+  while !empty(l:out) && l:out[-1] ==# ''
+    call remove(l:out, -1)
+  endwhile
+  return l:out
+endfunction
+
+function! s:plain_inline(s) abort
+  let l:s = substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g')
+  let l:s = substitute(l:s, '\%(^\|\s\)\zs\*\([^* ][^*]*\)\*', '\1', 'g')
+  return substitute(l:s, '\s\+$', '', '')
+endfunction
+
+function! s:align(rows) abort
+  let l:widths = []
+  for l:r in a:rows
+    for l:i in range(len(l:r))
+      if l:i >= len(l:widths)
+        call add(l:widths, 0)
+      endif
+      let l:widths[l:i] = max([l:widths[l:i], strdisplaywidth(l:r[l:i])])
+    endfor
+  endfor
+  let l:lines = []
+  for l:r in a:rows
+    let l:cells = []
+    for l:i in range(len(l:r))
+      call add(l:cells, l:r[l:i] . repeat(' ', l:widths[l:i] - strdisplaywidth(l:r[l:i])))
+    endfor
+    call add(l:lines, substitute(join(l:cells, '  '), '\s\+$', '', ''))
+  endfor
+  return l:lines
+endfunction
+
 function! tosa_lsp#hover() abort
-  if !s:ensure()
-    return ''
+  let l:pos = s:cursor_position()
+  let l:where = [bufnr('%'), line('.'), col('.')]
+  return s:with_buffer({-> tosa_lsp#request('textDocument/hover',
+        \ #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))}, position: l:pos},
+        \ {r, e -> s:on_hover(l:where, r, e)})})
+endfunction
+
+function! s:on_hover(where, r, err) abort
+  if a:err isnot v:null
+    call s:error('hover: ' . get(a:err, 'message', string(a:err)))
+    return
   endif
-  let l:r = tosa_lsp#request('textDocument/hover', #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))},
-        \ position: s:cursor_position()})
-  if type(l:r) != v:t_dict || empty(l:r)
+  if type(a:r) != v:t_dict || empty(a:r)
     let g:tosa_lsp_last_hover = ''
     echo 'tosa-lsp: no hover information'
-    return ''
+    return
   endif
-  let l:c = l:r.contents
+  let l:c = a:r.contents
   let l:text = type(l:c) == v:t_dict ? get(l:c, 'value', '') : type(l:c) == v:t_list
         \ ? join(map(copy(l:c), {_, v -> type(v) == v:t_dict ? v.value : v}), "\n") : l:c
   let g:tosa_lsp_last_hover = l:text
-  let l:lines = split(l:text, "\n")
-  let g:tosa_lsp_hover_popup = popup_atcursor(l:lines, #{border: [], padding: [0, 1, 0, 1],
-        \ moved: 'any', filter: function('s:hover_filter')})
-  call setbufvar(winbufnr(g:tosa_lsp_hover_popup), '&filetype', 'markdown')
-  return l:text
+  " The cursor moved on while the server answered: do not pop up elsewhere.
+  if [bufnr('%'), line('.'), col('.')] != a:where
+    return
+  endif
+  let l:lines = tosa_lsp#plain_markdown(l:text)
+  " Above or below the cursor, whichever has more room, never taller than
+  " that room (the rest scrolls); at most 80 columns wide.
+  let l:row = screenpos(win_getid(), line('.'), col('.')).row
+  let l:above = l:row - 1
+  let l:below = &lines - &cmdheight - l:row
+  let l:opts = #{border: [], padding: [0, 1, 0, 1],
+        \ maxwidth: max([20, min([80, &columns]) - 4]), minwidth: 20,
+        \ maxheight: max([1, max([l:above, l:below]) - 2]),
+        \ wrap: 1, scrollbar: 1, moved: 'any', mapping: 0,
+        \ filter: function('s:hover_filter')}
+  if l:below > l:above
+    call extend(l:opts, #{line: 'cursor+1', col: 'cursor', pos: 'topleft'})
+  else
+    call extend(l:opts, #{line: 'cursor-1', col: 'cursor', pos: 'botleft'})
+  endif
+  let g:tosa_lsp_hover_popup = popup_create(l:lines, l:opts)
 endfunction
 
+" q/Esc close; j/k, Ctrl-E/Y, Ctrl-D/U, Ctrl-F/B and arrows scroll; any
+" other key closes the popup and does its usual work.
 function! s:hover_filter(id, key) abort
   if a:key ==# "\<Esc>" || a:key ==# 'q'
     call popup_close(a:id)
     return 1
   endif
+  let l:page = max([1, popup_getpos(a:id).core_height - 1])
+  let l:steps = {'j': 1, "\<Down>": 1, "\<C-E>": 1, 'k': -1, "\<Up>": -1, "\<C-Y>": -1,
+        \ "\<C-D>": l:page, "\<C-F>": l:page, "\<PageDown>": l:page,
+        \ "\<C-U>": -l:page, "\<C-B>": -l:page, "\<PageUp>": -l:page}
+  if has_key(l:steps, a:key)
+    call tosa_lsp#scroll_popup(a:id, l:steps[a:key])
+    return 1
+  endif
   return 0
+endfunction
+
+function! tosa_lsp#scroll_popup(id, delta) abort
+  let l:pos = popup_getpos(a:id)
+  let l:lines = getbufline(winbufnr(a:id), 1, '$')
+  let l:total = len(l:lines)
+  " The last first line that still fills the popup, counting wrapped rows.
+  let l:last = l:total
+  let l:rows = 0
+  while l:last >= 1
+    let l:rows += max([1, (strdisplaywidth(l:lines[l:last - 1]) + l:pos.core_width - 1) / max([1, l:pos.core_width])])
+    if l:rows > l:pos.core_height
+      break
+    endif
+    let l:last -= 1
+  endwhile
+  let l:last = max([1, l:last + 1])
+  let l:first = min([l:last, max([1, l:pos.firstline + a:delta])])
+  call popup_setoptions(a:id, #{firstline: l:first})
+  redraw
 endfunction
 
 " ---------------------------------------------------------------- inlay hints
 
 function! tosa_lsp#inlay_hints(...) abort
   let l:bufnr = bufnr('%')
-  if !s:ensure()
-    return []
-  endif
-  call prop_remove(#{type: 'TosaLspInlay', bufnr: l:bufnr, all: 1})
   if a:0 && a:1 ==# 'off'
     let b:tosa_lsp_inlay = 0
-    return []
+    call prop_remove(#{type: 'TosaLspInlay', bufnr: l:bufnr, all: 1})
+    let b:tosa_lsp_inlay_hints = []
+    return 0
   endif
   let b:tosa_lsp_inlay = 1
-  let l:n = line('$')
-  let l:r = tosa_lsp#request('textDocument/inlayHint', #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)},
-        \ range: #{start: #{line: 0, character: 0}, end: #{line: l:n, character: 0}}})
-  if type(l:r) != v:t_list
-    return []
+  return s:with_buffer({-> s:refresh_hints(l:bufnr)})
+endfunction
+
+function! s:refresh_hints(bufnr) abort
+  if !tosa_lsp#attached(a:bufnr) || !bufloaded(a:bufnr)
+    return
   endif
+  call tosa_lsp#sync(a:bufnr)
+  let l:tick = getbufvar(a:bufnr, 'changedtick')
+  let l:n = getbufinfo(a:bufnr)[0].linecount
+  call tosa_lsp#request('textDocument/inlayHint', #{textDocument: #{uri: tosa_lsp#uri(a:bufnr)},
+        \ range: #{start: #{line: 0, character: 0}, end: #{line: l:n, character: 0}}},
+        \ {r, e -> s:on_hints(a:bufnr, l:tick, r, e)})
+endfunction
+
+function! s:on_hints(bufnr, tick, r, err) abort
+  if a:err isnot v:null || type(a:r) != v:t_list || !bufloaded(a:bufnr)
+        \ || !getbufvar(a:bufnr, 'tosa_lsp_inlay', 1)
+    return
+  endif
+  " Hints for an older text would land in the wrong place: the change
+  " already scheduled a newer request.
+  if getbufvar(a:bufnr, 'changedtick') != a:tick
+    return
+  endif
+  call prop_remove(#{type: 'TosaLspInlay', bufnr: a:bufnr, all: 1})
+  let l:n = getbufinfo(a:bufnr)[0].linecount
   let l:placed = []
-  for l:h in l:r
+  for l:h in a:r
     let l:label = type(l:h.label) == v:t_list ? join(map(copy(l:h.label), 'v:val.value'), '') : l:h.label
     let l:lnum = l:h.position.line + 1
     if l:lnum > l:n
       continue
     endif
-    let l:col = s:byte_col(getline(l:lnum), l:h.position.character) + 1
+    let l:col = s:byte_col(s:buf_line(a:bufnr, l:lnum - 1), l:h.position.character) + 1
     " Virtual text (Vim 9.0.0067+); prop_list() in 9.0 does not report the
     " text, so the placed hints are kept in b:tosa_lsp_inlay_hints.
-    let l:id = prop_add(l:lnum, l:col, #{type: 'TosaLspInlay', bufnr: l:bufnr, text: l:label})
+    let l:id = prop_add(l:lnum, l:col, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:label})
     call add(l:placed, #{lnum: l:lnum, col: l:col, label: l:label, id: l:id})
   endfor
-  let b:tosa_lsp_inlay_hints = l:placed
-  return l:placed
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_hints', l:placed)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_tick', a:tick)
 endfunction
 
 " ---------------------------------------------------------------- edits
@@ -466,56 +855,55 @@ function! tosa_lsp#apply_workspace_edit(edit) abort
     endif
   endfor
   for [l:uri, l:edits] in l:changes
-    let l:path = s:path(l:uri)
-    let l:bufnr = bufnr(l:path)
+    let l:bufnr = s:bufnr_of(l:uri)
     if l:bufnr < 0
-      let l:bufnr = bufadd(l:path)
+      let l:bufnr = bufadd(s:path(l:uri))
       call bufload(l:bufnr)
     endif
     call tosa_lsp#apply_text_edits(l:bufnr, l:edits)
-    call tosa_lsp#sync(l:bufnr)
+    call tosa_lsp#changed(l:bufnr)
   endfor
 endfunction
 
 " ---------------------------------------------------------------- code actions
 
-" Lists the actions at the cursor line; returns them.
-function! tosa_lsp#code_actions() abort
-  if !s:ensure()
-    return []
-  endif
+" Asks for the actions on the cursor line; a:cb(actions).
+function! tosa_lsp#code_actions(cb, ...) abort
   let l:lnum0 = line('.') - 1
-  let l:diags = filter(copy(tosa_lsp#diagnostics()),
-        \ {_, d -> d.range.start.line <= l:lnum0 && l:lnum0 <= d.range.end.line})
-  let l:pos = s:cursor_position()
   let l:range = #{start: #{line: l:lnum0, character: 0}, end: #{line: l:lnum0, character: s:utf16_col(getline('.'), len(getline('.')))}}
-  let l:r = tosa_lsp#request('textDocument/codeAction', #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))},
-        \ range: l:range, context: #{diagnostics: l:diags}})
-  return type(l:r) == v:t_list ? l:r : []
+  let l:context = #{diagnostics: s:line_diagnostics()}
+  if a:0
+    let l:context.only = a:1
+  endif
+  let l:bufnr = bufnr('%')
+  return s:with_buffer({-> tosa_lsp#request('textDocument/codeAction', #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)},
+        \ range: l:range, context: l:context}, {r, e -> a:cb(type(r) == v:t_list ? r : [])})})
 endfunction
 
 " :TosaCodeAction [N]: choose (inputlist) or run the N-th action.
 function! tosa_lsp#code_action(...) abort
-  let l:actions = tosa_lsp#code_actions()
-  if empty(l:actions)
+  let l:choice = a:0 && a:1 !=# '' ? str2nr(a:1) : 0
+  return tosa_lsp#code_actions({actions -> s:choose_action(actions, l:choice)})
+endfunction
+
+function! s:choose_action(actions, choice) abort
+  let g:tosa_lsp_last_actions = a:actions
+  if empty(a:actions)
     echo 'tosa-lsp: no code actions here'
-    return {}
+    return
   endif
-  if a:0 && a:1 !=# ''
-    let l:choice = str2nr(a:1)
-  else
+  let l:choice = a:choice
+  if l:choice == 0
     let l:menu = ['tosa-lsp code actions:']
-    for l:i in range(len(l:actions))
-      call add(l:menu, printf('%d. %s [%s]', l:i + 1, l:actions[l:i].title, get(l:actions[l:i], 'kind', '')))
+    for l:i in range(len(a:actions))
+      call add(l:menu, printf('%d. %s [%s]', l:i + 1, a:actions[l:i].title, get(a:actions[l:i], 'kind', '')))
     endfor
     let l:choice = inputlist(l:menu)
   endif
-  if l:choice < 1 || l:choice > len(l:actions)
-    return {}
+  if l:choice < 1 || l:choice > len(a:actions)
+    return
   endif
-  let l:a = l:actions[l:choice - 1]
-  call tosa_lsp#run_action(l:a)
-  return l:a
+  call tosa_lsp#run_action(a:actions[l:choice - 1])
 endfunction
 
 function! tosa_lsp#run_action(action) abort
@@ -530,35 +918,127 @@ function! tosa_lsp#run_action(action) abort
     let l:args = get(l:cmd, 'arguments', [])
     if l:cmd.command ==# 'tosa.previewLowering'
       let l:p = empty(l:args) ? {} : l:args[0]
-      call s:open_preview(tosa_lsp#request('tosa/previewLowering', l:p))
+      call s:preview_request(l:p, get(l:p, 'stage', 'linalg'), get(l:p, 'mode', 'upstream'))
     elseif l:cmd.command ==# 'tosa.compile'
       call s:compile_with(empty(l:args) ? {} : l:args[0])
     else
-      call tosa_lsp#request('workspace/executeCommand', #{command: l:cmd.command, arguments: l:args})
+      call tosa_lsp#request('workspace/executeCommand', #{command: l:cmd.command, arguments: l:args},
+            \ {r, e -> e is v:null ? 0 : s:error(l:cmd.command . ': ' . get(e, 'message', ''))})
     endif
   endif
+endfunction
+
+" ---------------------------------------------------------------- navigation
+
+function! s:locations(r) abort
+  let l:list = a:r is v:null ? [] : type(a:r) == v:t_list ? a:r : [a:r]
+  let l:items = []
+  for l:l in l:list
+    let l:uri = get(l:l, 'uri', get(l:l, 'targetUri', ''))
+    let l:range = get(l:l, 'range', get(l:l, 'targetSelectionRange', {}))
+    let l:bufnr = s:bufnr_of(l:uri)
+    let l:path = s:path(l:uri)
+    let l:line = l:bufnr > 0 ? s:buf_line(l:bufnr, l:range.start.line) : get(readfile(l:path, '', l:range.start.line + 1), l:range.start.line, '')
+    call add(l:items, #{filename: l:path, lnum: l:range.start.line + 1,
+          \ col: s:byte_col(l:line, l:range.start.character) + 1, text: trim(l:line)})
+  endfor
+  return l:items
+endfunction
+
+" :TosaDefinition (gd): jumps to the definition (tag stack kept).
+function! tosa_lsp#definition() abort
+  let l:pos = s:cursor_position()
+  return s:with_buffer({-> tosa_lsp#request('textDocument/definition',
+        \ #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))}, position: l:pos}, function('s:on_definition'))})
+endfunction
+
+function! s:on_definition(r, err) abort
+  let l:items = a:err is v:null ? s:locations(a:r) : []
+  if empty(l:items)
+    echo 'tosa-lsp: no definition found'
+    return
+  endif
+  let l:from = [bufnr('%'), line('.'), col('.'), 0]
+  let l:tag = expand('<cword>')
+  call settagstack(win_getid(), #{items: [#{bufnr: l:from[0], from: l:from, tagname: l:tag}]}, 't')
+  let l:it = l:items[0]
+  if fnamemodify(l:it.filename, ':p') !=# expand('%:p')
+    execute 'edit ' . fnameescape(l:it.filename)
+  endif
+  call cursor(l:it.lnum, l:it.col)
+  normal! zv
+endfunction
+
+" :TosaReferences (gr) and :TosaSymbols (gO): the quickfix list.
+function! tosa_lsp#references() abort
+  let l:pos = s:cursor_position()
+  return s:with_buffer({-> tosa_lsp#request('textDocument/references',
+        \ #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))}, position: l:pos, context: #{includeDeclaration: v:true}},
+        \ {r, e -> s:show_locations('references', s:locations(r))})})
+endfunction
+
+function! s:show_locations(title, items) abort
+  if empty(a:items)
+    echo 'tosa-lsp: no ' . a:title
+    return
+  endif
+  " The quickfix list: the location list holds the diagnostics.
+  call setqflist([], ' ', #{title: 'tosa-lsp ' . a:title, items: a:items})
+  copen
+  wincmd p
+  echo 'tosa-lsp: ' . len(a:items) . ' ' . a:title
+endfunction
+
+function! tosa_lsp#symbols() abort
+  let l:bufnr = bufnr('%')
+  return s:with_buffer({-> tosa_lsp#request('textDocument/documentSymbol',
+        \ #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)}}, {r, e -> s:on_symbols(l:bufnr, r)})})
+endfunction
+
+function! s:on_symbols(bufnr, r) abort
+  let l:items = []
+  call s:flatten_symbols(a:bufnr, type(a:r) == v:t_list ? a:r : [], 0, l:items)
+  call s:show_locations('symbols', l:items)
+endfunction
+
+function! s:flatten_symbols(bufnr, syms, depth, items) abort
+  for l:s in a:syms
+    let l:range = get(l:s, 'selectionRange', get(get(l:s, 'location', {}), 'range', {}))
+    if !empty(l:range)
+      let l:line = s:buf_line(a:bufnr, l:range.start.line)
+      call add(a:items, #{bufnr: a:bufnr, lnum: l:range.start.line + 1,
+            \ col: s:byte_col(l:line, l:range.start.character) + 1,
+            \ text: repeat('  ', a:depth) . l:s.name})
+    endif
+    call s:flatten_symbols(a:bufnr, get(l:s, 'children', []), a:depth + 1, a:items)
+  endfor
 endfunction
 
 " ---------------------------------------------------------------- preview
 
 " :TosaPreviewLowering [stage] [mode]
 function! tosa_lsp#preview_lowering(...) abort
-  if !s:ensure()
-    return -1
-  endif
   let l:stage = a:0 >= 1 && a:1 !=# '' ? a:1 : get(g:, 'tosa_lsp_preview_stage', 'linalg')
   let l:mode = a:0 >= 2 && a:2 !=# '' ? a:2 : get(g:, 'tosa_lsp_preview_mode', 'upstream')
-  let l:r = tosa_lsp#request('tosa/previewLowering', #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))},
-        \ uri: tosa_lsp#uri(bufnr('%')), position: s:cursor_position(), stage: l:stage, mode: l:mode},
-        \ get(g:, 'tosa_lsp_preview_timeout_ms', 60000))
-  return s:open_preview(l:r, l:stage, l:mode)
+  let l:uri = tosa_lsp#uri(bufnr('%'))
+  let l:params = #{textDocument: #{uri: l:uri}, uri: l:uri, position: s:cursor_position(), stage: l:stage, mode: l:mode}
+  return s:with_buffer({-> s:preview_request(l:params, l:stage, l:mode)})
 endfunction
 
-function! s:open_preview(r, ...) abort
+function! s:preview_request(params, stage, mode) abort
+  let l:src = bufnr('%')
+  echo 'tosa-lsp: lowering to ' . a:stage . ' ...'
+  call tosa_lsp#request('tosa/previewLowering', a:params,
+        \ {r, e -> e isnot v:null ? s:error('preview: ' . get(e, 'message', string(e)))
+        \        : s:open_preview(r, l:src, a:stage, a:mode)},
+        \ get(g:, 'tosa_lsp_preview_timeout_ms', 60000))
+endfunction
+
+function! s:open_preview(r, src, stage, mode) abort
   if type(a:r) != v:t_dict || !has_key(a:r, 'text')
     return -1
   endif
-  let l:name = 'tosa-preview://' . (a:0 >= 2 ? a:1 . '-' . a:2 : 'lowering')
+  let l:name = 'tosa-preview://' . a:stage . '-' . a:mode
   let l:existing = bufwinnr('^' . l:name . '$')
   if l:existing > 0
     execute l:existing . 'wincmd w'
@@ -566,42 +1046,170 @@ function! s:open_preview(r, ...) abort
     silent %delete _
   else
     execute 'silent new'
+    " Marked before the filetype is set: the FileType autocmd must not
+    " open this buffer on the server.
+    let b:tosa_lsp_preview = 1
     setlocal buftype=nofile bufhidden=wipe noswapfile nobuflisted
     execute 'silent file ' . fnameescape(l:name)
   endif
+  let b:tosa_lsp_preview = 1
   call setline(1, split(a:r.text, "\n"))
   let b:tosa_lsp_pipeline = get(a:r, 'pipeline', '')
   let b:tosa_lsp_mappings = get(a:r, 'mappings', [])
+  let b:tosa_lsp_source = a:src
   setlocal filetype=mlir
   setlocal nomodifiable readonly nomodified
+  nnoremap <buffer> <silent> <CR> :TosaPreviewSource<CR>
+  nnoremap <buffer> <silent> gd :TosaPreviewSource<CR>
+  echo 'tosa-lsp: ' . a:stage . ' preview; <CR> on a line jumps to its source op'
   return bufnr('%')
+endfunction
+
+" <CR> / gd / :TosaPreviewSource in a preview: the source op of the line
+" (the nearest mapped line above when the line itself has none).
+function! tosa_lsp#preview_source() abort
+  if !exists('b:tosa_lsp_mappings')
+    call s:msg('not a lowering preview')
+    return {}
+  endif
+  let l:line0 = line('.') - 1
+  let l:best = {}
+  for l:m in b:tosa_lsp_mappings
+    let l:pl = l:m.previewPosition.line
+    if l:pl <= l:line0 && (empty(l:best) || l:pl > l:best.previewPosition.line)
+      let l:best = l:m
+    endif
+  endfor
+  if empty(l:best)
+    call s:msg('no source op for this line')
+    return {}
+  endif
+  let l:src = b:tosa_lsp_source
+  if !bufexists(l:src)
+    call s:error('the source buffer is gone')
+    return {}
+  endif
+  let l:win = bufwinid(l:src)
+  if l:win > 0
+    call win_gotoid(l:win)
+  else
+    execute 'wincmd p'
+    execute 'buffer ' . l:src
+  endif
+  let l:sp = l:best.sourcePosition
+  call cursor(l:sp.line + 1, s:byte_col(getline(l:sp.line + 1), l:sp.character) + 1)
+  echo 'tosa-lsp: ' . l:best.sourceOp . ' at line ' . (l:sp.line + 1)
+  return l:best
 endfunction
 
 " ---------------------------------------------------------------- compile
 
-" :TosaCompile [emit]
+" :TosaCompile [emit]: the function at the cursor when the file has
+" `// -----` sections (a compile takes one module), else every public one.
 function! tosa_lsp#compile(...) abort
-  if !s:ensure()
-    return {}
+  let l:emit = a:0 ? a:1 : ''
+  let l:bufnr = bufnr('%')
+  let l:sections = search('^// -----', 'nw') > 0
+  return tosa_lsp#code_actions({actions -> s:compile_at(l:bufnr, l:emit, l:sections, actions)}, ['source'])
+endfunction
+
+function! s:compile_at(bufnr, emit, sections, actions) abort
+  let l:args = #{uri: tosa_lsp#uri(a:bufnr)}
+  for l:a in a:actions
+    let l:c = get(l:a, 'command', {})
+    if type(l:c) == v:t_dict && get(l:c, 'command', '') ==# 'tosa.compile' && !empty(get(l:c, 'arguments', []))
+      let l:args = copy(l:c.arguments[0])
+      break
+    endif
+  endfor
+  if a:sections && !has_key(l:args, 'function')
+    call s:error('this file has `// -----` sections: put the cursor in the function to compile')
+    return
   endif
-  let l:args = #{uri: tosa_lsp#uri(bufnr('%'))}
-  if a:0 && a:1 !=# ''
-    let l:args.emit = a:1
+  if !a:sections
+    " One module: all public functions, as `tosa-lsp compile` does.
+    silent! call remove(l:args, 'function')
   endif
-  return s:compile_with(l:args)
+  if a:emit !=# ''
+    let l:args.emit = a:emit
+  endif
+  call s:compile_with(l:args)
 endfunction
 
 function! s:compile_with(args) abort
-  let s:token += 1
-  echo 'tosa-lsp: compiling ...'
-  let l:r = tosa_lsp#request('workspace/executeCommand', #{command: 'tosa.compile', arguments: [a:args],
-        \ workDoneToken: 'vim-tosa-compile-' . s:token},
-        \ get(g:, 'tosa_lsp_compile_timeout_ms', 300000))
-  if type(l:r) != v:t_dict
-    return {}
+  if !empty(s:compile)
+    call s:error('a compile is running (' . s:compile.what . '); :TosaCancel stops it')
+    return
   endif
-  let g:tosa_lsp_last_compile = l:r
-  echomsg 'tosa-lsp: compiled to ' . get(l:r, 'output', '?') .
-        \ (get(l:r, 'header', '') !=# '' ? ' (header ' . l:r.header . ')' : '')
-  return l:r
+  let s:token += 1
+  let l:token = 'vim-tosa-compile-' . s:token
+  let l:what = has_key(a:args, 'function') ? '@' . a:args.function : fnamemodify(s:path(get(a:args, 'uri', '')), ':t')
+  let s:compile = #{token: l:token, what: 'compiling ' . l:what, id: -1, step: ''}
+  echo 'tosa-lsp: compiling ' . l:what . ' ...  (:TosaCancel to stop)'
+  let l:Send = {-> s:send_compile(a:args, l:token)}
+  if !s:when_ready(l:Send)
+    let s:compile = {}
+  endif
+endfunction
+
+function! s:send_compile(args, token) abort
+  if empty(s:compile) || s:compile.token !=# a:token
+    return
+  endif
+  let s:compile.id = s:send_request('workspace/executeCommand',
+        \ #{command: 'tosa.compile', arguments: [a:args], workDoneToken: a:token},
+        \ {r, e -> s:on_compiled(a:token, r, e)}, get(g:, 'tosa_lsp_compile_timeout_ms', 300000))
+endfunction
+
+function! s:on_compiled(token, r, err) abort
+  let l:what = get(s:compile, 'what', 'compile')
+  if !empty(s:compile) && s:compile.token ==# a:token
+    let s:compile = {}
+  endif
+  if a:err isnot v:null
+    let g:tosa_lsp_last_compile = #{error: get(a:err, 'message', string(a:err))}
+    if get(a:err, 'code', 0) == -32800
+      call s:msg(l:what . ': cancelled')
+    else
+      call s:error(l:what . ' failed: ' . g:tosa_lsp_last_compile.error)
+    endif
+    return
+  endif
+  if type(a:r) != v:t_dict
+    return
+  endif
+  let g:tosa_lsp_last_compile = a:r
+  call s:msg('compiled to ' . get(a:r, 'output', '?') .
+        \ (get(a:r, 'header', '') !=# '' ? ' (header ' . a:r.header . ')' : ''))
+endfunction
+
+" :TosaCancel: $/cancelRequest for the running compile.
+function! tosa_lsp#cancel() abort
+  if empty(s:compile)
+    echo 'tosa-lsp: nothing to cancel'
+    return 0
+  endif
+  if s:compile.id >= 0
+    call tosa_lsp#cancel_request(s:compile.id)
+    echo 'tosa-lsp: cancelling ' . s:compile.what . ' ...'
+  else
+    let s:compile = {}
+    call s:msg('compile cancelled')
+  endif
+  return 1
+endfunction
+
+function! tosa_lsp#compiling() abort
+  return copy(s:compile)
+endfunction
+
+" For a statusline: 'tosa-lsp: compiling @f: step' / '' when idle.
+function! tosa_lsp#status() abort
+  if s:failed !=# ''
+    return 'tosa-lsp: not running'
+  endif
+  if !empty(s:compile)
+    return 'tosa-lsp: ' . s:compile.what . (s:compile.step !=# '' ? ': ' . s:compile.step : '')
+  endif
+  return tosa_lsp#ready() ? 'tosa-lsp' : (tosa_lsp#running() ? 'tosa-lsp: starting' : '')
 endfunction

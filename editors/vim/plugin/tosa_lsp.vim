@@ -1,18 +1,24 @@
-" tosa-lsp for Vim 9: commands, K mapping, auto-attach to *.mlir buffers.
+" tosa-lsp for Vim 9: commands, mappings, auto-attach to *.mlir buffers.
 " Neovim: use require('tosa_lsp').setup{} (lua/tosa_lsp/init.lua) instead.
 if exists('g:loaded_tosa_lsp') || has('nvim') || v:version < 900
   finish
 endif
 let g:loaded_tosa_lsp = 1
 
-command! -bar TosaStart call tosa_lsp#start()
+command! -bar TosaStart call tosa_lsp#start(1) | call tosa_lsp#attach()
 command! -bar TosaStop call tosa_lsp#stop()
-command! -bar TosaAttach call tosa_lsp#attach()
+command! -bar TosaRestart call tosa_lsp#restart()
+command! -bar TosaAttach call tosa_lsp#start(1) | call tosa_lsp#attach()
 command! -bar TosaHover call tosa_lsp#hover()
+command! -bar TosaDefinition call tosa_lsp#definition()
+command! -bar TosaReferences call tosa_lsp#references()
+command! -bar TosaSymbols call tosa_lsp#symbols()
 command! -bar -nargs=? TosaCodeAction call tosa_lsp#code_action(<q-args>)
 command! -bar -nargs=? -complete=customlist,s:inlay_complete TosaInlayHints call tosa_lsp#inlay_hints(<q-args>)
 command! -bar -nargs=* -complete=customlist,s:preview_complete TosaPreviewLowering call tosa_lsp#preview_lowering(<f-args>)
+command! -bar TosaPreviewSource call tosa_lsp#preview_source()
 command! -bar -nargs=? -complete=customlist,s:emit_complete TosaCompile call tosa_lsp#compile(<q-args>)
+command! -bar TosaCancel call tosa_lsp#cancel()
 command! -bar TosaLineDiagnostics call tosa_lsp#show_line_diagnostics()
 
 function! s:inlay_complete(lead, line, pos) abort
@@ -28,19 +34,25 @@ function! s:emit_complete(lead, line, pos) abort
 endfunction
 
 function! s:on_filetype() abort
-  if get(g:, 'tosa_lsp_autostart', 1)
+  " Lowering previews are mlir too, but stay client-side.
+  if !empty(get(b:, 'tosa_lsp_preview', '')) || &buftype !=# '' || bufname('%') =~# '^tosa-preview:'
+    return
+  endif
+  " With autostart off (e.g. ALE owns the server) nothing here starts one,
+  " and K etc. are left to the other client unless mappings are asked for.
+  let l:auto = get(g:, 'tosa_lsp_autostart', 1)
+  if l:auto
     call tosa_lsp#attach(bufnr('%'))
   endif
-  if get(g:, 'tosa_lsp_mappings', 1)
+  if get(g:, 'tosa_lsp_mappings', l:auto)
     nnoremap <buffer> <silent> K :TosaHover<CR>
+    nnoremap <buffer> <silent> gd :TosaDefinition<CR>
+    nnoremap <buffer> <silent> gr :TosaReferences<CR>
+    nnoremap <buffer> <silent> gO :TosaSymbols<CR>
     nnoremap <buffer> <silent> <LocalLeader>a :TosaCodeAction<CR>
     nnoremap <buffer> <silent> <LocalLeader>p :TosaPreviewLowering<CR>
-  endif
-  if get(g:, 'tosa_lsp_inlay_hints', 1)
-    augroup tosa_lsp_inlay
-      autocmd! * <buffer>
-      autocmd CursorHold,InsertLeave,BufWritePost <buffer> if get(b:, 'tosa_lsp_inlay', 1) | silent! call tosa_lsp#inlay_hints() | endif
-    augroup END
+    nnoremap <buffer> <silent> <LocalLeader>c :TosaCompile<CR>
+    nnoremap <buffer> <silent> <LocalLeader>e :TosaLineDiagnostics<CR>
   endif
 endfunction
 

@@ -185,6 +185,29 @@ end
 check(vim.wait(10000, function() return #errors() == 0 end, 20), 'no errors after the quick fix', errors())
 check(vim.wait(5000, function() return #virt_texts(sub_line) == 0 end, 20), 'hint " inferred: 1x3" gone', virt_texts(sub_line))
 
+-- 5b. Hover float: plain aligned text, `\|` kept inside its cell (defect 6).
+goto_text('tosa.add', 2)
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
+end
+vim.cmd('TosaHover')
+local ftext
+vim.wait(5000, function() ftext = float_text() return ftext ~= nil end, 20)
+ftext = ftext or ''
+check(ftext:find('^Inferred 2x3 vs declared 2x3') ~= nil, 'hover float is plain text (no ** or backticks)', ftext)
+check(ftext:find('\ndim  +#0  +#1  +inferred  +declared  +rule') ~= nil and not ftext:find('\n|'),
+  'hover table as aligned columns', ftext)
+check(ftext:find(' 1 | >1 -> >1 ', 1, true) ~= nil, 'escaped \\| shown as | in the rule column', ftext)
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
+end
+
+-- 5c. Default keymaps (overridable through setup{ keymaps = ... }).
+check(vim.fn.maparg('K', 'n') ~= '' and vim.fn.maparg('gd', 'n') ~= '' and vim.fn.maparg('<LocalLeader>c', 'n') ~= '',
+  'default keymaps K, gd, <LocalLeader>c', { vim.fn.maparg('K', 'n'), vim.fn.maparg('gd', 'n') })
+
+-- 5d. Inlay hints visible beside diagnostics at 120 columns: test/editors/screen/.
+
 -- 6. :TosaPreviewLowering opens a read-only scratch split.
 local function check_preview(what, pbuf)
   local text = table.concat(vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), '\n')
@@ -192,6 +215,17 @@ local function check_preview(what, pbuf)
   check(vim.bo[pbuf].buftype == 'nofile' and not vim.bo[pbuf].modifiable and vim.bo[pbuf].readonly
     and #vim.api.nvim_tabpage_list_wins(0) == 2, what .. ': read-only scratch split',
     { vim.bo[pbuf].buftype, vim.bo[pbuf].modifiable, vim.bo[pbuf].readonly, #vim.api.nvim_tabpage_list_wins(0) })
+  check(not vim.lsp.buf_is_attached(pbuf, client.id), what .. ': preview not opened on the server (defect 7)')
+  local gl
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(pbuf, 0, -1, false)) do
+    if not gl and l:find('linalg.generic', 1, true) then gl = i end
+  end
+  vim.api.nvim_win_set_cursor(0, { gl or 1, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<CR>', true, false, true), 'x', false)
+  local add_line = find_line('tosa.add')
+  check(vim.api.nvim_get_current_buf() == bufnr and vim.api.nvim_win_get_cursor(0)[1] == add_line + 1,
+    what .. ': <CR> on linalg.generic jumps to the tosa.add', { vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0) })
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(pbuf))
   vim.cmd('close')
 end
 goto_text('tosa.add')
@@ -215,6 +249,38 @@ if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
   check(r.output and vim.fn.filereadable(r.output) == 1, 'compile output file exists', r)
   check(vim.tbl_contains(vim.tbl_map(function(n) return vim.startswith(n, 'tosa-lsp: compiled to ') end, notes), true),
     'compile echoes the output path', notes)
+end
+
+-- 9. :TosaCompile with `// -----` sections: the function at the cursor (defect 3).
+if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
+  local sec = tmpdir .. '/sections.mlir'
+  vim.fn.writefile({ 'func.func @first(%x: tensor<2xf32>) -> tensor<2xf32> {', '  return %x : tensor<2xf32>', '}',
+    '// -----', 'func.func @second(%x: tensor<2xf32>, %y: tensor<1xf32>) -> tensor<2xf32> {',
+    '  %0 = tosa.add %x, %y : (tensor<2xf32>, tensor<1xf32>) -> tensor<2xf32>', '  return %0 : tensor<2xf32>', '}' }, sec)
+  vim.cmd('edit ' .. vim.fn.fnameescape(sec))
+  local sbuf = vim.api.nvim_get_current_buf()
+  vim.wait(5000, function() return vim.lsp.buf_is_attached(sbuf, client.id) end, 20)
+  vim.wait(300)
+  vim.api.nvim_win_set_cursor(0, { 6, 4 })
+  tosa.last_compile = nil
+  notes = {}
+  vim.cmd('TosaCompile')
+  check(vim.wait(60000, function() return tosa.last_compile ~= nil end, 50), ':TosaCompile with sections answers', notes)
+  local r = tosa.last_compile or {}
+  check(r.output and r.output:find('second', 1, true) and vim.fn.filereadable(r.output) == 1,
+    'the function at the cursor (@second) was compiled', r)
+  check(vim.tbl_contains(notes, 'tosa-lsp: compiled to ' .. tostring(r.output) .. ' (header ' .. tostring(r.header) .. ')'),
+    'the message says where the output went', notes)
+end
+
+-- 10. :TosaRestart: a new server, buffers attached again.
+do
+  local old = tosa.client_id
+  vim.cmd('TosaRestart')
+  check(vim.wait(10000, function()
+    local c = tosa.client()
+    return c ~= nil and c.id ~= old and c.initialized and vim.lsp.buf_is_attached(bufnr, c.id)
+  end, 20), ':TosaRestart starts a new server and reattaches')
 end
 
 tosa.stop()

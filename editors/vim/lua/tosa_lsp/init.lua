@@ -24,6 +24,7 @@ local defaults = {
   timeout_ms = 60000,       -- preview request timeout
   compile_timeout_ms = 300000,
   root_dir = nil,           -- default: the current directory
+  keymaps = true,           -- false, or a table { hover = 'K', ... } to override
   on_attach = nil,
   capabilities = nil,
 }
@@ -84,7 +85,10 @@ function M.render_inlay_hints(bufnr, hints)
     local chunks = {}
     for _, h in ipairs(hs) do table.insert(chunks, { h.label, 'Comment' }) end
     -- 0.7 only has eol/overlay/right_align virtual text (no inline).
-    api.nvim_buf_set_extmark(bufnr, M.ns, line, 0, { virt_text = chunks, virt_text_pos = 'eol', hl_mode = 'combine' })
+    -- Priority 1: 0.7 draws eol texts by priority, so hints come before
+    -- the diagnostics' virtual text instead of being pushed off screen.
+    api.nvim_buf_set_extmark(bufnr, M.ns, line, 0,
+      { virt_text = chunks, virt_text_pos = 'eol', hl_mode = 'combine', priority = 1 })
   end
 end
 
@@ -133,12 +137,17 @@ local function position_params(bufnr)
 end
 
 --- Opens text in a read-only scratch split; returns its buffer number.
-function M.open_preview(result, name)
+--- The buffer stays client-side (never attached) and <CR>/gd on a line jump
+--- to its source op through the result's mappings.
+function M.open_preview(result, name, source)
+  source = source or api.nvim_get_current_buf()
   name = 'tosa-preview://' .. (name or 'lowering')
   local old = vim.fn.bufnr('^' .. name .. '$')
   if old > 0 then pcall(api.nvim_buf_delete, old, { force = true }) end
   vim.cmd('new')
   local buf = api.nvim_get_current_buf()
+  vim.b[buf].tosa_lsp_preview = true
+  vim.b[buf].tosa_lsp_source = source
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
@@ -151,7 +160,32 @@ function M.open_preview(result, name)
   vim.bo[buf].modifiable = false
   vim.bo[buf].readonly = true
   vim.bo[buf].modified = false
+  for _, key in ipairs({ '<CR>', 'gd' }) do
+    vim.keymap.set('n', key, M.preview_source, { buffer = buf, desc = 'tosa-lsp: source op of this line' })
+  end
   return buf
+end
+
+--- <CR> / gd in a preview: the source op of the line (or the nearest
+--- mapped line above); returns the mapping used.
+function M.preview_source()
+  local maps = vim.b.tosa_lsp_mappings or {}
+  local src = vim.b.tosa_lsp_source
+  local line0 = api.nvim_win_get_cursor(0)[1] - 1
+  local best
+  for _, m in ipairs(maps) do
+    local pl = m.previewPosition.line
+    if pl <= line0 and (not best or pl > best.previewPosition.line) then best = m end
+  end
+  if not best or not src or not api.nvim_buf_is_valid(src) then
+    notify('no source op for this line')
+    return nil
+  end
+  local win = vim.fn.bufwinid(src)
+  if win > 0 then api.nvim_set_current_win(win) else vim.cmd('wincmd p') api.nvim_set_current_buf(src) end
+  local sp = best.sourcePosition
+  api.nvim_win_set_cursor(0, { sp.line + 1, utf16_to_byte(src, sp.line, sp.character) })
+  return best
 end
 
 local function preview_request(bufnr, params)
@@ -186,20 +220,30 @@ local compile_token = 0
 
 --- Runs tosa.compile. With callback: asynchronous, callback(err, result);
 --- without: the command echoes the output path when done.
+M.compiling = nil -- { id, token, what, step } while a compile runs
+
 function M.compile(args, callback)
   local client = M.client()
   if not client then notify('not running', vim.log.levels.ERROR) return end
+  if M.compiling then
+    notify('a compile is running (' .. M.compiling.what .. '); :TosaCancel stops it', vim.log.levels.ERROR)
+    return
+  end
   local bufnr = api.nvim_get_current_buf()
   args = args or {}
   args.uri = args.uri or uri_of(bufnr)
   compile_token = compile_token + 1
-  notify('compiling ' .. vim.uri_to_fname(args.uri) .. ' ...')
-  client.request('workspace/executeCommand', {
-    command = 'tosa.compile', arguments = { args },
-    workDoneToken = 'nvim-tosa-compile-' .. compile_token,
+  local token = 'nvim-tosa-compile-' .. compile_token
+  local what = args['function'] and ('@' .. args['function']) or vim.fn.fnamemodify(vim.uri_to_fname(args.uri), ':t')
+  notify('compiling ' .. what .. ' ...  (:TosaCancel to stop)')
+  local ok, id = client.request('workspace/executeCommand', {
+    command = 'tosa.compile', arguments = { args }, workDoneToken = token,
   }, function(err, result)
-    if err then
-      notify('compile failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    M.compiling = nil
+    if err and err.code == -32800 then
+      notify('compiling ' .. what .. ': cancelled')
+    elseif err then
+      notify('compiling ' .. what .. ' failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
     else
       M.last_compile = result
       notify('compiled to ' .. tostring(result and result.output)
@@ -207,6 +251,102 @@ function M.compile(args, callback)
     end
     if callback then callback(err, result) end
   end, bufnr)
+  if ok then M.compiling = { id = id, token = token, what = 'compiling ' .. what, step = '' } end
+end
+
+--- :TosaCompile [emit]: the function at the cursor when the file has
+--- `// -----` sections (one module per compile), else every public one.
+function M.compile_at_cursor(emit, callback)
+  local client = M.client()
+  if not client then notify('not running', vim.log.levels.ERROR) return end
+  local bufnr = api.nvim_get_current_buf()
+  local sections = vim.fn.search('^// -----', 'nw') > 0
+  local line = api.nvim_win_get_cursor(0)[1] - 1
+  local params = { textDocument = { uri = uri_of(bufnr) },
+    range = { start = { line = line, character = 0 }, ['end'] = { line = line, character = 0 } },
+    context = { diagnostics = {}, only = { 'source' } } }
+  client.request('textDocument/codeAction', params, function(_, actions)
+    local args = { uri = uri_of(bufnr) }
+    for _, a in ipairs(actions or {}) do
+      local c = a.command
+      if type(c) == 'table' and c.command == 'tosa.compile' and c.arguments and c.arguments[1] then
+        args = vim.deepcopy(c.arguments[1])
+        break
+      end
+    end
+    if sections and not args['function'] then
+      notify('this file has `// -----` sections: put the cursor in the function to compile', vim.log.levels.ERROR)
+      return
+    end
+    if not sections then args['function'] = nil end
+    args.emit = emit
+    M.compile(args, callback)
+  end, bufnr)
+end
+
+--- :TosaCancel: $/cancelRequest for the running compile.
+function M.cancel()
+  local client = M.client()
+  if not M.compiling or not client then notify('nothing to cancel') return false end
+  client.cancel_request(M.compiling.id)
+  notify('cancelling ' .. M.compiling.what .. ' ...')
+  return true
+end
+
+------------------------------------------------------------------------------
+-- Hover: Markdown tables as plain aligned text (0.7 renders them raw and
+-- turns `\|` inside a cell into a column separator).
+------------------------------------------------------------------------------
+local function plain_inline(s)
+  s = s:gsub('%*%*', ''):gsub('`', '')
+  s = s:gsub('^%*([^*]+)%*', '%1'):gsub('(%s)%*([^* ][^*]*)%*', '%1%2')
+  return (s:gsub('%s+$', ''))
+end
+
+function M.plain_markdown(text)
+  local out, tbl = {}, {}
+  local function flush()
+    if #tbl == 0 then return end
+    local widths = {}
+    for _, r in ipairs(tbl) do
+      for i, c in ipairs(r) do widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(c)) end
+    end
+    for _, r in ipairs(tbl) do
+      local cells = {}
+      for i, c in ipairs(r) do cells[i] = c .. string.rep(' ', widths[i] - vim.fn.strdisplaywidth(c)) end
+      table.insert(out, (table.concat(cells, '  '):gsub('%s+$', '')))
+    end
+    tbl = {}
+  end
+  for _, line in ipairs(vim.split(text .. '\n', '\n', { plain = true })) do
+    if line:match('^%s*|') then
+      local cells = vim.split(vim.trim(line):gsub('\\|', '\1'), '|', { plain = true })
+      local row = {}
+      for i = 2, #cells - 1 do row[#row + 1] = vim.trim(plain_inline(cells[i]):gsub('\1', '|')) end
+      if not table.concat(row, ''):match('^[-: ]*$') then table.insert(tbl, row) end
+    else
+      flush()
+      table.insert(out, plain_inline((line:gsub('^#+%s*', ''))))
+    end
+  end
+  while #out > 0 and out[#out] == '' do table.remove(out) end
+  return out
+end
+
+local function hover_handler(err, result, ctx, config)
+  if err or not result or not result.contents then
+    notify('no hover information')
+    return
+  end
+  local c = result.contents
+  local text = type(c) == 'string' and c or c.value or ''
+  M.last_hover = text
+  local lines = M.plain_markdown(text)
+  config = vim.tbl_extend('force', config or {}, {
+    focus_id = 'tosa_lsp_hover', border = 'single',
+    max_width = math.min(78, vim.o.columns - 2), max_height = math.max(3, vim.o.lines - 6),
+  })
+  return vim.lsp.util.open_floating_preview(lines, 'plaintext', config)
 end
 
 ------------------------------------------------------------------------------
@@ -215,6 +355,16 @@ end
 local function handlers()
   local default_publish = vim.lsp.handlers['textDocument/publishDiagnostics']
   return {
+    ['textDocument/hover'] = hover_handler,
+    ['$/progress'] = function(err, result, ctx, config)
+      local v = result and result.value or {}
+      if M.compiling and result.token == M.compiling.token and v.kind ~= 'end' then
+        M.compiling.step = v.message or v.title or ''
+        notify(M.compiling.what .. ': ' .. M.compiling.step .. '  (:TosaCancel to stop)')
+      end
+      local default = vim.lsp.handlers['$/progress']
+      if default then return default(err, result, ctx, config) end
+    end,
     ['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
       default_publish(err, result, ctx, config)
       if result and result.uri then
@@ -229,7 +379,7 @@ end
 vim.lsp.commands['tosa.previewLowering'] = function(command)
   local args = command.arguments and command.arguments[1] or {}
   local result = preview_request(api.nvim_get_current_buf(), args)
-  if result then M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'upstream')) end
+  if result then M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'upstream'), api.nvim_get_current_buf()) end
 end
 vim.lsp.commands['tosa.compile'] = function(command)
   M.compile(command.arguments and command.arguments[1] or {})
@@ -252,6 +402,7 @@ function M.start()
       end
     end,
     on_attach = function(client, bufnr)
+      M.set_keymaps(bufnr)
       if cfg.on_attach then cfg.on_attach(client, bufnr) end
     end,
     on_exit = function() M.client_id = nil end,
@@ -259,8 +410,33 @@ function M.start()
   return M.client_id
 end
 
+local default_keys = {
+  hover = { 'K', function() vim.lsp.buf.hover() end },
+  definition = { 'gd', function() vim.lsp.buf.definition() end },
+  references = { 'gr', function() vim.lsp.buf.references() end },
+  symbols = { 'gO', function() vim.lsp.buf.document_symbol() end },
+  code_action = { '<LocalLeader>a', function() vim.lsp.buf.code_action() end },
+  preview = { '<LocalLeader>p', function() M.preview_lowering() end },
+  compile = { '<LocalLeader>c', function() M.compile_at_cursor() end },
+  diagnostic = { '<LocalLeader>e', function() vim.diagnostic.open_float() end },
+}
+
+--- Buffer keymaps (keymaps = false: none; { hover = 'gh', compile = false }:
+--- other keys or some off).
+function M.set_keymaps(bufnr)
+  local km = M.config.keymaps
+  if km == false then return end
+  for name, def in pairs(default_keys) do
+    local key = def[1]
+    if type(km) == 'table' and km[name] ~= nil then key = km[name] end
+    if key then vim.keymap.set('n', key, def[2], { buffer = bufnr, desc = 'tosa-lsp ' .. name }) end
+  end
+end
+
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  -- Previews (and other scratch buffers) stay client-side.
+  if vim.b[bufnr].tosa_lsp_preview or vim.bo[bufnr].buftype ~= '' then return false end
   local id = M.start()
   if not id then notify('cannot start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR) return false end
   if hints_enabled[bufnr] == nil then hints_enabled[bufnr] = M.config.inlay_hints end
@@ -271,6 +447,24 @@ function M.stop()
   local c = M.client()
   if c then c.stop() end
   M.client_id = nil
+  M.compiling = nil
+end
+
+--- :TosaRestart: a new server for every mlir buffer.
+function M.restart()
+  local bufs = {}
+  local c = M.client()
+  if c then
+    for _, b in ipairs(api.nvim_list_bufs()) do
+      if api.nvim_buf_is_loaded(b) and vim.lsp.buf_is_attached(b, c.id) then table.insert(bufs, b) end
+    end
+    c.stop(true)
+  end
+  M.client_id = nil
+  M.compiling = nil
+  vim.wait(2000, function() return c == nil or c.is_stopped() end, 20)
+  for _, b in ipairs(bufs) do M.attach(b) end
+  notify('restarted')
 end
 
 local commands_defined = false
@@ -286,7 +480,7 @@ local function define_commands()
       return vim.tbl_filter(function(w) return vim.startswith(w, lead) end, words)
     end,
   })
-  cmd('TosaCompile', function(o) M.compile({ emit = o.args ~= '' and o.args or nil }) end, {
+  cmd('TosaCompile', function(o) M.compile_at_cursor(o.args ~= '' and o.args or nil) end, {
     nargs = '?',
     complete = function() return { 'shared', 'obj', 'asm', 'llvm-ir', 'mlir-llvm' } end,
   })
@@ -296,6 +490,9 @@ local function define_commands()
   cmd('TosaHover', function() vim.lsp.buf.hover() end, {})
   cmd('TosaCodeAction', function() vim.lsp.buf.code_action() end, {})
   cmd('TosaStop', function() M.stop() end, {})
+  cmd('TosaCancel', function() M.cancel() end, {})
+  cmd('TosaRestart', function() M.restart() end, {})
+  cmd('TosaPreviewSource', function() M.preview_source() end, {})
 end
 
 function M.setup(opts)
