@@ -41,11 +41,9 @@ struct Snapshot {
   Config config;
   FileAnalysis analysis;
   /// Candidate quick fixes, found with the analysis (cheap, text only);
-  /// each is validated by re-analysis when a code action asks for it, and
-  /// the verdict is remembered here.
+  /// each is validated by re-analysis when a code action asks for it (the
+  /// verdicts live in TosaServer, per document version).
   std::vector<FixData> fixes;
-  mutable std::mutex validationMu;
-  mutable std::map<size_t, bool> validated;
   LineTable lines;
 };
 

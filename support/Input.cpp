@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <chrono>
 #include <cstdio>
 
 namespace tosa_lsp {
@@ -156,6 +157,46 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
     config->compile.outputDirRoot = std::string(root);
   }
   return config;
+}
+
+ConfigCache::Result ConfigCache::get(const std::string &forFile) {
+  std::optional<std::string> path = findConfigFile(forFile);
+  if (!path)
+    return {Config(), "", false};
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(*path, st)) {
+    std::string error;
+    std::optional<Config> c = loadConfig(*path, forFile, error);
+    return {c ? *c : Config(), c ? "" : error, true}; // reports the reason
+  }
+  int64_t mtime = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      st.getLastModificationTime().time_since_epoch())
+                      .count();
+  uint64_t inode = st.getUniqueID().getFile();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = files.find(*path);
+  if (it != files.end() && it->second.mtimeNs == mtime &&
+      it->second.size == st.getSize() && it->second.inode == inode)
+    return {it->second.config, it->second.error, false};
+  Entry e;
+  e.mtimeNs = mtime;
+  e.size = st.getSize();
+  e.inode = inode;
+  std::optional<Config> c = loadConfig(*path, forFile, e.error);
+  e.config = c ? *c : Config();
+  ++loadCount;
+  files[*path] = e;
+  return {e.config, e.error, true};
+}
+
+void ConfigCache::invalidate() {
+  std::lock_guard<std::mutex> lock(mu);
+  files.clear();
+}
+
+unsigned ConfigCache::loads() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return loadCount;
 }
 
 } // namespace tosa_lsp

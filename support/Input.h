@@ -6,6 +6,8 @@
 #include "Config.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -35,6 +37,35 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
 
 /// The `.tosa-lsp.json` that applies to `file` (searched upward), if any.
 std::optional<std::string> findConfigFile(const std::string &file);
+
+/// Project configurations for a server: each lookup finds the
+/// `.tosa-lsp.json` that applies (a stat per directory level, so a file
+/// created or removed is noticed at once) and reads and parses it only when
+/// it is new or its modification time, size or inode changed.
+class ConfigCache {
+public:
+  struct Result {
+    Config config;     // defaults when there is no file or it is invalid
+    std::string error; // set when the file is invalid
+    bool loaded;       // this lookup read the file (report errors once)
+  };
+  Result get(const std::string &forFile);
+  /// Forgets every parsed file (didChangeWatchedFiles, didSave of one).
+  void invalidate();
+  /// Number of files read so far.
+  unsigned loads() const;
+
+private:
+  struct Entry {
+    int64_t mtimeNs = 0;
+    uint64_t size = 0, inode = 0;
+    Config config;
+    std::string error;
+  };
+  mutable std::mutex mu;
+  std::map<std::string, Entry> files;
+  unsigned loadCount = 0;
+};
 
 } // namespace tosa_lsp
 
