@@ -174,13 +174,33 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2xf32>) -> tensor<3xf32> {
 }
 
 TEST(Analyzer, GarbageNeverCrashes) {
+  // Broken input: an error inside the text, no crash.
   for (const char *text :
-       {"", "}", "%0 = ", "func.func @f(", "\"tosa.add\"(", "// -----",
-        "// -----\n// -----\n", "module { module {", "tensor<<<<",
-        "func.func @f() { ^bb0: ^bb1: }", "%x = \"t.x\"(%x) : (i32) -> i32"}) {
+       {"}", "%0 = ", "func.func @f(", "\"tosa.add\"(", "module { module {",
+        "tensor<<<<", "func.func @f() { ^bb0: ^bb1: }"}) {
+    SCOPED_TRACE(text);
     FileAnalysis fa = analyze(text);
-    (void)fa;
+    auto errs = errors(fa);
+    ASSERT_FALSE(errs.empty());
+    for (const Diagnostic *d : errs) {
+      EXPECT_FALSE(d->message.empty());
+      EXPECT_EQ(d->range.begin.line, 1u); // one-line inputs
+      EXPECT_GE(d->range.begin.column, 1u);
+    }
   }
+  EXPECT_TRUE(analyze("").diagnostics.empty());
+  // A bare separator: mlir-opt-22's own error, at the same place.
+  for (const char *text : {"// -----", "// -----\n// -----\n"}) {
+    SCOPED_TRACE(text);
+    FileAnalysis fa = analyze(text);
+    auto errs = errors(fa);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs[0]->message, "expected operation name in quotes");
+    EXPECT_EQ(errs[0]->range.begin.column, 7u);
+  }
+  // A value used in its own definition at module level: fine in a graph
+  // region (no dominance), and no endless walk.
+  EXPECT_TRUE(errors(analyze("%x = \"t.x\"(%x) : (i32) -> i32")).empty());
   // Dominance errors are reported, not crashed on.
   auto fa = analyze(R"(
 func.func @f() -> i32 {
