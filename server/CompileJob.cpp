@@ -82,6 +82,13 @@ CompileJobResult runCompileJob(const CompileJob &job,
     os << job.text;
   }
 
+  // posix_spawn "succeeds" for a missing binary and the child exits 127:
+  // say what is wrong instead of "exit code -1".
+  if (!sys::fs::can_execute(job.self)) {
+    r.error = "cannot start the compiler process: " + job.self +
+              " is not an executable file";
+    return r;
+  }
   std::vector<std::string> argStore = {job.self,  "compile", std::string(input),
                                        "-o",      std::string(output),
                                        "--emit",  job.emit,
