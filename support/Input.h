@@ -5,6 +5,8 @@
 
 #include "Config.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -20,20 +22,18 @@ constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
 
 /// Reads `path` ("-" for stdin) and checks it is MLIR text: exists, is a
 /// regular file (no devices or FIFOs) of at most kMaxInputBytes, not empty,
-/// no NUL bytes, valid UTF-8. On failure returns
-/// std::nullopt with a one-line reason in `error`.
-std::optional<std::string> readInput(const std::string &path,
-                                     std::string &error);
+/// no NUL bytes, valid UTF-8. On failure, an error with a one-line reason
+/// (no CLI prefix).
+llvm::Expected<std::string> readInput(const std::string &path);
 
 /// The name diagnostics use for `path` (mlir-opt says "<stdin>" for "-").
 std::string displayName(const std::string &path);
 
 /// Loads `.tosa-lsp.json` from `explicitPath`, or searched upward from the
-/// directory of `forFile`; defaults when none is found. std::nullopt with
-/// `error` set when a file exists but is invalid.
-std::optional<Config> loadConfig(const std::string &explicitPath,
-                                 const std::string &forFile,
-                                 std::string &error);
+/// directory of `forFile`; defaults when none is found. An error (one line,
+/// naming the file) when a file exists but is invalid.
+llvm::Expected<Config> loadConfig(const std::string &explicitPath,
+                                  const std::string &forFile);
 
 /// The `.tosa-lsp.json` that applies to `file` (searched upward), if any.
 std::optional<std::string> findConfigFile(const std::string &file);

@@ -226,13 +226,14 @@ formatOrReport(const std::vector<std::string> &allowed, int &rc) {
 /// they are unusable.
 std::optional<std::pair<std::string, Config>>
 readWithConfig(const std::string &path) {
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  std::optional<Config> config;
-  if (text)
-    config = loadConfig(configPath, path, error);
-  if (!text || !config) {
-    printError(error);
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    printError(toString(text.takeError()));
+    return std::nullopt;
+  }
+  Expected<Config> config = loadConfig(configPath, path);
+  if (!config) {
+    printError(toString(config.takeError()));
     return std::nullopt;
   }
   return std::make_pair(std::move(*text), std::move(*config));
@@ -309,22 +310,23 @@ int runExplain() {
 
   std::string path = files[0];
   Position pos;
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
+  Expected<std::string> text = readInput(path);
   if (!text) {
     std::string p;
     splitPosition(files[0], p, pos);
     if (pos.valid()) {
+      consumeError(text.takeError());
       path = p;
-      error.clear();
-      text = readInput(path, error);
+      text = readInput(path);
     }
   }
-  std::optional<Config> config;
-  if (text)
-    config = loadConfig(configPath, path, error);
-  if (!text || !config) {
-    printError(error);
+  if (!text) {
+    printError(toString(text.takeError()));
+    return 2;
+  }
+  Expected<Config> config = loadConfig(configPath, path);
+  if (!config) {
+    printError(toString(config.takeError()));
     return 2;
   }
   Analyzer analyzer;
@@ -375,11 +377,12 @@ int runExplain() {
 
 /// The file's text, or std::nullopt after printing why it is unusable.
 std::optional<std::string> readOrReport(const std::string &path) {
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  if (!text)
-    printError(error);
-  return text;
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    printError(toString(text.takeError()));
+    return std::nullopt;
+  }
+  return std::move(*text);
 }
 
 /// Exactly one FILE, or a usage error.
