@@ -3,8 +3,8 @@
 #include "LSPServer.h"
 
 #include "FramedOutput.h"
-#include "TosaServer.h"
 #include "Timing.h"
+#include "TosaServer.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LSP/Logging.h"
@@ -150,12 +150,12 @@ private:
                         StringRef message) {
     text.clear();
     raw_string_ostream os(text);
-    os << json::Value(json::Object{
-        {"jsonrpc", "2.0"},
-        {"id", std::move(id)},
-        {"method", "$/tosa-lsp/invalid"},
-        {"params",
-         json::Object{{"code", int(code)}, {"message", message.str()}}}});
+    os << json::Value(
+        json::Object{{"jsonrpc", "2.0"},
+                     {"id", std::move(id)},
+                     {"method", "$/tosa-lsp/invalid"},
+                     {"params", json::Object{{"code", int(code)},
+                                             {"message", message.str()}}}});
   }
 
   void inspect(std::string &text) {
@@ -175,13 +175,13 @@ private:
     if (!doc) {
       Logger::error("ignoring a malformed message: {0}",
                     toString(doc.takeError()));
-      replaceWithError(text, nullptr, ErrorCode::ParseError,
-                       "invalid JSON");
+      replaceWithError(text, nullptr, ErrorCode::ParseError, "invalid JSON");
       return;
     }
     json::Object *obj = doc->getAsObject();
     json::Value *id = obj ? obj->get("id") : nullptr;
-    std::optional<StringRef> method = obj ? obj->getString("method") : std::nullopt;
+    std::optional<StringRef> method =
+        obj ? obj->getString("method") : std::nullopt;
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
       Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
       if (id && method) // A request: JSON-RPC requires an answer.
@@ -429,11 +429,10 @@ public:
   Server(JSONTransport &transport, TrackingInput &input, FramedOutput &output,
          const ServerOptions &options)
       : input(input), output(output), litTest(options.litTest),
-        handler(transport),
-        publish(handler.outgoingNotification<json::Value>(
-            "textDocument/publishDiagnostics")),
-        showMessage(handler.outgoingNotification<json::Value>(
-            "window/showMessage")),
+        handler(transport), publish(handler.outgoingNotification<json::Value>(
+                                "textDocument/publishDiagnostics")),
+        showMessage(
+            handler.outgoingNotification<json::Value>("window/showMessage")),
         showDocumentRequest(handler.outgoingRequest<json::Value, RawParams>(
             "window/showDocument",
             [](json::Value, Expected<RawParams> r) {
@@ -531,20 +530,18 @@ private:
         // For clients: the names preview and compile accept, and the
         // settings' defaults (send only what the user set).
         {"experimental",
-         json::Object{
-             {"tosaLsp",
-              json::Object{
-                  {"stages", array(c.stages)},
-                  {"modes", array(c.modes)},
-                  {"emits", array(c.emits)},
-                  {"defaultSettings",
-                   fromNlohmann(TosaServer::defaultSettings())},
-              }}}},
+         json::Object{{"tosaLsp",
+                       json::Object{
+                           {"stages", array(c.stages)},
+                           {"modes", array(c.modes)},
+                           {"emits", array(c.emits)},
+                           {"defaultSettings",
+                            fromNlohmann(TosaServer::defaultSettings())},
+                       }}}},
     };
-    reply(json::Object{
-        {"capabilities", std::move(caps)},
-        {"serverInfo",
-         json::Object{{"name", "tosa-lsp"}, {"version", "0.1.0"}}}});
+    reply(json::Object{{"capabilities", std::move(caps)},
+                       {"serverInfo", json::Object{{"name", "tosa-lsp"},
+                                                   {"version", "0.1.0"}}}});
   }
 
   void onShutdown(const NoParams &, Callback<json::Value> reply) {
@@ -587,8 +584,7 @@ private:
   void onDidOpen(const DidOpenTextDocumentParams &params) {
     features.addDocument(params.textDocument.uri.uri().str(),
                          params.textDocument.uri.file().str(),
-                         params.textDocument.version,
-                         params.textDocument.text);
+                         params.textDocument.version, params.textDocument.text);
   }
 
   void onDidChange(const DidChangeTextDocumentParams &params) {
@@ -601,10 +597,10 @@ private:
           [&](const ErrorInfoBase &e) { message = e.message(); });
       Logger::error("{0}: {1}", uri, message);
       if (!StringRef(message).starts_with("didChange for a document"))
-        showMessage(json::Object{
-            {"type", int(MessageType::Error)},
-            {"message",
-             "tosa-lsp: " + message + "; reopen the file to resync"}});
+        showMessage(
+            json::Object{{"type", int(MessageType::Error)},
+                         {"message", "tosa-lsp: " + message +
+                                         "; reopen the file to resync"}});
     }
   }
 
@@ -630,8 +626,9 @@ private:
       // dynamic op of a model: Hints, which editors show subtly and keep out
       // of problem lists (hover and inlay hints carry the details). A
       // declared size the runtime must match stays Information.
-      return d.code == "dynamic-to-static" ? int(DiagnosticSeverity::Information)
-                                           : int(DiagnosticSeverity::Hint);
+      return d.code == "dynamic-to-static"
+                 ? int(DiagnosticSeverity::Information)
+                 : int(DiagnosticSeverity::Hint);
     }
     return int(DiagnosticSeverity::Error);
   }
@@ -777,18 +774,18 @@ private:
     }
     if (d->onCancel)
       d->onCancel();
-    d->finish(make_error<LSPError>("request cancelled",
-                                   ErrorCode::RequestCancelled));
+    d->finish(
+        make_error<LSPError>("request cancelled", ErrorCode::RequestCancelled));
   }
 
   void onHover(const TextDocumentPositionParams &params,
                Callback<json::Value> reply) {
-    features.hover(params.textDocument.uri.uri().str(), params.position,
-                   answer<std::optional<Hover>>(
-                       std::move(reply),
-                       [](std::optional<Hover> h) -> json::Value {
-                         return h ? toJSON(*h) : json::Value(nullptr);
-                       }));
+    features.hover(
+        params.textDocument.uri.uri().str(), params.position,
+        answer<std::optional<Hover>>(
+            std::move(reply), [](std::optional<Hover> h) -> json::Value {
+              return h ? toJSON(*h) : json::Value(nullptr);
+            }));
   }
 
   void onInlayHint(const InlayHintsParams &params,
@@ -816,19 +813,19 @@ private:
 
   void onDefinition(const TextDocumentPositionParams &params,
                     Callback<json::Value> reply) {
-    features.definition(params.textDocument.uri.uri().str(), params.position,
-                        answer<std::vector<lsp::Range>>(
-                            std::move(reply),
-                            locations(params.textDocument.uri)));
+    features.definition(
+        params.textDocument.uri.uri().str(), params.position,
+        answer<std::vector<lsp::Range>>(std::move(reply),
+                                        locations(params.textDocument.uri)));
   }
 
   void onReferences(const ReferenceParams &params,
                     Callback<json::Value> reply) {
-    features.references(params.textDocument.uri.uri().str(), params.position,
-                        params.context.includeDeclaration,
-                        answer<std::vector<lsp::Range>>(
-                            std::move(reply),
-                            locations(params.textDocument.uri)));
+    features.references(
+        params.textDocument.uri.uri().str(), params.position,
+        params.context.includeDeclaration,
+        answer<std::vector<lsp::Range>>(std::move(reply),
+                                        locations(params.textDocument.uri)));
   }
 
   void onDocumentSymbol(const DocumentSymbolParams &params,
@@ -866,26 +863,23 @@ private:
       args["mode"] = a.mode;
     if (!a.emit.empty())
       args["emit"] = a.emit;
-    out["command"] =
-        json::Object{{"title", a.commandTitle},
-                     {"command", a.command},
-                     {"arguments", json::Array{std::move(args)}}};
+    out["command"] = json::Object{{"title", a.commandTitle},
+                                  {"command", a.command},
+                                  {"arguments", json::Array{std::move(args)}}};
     return out;
   }
 
   void onCodeAction(const CodeActionParams &params,
                     Callback<json::Value> reply) {
-    features.codeActions(params.textDocument.uri.uri().str(), params.range,
-                         params.context.only,
-                         answer<CodeActions>(
-                             std::move(reply),
-                             [](CodeActions actions) -> json::Value {
-                               json::Array out;
-                               for (const CodeActionItem &a : actions.items)
-                                 out.push_back(
-                                     codeActionJSON(*actions.snapshot, a));
-                               return out;
-                             }));
+    features.codeActions(
+        params.textDocument.uri.uri().str(), params.range, params.context.only,
+        answer<CodeActions>(
+            std::move(reply), [](CodeActions actions) -> json::Value {
+              json::Array out;
+              for (const CodeActionItem &a : actions.items)
+                out.push_back(codeActionJSON(*actions.snapshot, a));
+              return out;
+            }));
   }
 
   /// Runs a preview; with `showDocument`, the preview is also written to a
@@ -895,9 +889,9 @@ private:
     PreviewParams params;
     json::Path::Root root;
     if (!raw.getAsObject())
-      return reply(make_error<LSPError>(
-          "expected {uri, position|function, stage, mode}",
-          ErrorCode::InvalidParams));
+      return reply(
+          make_error<LSPError>("expected {uri, position|function, stage, mode}",
+                               ErrorCode::InvalidParams));
     if (!fromJSON(raw, params, root)) {
       // A malformed position keeps its old wording.
       if (raw.getAsObject()->get("position"))
@@ -908,7 +902,8 @@ private:
           ErrorCode::InvalidParams));
     }
     if (!params.uri)
-      return reply(make_error<LSPError>("missing uri", ErrorCode::InvalidParams));
+      return reply(
+          make_error<LSPError>("missing uri", ErrorCode::InvalidParams));
     PreviewRequest req;
     req.uri = *params.uri;
     req.function = params.function;
@@ -921,25 +916,27 @@ private:
     req.writeFile = showDocument;
     features.previewLowering(
         std::move(req),
-        answer<PreviewResult>(std::move(reply), [this](PreviewResult r)
-                                                    -> json::Value {
-          json::Array mappings;
-          for (const PreviewMappingLsp &m : r.mappings)
-            mappings.push_back(json::Object{{"previewPosition", toJSON(m.preview)},
-                                            {"sourceOp", m.sourceOp},
-                                            {"sourcePosition", toJSON(m.source)}});
-          json::Object result{{"text", std::move(r.text)},
-                              {"pipeline", std::move(r.pipeline)},
-                              {"mappings", std::move(mappings)}};
-          if (!r.file.empty()) {
-            std::string fileUri = uriFor(r.file);
-            result["previewUri"] = fileUri;
-            showDocumentRequest(
-                json::Object{{"uri", fileUri}, {"takeFocus", true}},
-                json::Value("tosa-preview-" + std::to_string(++outgoingIds)));
-          }
-          return result;
-        }));
+        answer<PreviewResult>(
+            std::move(reply), [this](PreviewResult r) -> json::Value {
+              json::Array mappings;
+              for (const PreviewMappingLsp &m : r.mappings)
+                mappings.push_back(
+                    json::Object{{"previewPosition", toJSON(m.preview)},
+                                 {"sourceOp", m.sourceOp},
+                                 {"sourcePosition", toJSON(m.source)}});
+              json::Object result{{"text", std::move(r.text)},
+                                  {"pipeline", std::move(r.pipeline)},
+                                  {"mappings", std::move(mappings)}};
+              if (!r.file.empty()) {
+                std::string fileUri = uriFor(r.file);
+                result["previewUri"] = fileUri;
+                showDocumentRequest(
+                    json::Object{{"uri", fileUri}, {"takeFocus", true}},
+                    json::Value("tosa-preview-" +
+                                std::to_string(++outgoingIds)));
+              }
+              return result;
+            }));
   }
 
   void onPreviewLowering(const RawParams &params, Callback<json::Value> reply) {
@@ -953,8 +950,7 @@ private:
     if (params.command != "tosa.previewLowering")
       return reply(make_error<LSPError>(
           "unknown command: " +
-              (params.command.empty() ? std::string("(none)")
-                                      : params.command),
+              (params.command.empty() ? std::string("(none)") : params.command),
           ErrorCode::InvalidParams));
     preview(firstArgument(params.arguments.value), std::move(reply), true);
   }
@@ -966,9 +962,9 @@ private:
     CompileParams args;
     json::Path::Root root;
     if (!fromJSON(firstArgument(params.arguments.value), args, root))
-      return reply(make_error<LSPError>(
-          "tosa.compile expects [{uri, function?, emit?}]",
-          ErrorCode::InvalidParams));
+      return reply(
+          make_error<LSPError>("tosa.compile expects [{uri, function?, emit?}]",
+                               ErrorCode::InvalidParams));
     CompileRequest req;
     req.uri = args.uri;
     req.function = args.function.value_or("");
@@ -987,9 +983,9 @@ private:
       switch (p.kind) {
       case CompileProgress::Begin:
         if (create)
-          createProgress(json::Object{{"token", token}},
-                         json::Value("tosa-progress-" +
-                                     std::to_string(++outgoingIds)));
+          createProgress(
+              json::Object{{"token", token}},
+              json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
         value = json::Object{
             {"kind", "begin"}, {"title", p.message}, {"cancellable", true}};
         break;
@@ -1035,7 +1031,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   JSONStreamStyle style =
       options.litTest ? JSONStreamStyle::Delimited : JSONStreamStyle::Standard;
   if (options.litTest)
-    URIForFile::registerSupportedScheme("test"); // test:///foo.mlir
+    URIForFile::registerSupportedScheme("test");   // test:///foo.mlir
   URIForFile::registerSupportedScheme("untitled"); // unsaved editor buffers
   auto input = std::make_unique<TrackingInput>(in, style);
   TrackingInput &inputRef = *input;

@@ -28,9 +28,8 @@ namespace tosa_lsp {
 
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
-  Snapshot(std::string uri, std::string path, int64_t version,
-           std::string text, Config config, FileAnalysis analysis,
-           std::vector<FixData> fixes)
+  Snapshot(std::string uri, std::string path, int64_t version, std::string text,
+           Config config, FileAnalysis analysis, std::vector<FixData> fixes)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         text(std::move(text)), config(std::move(config)),
         analysis(std::move(analysis)), fixes(std::move(fixes)),
@@ -57,8 +56,8 @@ public:
   Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
   ~Scheduler();
 
-  void update(const std::string &uri, const std::string &path,
-              int64_t version, std::string text, Config config);
+  void update(const std::string &uri, const std::string &path, int64_t version,
+              std::string text, Config config);
   void remove(const std::string &uri);
 
   /// The latest finished snapshot, or nullptr.
@@ -67,7 +66,8 @@ public:
   /// Runs `fn` with the latest snapshot now if there is one, otherwise as
   /// soon as the first one is ready (on the worker thread), or with nullptr
   /// if the document is closed first. Returns false if it is unknown.
-  bool withSnapshot(const std::string &uri, std::function<void(SnapshotPtr)> fn);
+  bool withSnapshot(const std::string &uri,
+                    std::function<void(SnapshotPtr)> fn);
 
   /// Blocks until no analysis is pending (tests, shutdown).
   void waitIdle();

@@ -34,7 +34,8 @@ namespace tosa_lsp {
 const Choices &choices() {
   static const Choices table = [] {
     Choices c;
-    for (LowerStage s : {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
+    for (LowerStage s :
+         {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
       c.stages.push_back(stageName(s));
     for (LowerMode m :
          {LowerMode::Upstream, LowerMode::Safe, LowerMode::Versioned})
@@ -213,8 +214,7 @@ Error TosaServer::changeDocument(
     std::lock_guard<std::mutex> lock(docsMu);
     auto it = docs.find(uri);
     if (it == docs.end())
-      return invalidParams("didChange for a document that is not open: " +
-                           uri);
+      return invalidParams("didChange for a document that is not open: " + uri);
     std::string text = it->second.text;
     for (const TextDocumentContentChangeEvent &change : changes)
       if (std::optional<std::string> error = applyChange(text, change))
@@ -265,9 +265,9 @@ void TosaServer::withSnapshot(
   auto shared = std::make_shared<decltype(fn)>(std::move(fn));
   bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
     if (!s)
-      return (*shared)(make_error<LSPError>(
-          "the document was closed before it was analysed",
-          ErrorCode::ContentModified));
+      return (*shared)(
+          make_error<LSPError>("the document was closed before it was analysed",
+                               ErrorCode::ContentModified));
     (*shared)(std::move(s));
   });
   if (!known)
@@ -282,8 +282,7 @@ void TosaServer::runHeavy(WorkerPool::Task task) {
 }
 
 /// Runs `fn(snapshot)` and hands its result to `cb`.
-template <typename T, typename Fn>
-static auto answer(Callback<T> cb, Fn fn) {
+template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   return [cb = std::move(cb),
           fn = std::move(fn)](Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
@@ -350,14 +349,13 @@ void TosaServer::definition(const std::string &uri, lsp::Position pos,
 void TosaServer::references(const std::string &uri, lsp::Position pos,
                             bool includeDeclaration,
                             Callback<std::vector<lsp::Range>> cb) {
-  withSnapshot(uri,
-               answer(std::move(cb), [pos, includeDeclaration](
-                                         const Snapshot &s) {
-                 std::optional<Position> p = s.lines.fromLsp(pos);
-                 return toLsp(s, p ? tosa_lsp::references(s.analysis, *p,
-                                                          includeDeclaration)
-                                   : std::vector<tosa_lsp::Range>());
-               }));
+  withSnapshot(
+      uri, answer(std::move(cb), [pos, includeDeclaration](const Snapshot &s) {
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        return toLsp(
+            s, p ? tosa_lsp::references(s.analysis, *p, includeDeclaration)
+                 : std::vector<tosa_lsp::Range>());
+      }));
 }
 
 static lsp::DocumentSymbol toLsp(const Snapshot &s, const DocSymbol &d) {
@@ -376,7 +374,8 @@ void TosaServer::documentSymbols(
     const std::string &uri, Callback<std::vector<lsp::DocumentSymbol>> cb) {
   withSnapshot(uri, answer(std::move(cb), [](const Snapshot &s) {
                  std::vector<lsp::DocumentSymbol> out;
-                 for (const DocSymbol &d : tosa_lsp::documentSymbols(s.analysis))
+                 for (const DocSymbol &d :
+                      tosa_lsp::documentSymbols(s.analysis))
                    out.push_back(toLsp(s, d));
                  return out;
                }));
@@ -408,9 +407,8 @@ bool TosaServer::isValid(const Scheduler::SnapshotPtr &s, size_t fix,
   // Outside any lock: validations of different documents, versions or
   // fixes run side by side on their workers' own Analyzers. Two requests
   // racing for the same fix compute the same verdict twice.
-  bool ok =
-      validateFix(validator(worker), s->analysis, s->text, s->config,
-                  s->fixes[fix]);
+  bool ok = validateFix(validator(worker), s->analysis, s->text, s->config,
+                        s->fixes[fix]);
   ++validationCount;
   std::lock_guard<std::mutex> lock(validationMu);
   Validation &v = validations[s->uri];
@@ -512,8 +510,8 @@ void TosaServer::previewLowering(PreviewRequest req,
         unknownChoiceMessage("stage", req.stage, choices().stages)));
   std::optional<LowerMode> mode = parseMode(req.mode);
   if (!mode)
-    return cb(invalidParams(
-        unknownChoiceMessage("mode", req.mode, choices().modes)));
+    return cb(
+        invalidParams(unknownChoiceMessage("mode", req.mode, choices().modes)));
   opts.stage = *stage;
   opts.mode = *mode;
   if (req.function) {
@@ -587,8 +585,8 @@ std::string TosaServer::writePreviewFile(const std::string &uri,
   }
   std::string file = stem + ".mlir";
   sys::fs::remove(file); // read-only: replaced, not written to
-  Expected<std::vector<std::string>> written = writeOutputs(
-      stem, {OutputFile{".mlir", content}}, OnExisting::Fail, {});
+  Expected<std::vector<std::string>> written =
+      writeOutputs(stem, {OutputFile{".mlir", content}}, OnExisting::Fail, {});
   if (!written) {
     Logger::error("preview: {0}", toString(written.takeError()));
     return "";

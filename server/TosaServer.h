@@ -67,13 +67,13 @@ struct CodeActionItem {
   std::string command, commandTitle, function, stage, mode, emit;
 };
 struct CodeActions {
-  Scheduler::SnapshotPtr snapshot; // keeps `diagnostic` alive
+  Scheduler::SnapshotPtr snapshot;   // keeps `diagnostic` alive
   std::vector<CodeActionItem> items; // quick fixes first
 };
 
 struct PreviewRequest {
   std::string uri;
-  std::optional<std::string> function;        // or:
+  std::optional<std::string> function;         // or:
   std::optional<llvm::lsp::Position> position; // the function around it
   std::string stage = "linalg", mode = "upstream";
   /// Also write the preview to a read-only file (clients without a plugin
@@ -201,10 +201,9 @@ private:
   void reportOnce(const std::string &message);
   /// Runs fn(snapshot) now, or when the first snapshot exists, on the
   /// caller's thread, the Scheduler's, or (heavy) the pool.
-  void withSnapshot(const std::string &uri,
-                    llvm::unique_function<void(llvm::Expected<
-                                               Scheduler::SnapshotPtr>)>
-                        fn);
+  void withSnapshot(
+      const std::string &uri,
+      llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
   void runHeavy(WorkerPool::Task task);
   bool isValid(const Scheduler::SnapshotPtr &s, size_t fix, unsigned worker);
   CodeActions computeCodeActions(Scheduler::SnapshotPtr s,

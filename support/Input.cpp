@@ -34,7 +34,7 @@ readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what) {
       data.append(chunk, n);
       if (data.size() > cap)
         return fail("<stdin>: input larger than " + std::to_string(cap >> 20) +
-                " MiB; refused");
+                    " MiB; refused");
       if (n < sizeof(chunk))
         break;
     }
@@ -47,20 +47,21 @@ readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what) {
     return fail(path + ": is a directory, expected " + what.str());
   if (!llvm::sys::fs::is_regular_file(status))
     return fail(path + ": not a regular file (devices, FIFOs and sockets are " +
-            "not read), expected " + what.str());
+                "not read), expected " + what.str());
   if (status.getSize() > cap)
     return fail(path + ": " + what.str() + " of " +
-            std::to_string(status.getSize() >> 20) + " MiB is larger than " +
-            "the limit of " + std::to_string(cap >> 20) + " MiB; refused");
+                std::to_string(status.getSize() >> 20) +
+                " MiB is larger than " + "the limit of " +
+                std::to_string(cap >> 20) + " MiB; refused");
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
   if (!buf)
     return fail(path + ": cannot read " + what.str() + ": " +
-            buf.getError().message());
+                buf.getError().message());
   // The file may have grown between the check and the read.
   if ((*buf)->getBufferSize() > cap)
     return fail(path + ": " + what.str() + " larger than " +
-            std::to_string(cap >> 20) + " MiB; refused");
+                std::to_string(cap >> 20) + " MiB; refused");
   return std::move(*buf);
 }
 
@@ -75,12 +76,13 @@ llvm::Expected<std::string> readInput(const std::string &path) {
   size_t nul = data.find('\0');
   if (nul != llvm::StringRef::npos)
     return fail(displayName(path) + ": binary data (NUL byte at offset " +
-            std::to_string(nul) + "), expected MLIR text");
+                std::to_string(nul) + "), expected MLIR text");
   const llvm::UTF8 *begin = reinterpret_cast<const llvm::UTF8 *>(data.data());
   const llvm::UTF8 *bad = begin;
   if (!llvm::isLegalUTF8String(&bad, begin + data.size()))
-    return fail(displayName(path) + ": not valid UTF-8 (invalid byte at offset " +
-            std::to_string(bad - begin) + ")");
+    return fail(displayName(path) +
+                ": not valid UTF-8 (invalid byte at offset " +
+                std::to_string(bad - begin) + ")");
   return data.str();
 }
 
@@ -125,7 +127,7 @@ llvm::Expected<Config> loadConfig(const std::string &explicitPath,
   // the editor settings (the user's own) may allow it.
   if (config->compile.overwrite)
     return fail(*path + ": compile.overwrite can only be set in the editor "
-                    "settings, not in a project's .tosa-lsp.json");
+                        "settings, not in a project's .tosa-lsp.json");
   config->source = *path;
   if (!config->compile.outputDir.empty()) {
     llvm::SmallString<256> root(*path);

@@ -108,7 +108,8 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
   EXPECT_TRUE(fa.ops[1].implicit.dims[0].refinable);
   bool sawRefinable = false;
   for (const Diagnostic &d : fa.diagnostics)
-    sawRefinable |= d.code == "refinable-result" && d.severity == Severity::Info;
+    sawRefinable |=
+        d.code == "refinable-result" && d.severity == Severity::Info;
   EXPECT_TRUE(sawRefinable);
 
   // The informational findings can be switched off.
@@ -267,7 +268,8 @@ TEST(Cache, UnchangedSectionsAreReusedAndShifted) {
   EXPECT_FALSE(first.sections[0].reused);
   // Two lines added to the first section: the second is reused, shifted.
   std::string edited = std::string(kTwoSections);
-  edited.insert(edited.find("  return %0 : tensor<2xf32>"), "  // one\n  // two\n");
+  edited.insert(edited.find("  return %0 : tensor<2xf32>"),
+                "  // one\n  // two\n");
   auto second = analyzer.analyze(edited, "t.mlir", config, &cache);
   EXPECT_FALSE(second.sections[0].reused);
   EXPECT_TRUE(second.sections[1].reused);
@@ -289,7 +291,8 @@ TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
   Config config;
   analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
   std::string broken = std::string(kTwoSections);
-  broken.replace(broken.find("%0 = tosa.add %x, %y"), 20, "%0 = tosa.add %x,, %y");
+  broken.replace(broken.find("%0 = tosa.add %x, %y"), 20,
+                 "%0 = tosa.add %x,, %y");
   auto fa = analyzer.analyze(broken, "t.mlir", config, &cache);
   EXPECT_TRUE(fa.sections[0].parsed);
   EXPECT_FALSE(fa.sections[1].parsed);

@@ -43,11 +43,12 @@ TEST(CodeActions, RefineKeepsUsersThroughACast) {
   auto fixes = fixesFor(text);
   ASSERT_EQ(fixes.size(), 1u);
   EXPECT_EQ(fixes[0].kind, FixData::RefineResult);
-  EXPECT_EQ(applyEdits(text, fixes[0].edits),
-            "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"
-            "  %refined_0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
-            "  %0 = tensor.cast %refined_0 : tensor<2x3xf32> to tensor<?x3xf32>\n"
-            "  return %0 : tensor<?x3xf32>\n}\n");
+  EXPECT_EQ(
+      applyEdits(text, fixes[0].edits),
+      "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"
+      "  %refined_0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  %0 = tensor.cast %refined_0 : tensor<2x3xf32> to tensor<?x3xf32>\n"
+      "  return %0 : tensor<?x3xf32>\n}\n");
 }
 
 TEST(CodeActions, NoFixThatWouldNotVerify) {

@@ -16,10 +16,9 @@ const char *kText = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
 
 TEST(Scheduler, SyncAnalysesInlineAndPublishes) {
   std::vector<int64_t> published;
-  Scheduler s(/*sync=*/true, std::chrono::milliseconds(0),
-              [&](Scheduler::SnapshotPtr snap) {
-                published.push_back(snap->version);
-              });
+  Scheduler s(
+      /*sync=*/true, std::chrono::milliseconds(0),
+      [&](Scheduler::SnapshotPtr snap) { published.push_back(snap->version); });
   s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   ASSERT_NE(s.latest("test:///a.mlir"), nullptr);
   EXPECT_EQ(s.latest("test:///a.mlir")->version, 1);

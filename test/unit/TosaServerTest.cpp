@@ -246,14 +246,14 @@ TEST(TosaServer, CodeActionsRunConcurrentlyOnThePool) {
     for (int i = 0; i < 4; ++i) {
       auto promise = std::make_shared<std::promise<size_t>>();
       results.push_back(promise->get_future());
-      server->codeActions(
-          "test:///" + std::to_string(i) + ".mlir",
-          lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)), {"quickfix"},
-          [promise](llvm::Expected<CodeActions> a) {
-            promise->set_value(a ? a->items.size() : 99);
-            if (!a)
-              llvm::consumeError(a.takeError());
-          });
+      server->codeActions("test:///" + std::to_string(i) + ".mlir",
+                          lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                          {"quickfix"},
+                          [promise](llvm::Expected<CodeActions> a) {
+                            promise->set_value(a ? a->items.size() : 99);
+                            if (!a)
+                              llvm::consumeError(a.takeError());
+                          });
     }
   for (auto &f : results) {
     ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
@@ -295,14 +295,14 @@ TEST(TosaServer, NullSettingsAreUnsetNotErrors) {
   p.writeConfig(R"({"info": {"refinable": false}})");
   Recorder rec;
   TosaServer server(syncOptions(), rec);
-  server.setSettings({{"tosaLsp",
-                       {{"info", {{"refinable", nullptr},
-                                  {"dynamicToStatic", false}}},
-                        {"compile", nullptr}}}});
+  server.setSettings(
+      {{"tosaLsp",
+        {{"info", {{"refinable", nullptr}, {"dynamicToStatic", false}}},
+         {"compile", nullptr}}}});
   EXPECT_TRUE(rec.errors.empty()) << rec.errors[0];
   Config c = server.configFor(p.file("m.mlir"));
-  EXPECT_FALSE(c.info.refinable);        // the project's, not reset
-  EXPECT_FALSE(c.info.dynamicToStatic);  // the editor's
+  EXPECT_FALSE(c.info.refinable);       // the project's, not reset
+  EXPECT_FALSE(c.info.dynamicToStatic); // the editor's
 }
 
 TEST(TosaServer, BadSettingsAreReportedOnceAndIgnored) {
@@ -371,27 +371,24 @@ TEST(TosaServer, PreviewByPositionAndChecksNames) {
   PreviewRequest req;
   req.uri = "test:///a.mlir";
   req.position = lsp::Position(1, 4);
-  auto r = await<PreviewResult>([&](auto cb) {
-    server.previewLowering(req, std::move(cb));
-  });
+  auto r = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
   ASSERT_TRUE(bool(r)) << errorText(r.takeError());
   EXPECT_NE(r->text.find("linalg.generic"), std::string::npos) << r->text;
   EXPECT_FALSE(r->mappings.empty());
   EXPECT_TRUE(r->file.empty());
 
   req.stage = "asm";
-  auto bad = await<PreviewResult>([&](auto cb) {
-    server.previewLowering(req, std::move(cb));
-  });
+  auto bad = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
   ASSERT_FALSE(bool(bad));
   EXPECT_EQ(errorText(bad.takeError()),
             "unknown stage 'asm' (expected linalg, loops, llvm)");
 
   req.stage = "linalg";
   req.position = lsp::Position(40, 0);
-  auto nowhere = await<PreviewResult>([&](auto cb) {
-    server.previewLowering(req, std::move(cb));
-  });
+  auto nowhere = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
   ASSERT_FALSE(bool(nowhere));
   EXPECT_EQ(errorText(nowhere.takeError()), "no function at this position");
 }

@@ -12,13 +12,13 @@
 
 #include "Analysis.h"
 #include "CodeActions.h"
-#include "LSPServer.h"
 #include "Compile.h"
-#include "Lowering.h"
-#include "Run.h"
 #include "Config.h"
 #include "CrashGuard.h"
+#include "LSPServer.h"
+#include "Lowering.h"
 #include "Render.h"
+#include "Run.h"
 
 #include "TosaServer.h"
 
@@ -112,28 +112,29 @@ cl::list<std::string> files(cl::Positional, cl::desc("FILE..."),
                             cl::sub(fixCmd), cl::sub(lowerCmd),
                             cl::sub(compileCmd), cl::sub(runCmd),
                             cl::cat(category));
-cl::opt<std::string>
-    format("format", cl::desc("Output format (text, json; explain also "
-                              "markdown; run only json)"),
-           cl::value_desc("format"), cl::sub(checkCmd), cl::sub(explainCmd),
-           cl::sub(fixCmd), cl::sub(lowerCmd), cl::sub(compileCmd),
-           cl::sub(runCmd), cl::cat(category));
+cl::opt<std::string> format("format",
+                            cl::desc("Output format (text, json; explain also "
+                                     "markdown; run only json)"),
+                            cl::value_desc("format"), cl::sub(checkCmd),
+                            cl::sub(explainCmd), cl::sub(fixCmd),
+                            cl::sub(lowerCmd), cl::sub(compileCmd),
+                            cl::sub(runCmd), cl::cat(category));
 cl::opt<std::string> configPath("config",
                                 cl::desc("The .tosa-lsp.json to use instead "
                                          "of the one found next to FILE"),
                                 cl::value_desc("file"), cl::sub(checkCmd),
                                 cl::sub(explainCmd), cl::sub(fixCmd),
                                 cl::cat(category));
-cl::opt<bool> showInfo("show-info", cl::desc("Also print informational "
-                                             "findings"),
+cl::opt<bool> showInfo("show-info",
+                       cl::desc("Also print informational "
+                                "findings"),
                        cl::sub(checkCmd), cl::cat(category));
 
 cl::opt<bool> candidates("candidates",
                          cl::desc("All candidate fixes, not only validated"),
                          cl::sub(fixCmd), cl::cat(category));
 NumberOption applyFix("apply", cl::desc("Print FILE with fix N applied"),
-                           cl::value_desc("N"), cl::sub(fixCmd),
-                           cl::cat(category));
+                      cl::value_desc("N"), cl::sub(fixCmd), cl::cat(category));
 
 cl::opt<std::string> function("function",
                               cl::desc("Only this function (without @)"),
@@ -149,9 +150,9 @@ cl::opt<std::string> mode("mode", cl::desc("upstream, safe or versioned"),
                           cl::cat(category));
 cl::opt<bool> annotate("annotate", cl::desc("Mark lines with their source op"),
                        cl::sub(lowerCmd), cl::cat(category));
-NumberOption optLevel("O", cl::desc("Optimisation level 0-3"),
-                           cl::Prefix, cl::init(2), cl::sub(compileCmd),
-                           cl::sub(runCmd), cl::cat(category));
+NumberOption optLevel("O", cl::desc("Optimisation level 0-3"), cl::Prefix,
+                      cl::init(2), cl::sub(compileCmd), cl::sub(runCmd),
+                      cl::cat(category));
 
 cl::opt<std::string> output("o", cl::desc("Output file"),
                             cl::value_desc("file"), cl::sub(compileCmd),
@@ -172,32 +173,34 @@ cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
 // For the server's compile jobs, which compile a temp copy of a buffer.
 cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
                               cl::cat(category));
-cl::opt<std::string> shownName("display-name", cl::Hidden,
-                               cl::sub(compileCmd), cl::cat(category));
+cl::opt<std::string> shownName("display-name", cl::Hidden, cl::sub(compileCmd),
+                               cl::cat(category));
 
 cl::opt<std::string> inputs("inputs", cl::desc("Arguments as a JSON array"),
                             cl::value_desc("json"), cl::sub(runCmd),
                             cl::cat(category));
 NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
-                             cl::value_desc("seed"), cl::sub(runCmd),
-                             cl::cat(category));
+                        cl::value_desc("seed"), cl::sub(runCmd),
+                        cl::cat(category));
 cl::list<std::string> shapes("shape", cl::desc("Shapes of dynamic arguments"),
                              cl::value_desc("2x3,..."), cl::CommaSeparated,
                              cl::sub(runCmd), cl::cat(category));
 
-cl::opt<bool> litTest("lit-test", cl::desc("Delimited input, pretty output, "
-                                           "synchronous (tests)"),
+cl::opt<bool> litTest("lit-test",
+                      cl::desc("Delimited input, pretty output, "
+                               "synchronous (tests)"),
                       cl::sub(serveCmd), cl::cat(category));
 cl::opt<bool> syncMode("sync", cl::desc("Analyse before reading on"),
                        cl::sub(serveCmd), cl::cat(category));
-NumberOption debounceMs("debounce", cl::desc("Quiet period after an "
-                                                  "edit (ms)"),
-                             cl::init(50), cl::sub(serveCmd),
-                             cl::cat(category));
+NumberOption debounceMs("debounce",
+                        cl::desc("Quiet period after an "
+                                 "edit (ms)"),
+                        cl::init(50), cl::sub(serveCmd), cl::cat(category));
 cl::opt<bool> verbose("verbose", cl::desc("Log to stderr"), cl::sub(serveCmd),
                       cl::cat(category));
-cl::opt<bool> stdio("stdio", cl::desc("What editors pass; stdio is the only "
-                                      "transport"),
+cl::opt<bool> stdio("stdio",
+                    cl::desc("What editors pass; stdio is the only "
+                             "transport"),
                     cl::sub(serveCmd), cl::cat(category));
 
 /// The one wording of every CLI error: `tosa-lsp: error: MESSAGE`.
@@ -524,8 +527,7 @@ int runCompile() {
   opts.output = output;
   std::optional<EmitKind> e = parseEmit(emit);
   if (!e)
-    return usageError(
-        unknownChoiceMessage("emit kind", emit, choices().emits));
+    return usageError(unknownChoiceMessage("emit kind", emit, choices().emits));
   opts.emit = *e;
   if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
     return rc;
@@ -660,10 +662,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::string command = args[1];
-  if (!llvm::is_contained(std::initializer_list<StringRef>{
-                              "check", "explain", "fix", "lower", "compile",
-                              "run", "serve"},
-                          command))
+  if (!llvm::is_contained(
+          std::initializer_list<StringRef>{"check", "explain", "fix", "lower",
+                                           "compile", "run", "serve"},
+          command))
     return usageError("unknown command '" + command + "'");
 
   cl::HideUnrelatedOptions(category);
