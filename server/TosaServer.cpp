@@ -150,8 +150,13 @@ void TosaServer::configFilesChanged() {
 
 Config TosaServer::configFor(const std::string &path) {
   ConfigCache::Result project = projectConfigs.get(path);
-  if (!project.error.empty() && project.loaded)
+  if (project.loaded && !project.error.empty()) {
     reportOnce(project.error);
+  } else if (project.loaded) {
+    // Fixed: the same mistake made again is reported again.
+    std::lock_guard<std::mutex> lock(configMu);
+    lastError.clear();
+  }
   std::optional<nlohmann::json> s;
   {
     std::lock_guard<std::mutex> lock(configMu);

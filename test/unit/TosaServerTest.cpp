@@ -358,6 +358,13 @@ TEST(TosaServer, InvalidProjectFileReportedOncePerVersion) {
   EXPECT_NE(rec.errors[0].find("info.refinable must be true or false"),
             std::string::npos);
   EXPECT_TRUE(contains(rec.codes(), "refinable-result")); // defaults
+
+  // Fixed, then broken the same way again: reported again.
+  p.writeConfig(R"({"info": {"refinable": true}})");
+  ASSERT_FALSE(bool(server.changeDocument("file:///m.mlir", 3, {all})));
+  p.writeConfig(R"({"info": {"refinable": 3}})");
+  server.configFilesChanged();
+  EXPECT_EQ(rec.errors.size(), 2u);
 }
 
 //===----------------------------------------------------------------------===//
