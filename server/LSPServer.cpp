@@ -614,25 +614,6 @@ private:
   // Diagnostics
   //===--------------------------------------------------------------------===//
 
-  static int severityOf(const Diagnostic &d) {
-    switch (d.severity) {
-    case Severity::Error:
-      return int(DiagnosticSeverity::Error);
-    case Severity::Warning:
-      return int(DiagnosticSeverity::Warning);
-    case Severity::Note:
-    case Severity::Info:
-      // Runtime checks and refinable results are facts about nearly every
-      // dynamic op of a model: Hints, which editors show subtly and keep out
-      // of problem lists (hover and inlay hints carry the details). A
-      // declared size the runtime must match stays Information.
-      return d.code == "dynamic-to-static"
-                 ? int(DiagnosticSeverity::Information)
-                 : int(DiagnosticSeverity::Hint);
-    }
-    return int(DiagnosticSeverity::Error);
-  }
-
   /// One diagnostic, streamed (keys in the order json::Value prints them,
   /// so transcripts read the same either way).
   static void writeDiagnostic(json::OStream &os, const Snapshot &s,
@@ -673,7 +654,7 @@ private:
             });
           }
         });
-      os.attribute("severity", severityOf(d));
+      os.attribute("severity", int(TosaServer::severity(d)));
       os.attribute("source", "tosa-lsp");
     });
   }

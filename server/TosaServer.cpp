@@ -193,6 +193,24 @@ nlohmann::json TosaServer::defaultSettings() {
   };
 }
 
+lsp::DiagnosticSeverity TosaServer::severity(const Diagnostic &d) {
+  switch (d.severity) {
+  case Severity::Error:
+    return DiagnosticSeverity::Error;
+  case Severity::Warning:
+    return DiagnosticSeverity::Warning;
+  case Severity::Note:
+  case Severity::Info:
+    // Runtime checks and refinable results are facts about nearly every
+    // dynamic op of a model: Hints, which editors show subtly and keep out
+    // of problem lists (hover and inlay hints carry the details). A
+    // declared size the runtime must match stays Information.
+    return d.code == "dynamic-to-static" ? DiagnosticSeverity::Information
+                                         : DiagnosticSeverity::Hint;
+  }
+  return DiagnosticSeverity::Error;
+}
+
 //===----------------------------------------------------------------------===//
 // Documents
 //===----------------------------------------------------------------------===//

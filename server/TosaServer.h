@@ -140,6 +140,11 @@ public:
   /// The server's defaults, in the settings' own shape.
   static nlohmann::json defaultSettings();
 
+  /// How an editor shows a diagnostic: errors and warnings as such;
+  /// informational findings as Hints, except a declared size the runtime
+  /// must match (Information).
+  static llvm::lsp::DiagnosticSeverity severity(const Diagnostic &d);
+
   //===--- Documents ------------------------------------------------------===//
   void addDocument(const std::string &uri, const std::string &path,
                    int64_t version, std::string text);

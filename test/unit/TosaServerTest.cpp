@@ -174,6 +174,21 @@ TEST(TosaServer, ChangesApplyInOrderAndBadRangesKeepTheText) {
   EXPECT_EQ(server.snapshot("test:///a.mlir")->version, 2);
 }
 
+TEST(TosaServer, SeverityPolicy) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
+  std::map<std::string, lsp::DiagnosticSeverity> by;
+  for (const Diagnostic &d : rec.published.back()->analysis.diagnostics)
+    by[d.code] = TosaServer::severity(d);
+  EXPECT_EQ(by["dynamic-to-static"], lsp::DiagnosticSeverity::Information);
+  EXPECT_EQ(by["runtime-broadcast-check"], lsp::DiagnosticSeverity::Hint);
+  EXPECT_EQ(by["refinable-result"], lsp::DiagnosticSeverity::Hint);
+  Diagnostic error;
+  error.severity = Severity::Error;
+  EXPECT_EQ(TosaServer::severity(error), lsp::DiagnosticSeverity::Error);
+}
+
 //===----------------------------------------------------------------------===//
 // Code actions and the validation cache
 //===----------------------------------------------------------------------===//
