@@ -311,10 +311,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
                            *newType});
       if (user->name != "func.return")
         continue;
-      const SymbolInfo *fn = nullptr;
-      for (const SymbolInfo &s : fa.symbols)
-        if (s.opName == "func.func" && contains(s.scope, use.begin))
-          fn = &s;
+      const SymbolInfo *fn = functionAt(fa, use.begin);
       auto nb = fn ? off.offset(fn->nameRange.end) : std::nullopt;
       auto fe = fn ? off.offset(fn->scope.end) : std::nullopt;
       if (!nb || !fe)

@@ -123,6 +123,11 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
     error = "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
     return std::nullopt;
   }
+  return applyConfig(root, error, base);
+}
+
+std::optional<Config> applyConfig(const json &root, std::string &error,
+                                  const Config &base) {
   Config config = base;
   config.source.clear();
   ObjectReader top{root, "the configuration", error};

@@ -8,6 +8,8 @@
 #ifndef TOSA_LSP_ANALYSIS_CONFIG_H
 #define TOSA_LSP_ANALYSIS_CONFIG_H
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +68,11 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error);
 /// editor settings).
 std::optional<Config> parseConfig(const std::string &text, std::string &error,
                                   const Config &base);
+
+/// The same on a JSON value already parsed (editor settings arrive as
+/// data: merged as such, never printed and parsed again).
+std::optional<Config> applyConfig(const nlohmann::json &value,
+                                  std::string &error, const Config &base);
 
 } // namespace tosa_lsp
 

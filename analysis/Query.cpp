@@ -264,4 +264,12 @@ const OpReport *enclosingOp(const FileAnalysis &fa, Position pos) {
   return nullptr;
 }
 
+const SymbolInfo *functionAt(const FileAnalysis &fa, Position pos) {
+  const SymbolInfo *best = nullptr;
+  for (const SymbolInfo &s : fa.symbols)
+    if (s.opName == "func.func" && contains(s.scope, pos))
+      best = &s; // symbols come in text order: the last one is innermost
+  return best;
+}
+
 } // namespace tosa_lsp

@@ -67,6 +67,9 @@ private:
 /// The Broadcastable op whose text contains `pos`, if any.
 const OpReport *enclosingOp(const FileAnalysis &fa, Position pos);
 
+/// The innermost `func.func` whose text contains `pos`, if any.
+const SymbolInfo *functionAt(const FileAnalysis &fa, Position pos);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_ANALYSIS_QUERY_H

@@ -9,7 +9,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev
-  python3 python3-numpy neovim tmux vim binutils
+  python3 python3-numpy neovim tmux vim binutils clang-format-22
 )
 
 missing=()

@@ -24,10 +24,10 @@ static std::string readAll(const std::string &path) {
   return buf ? (*buf)->getBuffer().str() : std::string();
 }
 
-CompileJobResult runCompileJob(const CompileJob &job,
-                               const std::function<void(const std::string &)>
-                                   &progress,
-                               const std::atomic<bool> &cancel) {
+CompileJobResult
+runCompileJob(const CompileJob &job,
+              const std::function<void(const std::string &)> &progress,
+              const std::atomic<bool> &cancel) {
   CompileJobResult r;
   // Work files live in a directory of their own, removed on every path;
   // outputs go to the chosen directory or to a temp one kept only when the
@@ -82,12 +82,26 @@ CompileJobResult runCompileJob(const CompileJob &job,
     os << job.text;
   }
 
-  std::vector<std::string> argStore = {job.self,  "compile", std::string(input),
-                                       "-o",      std::string(output),
-                                       "--emit",  job.emit,
-                                       "--header", "--format=json",
-                                       "--display-name", job.name,
-                                       "--mode", job.mode};
+  // posix_spawn "succeeds" for a missing binary and the child exits 127:
+  // say what is wrong instead of "exit code -1".
+  if (!sys::fs::can_execute(job.self)) {
+    r.error = "cannot start the compiler process: " + job.self +
+              " is not an executable file";
+    return r;
+  }
+  std::vector<std::string> argStore = {job.self,
+                                       "compile",
+                                       std::string(input),
+                                       "-o",
+                                       std::string(output),
+                                       "--emit",
+                                       job.emit,
+                                       "--header",
+                                       "--format=json",
+                                       "--display-name",
+                                       job.name,
+                                       "--mode",
+                                       job.mode};
   if (!job.function.empty()) {
     argStore.push_back("--function");
     argStore.push_back(job.function);

@@ -26,7 +26,7 @@ struct CompileJob {
   std::string emit = "shared";
   std::string mode = "upstream"; // upstream | safe | versioned
   std::string source;            // the document's file: never replaced
-  std::string outputDir; // empty: a new temp directory
+  std::string outputDir;         // empty: a new temp directory
   /// Set when outputDir comes from a project's .tosa-lsp.json: the output
   /// directory must resolve inside this directory (Config::outputDirRoot).
   std::string outputDirRoot;
@@ -42,10 +42,10 @@ struct CompileJobResult {
   llvm::json::Value result = nullptr; // {output, header, symbols, bytes, log}
 };
 
-CompileJobResult runCompileJob(const CompileJob &job,
-                               const std::function<void(const std::string &)>
-                                   &progress,
-                               const std::atomic<bool> &cancel);
+CompileJobResult
+runCompileJob(const CompileJob &job,
+              const std::function<void(const std::string &)> &progress,
+              const std::atomic<bool> &cancel);
 
 } // namespace tosa_lsp
 

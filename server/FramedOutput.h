@@ -1,4 +1,5 @@
-//===- FramedOutput.h - whole LSP frames to stdout, from any thread -*- C++ -*-===//
+//===- FramedOutput.h - whole LSP frames to stdout, from any thread -*- C++
+//-*-===//
 //
 // JSONTransport builds a json::Value tree for every message; for a document
 // with 10^5 diagnostics that tree costs more than the analysis itself. The

@@ -2,35 +2,20 @@
 
 #include "LSPServer.h"
 
-#include "CompileJob.h"
-#include "Convert.h"
 #include "FramedOutput.h"
-#include "Input.h"
-#include "OutputFiles.h"
-#include "Scheduler.h"
 #include "Timing.h"
+#include "TosaServer.h"
 
-#include "Hover.h"
-#include "Lowering.h"
-#include "InlayHints.h"
-#include "Navigation.h"
-#include "Query.h"
-
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LSP/Logging.h"
 #include "llvm/Support/LSP/Protocol.h"
 #include "llvm/Support/LSP/Transport.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <set>
-#include <thread>
-#include <tuple>
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/thread.h"
-#include "llvm/Support/Path.h"
+#include <mutex>
 
 using namespace llvm;
 using namespace llvm::lsp;
@@ -165,12 +150,12 @@ private:
                         StringRef message) {
     text.clear();
     raw_string_ostream os(text);
-    os << json::Value(json::Object{
-        {"jsonrpc", "2.0"},
-        {"id", std::move(id)},
-        {"method", "$/tosa-lsp/invalid"},
-        {"params",
-         json::Object{{"code", int(code)}, {"message", message.str()}}}});
+    os << json::Value(
+        json::Object{{"jsonrpc", "2.0"},
+                     {"id", std::move(id)},
+                     {"method", "$/tosa-lsp/invalid"},
+                     {"params", json::Object{{"code", int(code)},
+                                             {"message", message.str()}}}});
   }
 
   void inspect(std::string &text) {
@@ -190,13 +175,13 @@ private:
     if (!doc) {
       Logger::error("ignoring a malformed message: {0}",
                     toString(doc.takeError()));
-      replaceWithError(text, nullptr, ErrorCode::ParseError,
-                       "invalid JSON");
+      replaceWithError(text, nullptr, ErrorCode::ParseError, "invalid JSON");
       return;
     }
     json::Object *obj = doc->getAsObject();
     json::Value *id = obj ? obj->get("id") : nullptr;
-    std::optional<StringRef> method = obj ? obj->getString("method") : std::nullopt;
+    std::optional<StringRef> method =
+        obj ? obj->getString("method") : std::nullopt;
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
       Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
       if (id && method) // A request: JSON-RPC requires an answer.
@@ -254,16 +239,200 @@ struct Deferred {
   }
 };
 
-class Server {
+/// Editor settings arrive as llvm::json; the configuration reads
+/// nlohmann::json. Converted as data (depth is bounded by TrackingInput).
+nlohmann::json toNlohmann(const json::Value &v) {
+  switch (v.kind()) {
+  case json::Value::Null:
+    return nullptr;
+  case json::Value::Boolean:
+    return *v.getAsBoolean();
+  case json::Value::Number:
+    if (std::optional<int64_t> i = v.getAsInteger())
+      return *i;
+    if (std::optional<uint64_t> u = v.getAsUINT64())
+      return *u;
+    return *v.getAsNumber();
+  case json::Value::String:
+    return v.getAsString()->str();
+  case json::Value::Array: {
+    nlohmann::json out = nlohmann::json::array();
+    for (const json::Value &e : *v.getAsArray())
+      out.push_back(toNlohmann(e));
+    return out;
+  }
+  case json::Value::Object: {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto &[k, e] : *v.getAsObject())
+      out[k.str()] = toNlohmann(e);
+    return out;
+  }
+  }
+  return nullptr;
+}
+
+json::Value fromNlohmann(const nlohmann::json &v) {
+  switch (v.type()) {
+  case nlohmann::json::value_t::boolean:
+    return v.get<bool>();
+  case nlohmann::json::value_t::number_integer:
+    return v.get<int64_t>();
+  case nlohmann::json::value_t::number_unsigned:
+    return v.get<uint64_t>();
+  case nlohmann::json::value_t::number_float:
+    return v.get<double>();
+  case nlohmann::json::value_t::string:
+    return v.get<std::string>();
+  case nlohmann::json::value_t::array: {
+    json::Array out;
+    for (const nlohmann::json &e : v)
+      out.push_back(fromNlohmann(e));
+    return out;
+  }
+  case nlohmann::json::value_t::object: {
+    json::Object out;
+    for (auto it = v.begin(); it != v.end(); ++it)
+      out[it.key()] = fromNlohmann(it.value());
+    return out;
+  }
+  default:
+    return nullptr;
+  }
+}
+
+/// `initialize`'s params, as far as we read them.
+struct InitializeParams {
+  RawParams initializationOptions;
+};
+bool fromJSON(const json::Value &v, InitializeParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("initializationOptions", p.initializationOptions);
+}
+
+struct DidChangeConfigurationParams {
+  RawParams settings;
+};
+bool fromJSON(const json::Value &v, DidChangeConfigurationParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("settings", p.settings);
+}
+
+struct DidSaveParams {
+  TextDocumentIdentifier textDocument;
+};
+bool fromJSON(const json::Value &v, DidSaveParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument);
+}
+
+struct FileEvent {
+  std::string uri;
+};
+bool fromJSON(const json::Value &v, FileEvent &e, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("uri", e.uri);
+}
+struct DidChangeWatchedFilesParams {
+  std::vector<FileEvent> changes;
+};
+bool fromJSON(const json::Value &v, DidChangeWatchedFilesParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("changes", p.changes);
+}
+
+struct CancelParams {
+  RawParams id;
+};
+bool fromJSON(const json::Value &v, CancelParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("id", p.id);
+}
+
+/// `$/tosa-lsp/invalid` (see TrackingInput).
+struct InvalidParams {
+  int64_t code = int(ErrorCode::InvalidRequest);
+  std::string message = "invalid request";
+};
+bool fromJSON(const json::Value &v, InvalidParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("code", p.code) &&
+         o.mapOptional("message", p.message);
+}
+
+/// `tosa/previewLowering` params, or `tosa.previewLowering`'s first
+/// argument: {uri | textDocument.uri, function | position, stage?, mode?}.
+struct PreviewParams {
+  std::optional<std::string> uri;
+  std::optional<std::string> function, stage, mode;
+  std::optional<lsp::Position> position;
+};
+bool fromJSON(const json::Value &v, PreviewParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  if (!o || !o.mapOptional("uri", p.uri) ||
+      !o.mapOptional("function", p.function) ||
+      !o.mapOptional("stage", p.stage) || !o.mapOptional("mode", p.mode) ||
+      !o.mapOptional("position", p.position))
+    return false;
+  if (!p.uri)
+    if (const json::Object *td = v.getAsObject()->getObject("textDocument"))
+      if (std::optional<StringRef> u = td->getString("uri"))
+        p.uri = u->str();
+  return true;
+}
+
+/// `tosa.compile`'s first argument.
+struct CompileParams {
+  std::string uri;
+  std::optional<std::string> function, emit, mode;
+};
+bool fromJSON(const json::Value &v, CompileParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("uri", p.uri) && o.mapOptional("function", p.function) &&
+         o.mapOptional("emit", p.emit) && o.mapOptional("mode", p.mode);
+}
+
+struct ExecuteCommandParams {
+  std::string command;
+  RawParams arguments;
+  RawParams workDoneToken;
+};
+bool fromJSON(const json::Value &v, ExecuteCommandParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("command", p.command) &&
+         o.mapOptional("arguments", p.arguments) &&
+         o.mapOptional("workDoneToken", p.workDoneToken);
+}
+
+/// The first element of executeCommand arguments (or the value itself).
+const json::Value &firstArgument(const json::Value &args) {
+  if (const json::Array *a = args.getAsArray(); a && !a->empty())
+    return (*a)[0];
+  return args;
+}
+
+std::string uriFor(const std::string &path) {
+  Expected<URIForFile> uri = URIForFile::fromFile(path);
+  if (!uri) {
+    Logger::error("{0}: {1}", path, toString(uri.takeError()));
+    return "";
+  }
+  return uri->uri().str();
+}
+
+/// The protocol layer: LSP messages in, TosaServer calls; TosaServer
+/// results out, LSP messages. Request ids, cancellation, progress tokens and
+/// the wire format of diagnostics live here and nowhere else.
+class Server : public TosaServer::Callbacks {
 public:
   Server(JSONTransport &transport, TrackingInput &input, FramedOutput &output,
          const ServerOptions &options)
       : input(input), output(output), litTest(options.litTest),
-        handler(transport),
-        publish(handler.outgoingNotification<json::Value>(
-            "textDocument/publishDiagnostics")),
-        showMessage(handler.outgoingNotification<json::Value>(
-            "window/showMessage")),
+        handler(transport), publish(handler.outgoingNotification<json::Value>(
+                                "textDocument/publishDiagnostics")),
+        showMessage(
+            handler.outgoingNotification<json::Value>("window/showMessage")),
         showDocumentRequest(handler.outgoingRequest<json::Value, RawParams>(
             "window/showDocument",
             [](json::Value, Expected<RawParams> r) {
@@ -278,9 +447,7 @@ public:
                 consumeError(r.takeError()); // progress is best effort
             })),
         progress(handler.outgoingNotification<json::Value>("$/progress")),
-        syncMode(options.sync),
-        scheduler(options.sync, std::chrono::milliseconds(options.debounceMs),
-                  [this](Scheduler::SnapshotPtr s) { publishDiagnostics(*s); }) {
+        features(featureOptions(options), *this) {
     handler.method("initialize", this, &Server::onInitialize);
     handler.method("shutdown", this, &Server::onShutdown);
     handler.notification("initialized", this, &Server::onIgnored);
@@ -291,9 +458,11 @@ public:
     handler.notification("textDocument/didOpen", this, &Server::onDidOpen);
     handler.notification("textDocument/didChange", this, &Server::onDidChange);
     handler.notification("textDocument/didClose", this, &Server::onDidClose);
-    handler.notification("textDocument/didSave", this, &Server::onIgnored);
+    handler.notification("textDocument/didSave", this, &Server::onDidSave);
     handler.notification("workspace/didChangeConfiguration", this,
                          &Server::onDidChangeConfiguration);
+    handler.notification("workspace/didChangeWatchedFiles", this,
+                         &Server::onDidChangeWatchedFiles);
     handler.method("textDocument/hover", this, &Server::onHover);
     handler.method("textDocument/inlayHint", this, &Server::onInlayHint);
     handler.method("textDocument/definition", this, &Server::onDefinition);
@@ -309,20 +478,41 @@ public:
   bool shutdownRequested = false;
 
 private:
-  struct Document {
-    std::string path;
-    std::string text;
-    int64_t version = 0;
-  };
+  static TosaServer::Options featureOptions(const ServerOptions &o) {
+    TosaServer::Options out;
+    out.sync = o.sync;
+    out.debounce = std::chrono::milliseconds(o.debounceMs);
+    out.self = sys::fs::getMainExecutable(nullptr, (void *)&runServer);
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // TosaServer callbacks
+  //===--------------------------------------------------------------------===//
+
+  void onDiagnostics(Scheduler::SnapshotPtr s) override {
+    publishDiagnostics(*s);
+  }
+  void onError(const std::string &message) override {
+    showMessage(json::Object{{"type", int(MessageType::Error)},
+                             {"message", "tosa-lsp: " + message}});
+  }
 
   //===--------------------------------------------------------------------===//
   // Lifecycle and configuration
   //===--------------------------------------------------------------------===//
 
-  void onInitialize(const RawParams &params, Callback<json::Value> reply) {
-    if (const json::Object *obj = params.value.getAsObject())
-      if (const json::Value *opts = obj->get("initializationOptions"))
-        clientSettings = *opts;
+  void onInitialize(const InitializeParams &params,
+                    Callback<json::Value> reply) {
+    if (params.initializationOptions.value.kind() != json::Value::Null)
+      features.setSettings(toNlohmann(params.initializationOptions.value));
+    const Choices &c = choices();
+    auto array = [](const std::vector<std::string> &v) {
+      json::Array out;
+      for (const std::string &s : v)
+        out.push_back(s);
+      return out;
+    };
     json::Object caps{
         {"textDocumentSync",
          json::Object{{"openClose", true}, {"change", 2}, {"save", false}}},
@@ -337,152 +527,92 @@ private:
         {"executeCommandProvider",
          json::Object{{"commands",
                        json::Array{"tosa.previewLowering", "tosa.compile"}}}},
+        // For clients: the names preview and compile accept, and the
+        // settings' defaults (send only what the user set).
+        {"experimental",
+         json::Object{{"tosaLsp",
+                       json::Object{
+                           {"stages", array(c.stages)},
+                           {"modes", array(c.modes)},
+                           {"emits", array(c.emits)},
+                           {"defaultSettings",
+                            fromNlohmann(TosaServer::defaultSettings())},
+                       }}}},
     };
-    reply(json::Object{
-        {"capabilities", std::move(caps)},
-        {"serverInfo",
-         json::Object{{"name", "tosa-lsp"}, {"version", "0.1.0"}}}});
+    reply(json::Object{{"capabilities", std::move(caps)},
+                       {"serverInfo", json::Object{{"name", "tosa-lsp"},
+                                                   {"version", "0.1.0"}}}});
   }
 
   void onShutdown(const NoParams &, Callback<json::Value> reply) {
     shutdownRequested = true;
-    cancelCompiles(); // a compile can take minutes: do not wait for it
+    features.cancelCompiles(); // a compile can take minutes: do not wait
     reply(nullptr);
-  }
-
-  /// Kills running compiler processes (their jobs notice within 20 ms) and
-  /// makes new compiles stop at once.
-  void cancelCompiles() {
-    std::lock_guard<std::mutex> lock(compilesMu);
-    stopping = true;
-    for (const auto &cancel : compiles)
-      *cancel = true;
   }
 
   void onIgnored(const RawParams &) {}
 
   /// A request the input layer found invalid (see TrackingInput).
-  void onInvalid(const RawParams &params, Callback<json::Value> reply) {
-    const json::Object *obj = params.value.getAsObject();
-    int64_t code = obj ? obj->getInteger("code").value_or(
-                             int(ErrorCode::InvalidRequest))
-                       : int(ErrorCode::InvalidRequest);
-    std::string message =
-        obj ? obj->getString("message").value_or("invalid request").str()
-            : std::string("invalid request");
-    reply(make_error<LSPError>(message, static_cast<ErrorCode>(code)));
+  void onInvalid(const InvalidParams &params, Callback<json::Value> reply) {
+    reply(make_error<LSPError>(params.message,
+                               static_cast<ErrorCode>(params.code)));
   }
 
-  void onDidChangeConfiguration(const RawParams &params) {
-    if (const json::Object *obj = params.value.getAsObject())
-      if (const json::Value *settings = obj->get("settings"))
-        clientSettings = *settings;
-    for (auto &[uri, doc] : documents)
-      schedule(uri, doc);
+  void onDidChangeConfiguration(const DidChangeConfigurationParams &params) {
+    features.setSettings(toNlohmann(params.settings.value));
   }
 
-  /// Defaults, then the project's .tosa-lsp.json, then editor settings
-  /// (given either flat or under "tosaLsp").
-  Config configFor(const std::string &path) {
-    Config config;
-    std::string error;
-    if (std::optional<Config> c = loadConfig("", path, error))
-      config = *c;
-    else
-      reportConfigError(error);
-    const json::Value *settings = &clientSettings;
-    if (const json::Object *obj = clientSettings.getAsObject())
-      if (const json::Value *nested = obj->get("tosaLsp"))
-        settings = nested;
-    if (const json::Object *obj = settings->getAsObject(); obj && !obj->empty()) {
-      std::string text;
-      raw_string_ostream os(text);
-      os << *settings;
-      if (std::optional<Config> c = parseConfig(text, error, config))
-        config = *c;
-      else
-        reportConfigError("editor settings: " + error);
-    }
-    return config;
+  static bool isConfigFile(StringRef uriOrPath) {
+    return sys::path::filename(uriOrPath) == ".tosa-lsp.json";
   }
 
-  void reportConfigError(const std::string &error) {
-    if (error == lastConfigError)
-      return; // once, not on every keystroke
-    lastConfigError = error;
-    Logger::error("{0}", error);
-    showMessage(json::Object{{"type", int(MessageType::Error)},
-                             {"message", "tosa-lsp: " + error}});
+  void onDidChangeWatchedFiles(const DidChangeWatchedFilesParams &params) {
+    if (llvm::any_of(params.changes,
+                     [](const FileEvent &e) { return isConfigFile(e.uri); }))
+      features.configFilesChanged();
+  }
+
+  void onDidSave(const DidSaveParams &params) {
+    if (isConfigFile(params.textDocument.uri.file()))
+      features.configFilesChanged();
   }
 
   //===--------------------------------------------------------------------===//
   // Documents
   //===--------------------------------------------------------------------===//
 
-  void schedule(const std::string &uri, const Document &doc) {
-    scheduler.update(uri, doc.path, doc.version, doc.text,
-                     configFor(doc.path));
-  }
-
   void onDidOpen(const DidOpenTextDocumentParams &params) {
-    const std::string uri = params.textDocument.uri.uri().str();
-    Document &doc = documents[uri];
-    doc.path = params.textDocument.uri.file().str();
-    doc.text = params.textDocument.text;
-    doc.version = params.textDocument.version;
-    schedule(uri, doc);
+    features.addDocument(params.textDocument.uri.uri().str(),
+                         params.textDocument.uri.file().str(),
+                         params.textDocument.version, params.textDocument.text);
   }
 
   void onDidChange(const DidChangeTextDocumentParams &params) {
     const std::string uri = params.textDocument.uri.uri().str();
-    auto it = documents.find(uri);
-    if (it == documents.end()) {
-      Logger::error("didChange for a document that is not open: {0}", uri);
-      return;
+    if (Error err = features.changeDocument(uri, params.textDocument.version,
+                                            params.contentChanges)) {
+      std::string message;
+      handleAllErrors(
+          std::move(err), [&](const LSPError &e) { message = e.message; },
+          [&](const ErrorInfoBase &e) { message = e.message(); });
+      Logger::error("{0}: {1}", uri, message);
+      if (!StringRef(message).starts_with("didChange for a document"))
+        showMessage(
+            json::Object{{"type", int(MessageType::Error)},
+                         {"message", "tosa-lsp: " + message +
+                                         "; reopen the file to resync"}});
     }
-    Document &doc = it->second;
-    for (const TextDocumentContentChangeEvent &change : params.contentChanges)
-      if (std::optional<std::string> error = applyChange(doc.text, change)) {
-        // The client and we disagree on the text: say so rather than
-        // analysing something the user does not see.
-        Logger::error("{0}: {1}", uri, *error);
-        showMessage(json::Object{
-            {"type", int(MessageType::Error)},
-            {"message", "tosa-lsp: " + *error + "; reopen the file to resync"}});
-        return;
-      }
-    doc.version = params.textDocument.version;
-    schedule(uri, doc);
   }
 
   void onDidClose(const DidCloseTextDocumentParams &params) {
     const std::string uri = params.textDocument.uri.uri().str();
-    documents.erase(uri);
-    scheduler.remove(uri);
+    features.removeDocument(uri);
     publish(json::Object{{"uri", uri}, {"diagnostics", json::Array()}});
   }
 
   //===--------------------------------------------------------------------===//
   // Diagnostics
   //===--------------------------------------------------------------------===//
-
-  static int severityOf(const Diagnostic &d) {
-    switch (d.severity) {
-    case Severity::Error:
-      return int(DiagnosticSeverity::Error);
-    case Severity::Warning:
-      return int(DiagnosticSeverity::Warning);
-    case Severity::Note:
-    case Severity::Info:
-      // Runtime checks and refinable results are facts about nearly every
-      // dynamic op of a model: Hints, which editors show subtly and keep out
-      // of problem lists (hover and inlay hints carry the details). A
-      // declared size the runtime must match stays Information.
-      return d.code == "dynamic-to-static" ? int(DiagnosticSeverity::Information)
-                                           : int(DiagnosticSeverity::Hint);
-    }
-    return int(DiagnosticSeverity::Error);
-  }
 
   /// One diagnostic, streamed (keys in the order json::Value prints them,
   /// so transcripts read the same either way).
@@ -524,7 +654,7 @@ private:
             });
           }
         });
-      os.attribute("severity", severityOf(d));
+      os.attribute("severity", int(TosaServer::severity(d)));
       os.attribute("source", "tosa-lsp");
     });
   }
@@ -588,41 +718,22 @@ private:
     return {deferred, key};
   }
 
-  /// Answers `fn(snapshot)` from the latest finished snapshot: now, or, for
-  /// a document still being analysed for the first time, when that
-  /// finishes (cancellable). Unknown documents get an error. With
-  /// `offMainLoop`, `fn` runs on a background thread (it may be slow).
-  void withSnapshot(const URIForFile &uri, Callback<json::Value> reply,
-                    std::function<json::Value(const Snapshot &)> fn,
-                    bool offMainLoop = false) {
-    std::shared_ptr<Deferred> deferred;
-    std::string key;
-    std::tie(deferred, key) = defer(std::move(reply));
-    offMainLoop &= !syncMode;
-    bool known = scheduler.withSnapshot(
-        uri.uri().str(), [this, deferred, fn, key,
-                          offMainLoop](Scheduler::SnapshotPtr s) {
-          if (!s) {
-            deferred->finish(make_error<LSPError>(
-                "the document was closed before it was analysed",
-                ErrorCode::ContentModified));
-            forget(key);
-          } else if (offMainLoop) {
-            background([this, deferred, fn, key, s] {
-              deferred->finish(fn(*s));
-              forget(key);
-            });
-          } else {
-            deferred->finish(fn(*s));
-            forget(key);
-          }
-        });
-    if (!known) {
-      deferred->finish(make_error<LSPError>(
-          "unknown document: " + uri.uri().str() + " (not opened)",
-          ErrorCode::InvalidParams));
+  /// A TosaServer callback that answers `reply` with `convert(result)` (or
+  /// the error), unless `$/cancelRequest` answered it first.
+  template <typename T, typename Convert>
+  Callback<T> answer(Callback<json::Value> reply, Convert convert,
+                     std::shared_ptr<Deferred> *out = nullptr) {
+    auto [deferred, key] = defer(std::move(reply));
+    if (out)
+      *out = deferred;
+    return [this, deferred = deferred, key = key,
+            convert = std::move(convert)](Expected<T> r) mutable {
+      if (!r)
+        deferred->finish(r.takeError());
+      else
+        deferred->finish(convert(std::move(*r)));
       forget(key);
-    }
+    };
   }
 
   void forget(const std::string &key) {
@@ -632,15 +743,11 @@ private:
     pending.erase(key);
   }
 
-  void onCancel(const RawParams &params) {
-    const json::Object *obj = params.value.getAsObject();
-    const json::Value *id = obj ? obj->get("id") : nullptr;
-    if (!id)
-      return;
+  void onCancel(const CancelParams &params) {
     std::shared_ptr<Deferred> d;
     {
       std::lock_guard<std::mutex> lock(pendingMu);
-      auto it = pending.find(idKey(*id));
+      auto it = pending.find(idKey(params.id.value));
       if (it == pending.end())
         return; // Already answered.
       d = it->second;
@@ -648,516 +755,238 @@ private:
     }
     if (d->onCancel)
       d->onCancel();
-    d->finish(make_error<LSPError>("request cancelled",
-                                   ErrorCode::RequestCancelled));
+    d->finish(
+        make_error<LSPError>("request cancelled", ErrorCode::RequestCancelled));
   }
 
   void onHover(const TextDocumentPositionParams &params,
                Callback<json::Value> reply) {
-    lsp::Position pos = params.position;
-    withSnapshot(params.textDocument.uri, std::move(reply),
-                 [pos](const Snapshot &s) -> json::Value {
-                   std::optional<Position> p = s.lines.fromLsp(pos);
-                   std::optional<HoverResult> h =
-                       p ? hover(s.analysis, *p) : std::nullopt;
-                   if (!h)
-                     return nullptr;
-                   Hover out(s.lines.toLsp(h->range));
-                   out.contents.kind = MarkupKind::Markdown;
-                   out.contents.value = h->markdown;
-                   return toJSON(out);
-                 });
+    features.hover(
+        params.textDocument.uri.uri().str(), params.position,
+        answer<std::optional<Hover>>(
+            std::move(reply), [](std::optional<Hover> h) -> json::Value {
+              return h ? toJSON(*h) : json::Value(nullptr);
+            }));
   }
 
   void onInlayHint(const InlayHintsParams &params,
                    Callback<json::Value> reply) {
-    lsp::Range range = params.range;
-    withSnapshot(
-        params.textDocument.uri, std::move(reply),
-        [range](const Snapshot &s) -> json::Value {
-          json::Array out;
-          std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-          if (!r)
-            return out;
-          for (const InlayHintData &h :
-               inlayHints(s.analysis, *r, s.config.hints)) {
-            InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
-            hint.label = h.label;
-            hint.paddingLeft = false;
-            out.push_back(toJSON(hint));
-          }
-          return out;
-        });
+    features.inlayHints(
+        params.textDocument.uri.uri().str(), params.range,
+        answer<std::vector<InlayHint>>(
+            std::move(reply), [](std::vector<InlayHint> hints) -> json::Value {
+              json::Array out;
+              for (const InlayHint &h : hints)
+                out.push_back(toJSON(h));
+              return out;
+            }));
   }
 
-  static json::Value locations(const Snapshot &s, const URIForFile &uri,
-                               const std::vector<Range> &rs) {
-    json::Array out;
-    for (const Range &r : rs)
-      if (r.begin.valid())
+  static auto locations(const URIForFile &uri) {
+    return [uri = uri.uri().str()](std::vector<lsp::Range> rs) -> json::Value {
+      json::Array out;
+      for (const lsp::Range &r : rs)
         // Not toJSON(lsp::Location): it borrows the URI string.
-        out.push_back(json::Object{{"uri", uri.uri().str()},
-                                   {"range", toJSON(s.lines.toLsp(r))}});
-    return out;
+        out.push_back(json::Object{{"uri", uri}, {"range", toJSON(r)}});
+      return out;
+    };
   }
 
   void onDefinition(const TextDocumentPositionParams &params,
                     Callback<json::Value> reply) {
-    lsp::Position pos = params.position;
-    URIForFile uri = params.textDocument.uri;
-    withSnapshot(uri, std::move(reply),
-                 [pos, uri](const Snapshot &s) -> json::Value {
-                   std::optional<Position> p = s.lines.fromLsp(pos);
-                   std::optional<Range> d =
-                       p ? definition(s.analysis, *p) : std::nullopt;
-                   return locations(s, uri,
-                                    d ? std::vector<Range>{*d}
-                                      : std::vector<Range>());
-                 });
+    features.definition(
+        params.textDocument.uri.uri().str(), params.position,
+        answer<std::vector<lsp::Range>>(std::move(reply),
+                                        locations(params.textDocument.uri)));
   }
 
   void onReferences(const ReferenceParams &params,
                     Callback<json::Value> reply) {
-    lsp::Position pos = params.position;
-    URIForFile uri = params.textDocument.uri;
-    bool withDecl = params.context.includeDeclaration;
-    withSnapshot(uri, std::move(reply),
-                 [pos, uri, withDecl](const Snapshot &s) -> json::Value {
-                   std::optional<Position> p = s.lines.fromLsp(pos);
-                   return locations(s, uri,
-                                    p ? references(s.analysis, *p, withDecl)
-                                      : std::vector<Range>());
-                 });
-  }
-
-  static lsp::DocumentSymbol toLsp(const Snapshot &s, const DocSymbol &d) {
-    SymbolKind kind = d.kind == DocSymbol::Section    ? SymbolKind::Namespace
-                      : d.kind == DocSymbol::Function ? SymbolKind::Function
-                                                      : SymbolKind::Variable;
-    lsp::DocumentSymbol out(d.name, kind, s.lines.toLsp(d.range),
-                            s.lines.toLsp(d.selection));
-    out.detail = d.detail;
-    for (const DocSymbol &c : d.children)
-      out.children.push_back(toLsp(s, c));
-    return out;
+    features.references(
+        params.textDocument.uri.uri().str(), params.position,
+        params.context.includeDeclaration,
+        answer<std::vector<lsp::Range>>(std::move(reply),
+                                        locations(params.textDocument.uri)));
   }
 
   void onDocumentSymbol(const DocumentSymbolParams &params,
                         Callback<json::Value> reply) {
-    withSnapshot(params.textDocument.uri, std::move(reply),
-                 [](const Snapshot &s) -> json::Value {
-                   json::Array out;
-                   for (const DocSymbol &d : documentSymbols(s.analysis))
-                     out.push_back(toJSON(toLsp(s, d)));
-                   return out;
-                 });
+    features.documentSymbols(
+        params.textDocument.uri.uri().str(),
+        answer<std::vector<lsp::DocumentSymbol>>(
+            std::move(reply),
+            [](std::vector<lsp::DocumentSymbol> symbols) -> json::Value {
+              json::Array out;
+              for (const lsp::DocumentSymbol &d : symbols)
+                out.push_back(toJSON(d));
+              return out;
+            }));
   }
 
-  /// Quick fixes whose diagnostic overlaps the requested range (validated
-  /// on first request, off the main loop), plus the lowering preview and
-  /// compile actions on the function under the cursor.
+  static json::Value codeActionJSON(const Snapshot &s,
+                                    const CodeActionItem &a) {
+    json::Object out{{"title", a.title}, {"kind", a.kind}};
+    if (a.diagnostic) {
+      json::Array edits;
+      for (const TextEdit &e : a.edits)
+        edits.push_back(
+            json::Object{{"range", toJSON(e.range)}, {"newText", e.newText}});
+      out["isPreferred"] = a.preferred;
+      out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
+      out["edit"] =
+          json::Object{{"changes", json::Object{{s.uri, std::move(edits)}}}};
+      return out;
+    }
+    json::Object args{{"uri", s.uri}, {"function", a.function}};
+    if (!a.stage.empty())
+      args["stage"] = a.stage;
+    if (!a.mode.empty())
+      args["mode"] = a.mode;
+    if (!a.emit.empty())
+      args["emit"] = a.emit;
+    out["command"] = json::Object{{"title", a.commandTitle},
+                                  {"command", a.command},
+                                  {"arguments", json::Array{std::move(args)}}};
+    return out;
+  }
+
   void onCodeAction(const CodeActionParams &params,
                     Callback<json::Value> reply) {
-    lsp::Range range = params.range;
-    std::vector<std::string> only = params.context.only;
-    auto compute = [this, range, only](const Snapshot &s) -> json::Value {
-      json::Array out;
-      auto wants = [&](StringRef kind) {
-        if (only.empty())
-          return true;
-        for (const std::string &k : only)
-          if (kind.starts_with(k))
-            return true;
-        return false;
-      };
-      std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-      if (!r)
-        return out;
-      const SymbolInfo *fn = functionAt(s.analysis, r->begin);
-      if (fn && wants("refactor.rewrite")) {
-        json::Object args{{"uri", s.uri},
-                          {"function", fn->name},
-                          {"stage", "linalg"},
-                          {"mode", "upstream"}};
-        out.push_back(json::Object{
-            {"title", "Preview lowering of @" + fn->name + " (TOSA -> linalg)"},
-            {"kind", "refactor.rewrite"},
-            {"command", json::Object{{"title", "Preview lowering"},
-                                     {"command", "tosa.previewLowering"},
-                                     {"arguments",
-                                      json::Array{std::move(args)}}}}});
-      }
-      if (fn && wants("source"))
-        out.push_back(json::Object{
-            {"title", "Compile @" + fn->name + " to native code (shared library)"},
-            {"kind", "source"},
-            {"command",
-             json::Object{{"title", "Compile to native code"},
-                          {"command", "tosa.compile"},
-                          {"arguments",
-                           json::Array{json::Object{{"uri", s.uri},
-                                                    {"function", fn->name},
-                                                    {"emit", "shared"}}}}}}});
-      if (!wants("quickfix"))
-        return out;
-      json::Array fixes;
-      for (size_t i = 0; i < s.fixes().size(); ++i) {
-        const FixData &fix = s.fixes()[i];
-        const Diagnostic &d = s.analysis.diagnostics[fix.diagnostic];
-        if (!overlaps(d.range, *r) || !isValid(s, i))
-          continue;
-        json::Array edits;
-        for (const TextEditData &e : fix.edits)
-          edits.push_back(json::Object{{"range", toJSON(s.lines.toLsp(e.range))},
-                                       {"newText", e.newText}});
-        fixes.push_back(json::Object{
-            {"title", fix.title},
-            {"kind", "quickfix"},
-            {"isPreferred", fix.preferred},
-            {"diagnostics", json::Array{diagnosticJSON(s, d)}},
-            {"edit", json::Object{{"changes",
-                                   json::Object{{s.uri, std::move(edits)}}}}}});
-      }
-      // Quick fixes first: editors show the first action most prominently.
-      for (json::Value &a : out)
-        fixes.push_back(std::move(a));
-      return fixes;
-    };
-    // Validation re-analyses a section: keep it off the main loop.
-    withSnapshot(params.textDocument.uri, std::move(reply), compute,
-                 /*offMainLoop=*/true);
+    features.codeActions(
+        params.textDocument.uri.uri().str(), params.range, params.context.only,
+        answer<CodeActions>(
+            std::move(reply), [](CodeActions actions) -> json::Value {
+              json::Array out;
+              for (const CodeActionItem &a : actions.items)
+                out.push_back(codeActionJSON(*actions.snapshot, a));
+              return out;
+            }));
   }
 
-  /// Validates fix `i` of `s` once, remembering the verdict.
-  bool isValid(const Snapshot &s, size_t i) {
-    {
-      std::lock_guard<std::mutex> lock(s.validationMu);
-      if (auto it = s.validated.find(i); it != s.validated.end())
-        return it->second;
+  /// Runs a preview; with `showDocument`, the preview is also written to a
+  /// read-only file the client is asked to open.
+  void preview(const json::Value &raw, Callback<json::Value> reply,
+               bool showDocument) {
+    PreviewParams params;
+    json::Path::Root root;
+    if (!raw.getAsObject())
+      return reply(
+          make_error<LSPError>("expected {uri, position|function, stage, mode}",
+                               ErrorCode::InvalidParams));
+    if (!fromJSON(raw, params, root)) {
+      // A malformed position keeps its old wording.
+      if (raw.getAsObject()->get("position"))
+        return reply(make_error<LSPError>("unknown document or bad position",
+                                          ErrorCode::InvalidParams));
+      return reply(make_error<LSPError>(
+          "invalid tosa/previewLowering params: " + toString(root.getError()),
+          ErrorCode::InvalidParams));
     }
-    bool ok;
-    {
-      std::lock_guard<std::mutex> lock(validatorMu);
-      if (!validator)
-        validator = std::make_unique<Analyzer>();
-      ok = validateFix(*validator, s.analysis, s.text, s.config, s.fixes()[i]);
-    }
-    std::lock_guard<std::mutex> lock(s.validationMu);
-    s.validated[i] = ok;
-    return ok;
+    if (!params.uri)
+      return reply(
+          make_error<LSPError>("missing uri", ErrorCode::InvalidParams));
+    PreviewRequest req;
+    req.uri = *params.uri;
+    req.function = params.function;
+    if (!params.function)
+      req.position = params.position;
+    if (params.stage)
+      req.stage = *params.stage;
+    if (params.mode)
+      req.mode = *params.mode;
+    req.writeFile = showDocument;
+    features.previewLowering(
+        std::move(req),
+        answer<PreviewResult>(
+            std::move(reply), [this](PreviewResult r) -> json::Value {
+              json::Array mappings;
+              for (const PreviewMappingLsp &m : r.mappings)
+                mappings.push_back(
+                    json::Object{{"previewPosition", toJSON(m.preview)},
+                                 {"sourceOp", m.sourceOp},
+                                 {"sourcePosition", toJSON(m.source)}});
+              json::Object result{{"text", std::move(r.text)},
+                                  {"pipeline", std::move(r.pipeline)},
+                                  {"mappings", std::move(mappings)}};
+              if (!r.file.empty()) {
+                std::string fileUri = uriFor(r.file);
+                result["previewUri"] = fileUri;
+                showDocumentRequest(
+                    json::Object{{"uri", fileUri}, {"takeFocus", true}},
+                    json::Value("tosa-preview-" +
+                                std::to_string(++outgoingIds)));
+              }
+              return result;
+            }));
   }
-
-  static const SymbolInfo *functionAt(const FileAnalysis &fa, Position p) {
-    const SymbolInfo *best = nullptr;
-    for (const SymbolInfo &s : fa.symbols)
-      if (s.opName == "func.func" && contains(s.scope, p))
-        best = &s;
-    return best;
-  }
-
-  /// Parses {uri, position | function, stage, mode} into lowering options.
-  Expected<std::pair<std::string, LowerOptions>>
-  previewRequest(const json::Value &params) {
-    const json::Object *obj = params.getAsObject();
-    if (auto *arr = params.getAsArray(); arr && !arr->empty())
-      obj = (*arr)[0].getAsObject(); // executeCommand arguments
-    if (!obj)
-      return make_error<LSPError>("expected {uri, position|function, stage, "
-                                  "mode}",
-                                  ErrorCode::InvalidParams);
-    std::optional<StringRef> uri = obj->getString("uri");
-    if (!uri)
-      if (const json::Object *td = obj->getObject("textDocument"))
-        uri = td->getString("uri");
-    if (!uri)
-      return make_error<LSPError>("missing uri", ErrorCode::InvalidParams);
-    LowerOptions opts;
-    opts.annotate = true;
-    if (auto st = obj->getString("stage")) {
-      auto parsed = parseStage(st->str());
-      if (!parsed)
-        return make_error<LSPError>("unknown stage '" + st->str() +
-                                        "' (expected linalg, loops, llvm)",
-                                    ErrorCode::InvalidParams);
-      opts.stage = *parsed;
-    }
-    if (auto md = obj->getString("mode")) {
-      auto parsed = parseMode(md->str());
-      if (!parsed)
-        return make_error<LSPError>("unknown mode '" + md->str() +
-                                        "' (expected upstream, safe, "
-                                        "versioned)",
-                                    ErrorCode::InvalidParams);
-      opts.mode = *parsed;
-    }
-    if (auto fn = obj->getString("function"))
-      opts.function = fn->str();
-    else if (const json::Value *pos = obj->get("position")) {
-      lsp::Position p;
-      json::Path::Root root;
-      Scheduler::SnapshotPtr snap = scheduler.latest(uri->str());
-      if (!snap || !fromJSON(*pos, p, root))
-        return make_error<LSPError>("unknown document or bad position",
-                                    ErrorCode::InvalidParams);
-      std::optional<Position> at = snap->lines.fromLsp(p);
-      const SymbolInfo *fn = at ? functionAt(snap->analysis, *at) : nullptr;
-      if (!fn)
-        return make_error<LSPError>("no function at this position",
-                                    ErrorCode::InvalidParams);
-      opts.function = fn->name;
-    }
-    return std::make_pair(uri->str(), opts);
-  }
-
-  /// Lowering can take a while: run it on its own thread; the reply (or a
-  /// cancellation) comes from there.
-  void runLowering(const std::string &uri, const LowerOptions &opts,
-                   Callback<json::Value> reply, bool showDocument) {
-    auto it = documents.find(uri);
-    if (it == documents.end())
-      return reply(make_error<LSPError>("unknown document: " + uri +
-                                            " (not opened)",
-                                        ErrorCode::InvalidParams));
-    std::shared_ptr<Deferred> deferred;
-    std::string key;
-    std::tie(deferred, key) = defer(std::move(reply));
-    std::string text = it->second.text, path = it->second.path;
-    auto work = [this, deferred, key, text, path, opts, uri, showDocument] {
-      LowerResult r = lower(text, path, opts);
-      if (!r.ok) {
-        std::string msg = "lowering failed";
-        for (const std::string &e : r.errors)
-          msg += "\n" + e;
-        deferred->finish(make_error<LSPError>(msg, ErrorCode::RequestFailed));
-        forget(key);
-        return;
-      }
-      LineTable preview(r.text);
-      LineTable source(text); // the text that was lowered, not a snapshot
-      json::Array mappings;
-      for (const PreviewMapping &m : r.mappings) {
-        json::Object o{{"previewPosition",
-                        toJSON(preview.toLsp(
-                            Position{m.previewLine, m.previewColumn + 1}))},
-                       {"sourceOp", m.sourceOp}};
-        o["sourcePosition"] =
-            toJSON(source.toLsp(Position{m.sourceLine, m.sourceColumn}));
-        mappings.push_back(std::move(o));
-      }
-      json::Object result{{"text", r.text},
-                          {"pipeline", r.pipeline},
-                          {"mappings", std::move(mappings)}};
-      if (showDocument) {
-        // Editors without a plugin: a read-only temp file they can open.
-        std::string content;
-        raw_string_ostream os(content);
-        os << "// Lowering preview (" << stageName(opts.stage) << ", "
-           << modeName(opts.mode) << ") of @" << opts.function
-           << " — read-only, regenerated on request\n"
-           << r.text;
-        std::string file = writePreviewFile(uri, path, opts.function, content);
-        if (!file.empty()) {
-          std::string fileUri = "file://" + file;
-          result["previewUri"] = fileUri;
-          showDocumentRequest(
-              json::Object{{"uri", fileUri}, {"takeFocus", true}},
-              json::Value("tosa-preview-" + std::to_string(++outgoingIds)));
-        }
-      }
-      deferred->finish(json::Value(std::move(result)));
-      forget(key);
-    };
-    if (syncMode) {
-      work();
-      return;
-    }
-    background(std::move(work));
-  }
-
-  /// One read-only preview file per (document, function), rewritten on
-  /// each request, in a directory of this server's own that is removed with
-  /// it: previews never pile up in the temp directory. Empty on failure.
-  std::string writePreviewFile(const std::string &uri, const std::string &path,
-                               const std::string &function, StringRef content) {
-    std::lock_guard<std::mutex> lock(previewMu);
-    if (!previewDir)
-      previewDir.emplace("tosa-lsp-preview");
-    if (previewDir->error()) {
-      Logger::error("preview: {0}", previewDir->error().message());
-      return "";
-    }
-    std::string &stem = previewFiles[uri + "\n" + function];
-    if (stem.empty()) {
-      // Function names may hold "/" or "..": sanitised, and numbered so
-      // that two documents named alike do not share a file.
-      SmallString<256> p(previewDir->path());
-      sys::path::append(p, std::to_string(previewFiles.size()) + "-" +
-                               sanitizeFileName(sys::path::stem(path).str() +
-                                                "-" + function + "-lowered"));
-      stem = std::string(p);
-    }
-    std::string file = stem + ".mlir";
-    sys::fs::remove(file); // read-only: replaced, not written to
-    Expected<std::vector<std::string>> written = writeOutputs(
-        stem, {OutputFile{".mlir", content}}, OnExisting::Fail, {});
-    if (!written) {
-      Logger::error("preview: {0}", toString(written.takeError()));
-      return "";
-    }
-    sys::fs::setPermissions(file, sys::fs::owner_read | sys::fs::group_read |
-                                      sys::fs::others_read);
-    return file;
-  }
-
-  /// Long work off the main loop, on a big stack (MLIR's parser and passes
-  /// recurse); the destructor waits for it.
-  void background(std::function<void()> work) {
-    {
-      std::lock_guard<std::mutex> lock(workMu);
-      ++running;
-    }
-    auto *t = new llvm::thread(std::optional<unsigned>(256u << 20),
-                               [this, work = std::move(work)] {
-                                 work();
-                                 std::lock_guard<std::mutex> lock(workMu);
-                                 --running;
-                                 workDone.notify_all();
-                               });
-    t->detach();
-    delete t;
-  }
-
-public:
-  ~Server() {
-    // Background lowering threads use this object: let them finish; stop
-    // compiles first (exit or end of input without shutdown).
-    cancelCompiles();
-    std::unique_lock<std::mutex> lock(workMu);
-    workDone.wait(lock, [&] { return running == 0; });
-  }
-
-private:
 
   void onPreviewLowering(const RawParams &params, Callback<json::Value> reply) {
-    auto req = previewRequest(params.value);
-    if (!req)
-      return reply(req.takeError());
-    runLowering(req->first, req->second, std::move(reply), false);
+    preview(firstArgument(params.value), std::move(reply), false);
   }
 
-  void onExecuteCommand(const RawParams &params, Callback<json::Value> reply) {
-    const json::Object *obj = params.value.getAsObject();
-    std::optional<StringRef> cmd = obj ? obj->getString("command") : std::nullopt;
-    if (cmd && *cmd == "tosa.compile")
-      return startCompile(*obj, std::move(reply));
-    if (!cmd || *cmd != "tosa.previewLowering")
+  void onExecuteCommand(const ExecuteCommandParams &params,
+                        Callback<json::Value> reply) {
+    if (params.command == "tosa.compile")
+      return startCompile(params, std::move(reply));
+    if (params.command != "tosa.previewLowering")
       return reply(make_error<LSPError>(
-          "unknown command: " + (cmd ? cmd->str() : std::string("(none)")),
+          "unknown command: " +
+              (params.command.empty() ? std::string("(none)") : params.command),
           ErrorCode::InvalidParams));
-    const json::Value *args = obj->get("arguments");
-    auto req = previewRequest(args ? *args : json::Value(nullptr));
-    if (!req)
-      return reply(req.takeError());
-    runLowering(req->first, req->second, std::move(reply), true);
+    preview(firstArgument(params.arguments.value), std::move(reply), true);
   }
 
-  /// `tosa.compile {uri, function?, emit?}`: runs `tosa-lsp compile` in a
-  /// child process off the main thread, with $/progress and cancellation.
-  void startCompile(const json::Object &params, Callback<json::Value> reply) {
-    const json::Object *args = nullptr;
-    if (const json::Array *a = params.getArray("arguments"); a && !a->empty())
-      args = (*a)[0].getAsObject();
-    std::optional<StringRef> uri = args ? args->getString("uri") : std::nullopt;
-    auto it = uri ? documents.find(uri->str()) : documents.end();
-    if (it == documents.end())
-      return reply(make_error<LSPError>(
-          uri ? "unknown document: " + uri->str() + " (not opened)"
-              : std::string("tosa.compile expects [{uri, function?, emit?}]"),
-          ErrorCode::InvalidParams));
-    CompileJob job;
-    job.self = sys::fs::getMainExecutable(nullptr, (void *)&runServer);
-    job.text = it->second.text;
-    job.name = sys::path::filename(it->second.path).str();
-    if (auto f = args->getString("function"))
-      job.function = f->str();
-    if (auto e = args->getString("emit"))
-      job.emit = e->str();
-    if (auto m = args->getString("mode")) {
-      if (!parseMode(m->str()))
-        return reply(make_error<LSPError>(
-            "unknown mode '" + m->str() +
-                "' (expected upstream, safe, versioned)",
-            ErrorCode::InvalidParams));
-      job.mode = m->str();
-    }
-    if (job.emit != "shared" && job.emit != "obj" && job.emit != "asm" &&
-        job.emit != "llvm-ir" && job.emit != "mlir-llvm")
-      return reply(make_error<LSPError>(
-          "unknown emit kind '" + job.emit +
-              "' (expected shared, obj, asm, llvm-ir, mlir-llvm)",
-          ErrorCode::InvalidParams));
-    Config config = configFor(it->second.path);
-    job.source = it->second.path;
-    job.outputDir = config.compile.outputDir;
-    job.outputDirRoot = config.compile.outputDirRoot;
-    job.overwrite = config.compile.overwrite;
-    job.timeoutSeconds = config.compile.timeoutSeconds;
-    job.memoryLimitMB = config.compile.memoryLimitMB;
+  /// `tosa.compile {uri, function?, emit?, mode?}`: a child process, with
+  /// $/progress and cancellation.
+  void startCompile(const ExecuteCommandParams &params,
+                    Callback<json::Value> reply) {
+    CompileParams args;
+    json::Path::Root root;
+    if (!fromJSON(firstArgument(params.arguments.value), args, root))
+      return reply(
+          make_error<LSPError>("tosa.compile expects [{uri, function?, emit?}]",
+                               ErrorCode::InvalidParams));
+    CompileRequest req;
+    req.uri = args.uri;
+    req.function = args.function.value_or("");
+    if (args.emit)
+      req.emit = *args.emit;
+    if (args.mode)
+      req.mode = *args.mode;
 
     // Progress: the client's token if it gave one, else one we create.
-    json::Value token = nullptr;
-    if (const json::Value *t = params.get("workDoneToken"))
-      token = *t;
-    else {
+    json::Value token = params.workDoneToken.value;
+    bool create = token.kind() == json::Value::Null;
+    if (create)
       token = "tosa-compile-" + std::to_string(++outgoingIds);
-      createProgress(json::Object{{"token", token}},
-                     json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
-    }
-    std::shared_ptr<Deferred> deferred;
-    std::string key;
-    std::tie(deferred, key) = defer(std::move(reply));
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    deferred->onCancel = [cancel] { *cancel = true; };
-    {
-      std::lock_guard<std::mutex> lock(compilesMu);
-      *cancel = stopping.load();
-      compiles.insert(cancel);
-    }
-    std::string title = "Compiling " +
-                        (job.function.empty() ? job.name : "@" + job.function);
-    auto work = [this, job, token, deferred, cancel, key, title] {
-      progress(json::Object{
-          {"token", token},
-          {"value", json::Object{{"kind", "begin"},
-                                 {"title", title},
-                                 {"cancellable", true}}}});
-      CompileJobResult r = runCompileJob(
-          job,
-          [&](const std::string &step) {
-            progress(json::Object{
-                {"token", token},
-                {"value", json::Object{{"kind", "report"}, {"message", step}}}});
-          },
-          *cancel);
-      progress(json::Object{
-          {"token", token},
-          {"value", json::Object{{"kind", "end"},
-                                 {"message", r.ok ? "done" : r.error}}}});
-      if (r.ok)
-        deferred->finish(std::move(r.result));
-      else
-        deferred->finish(make_error<LSPError>(
-            r.error, r.cancelled ? ErrorCode::RequestCancelled
-                                 : ErrorCode::RequestFailed));
-      forget(key);
-      std::lock_guard<std::mutex> lock(compilesMu);
-      compiles.erase(cancel);
+    auto report = [this, token, create](const CompileProgress &p) {
+      json::Object value;
+      switch (p.kind) {
+      case CompileProgress::Begin:
+        if (create)
+          createProgress(
+              json::Object{{"token", token}},
+              json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
+        value = json::Object{
+            {"kind", "begin"}, {"title", p.message}, {"cancellable", true}};
+        break;
+      case CompileProgress::Report:
+        value = json::Object{{"kind", "report"}, {"message", p.message}};
+        break;
+      case CompileProgress::End:
+        value = json::Object{{"kind", "end"}, {"message", p.message}};
+        break;
+      }
+      progress(json::Object{{"token", token}, {"value", std::move(value)}});
     };
-    if (syncMode) {
-      work();
-      return;
-    }
-    background(std::move(work));
+    std::shared_ptr<Deferred> deferred;
+    auto cb = answer<json::Value>(
+        std::move(reply), [](json::Value v) { return v; }, &deferred);
+    std::function<void()> cancel =
+        features.compile(std::move(req), report, std::move(cb));
+    std::lock_guard<std::mutex> lock(deferred->mu);
+    if (!deferred->done)
+      deferred->onCancel = std::move(cancel);
   }
 
   TrackingInput &input;
@@ -1170,24 +999,9 @@ private:
   OutgoingRequest<json::Value> createProgress;
   OutgoingNotification<json::Value> progress;
   std::atomic<int> outgoingIds{0};
-  std::mutex validatorMu;
-  std::unique_ptr<Analyzer> validator; // its own MLIRContext
-  std::mutex workMu;
-  std::condition_variable workDone;
-  int running = 0;
-  bool syncMode;
-  json::Value clientSettings = nullptr;
-  std::string lastConfigError;
-  std::map<std::string, Document> documents; // main thread only
   std::mutex pendingMu;
   std::map<std::string, std::shared_ptr<Deferred>> pending;
-  std::mutex compilesMu;
-  std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones
-  std::atomic<bool> stopping{false};
-  std::mutex previewMu;
-  std::optional<TempDir> previewDir;               // removed with the server
-  std::map<std::string, std::string> previewFiles; // uri + function -> stem
-  Scheduler scheduler; // last: its worker calls back into the members above
+  TosaServer features; // last: its threads call back into the members above
 };
 
 } // namespace
@@ -1198,7 +1012,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   JSONStreamStyle style =
       options.litTest ? JSONStreamStyle::Delimited : JSONStreamStyle::Standard;
   if (options.litTest)
-    URIForFile::registerSupportedScheme("test"); // test:///foo.mlir
+    URIForFile::registerSupportedScheme("test");   // test:///foo.mlir
   URIForFile::registerSupportedScheme("untitled"); // unsaved editor buffers
   auto input = std::make_unique<TrackingInput>(in, style);
   TrackingInput &inputRef = *input;
@@ -1212,7 +1026,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   bool clean = !err && server->shutdownRequested;
   if (err)
     Logger::error("transport: {0}", toString(std::move(err)));
-  server.reset(); // Joins the worker before the transport goes away.
+  server.reset(); // Joins the workers before the transport goes away.
   return clean ? 0 : 1;
 }
 

@@ -43,18 +43,16 @@ struct Snapshot {
   /// sections for the next version without keeping a copy.
   std::shared_ptr<const FileAnalysis> sharedAnalysis;
   const FileAnalysis &analysis;
-  /// Candidate quick fixes (text only), found when a code action first
+  /// Candidate quick fixes (text only), derived when a code action first
   /// asks, not with every analysis: most versions of a document being typed
   /// are never asked. Each is validated by re-analysis when a code action
-  /// asks for it, and the verdict is remembered here.
+  /// asks for it (the verdicts live in TosaServer, per document version).
   const std::vector<FixData> &fixes() const {
     std::call_once(fixesOnce, [&] { fixesFound = candidateFixes(analysis, text); });
     return fixesFound;
   }
   mutable std::once_flag fixesOnce;
   mutable std::vector<FixData> fixesFound;
-  mutable std::mutex validationMu;
-  mutable std::map<size_t, bool> validated;
   LineTable lines;
 };
 
@@ -68,8 +66,8 @@ public:
   Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
   ~Scheduler();
 
-  void update(const std::string &uri, const std::string &path,
-              int64_t version, std::string text, Config config);
+  void update(const std::string &uri, const std::string &path, int64_t version,
+              std::string text, Config config);
   void remove(const std::string &uri);
 
   /// The latest finished snapshot, or nullptr.
@@ -78,7 +76,8 @@ public:
   /// Runs `fn` with the latest snapshot now if there is one, otherwise as
   /// soon as the first one is ready (on the worker thread), or with nullptr
   /// if the document is closed first. Returns false if it is unknown.
-  bool withSnapshot(const std::string &uri, std::function<void(SnapshotPtr)> fn);
+  bool withSnapshot(const std::string &uri,
+                    std::function<void(SnapshotPtr)> fn);
 
   /// Blocks until no analysis is pending (tests, shutdown).
   void waitIdle();

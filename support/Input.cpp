@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <chrono>
 #include <cstdio>
 
 namespace tosa_lsp {
@@ -15,12 +16,15 @@ std::string displayName(const std::string &path) {
   return path == "-" ? "<stdin>" : path;
 }
 
+static llvm::Error fail(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 /// Reads a regular file (or stdin for "-") of at most `cap` bytes. Devices
 /// (/dev/zero), FIFOs and directories are refused before any read: they
 /// never end or have no size to check.
-static std::unique_ptr<llvm::MemoryBuffer>
-readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what,
-                std::string &error) {
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what) {
   if (path == "-") {
     // A pipe has no size: read in chunks and stop at the cap.
     std::string data;
@@ -28,76 +32,57 @@ readRegularFile(const std::string &path, uint64_t cap, llvm::StringRef what,
     for (;;) {
       size_t n = std::fread(chunk, 1, sizeof(chunk), stdin);
       data.append(chunk, n);
-      if (data.size() > cap) {
-        error = "<stdin>: input larger than " + std::to_string(cap >> 20) +
-                " MiB; refused";
-        return nullptr;
-      }
+      if (data.size() > cap)
+        return fail("<stdin>: input larger than " + std::to_string(cap >> 20) +
+                    " MiB; refused");
       if (n < sizeof(chunk))
         break;
     }
     return llvm::MemoryBuffer::getMemBufferCopy(data, "<stdin>");
   }
   llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-    error = path + ": cannot open file: " + ec.message();
-    return nullptr;
-  }
-  if (llvm::sys::fs::is_directory(status)) {
-    error = path + ": is a directory, expected " + what.str();
-    return nullptr;
-  }
-  if (!llvm::sys::fs::is_regular_file(status)) {
-    error = path + ": not a regular file (devices, FIFOs and sockets are " +
-            "not read), expected " + what.str();
-    return nullptr;
-  }
-  if (status.getSize() > cap) {
-    error = path + ": " + what.str() + " of " +
-            std::to_string(status.getSize() >> 20) + " MiB is larger than " +
-            "the limit of " + std::to_string(cap >> 20) + " MiB; refused";
-    return nullptr;
-  }
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return fail(path + ": cannot open file: " + ec.message());
+  if (llvm::sys::fs::is_directory(status))
+    return fail(path + ": is a directory, expected " + what.str());
+  if (!llvm::sys::fs::is_regular_file(status))
+    return fail(path + ": not a regular file (devices, FIFOs and sockets are " +
+                "not read), expected " + what.str());
+  if (status.getSize() > cap)
+    return fail(path + ": " + what.str() + " of " +
+                std::to_string(status.getSize() >> 20) +
+                " MiB is larger than " + "the limit of " +
+                std::to_string(cap >> 20) + " MiB; refused");
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
-  if (!buf) {
-    error = path + ": cannot read " + what.str() + ": " +
-            buf.getError().message();
-    return nullptr;
-  }
+  if (!buf)
+    return fail(path + ": cannot read " + what.str() + ": " +
+                buf.getError().message());
   // The file may have grown between the check and the read.
-  if ((*buf)->getBufferSize() > cap) {
-    error = path + ": " + what.str() + " larger than " +
-            std::to_string(cap >> 20) + " MiB; refused";
-    return nullptr;
-  }
+  if ((*buf)->getBufferSize() > cap)
+    return fail(path + ": " + what.str() + " larger than " +
+                std::to_string(cap >> 20) + " MiB; refused");
   return std::move(*buf);
 }
 
-std::optional<std::string> readInput(const std::string &path,
-                                     std::string &error) {
-  std::unique_ptr<llvm::MemoryBuffer> buf =
-      readRegularFile(path, kMaxInputBytes, "an .mlir file", error);
+llvm::Expected<std::string> readInput(const std::string &path) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buf =
+      readRegularFile(path, kMaxInputBytes, "an .mlir file");
   if (!buf)
-    return std::nullopt;
-  llvm::StringRef data = buf->getBuffer();
-  if (data.empty()) {
-    error = displayName(path) + ": file is empty, expected MLIR text";
-    return std::nullopt;
-  }
+    return buf.takeError();
+  llvm::StringRef data = (*buf)->getBuffer();
+  if (data.empty())
+    return fail(displayName(path) + ": file is empty, expected MLIR text");
   size_t nul = data.find('\0');
-  if (nul != llvm::StringRef::npos) {
-    error = displayName(path) + ": binary data (NUL byte at offset " +
-            std::to_string(nul) + "), expected MLIR text";
-    return std::nullopt;
-  }
+  if (nul != llvm::StringRef::npos)
+    return fail(displayName(path) + ": binary data (NUL byte at offset " +
+                std::to_string(nul) + "), expected MLIR text");
   const llvm::UTF8 *begin = reinterpret_cast<const llvm::UTF8 *>(data.data());
   const llvm::UTF8 *bad = begin;
-  if (!llvm::isLegalUTF8String(&bad, begin + data.size())) {
-    error = displayName(path) + ": not valid UTF-8 (invalid byte at offset " +
-            std::to_string(bad - begin) + ")";
-    return std::nullopt;
-  }
+  if (!llvm::isLegalUTF8String(&bad, begin + data.size()))
+    return fail(displayName(path) +
+                ": not valid UTF-8 (invalid byte at offset " +
+                std::to_string(bad - begin) + ")");
   return data.str();
 }
 
@@ -123,31 +108,26 @@ std::optional<std::string> findConfigFile(const std::string &file) {
   return std::nullopt;
 }
 
-std::optional<Config> loadConfig(const std::string &explicitPath,
-                                 const std::string &forFile,
-                                 std::string &error) {
+llvm::Expected<Config> loadConfig(const std::string &explicitPath,
+                                  const std::string &forFile) {
   std::optional<std::string> path =
       explicitPath.empty() ? findConfigFile(forFile)
                            : std::optional<std::string>(explicitPath);
   if (!path)
     return Config();
-  std::unique_ptr<llvm::MemoryBuffer> buf =
-      readRegularFile(*path, kMaxConfigBytes, "a configuration file", error);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buf =
+      readRegularFile(*path, kMaxConfigBytes, "a configuration file");
   if (!buf)
-    return std::nullopt;
+    return buf.takeError();
   std::string why;
-  std::optional<Config> config = parseConfig(buf->getBuffer().str(), why);
-  if (!config) {
-    error = *path + ": " + why;
-    return std::nullopt;
-  }
+  std::optional<Config> config = parseConfig((*buf)->getBuffer().str(), why);
+  if (!config)
+    return fail(*path + ": " + why);
   // A repository must not be able to make the server replace files: only
   // the editor settings (the user's own) may allow it.
-  if (config->compile.overwrite) {
-    error = *path + ": compile.overwrite can only be set in the editor "
-                    "settings, not in a project's .tosa-lsp.json";
-    return std::nullopt;
-  }
+  if (config->compile.overwrite)
+    return fail(*path + ": compile.overwrite can only be set in the editor "
+                        "settings, not in a project's .tosa-lsp.json");
   config->source = *path;
   if (!config->compile.outputDir.empty()) {
     llvm::SmallString<256> root(*path);
@@ -155,7 +135,51 @@ std::optional<Config> loadConfig(const std::string &explicitPath,
     llvm::sys::path::remove_filename(root);
     config->compile.outputDirRoot = std::string(root);
   }
-  return config;
+  return std::move(*config);
+}
+
+ConfigCache::Result ConfigCache::get(const std::string &forFile) {
+  std::optional<std::string> path = findConfigFile(forFile);
+  if (!path)
+    return {Config(), "", false};
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(*path, st)) {
+    llvm::Expected<Config> c = loadConfig(*path, forFile);
+    if (!c) // reports the reason
+      return {Config(), llvm::toString(c.takeError()), true};
+    return {*c, "", true};
+  }
+  int64_t mtime = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      st.getLastModificationTime().time_since_epoch())
+                      .count();
+  uint64_t inode = st.getUniqueID().getFile();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = files.find(*path);
+  if (it != files.end() && it->second.mtimeNs == mtime &&
+      it->second.size == st.getSize() && it->second.inode == inode)
+    return {it->second.config, it->second.error, false};
+  Entry e;
+  e.mtimeNs = mtime;
+  e.size = st.getSize();
+  e.inode = inode;
+  llvm::Expected<Config> c = loadConfig(*path, forFile);
+  if (c)
+    e.config = std::move(*c);
+  else
+    e.error = llvm::toString(c.takeError());
+  ++loadCount;
+  files[*path] = e;
+  return {e.config, e.error, true};
+}
+
+void ConfigCache::invalidate() {
+  std::lock_guard<std::mutex> lock(mu);
+  files.clear();
+}
+
+unsigned ConfigCache::loads() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return loadCount;
 }
 
 } // namespace tosa_lsp

@@ -108,7 +108,8 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
   EXPECT_TRUE(fa.ops[1].implicit->dims[0].refinable);
   bool sawRefinable = false;
   for (const Diagnostic &d : fa.diagnostics)
-    sawRefinable |= d.code == "refinable-result" && d.severity == Severity::Info;
+    sawRefinable |=
+        d.code == "refinable-result" && d.severity == Severity::Info;
   EXPECT_TRUE(sawRefinable);
 
   // The informational findings can be switched off.
@@ -174,13 +175,33 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2xf32>) -> tensor<3xf32> {
 }
 
 TEST(Analyzer, GarbageNeverCrashes) {
+  // Broken input: an error inside the text, no crash.
   for (const char *text :
-       {"", "}", "%0 = ", "func.func @f(", "\"tosa.add\"(", "// -----",
-        "// -----\n// -----\n", "module { module {", "tensor<<<<",
-        "func.func @f() { ^bb0: ^bb1: }", "%x = \"t.x\"(%x) : (i32) -> i32"}) {
+       {"}", "%0 = ", "func.func @f(", "\"tosa.add\"(", "module { module {",
+        "tensor<<<<", "func.func @f() { ^bb0: ^bb1: }"}) {
+    SCOPED_TRACE(text);
     FileAnalysis fa = analyze(text);
-    (void)fa;
+    auto errs = errors(fa);
+    ASSERT_FALSE(errs.empty());
+    for (const Diagnostic *d : errs) {
+      EXPECT_FALSE(d->message.empty());
+      EXPECT_EQ(d->range.begin.line, 1u); // one-line inputs
+      EXPECT_GE(d->range.begin.column, 1u);
+    }
   }
+  EXPECT_TRUE(analyze("").diagnostics.empty());
+  // A bare separator: mlir-opt-22's own error, at the same place.
+  for (const char *text : {"// -----", "// -----\n// -----\n"}) {
+    SCOPED_TRACE(text);
+    FileAnalysis fa = analyze(text);
+    auto errs = errors(fa);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs[0]->message, "expected operation name in quotes");
+    EXPECT_EQ(errs[0]->range.begin.column, 7u);
+  }
+  // A value used in its own definition at module level: fine in a graph
+  // region (no dominance), and no endless walk.
+  EXPECT_TRUE(errors(analyze("%x = \"t.x\"(%x) : (i32) -> i32")).empty());
   // Dominance errors are reported, not crashed on.
   auto fa = analyze(R"(
 func.func @f() -> i32 {
@@ -247,7 +268,8 @@ TEST(Cache, UnchangedSectionsAreReusedAndShifted) {
   EXPECT_FALSE(first.sections[0].reused);
   // Two lines added to the first section: the second is reused, shifted.
   std::string edited = std::string(kTwoSections);
-  edited.insert(edited.find("  return %0 : tensor<2xf32>"), "  // one\n  // two\n");
+  edited.insert(edited.find("  return %0 : tensor<2xf32>"),
+                "  // one\n  // two\n");
   auto second = analyzer.analyze(edited, "t.mlir", config, &cache);
   EXPECT_FALSE(second.sections[0].reused);
   EXPECT_TRUE(second.sections[1].reused);
@@ -269,7 +291,8 @@ TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
   Config config;
   analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
   std::string broken = std::string(kTwoSections);
-  broken.replace(broken.find("%0 = tosa.add %x, %y"), 20, "%0 = tosa.add %x,, %y");
+  broken.replace(broken.find("%0 = tosa.add %x, %y"), 20,
+                 "%0 = tosa.add %x,, %y");
   auto fa = analyzer.analyze(broken, "t.mlir", config, &cache);
   EXPECT_TRUE(fa.sections[0].parsed);
   EXPECT_FALSE(fa.sections[1].parsed);

@@ -47,8 +47,7 @@ TEST(Config, UnknownKeysAreErrors) {
   EXPECT_FALSE(parseConfig(R"({"hint": {}})", err));
   EXPECT_NE(err.find("unknown key 'hint'"), std::string::npos) << err;
   EXPECT_FALSE(parseConfig(R"({"hints": {"inlay": true}})", err));
-  EXPECT_NE(err.find("unknown key 'inlay' in hints"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("unknown key 'inlay' in hints"), std::string::npos) << err;
 }
 
 TEST(Config, WrongTypes) {

@@ -9,9 +9,9 @@ using LspPosition = llvm::lsp::Position;
 
 TEST(Convert, Utf16Lengths) {
   EXPECT_EQ(utf16Length("abc"), 3u);
-  EXPECT_EQ(utf16Length("é"), 1u);      // 2 bytes, 1 unit
-  EXPECT_EQ(utf16Length("✓"), 1u);      // 3 bytes, 1 unit
-  EXPECT_EQ(utf16Length("😀"), 2u);     // 4 bytes, a surrogate pair
+  EXPECT_EQ(utf16Length("é"), 1u);  // 2 bytes, 1 unit
+  EXPECT_EQ(utf16Length("✓"), 1u);  // 3 bytes, 1 unit
+  EXPECT_EQ(utf16Length("😀"), 2u); // 4 bytes, a surrogate pair
 }
 
 TEST(Convert, PositionsRoundTrip) {

@@ -78,12 +78,12 @@ TEST(Composition, VectorPlusOneByTwoMatrix) {
 
 TEST(Composition, MatrixOntoFourByThreeByOne) {
   // 1x2 matrix + 4x3x1 array with (1, 2): 4x3x2.
-  auto a = analyzeBinaryInDim(Shape{4, 3, 1}, Shape{1, 2}, Shape{4, 3, 2},
-                              {1, 2});
+  auto a =
+      analyzeBinaryInDim(Shape{4, 3, 1}, Shape{1, 2}, Shape{4, 3, 2}, {1, 2});
   EXPECT_TRUE(a.ok());
   EXPECT_EQ(a.composition->inferred, (Shape{4, 3, 2}));
-  auto bad = analyzeBinaryInDim(Shape{4, 3, 1}, Shape{1, 2}, Shape{4, 3, 3},
-                                {1, 2});
+  auto bad =
+      analyzeBinaryInDim(Shape{4, 3, 1}, Shape{1, 2}, Shape{4, 3, 3}, {1, 2});
   EXPECT_FALSE(bad.ok());
 }
 

@@ -191,8 +191,8 @@ void printDiagnosticText(std::ostream &os, const FileAnalysis &fa,
     if (p.valid())
       printSnippet(os, text, p.line, p.column);
   };
-  const char *sev = d.severity == Severity::Info ? "remark"
-                                                 : severityName(d.severity);
+  const char *sev =
+      d.severity == Severity::Info ? "remark" : severityName(d.severity);
   header(d.range.begin, sev, d.message);
   for (const DiagNote &n : d.notes)
     header(n.range.begin, "note", n.message);

@@ -1,7 +1,6 @@
 //===- main.cpp - the tosa-lsp command-line tool --------------------------===//
 //
-// tosa-lsp check FILE...       diagnostics, mlir-opt format or JSON
-// tosa-lsp explain FILE[:L[:C]] per-dimension broadcast explanation
+// The commands (llvm::cl subcommands) and their options; `tosa-lsp --help`.
 //
 // Exit codes: 0 clean (explain: explained), 1 `check` found errors, 2
 // unusable input or usage error.
@@ -13,18 +12,25 @@
 
 #include "Analysis.h"
 #include "CodeActions.h"
-#include "LSPServer.h"
 #include "Compile.h"
-#include "Lowering.h"
-#include "Run.h"
 #include "Config.h"
 #include "CrashGuard.h"
+#include "LSPServer.h"
+#include "Lowering.h"
 #include "Render.h"
+#include "Run.h"
 
-#include <cstring>
+#include "TosaServer.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 
 using namespace tosa_lsp;
+using namespace llvm;
 
 namespace {
 
@@ -39,124 +45,239 @@ commands:
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
-  lower [--function=F] [--stage=linalg|loops|llvm] [--mode=upstream]
-        [--annotate] [--format=json] FILE
+  lower [--function=F] [--stage=linalg|loops|llvm]
+        [--mode=upstream|safe|versioned] [--annotate] [--format=text|json]
+        FILE
       The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
       --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
   compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
-          [--header] [-O0..3] [--format=json] [--quiet]
+          [--mode=...] [--header] [-O0..3] [--format=text|json] [--quiet]
           [--force | --new-name] FILE
       Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
       --header writes OUT with .h: the _mlir_ciface_* entry points.
       An existing OUT (or header) is an error; --force replaces it,
       --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
-      [--mode=...] [-O0..3] FILE
+      [--mode=...] [-O0..3] [--format=json] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
       results as JSON; dynamic dims come from the inputs (or --shape).
-  fix [--candidates] [--apply=N] FILE
+  fix [--candidates] [--apply=N] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
   serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
       Language server on stdin/stdout (also: no command, or --stdio).
       --lit-test: `// -----` delimited input, pretty output, synchronous.
+  COMMAND --help   the options of COMMAND
   help, --help     this text
   --version        version
 )";
 
-struct Options {
-  std::string format = "text";
-  std::string configPath;
-  bool showInfo = false;
-  std::vector<std::string> files;
+//===----------------------------------------------------------------------===//
+// Options: one set, each declared once and attached to the commands that
+// read it (llvm::cl subcommands). Numbers are parsed and range-checked by
+// llvm::cl; names (formats, stages, modes, emit kinds) against one table.
+//===----------------------------------------------------------------------===//
+
+cl::OptionCategory category("tosa-lsp options");
+
+/// cl's own number parser prints its complaint straight to stderr in a
+/// wording of its own; this one keeps it for the one error format.
+std::string optionError;
+struct NumberParser : cl::parser<unsigned> {
+  using cl::parser<unsigned>::parser;
+  bool parse(cl::Option &o, StringRef name, StringRef arg, unsigned &value) {
+    if (!arg.getAsInteger(10, value))
+      return false;
+    optionError = "invalid value '" + arg.str() + "' for " +
+                  (name.size() == 1 ? "-" : "--") + name.str() +
+                  " (expected an integer from 0 to 4294967295)";
+    return true;
+  }
 };
+using NumberOption = cl::opt<unsigned, false, NumberParser>;
+
+cl::SubCommand checkCmd("check", "Parse and verify each FILE; report every "
+                                 "parse, verifier and broadcast error");
+cl::SubCommand explainCmd("explain", "Per-dimension broadcast explanation of "
+                                     "FILE[:LINE[:COL]]");
+cl::SubCommand fixCmd("fix", "List the validated quick fixes of FILE, or "
+                             "print FILE with fix N applied");
+cl::SubCommand lowerCmd("lower", "The lowered IR of FILE or one function");
+cl::SubCommand compileCmd("compile", "Native code from FILE");
+cl::SubCommand runCmd("run", "JIT-compile and call one function of FILE");
+cl::SubCommand serveCmd("serve", "Language server on stdin/stdout");
+
+cl::list<std::string> files(cl::Positional, cl::desc("FILE..."),
+                            cl::sub(checkCmd), cl::sub(explainCmd),
+                            cl::sub(fixCmd), cl::sub(lowerCmd),
+                            cl::sub(compileCmd), cl::sub(runCmd),
+                            cl::cat(category));
+cl::opt<std::string> format("format",
+                            cl::desc("Output format (text, json; explain also "
+                                     "markdown; run only json)"),
+                            cl::value_desc("format"), cl::sub(checkCmd),
+                            cl::sub(explainCmd), cl::sub(fixCmd),
+                            cl::sub(lowerCmd), cl::sub(compileCmd),
+                            cl::sub(runCmd), cl::cat(category));
+cl::opt<std::string> configPath("config",
+                                cl::desc("The .tosa-lsp.json to use instead "
+                                         "of the one found next to FILE"),
+                                cl::value_desc("file"), cl::sub(checkCmd),
+                                cl::sub(explainCmd), cl::sub(fixCmd),
+                                cl::cat(category));
+cl::opt<bool> showInfo("show-info",
+                       cl::desc("Also print informational "
+                                "findings"),
+                       cl::sub(checkCmd), cl::cat(category));
+
+cl::opt<bool> candidates("candidates",
+                         cl::desc("All candidate fixes, not only validated"),
+                         cl::sub(fixCmd), cl::cat(category));
+NumberOption applyFix("apply", cl::desc("Print FILE with fix N applied"),
+                      cl::value_desc("N"), cl::sub(fixCmd), cl::cat(category));
+
+cl::opt<std::string> function("function",
+                              cl::desc("Only this function (without @)"),
+                              cl::value_desc("name"), cl::sub(lowerCmd),
+                              cl::sub(compileCmd), cl::sub(runCmd),
+                              cl::cat(category));
+cl::opt<std::string> stage("stage", cl::desc("linalg, loops or llvm"),
+                           cl::init("linalg"), cl::sub(lowerCmd),
+                           cl::cat(category));
+cl::opt<std::string> mode("mode", cl::desc("upstream, safe or versioned"),
+                          cl::init("upstream"), cl::sub(lowerCmd),
+                          cl::sub(compileCmd), cl::sub(runCmd),
+                          cl::cat(category));
+cl::opt<bool> annotate("annotate", cl::desc("Mark lines with their source op"),
+                       cl::sub(lowerCmd), cl::cat(category));
+NumberOption optLevel("O", cl::desc("Optimisation level 0-3"), cl::Prefix,
+                      cl::init(2), cl::sub(compileCmd), cl::sub(runCmd),
+                      cl::cat(category));
+
+cl::opt<std::string> output("o", cl::desc("Output file"),
+                            cl::value_desc("file"), cl::sub(compileCmd),
+                            cl::cat(category));
+cl::opt<std::string> emit("emit",
+                          cl::desc("shared, obj, asm, llvm-ir or mlir-llvm"),
+                          cl::init("obj"), cl::sub(compileCmd),
+                          cl::cat(category));
+cl::opt<bool> header("header", cl::desc("Also write the C header (OUT.h)"),
+                     cl::sub(compileCmd), cl::cat(category));
+cl::opt<bool> force("force", cl::desc("Replace existing outputs"),
+                    cl::sub(compileCmd), cl::cat(category));
+cl::opt<bool> newName("new-name",
+                      cl::desc("Write OUT-1, OUT-2, ... instead of replacing"),
+                      cl::sub(compileCmd), cl::cat(category));
+cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
+                    cl::sub(compileCmd), cl::cat(category));
+// For the server's compile jobs, which compile a temp copy of a buffer.
+cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
+                              cl::cat(category));
+cl::opt<std::string> shownName("display-name", cl::Hidden, cl::sub(compileCmd),
+                               cl::cat(category));
+
+cl::opt<std::string> inputs("inputs", cl::desc("Arguments as a JSON array"),
+                            cl::value_desc("json"), cl::sub(runCmd),
+                            cl::cat(category));
+NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
+                        cl::value_desc("seed"), cl::sub(runCmd),
+                        cl::cat(category));
+cl::list<std::string> shapes("shape", cl::desc("Shapes of dynamic arguments"),
+                             cl::value_desc("2x3,..."), cl::CommaSeparated,
+                             cl::sub(runCmd), cl::cat(category));
+
+cl::opt<bool> litTest("lit-test",
+                      cl::desc("Delimited input, pretty output, "
+                               "synchronous (tests)"),
+                      cl::sub(serveCmd), cl::cat(category));
+cl::opt<bool> syncMode("sync", cl::desc("Analyse before reading on"),
+                       cl::sub(serveCmd), cl::cat(category));
+NumberOption debounceMs("debounce",
+                        cl::desc("Quiet period after an "
+                                 "edit (ms)"),
+                        cl::init(50), cl::sub(serveCmd), cl::cat(category));
+cl::opt<bool> verbose("verbose", cl::desc("Log to stderr"), cl::sub(serveCmd),
+                      cl::cat(category));
+cl::opt<bool> stdio("stdio",
+                    cl::desc("What editors pass; stdio is the only "
+                             "transport"),
+                    cl::sub(serveCmd), cl::cat(category));
+
+/// The one wording of every CLI error: `tosa-lsp: error: MESSAGE`.
+void printError(const std::string &msg) {
+  std::cerr << "tosa-lsp: error: " << msg << "\n";
+}
 
 int usageError(const std::string &msg) {
-  std::cerr << "tosa-lsp: error: " << msg << "\n"
-            << "run 'tosa-lsp --help' for usage\n";
+  printError(msg);
+  std::cerr << "run 'tosa-lsp --help' for usage\n";
   return 2;
 }
 
-/// Parses the options shared by the subcommands; returns false (after
-/// printing) on a bad option.
-bool parseOptions(int argc, char **argv, int first, Options &o,
-                  const std::vector<std::string> &formats, int &rc) {
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--format=", 0) == 0) {
-      o.format = a.substr(9);
-      bool known = false;
-      for (const std::string &f : formats)
-        known |= f == o.format;
-      if (!known) {
-        std::string list;
-        for (const std::string &f : formats)
-          list += (list.empty() ? "" : ", ") + f;
-        rc = usageError("unknown format '" + o.format + "' (expected " + list +
-                        ")");
-        return false;
-      }
-    } else if (a == "--format" && i + 1 < argc) {
-      std::string v = std::string("--format=") + argv[++i];
-      char *fake[] = {v.data()};
-      if (!parseOptions(1, fake, 0, o, formats, rc))
-        return false;
-    } else if (a.rfind("--config=", 0) == 0) {
-      o.configPath = a.substr(9);
-    } else if (a == "--show-info") {
-      o.showInfo = true;
-    } else if (a == "-" || a.empty() || a[0] != '-') {
-      o.files.push_back(a);
-    } else if (a == "--") {
-      for (++i; i < argc; ++i)
-        o.files.push_back(argv[i]);
-    } else {
-      rc = usageError("unknown option '" + a + "'");
-      return false;
-    }
-  }
-  return true;
+/// Checks `--format` against what the command prints; "" is the first.
+std::optional<std::string>
+formatOrReport(const std::vector<std::string> &allowed, int &rc) {
+  if (format.empty())
+    return allowed.front();
+  if (std::find(allowed.begin(), allowed.end(), format) != allowed.end())
+    return format;
+  rc = usageError(unknownChoiceMessage("format", format, allowed));
+  return std::nullopt;
 }
 
-int runCheck(int argc, char **argv) {
-  Options o;
+/// The file's text and configuration, or std::nullopt after printing why
+/// they are unusable.
+std::optional<std::pair<std::string, Config>>
+readWithConfig(const std::string &path) {
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    printError(toString(text.takeError()));
+    return std::nullopt;
+  }
+  Expected<Config> config = loadConfig(configPath, path);
+  if (!config) {
+    printError(toString(config.takeError()));
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(*text), std::move(*config));
+}
+
+int runCheck() {
   int rc = 0;
-  if (!parseOptions(argc, argv, 2, o, {"text", "json"}, rc))
+  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
+  if (!fmt)
     return rc;
-  if (o.files.empty())
+  if (files.empty())
     return usageError("check: no input files");
 
   Analyzer analyzer;
   nlohmann::ordered_json out;
   out["files"] = nlohmann::ordered_json::array();
   bool anyError = false, inputError = false;
-  for (const std::string &path : o.files) {
-    std::string error;
-    std::optional<std::string> text = readInput(path, error);
-    std::optional<Config> config;
-    if (text)
-      config = loadConfig(o.configPath, path, error);
-    if (!text || !config) {
-      std::cerr << "tosa-lsp: error: " << error << "\n";
+  for (const std::string &path : files) {
+    auto input = readWithConfig(path);
+    if (!input) {
       inputError = true;
       continue;
     }
+    const std::string &text = input->first;
+    Config config = input->second;
     // --show-info asks for every informational finding, including the
     // runtime checks that are off by default.
-    if (o.showInfo)
-      config->info.refinable = config->info.runtimeChecks =
-          config->info.dynamicToStatic = true;
-    FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+    if (showInfo)
+      config.info.refinable = config.info.runtimeChecks =
+          config.info.dynamicToStatic = true;
+    FileAnalysis fa = analyzer.analyze(text, displayName(path), config);
     anyError |= fa.hasErrors();
-    if (o.format == "json") {
+    if (*fmt == "json") {
       out["files"].push_back(fileToJson(fa));
       continue;
     }
     for (const Diagnostic &d : fa.diagnostics)
-      if (d.severity != Severity::Info || o.showInfo)
-        printDiagnosticText(std::cout, fa, *text, d);
+      if (d.severity != Severity::Info || showInfo)
+        printDiagnosticText(std::cout, fa, text, d);
   }
-  if (o.format == "json")
+  if (*fmt == "json")
     std::cout << out.dump(1) << "\n";
   std::cout.flush();
   return inputError ? 2 : anyError ? 1 : 0;
@@ -187,32 +308,34 @@ void splitPosition(const std::string &arg, std::string &path, Position &pos) {
   }
 }
 
-int runExplain(int argc, char **argv) {
-  Options o;
+int runExplain() {
   int rc = 0;
-  if (!parseOptions(argc, argv, 2, o, {"text", "markdown", "json"}, rc))
+  std::optional<std::string> fmt =
+      formatOrReport({"text", "markdown", "json"}, rc);
+  if (!fmt)
     return rc;
-  if (o.files.size() != 1)
+  if (files.size() != 1)
     return usageError("explain: expected exactly one FILE[:LINE[:COL]]");
 
-  std::string path = o.files[0];
+  std::string path = files[0];
   Position pos;
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
+  Expected<std::string> text = readInput(path);
   if (!text) {
     std::string p;
-    splitPosition(o.files[0], p, pos);
+    splitPosition(files[0], p, pos);
     if (pos.valid()) {
+      consumeError(text.takeError());
       path = p;
-      error.clear();
-      text = readInput(path, error);
+      text = readInput(path);
     }
   }
-  std::optional<Config> config;
-  if (text)
-    config = loadConfig(o.configPath, path, error);
-  if (!text || !config) {
-    std::cerr << "tosa-lsp: error: " << error << "\n";
+  if (!text) {
+    printError(toString(text.takeError()));
+    return 2;
+  }
+  Expected<Config> config = loadConfig(configPath, path);
+  if (!config) {
+    printError(toString(config.takeError()));
     return 2;
   }
   Analyzer analyzer;
@@ -222,9 +345,9 @@ int runExplain(int argc, char **argv) {
   if (pos.valid()) {
     int i = fa.findOp(pos);
     if (i < 0) {
-      std::cerr << "tosa-lsp: error: " << fa.path << ":" << pos.line
-                << (pos.column ? ":" + std::to_string(pos.column) : "")
-                << ": no Broadcastable op at this position\n";
+      printError(fa.path + ":" + std::to_string(pos.line) +
+                 (pos.column ? ":" + std::to_string(pos.column) : "") +
+                 ": no Broadcastable op at this position");
       return 2;
     }
     selected.push_back(&fa.ops[i]);
@@ -235,7 +358,7 @@ int runExplain(int argc, char **argv) {
 
   // `explain` is a report: errors in the input are part of it, so only
   // unusable input makes it fail.
-  if (o.format == "json") {
+  if (*fmt == "json") {
     nlohmann::ordered_json out = fileToJson(fa);
     out["ops"] = nlohmann::ordered_json::array();
     for (const OpReport *op : selected)
@@ -245,7 +368,7 @@ int runExplain(int argc, char **argv) {
   }
 
   RenderStyle style =
-      o.format == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
+      *fmt == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
   // Diagnostics first (like `check`), then one explanation per op.
   if (!pos.valid())
     for (const Diagnostic &d : fa.diagnostics)
@@ -261,130 +384,137 @@ int runExplain(int argc, char **argv) {
   return 0;
 }
 
-/// `--flag=V` or `--flag V` at argv[i] (advancing i for the second form).
-std::optional<std::string> flagValue(int argc, char **argv, int &i,
-                                     const char *flag) {
-  std::string a = argv[i], f = flag;
-  if (a.rfind(f + "=", 0) == 0)
-    return a.substr(f.size() + 1);
-  if (a == f && i + 1 < argc)
-    return std::string(argv[++i]);
-  return std::nullopt;
-}
-
 /// The file's text, or std::nullopt after printing why it is unusable.
 std::optional<std::string> readOrReport(const std::string &path) {
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  if (!text)
-    std::cerr << "tosa-lsp: error: " << error << "\n";
-  return text;
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    printError(toString(text.takeError()));
+    return std::nullopt;
+  }
+  return std::move(*text);
+}
+
+/// Exactly one FILE, or a usage error.
+std::optional<std::string> oneFile(const char *command, int &rc) {
+  if (files.size() == 1)
+    return files[0];
+  rc = usageError(std::string(command) +
+                  (files.empty() ? ": expected a FILE"
+                                 : ": expected one FILE, got " +
+                                       std::to_string(files.size())));
+  return std::nullopt;
 }
 
 /// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
 /// with fix N applied (what an editor gets through the server).
-int runFix(int argc, char **argv) {
-  std::string path, apply;
-  bool all = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--apply=", 0) == 0)
-      apply = a.substr(8);
-    else if (a == "--candidates")
-      all = true;
-    else if (a[0] != '-' || a == "-")
-      path = a;
-    else
-      return usageError("fix: unknown option '" + a + "'");
-  }
-  if (path.empty())
-    return usageError("fix: expected a FILE");
-  std::string error;
-  std::optional<std::string> text = readInput(path, error);
-  std::optional<Config> config;
-  if (text)
-    config = loadConfig("", path, error);
-  if (!text || !config) {
-    std::cerr << "tosa-lsp: error: " << error << "\n";
+int runFix() {
+  int rc = 0;
+  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
+  if (!fmt)
+    return rc;
+  std::optional<std::string> path = oneFile("fix", rc);
+  if (!path)
+    return rc;
+  auto input = readWithConfig(*path);
+  if (!input)
     return 2;
-  }
+  const std::string &text = input->first;
+  const Config &config = input->second;
   Analyzer analyzer;
-  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+  FileAnalysis fa = analyzer.analyze(text, displayName(*path), config);
   // `--candidates` lists (and `--apply=N` indexes) the unvalidated
   // candidates, each marked with whether it passes validation, so the
   // numbers of a listing are always the ones `--apply` takes.
-  std::vector<FixData> fixes =
-      all ? candidateFixes(fa, *text)
-          : validatedFixes(analyzer, fa, *text, *config);
-  if (!apply.empty()) {
-    size_t n = std::strtoul(apply.c_str(), nullptr, 10);
-    if (n >= fixes.size()) {
-      std::cerr << "tosa-lsp: error: no fix #" << apply << " (there are "
-                << fixes.size() << (all ? " candidates" : " validated fixes")
-                << (all ? "" : "; --candidates lists unvalidated ones too")
-                << ")\n";
+  std::vector<FixData> fixes = candidates
+                                   ? candidateFixes(fa, text)
+                                   : validatedFixes(analyzer, fa, text, config);
+  if (applyFix.getNumOccurrences()) {
+    if (applyFix >= fixes.size()) {
+      printError("no fix #" + std::to_string(applyFix) + " (there are " +
+                 std::to_string(fixes.size()) +
+                 (candidates ? " candidates"
+                             : " validated fixes; --candidates lists "
+                               "unvalidated ones too") +
+                 ")");
       return 2;
     }
-    std::cout << applyEdits(*text, fixes[n].edits);
+    std::string fixed = applyEdits(text, fixes[applyFix].edits);
+    if (*fmt == "json")
+      std::cout << nlohmann::ordered_json{{"text", fixed}}.dump(1) << "\n";
+    else
+      std::cout << fixed;
     return 0;
   }
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < fixes.size(); ++i) {
     const Diagnostic &d = fa.diagnostics[fixes[i].diagnostic];
+    if (*fmt == "json") {
+      out.push_back({{"index", i},
+                     {"file", fa.path},
+                     {"line", d.range.begin.line},
+                     {"column", d.range.begin.column},
+                     {"title", fixes[i].title},
+                     {"code", d.code}});
+      continue;
+    }
     std::cout << i << ": " << fa.path << ":" << d.range.begin.line << ":"
               << d.range.begin.column << ": " << fixes[i].title << " ["
               << d.code << "]";
-    if (all && !validateFix(analyzer, fa, *text, *config, fixes[i]))
+    if (candidates && !validateFix(analyzer, fa, text, config, fixes[i]))
       std::cout << " (rejected: the fixed file does not re-analyse better)";
     std::cout << "\n";
   }
+  if (*fmt == "json")
+    std::cout << nlohmann::ordered_json{{"fixes", out}}.dump(1) << "\n";
   return 0;
 }
 
-/// `lower FILE`: the lowered IR of the file or one function.
-int runLower(int argc, char **argv) {
-  LowerOptions opts;
-  std::string path;
-  bool json = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) {
-      return flagValue(argc, argv, i, flag);
-    };
-    if (auto v = value("--function")) {
-      opts.function = *v;
-    } else if (auto v = value("--stage")) {
-      auto s = parseStage(*v);
-      if (!s)
-        return usageError("lower: unknown stage '" + *v +
-                          "' (expected linalg, loops, llvm)");
-      opts.stage = *s;
-    } else if (auto v = value("--mode")) {
-      auto m = parseMode(*v);
-      if (!m)
-        return usageError("lower: unknown mode '" + *v +
-                          "' (expected upstream, safe, versioned)");
-      opts.mode = *m;
-    } else if (a == "--annotate") {
-      opts.annotate = true;
-    } else if (a == "--format=json") {
-      json = true;
-    } else if (a == "-" || a[0] != '-') {
-      path = a;
-    } else {
-      return usageError("lower: unknown option '" + a + "'");
-    }
+/// Parses --mode (and --stage) against the one table.
+bool parseModeOrReport(LowerMode &out, int &rc) {
+  std::optional<LowerMode> m = parseMode(mode);
+  if (!m) {
+    rc = usageError(unknownChoiceMessage("mode", mode, choices().modes));
+    return false;
   }
-  if (path.empty())
-    return usageError("lower: expected a FILE");
-  std::optional<std::string> text = readOrReport(path);
+  out = *m;
+  return true;
+}
+
+bool checkOptLevel(int &rc) {
+  if (optLevel <= 3)
+    return true;
+  rc = usageError("-O" + std::to_string(optLevel) +
+                  ": the optimisation level is 0 to 3");
+  return false;
+}
+
+/// `lower FILE`: the lowered IR of the file or one function.
+int runLower() {
+  int rc = 0;
+  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
+  if (!fmt)
+    return rc;
+  LowerOptions opts;
+  opts.function = function;
+  opts.annotate = annotate;
+  std::optional<LowerStage> st = parseStage(stage);
+  if (!st)
+    return usageError(unknownChoiceMessage("stage", stage, choices().stages));
+  opts.stage = *st;
+  if (!parseModeOrReport(opts.mode, rc))
+    return rc;
+  std::optional<std::string> path = oneFile("lower", rc);
+  if (!path)
+    return rc;
+  std::optional<std::string> text = readOrReport(*path);
   if (!text)
     return 2;
-  LowerResult r = lower(*text, displayName(path), opts);
+  LowerResult r = lower(*text, displayName(*path), opts);
   for (const std::string &e : r.errors)
     std::cerr << e << "\n";
   if (!r.ok)
     return 1;
-  if (!json) {
+  if (*fmt == "text") {
     std::cout << r.text;
     return 0;
   }
@@ -403,64 +533,41 @@ int runLower(int argc, char **argv) {
 }
 
 /// `compile FILE -o OUT`: native code through MLIR and LLVM.
-int runCompile(int argc, char **argv) {
+int runCompile() {
+  int rc = 0;
+  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
+  if (!fmt)
+    return rc;
   CompileOptions opts;
-  std::string path, shownName;
-  bool json = false, quiet = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) {
-      return flagValue(argc, argv, i, flag);
-    };
-    if (auto v = value("--function")) {
-      opts.function = *v;
-    } else if (auto v = value("-o")) {
-      opts.output = *v;
-    } else if (auto v = value("--emit")) {
-      auto e = parseEmit(*v);
-      if (!e)
-        return usageError("compile: unknown --emit '" + *v +
-                          "' (expected obj, shared, llvm-ir, asm, mlir-llvm)");
-      opts.emit = *e;
-    } else if (auto v = value("--mode")) {
-      auto m = parseMode(*v);
-      if (!m)
-        return usageError("compile: unknown mode '" + *v + "'");
-      opts.mode = *m;
-    } else if (a == "--header") {
-      opts.header = true;
-    } else if (a == "--force") {
-      opts.onExisting = OnExisting::Replace;
-    } else if (a == "--new-name") {
-      opts.onExisting = OnExisting::NewName;
-    } else if (auto v = value("--protect")) {
-      // The server compiles a temp copy: this is the document itself.
-      opts.protectedPaths.push_back(*v);
-    } else if (a.size() == 3 && a.rfind("-O", 0) == 0 && a[2] >= '0' &&
-               a[2] <= '3') {
-      opts.optLevel = a[2] - '0';
-    } else if (a == "--format=json") {
-      json = true;
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else if (auto v = value("--display-name")) {
-      shownName = *v; // the server compiles a temp copy of an editor buffer
-    } else if (a == "-" || a[0] != '-') {
-      path = a;
-    } else {
-      return usageError("compile: unknown option '" + a + "'");
-    }
-  }
-  if (path.empty())
-    return usageError("compile: expected a FILE");
+  opts.function = function;
+  opts.output = output;
+  std::optional<EmitKind> e = parseEmit(emit);
+  if (!e)
+    return usageError(unknownChoiceMessage("emit kind", emit, choices().emits));
+  opts.emit = *e;
+  if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
+    return rc;
+  opts.optLevel = optLevel;
+  opts.header = header;
+  if (force && newName)
+    return usageError("compile: --force and --new-name exclude each other");
+  if (force)
+    opts.onExisting = OnExisting::Replace;
+  if (newName)
+    opts.onExisting = OnExisting::NewName;
+  for (const std::string &p : protect)
+    opts.protectedPaths.push_back(p);
+  std::optional<std::string> path = oneFile("compile", rc);
+  if (!path)
+    return rc;
   if (opts.output.empty())
     return usageError("compile: expected -o OUTPUT");
-  std::optional<std::string> text = readOrReport(path);
+  std::optional<std::string> text = readOrReport(*path);
   if (!text)
     return 2;
-  if (path != "-")
-    opts.protectedPaths.push_back(path);
-  std::string name = shownName.empty() ? displayName(path) : shownName;
+  if (*path != "-")
+    opts.protectedPaths.push_back(*path);
+  std::string name = shownName.empty() ? displayName(*path) : shownName;
   CompileResult r;
   if (std::optional<std::string> crash = runContained([&] {
         r = compile(*text, name, opts, [&](const std::string &stepText) {
@@ -473,9 +580,9 @@ int runCompile(int argc, char **argv) {
                        *crash + "), a bug in the upstream pipeline on this " +
                        "input");
   }
-  for (const std::string &e : r.errors)
-    std::cerr << e << "\n";
-  if (json) {
+  for (const std::string &err : r.errors)
+    std::cerr << err << "\n";
+  if (*fmt == "json") {
     nlohmann::ordered_json out;
     out["ok"] = r.ok;
     out["output"] = r.output;
@@ -490,50 +597,26 @@ int runCompile(int argc, char **argv) {
 }
 
 /// `run FILE --function F`: JIT and print the results as JSON.
-int runRun(int argc, char **argv) {
+int runRun() {
+  int rc = 0;
+  if (!formatOrReport({"json"}, rc))
+    return rc;
   RunOptions opts;
-  std::string path;
-  bool haveInputs = false, haveSeed = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) {
-      return flagValue(argc, argv, i, flag);
-    };
-    if (auto v = value("--function")) {
-      opts.function = *v;
-    } else if (auto v = value("--inputs")) {
-      opts.inputs = *v;
-      haveInputs = true;
-    } else if (auto v = value("--random")) {
-      opts.seed = std::strtoul(v->c_str(), nullptr, 10);
-      haveSeed = true;
-    } else if (auto v = value("--shape")) {
-      std::string list = *v;
-      for (size_t start = 0; start <= list.size();) {
-        size_t comma = list.find(',', start);
-        if (comma == std::string::npos)
-          comma = list.size();
-        opts.shapes.push_back(list.substr(start, comma - start));
-        start = comma + 1;
-      }
-    } else if (auto v = value("--mode")) {
-      auto m = parseMode(*v);
-      if (!m)
-        return usageError("run: unknown mode '" + *v + "'");
-      opts.mode = *m;
-    } else if (a.size() == 3 && a.rfind("-O", 0) == 0 && a[2] >= '0' &&
-               a[2] <= '3') {
-      opts.optLevel = a[2] - '0';
-    } else if (a == "-" || a[0] != '-') {
-      path = a;
-    } else {
-      return usageError("run: unknown option '" + a + "'");
-    }
-  }
-  if (path.empty() || opts.function.empty())
+  opts.function = function;
+  bool haveInputs = inputs.getNumOccurrences() > 0;
+  bool haveSeed = randomSeed.getNumOccurrences() > 0;
+  opts.inputs = inputs;
+  opts.seed = randomSeed;
+  for (const std::string &s : shapes)
+    opts.shapes.push_back(s);
+  if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
+    return rc;
+  opts.optLevel = optLevel;
+  if (files.size() != 1 || opts.function.empty())
     return usageError("run: expected FILE and --function F");
   if (haveInputs == haveSeed)
     return usageError("run: give either --inputs JSON or --random SEED");
+  std::string path = files[0];
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
@@ -545,64 +628,82 @@ int runRun(int argc, char **argv) {
                        ": error: MLIR/LLVM crashed while running (" + *crash +
                        "), a bug in the upstream pipeline on this input");
   }
-  for (const std::string &e : r.errors)
-    std::cerr << e << "\n";
+  for (const std::string &err : r.errors)
+    std::cerr << err << "\n";
   if (!r.ok)
     return 1;
   std::cout << r.json << "\n";
   return 0;
 }
 
-} // namespace
-
-int runServe(int argc, char **argv, int first) {
+int runServe() {
   ServerOptions options;
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--lit-test")
-      options.litTest = true;
-    else if (a == "--sync")
-      options.sync = true;
-    else if (a == "--verbose")
-      options.verbose = true;
-    else if (a == "--stdio")
-      continue; // What editors pass; stdio is the only transport.
-    else if (a.rfind("--debounce=", 0) == 0)
-      options.debounceMs = std::atoi(a.c_str() + 11);
-    else
-      return usageError("serve: unknown option '" + a + "'");
-  }
+  options.litTest = litTest;
+  options.sync = syncMode;
+  options.verbose = verbose;
+  options.debounceMs = debounceMs;
   return runServer(stdin, options);
 }
 
+/// llvm::cl's messages ("tosa-lsp check: Unknown command line argument
+/// '--x'.  Try: 'tosa-lsp check --help'") in the one wording.
+int reportParseErrors(const std::string &messages) {
+  if (!optionError.empty())
+    return usageError(optionError);
+  StringRef first = StringRef(messages).split('\n').first;
+  // Drop the program (and command) name cl puts first.
+  size_t colon = first.find(": ");
+  if (colon != StringRef::npos && first.starts_with("tosa-lsp"))
+    first = first.drop_front(colon + 2);
+  std::string msg = first.split("  Try:").first.rtrim(" .").str();
+  if (!msg.empty())
+    msg[0] = std::tolower(static_cast<unsigned char>(msg[0]));
+  return usageError(msg);
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
+  std::vector<const char *> args(argv, argv + argc);
   // No command (or only server flags): editors start us as a server.
-  if (argc < 2 || std::string(argv[1]).rfind("--", 0) == 0 &&
-                      std::string(argv[1]) != "--help" &&
-                      std::string(argv[1]) != "--version")
-    return runServe(argc, argv, 1);
-  std::string cmd = argv[1];
-  if (cmd == "serve")
-    return runServe(argc, argv, 2);
-  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+  std::string first = argc > 1 ? argv[1] : "";
+  if (argc < 2 || (first.rfind("-", 0) == 0 && first != "--help" &&
+                   first != "-h" && first != "--version" && first != "-"))
+    args.insert(args.begin() + 1, "serve");
+  else if (first == "help" || first == "--help" || first == "-h") {
     std::cout << kUsage;
     return 0;
-  }
-  if (cmd == "--version") {
+  } else if (first == "--version") {
     std::cout << "tosa-lsp 0.1.0 (MLIR 22)\n";
     return 0;
   }
-  if (cmd == "check")
-    return runCheck(argc, argv);
-  if (cmd == "explain")
-    return runExplain(argc, argv);
-  if (cmd == "fix")
-    return runFix(argc, argv);
-  if (cmd == "lower")
-    return runLower(argc, argv);
-  if (cmd == "compile")
-    return runCompile(argc, argv);
-  if (cmd == "run")
-    return runRun(argc, argv);
-  return usageError("unknown command '" + cmd + "'");
+  std::string command = args[1];
+  if (!llvm::is_contained(
+          std::initializer_list<StringRef>{"check", "explain", "fix", "lower",
+                                           "compile", "run", "serve"},
+          command))
+    return usageError("unknown command '" + command + "'");
+
+  cl::HideUnrelatedOptions(category);
+  std::string messages;
+  raw_string_ostream errs(messages);
+  if (!cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
+                                   "tosa-lsp: TOSA MLIR checker and language "
+                                   "server\n",
+                                   &errs))
+    return reportParseErrors(messages);
+
+  if (checkCmd)
+    return runCheck();
+  if (explainCmd)
+    return runExplain();
+  if (fixCmd)
+    return runFix();
+  if (lowerCmd)
+    return runLower();
+  if (compileCmd)
+    return runCompile();
+  if (runCmd)
+    return runRun();
+  return runServe();
 }

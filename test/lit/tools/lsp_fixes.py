@@ -43,6 +43,8 @@ def main():
     args = ap.parse_args()
     text = open(args.file, encoding="utf-8").read()
     uri = "test:///" + args.file.split("/")[-1]
+    op_line = next((i for i, l in enumerate(text.splitlines())
+                    if " = tosa." in l), 0)
     msgs = [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}},
         {"jsonrpc": "2.0", "method": "textDocument/didOpen",
@@ -52,6 +54,14 @@ def main():
                     "range": {"start": {"line": 0, "character": 0},
                               "end": {"line": text.count("\n") + 1, "character": 0}},
                     "context": {"diagnostics": [], "only": ["quickfix"]}}},
+        # Every kind, on the first op line: the function's preview and
+        # compile commands (so a check of zero quick fixes cannot pass when
+        # code actions are gone altogether).
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/codeAction",
+         "params": {"textDocument": {"uri": uri},
+                    "range": {"start": {"line": op_line, "character": 0},
+                              "end": {"line": op_line, "character": 0}},
+                    "context": {"diagnostics": []}}},
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
@@ -79,6 +89,15 @@ def main():
             print(fixed)
         failed += not ok
     print(f"fixes: {len(actions) - failed} passed, {failed} failed")
+    # Candidates the server validated and withheld: `tosa-lsp fix
+    # --candidates` lists them all, the server only those that verify.
+    c = subprocess.run([args.tosa_lsp, "fix", "--candidates", args.file],
+                       capture_output=True, text=True, timeout=120)
+    candidates = len([l for l in c.stdout.splitlines() if l.strip()])
+    print(f"candidates: {candidates}, withheld: {candidates - len(actions)}")
+    others = next(m["result"] for m in replies if m.get("id") == 3)
+    commands = sorted(a["command"]["command"] for a in others if "command" in a)
+    print(f"commands: {' '.join(commands) or '(none)'}")
     return 1 if failed else 0
 
 

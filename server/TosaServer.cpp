@@ -1,0 +1,721 @@
+//===- TosaServer.cpp - the feature layer of the language server ----------===//
+
+#include "TosaServer.h"
+
+#include "CompileJob.h"
+#include "Convert.h"
+#include "OutputFiles.h"
+#include "Timing.h"
+
+#include "Compile.h"
+#include "Hover.h"
+#include "InlayHints.h"
+#include "Lowering.h"
+#include "Navigation.h"
+#include "Query.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/LSP/Logging.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <thread>
+
+using namespace llvm;
+using namespace llvm::lsp;
+
+namespace tosa_lsp {
+
+//===----------------------------------------------------------------------===//
+// Choices
+//===----------------------------------------------------------------------===//
+
+const Choices &choices() {
+  static const Choices table = [] {
+    Choices c;
+    for (LowerStage s :
+         {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
+      c.stages.push_back(stageName(s));
+    for (LowerMode m :
+         {LowerMode::Upstream, LowerMode::Safe, LowerMode::Versioned})
+      c.modes.push_back(modeName(m));
+    // Compile.h has no names for EmitKind: the list is checked against
+    // parseEmit so the two cannot drift.
+    c.emits = {"shared", "obj", "asm", "llvm-ir", "mlir-llvm"};
+    for (const std::string &e : c.emits)
+      if (!parseEmit(e))
+        report_fatal_error("emit kind '" + Twine(e) + "' unknown to parseEmit");
+    return c;
+  }();
+  return table;
+}
+
+std::string unknownChoiceMessage(const std::string &what,
+                                 const std::string &value,
+                                 const std::vector<std::string> &allowed) {
+  std::string list;
+  for (const std::string &a : allowed)
+    list += (list.empty() ? "" : ", ") + a;
+  return "unknown " + what + " '" + value + "' (expected " + list + ")";
+}
+
+static Error invalidParams(const Twine &message) {
+  return make_error<LSPError>(message.str(), ErrorCode::InvalidParams);
+}
+
+//===----------------------------------------------------------------------===//
+// Lifecycle and configuration
+//===----------------------------------------------------------------------===//
+
+TosaServer::TosaServer(Options opts, Callbacks &callbacks)
+    : options(std::move(opts)), callbacks(callbacks) {
+  unsigned workers = options.workers;
+  if (!workers)
+    workers = std::clamp(std::thread::hardware_concurrency(), 2u, 8u);
+  if (!options.sync) {
+    // MLIR's parser and passes recurse: big stacks for validation and
+    // lowering. Compile jobs wait on a child process: small stacks.
+    pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20);
+    compilePool = std::make_unique<WorkerPool>(
+        "tosa-compile", options.compileWorkers, 1u << 20);
+  }
+  validators.resize((pool ? pool->size() : 0) + 1);
+  scheduler = std::make_unique<Scheduler>(
+      options.sync, options.debounce, [this](Scheduler::SnapshotPtr s) {
+        this->callbacks.onDiagnostics(std::move(s));
+      });
+}
+
+TosaServer::~TosaServer() {
+  cancelCompiles();
+  scheduler.reset(); // no new work after this
+  pool.reset();
+  compilePool.reset();
+}
+
+void TosaServer::reportOnce(const std::string &message) {
+  {
+    std::lock_guard<std::mutex> lock(configMu);
+    if (message == lastError)
+      return;
+    lastError = message;
+  }
+  Logger::error("{0}", message);
+  callbacks.onError(message);
+}
+
+/// Editor settings with null members removed: a client may send the shape
+/// of its settings with nulls where the user set nothing.
+static nlohmann::json withoutNulls(const nlohmann::json &v) {
+  if (!v.is_object())
+    return v;
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = v.begin(); it != v.end(); ++it)
+    if (!it.value().is_null())
+      out[it.key()] = withoutNulls(it.value());
+  return out;
+}
+
+void TosaServer::setSettings(const nlohmann::json &value) {
+  const nlohmann::json *s = &value;
+  if (value.is_object() && value.contains("tosaLsp"))
+    s = &value["tosaLsp"];
+  nlohmann::json clean = withoutNulls(*s);
+  std::optional<nlohmann::json> accepted;
+  if (clean.is_object() && !clean.empty()) {
+    std::string error;
+    if (applyConfig(clean, error, Config()))
+      accepted = std::move(clean);
+    else
+      reportOnce("editor settings: " + error);
+  }
+  {
+    std::lock_guard<std::mutex> lock(configMu);
+    settings = std::move(accepted);
+  }
+  configFilesChanged();
+}
+
+void TosaServer::configFilesChanged() {
+  projectConfigs.invalidate();
+  std::map<std::string, Document> all;
+  {
+    std::lock_guard<std::mutex> lock(docsMu);
+    all = docs;
+  }
+  for (auto &[uri, doc] : all)
+    schedule(uri, doc);
+}
+
+Config TosaServer::configFor(const std::string &path) {
+  ConfigCache::Result project = projectConfigs.get(path);
+  if (project.loaded && !project.error.empty()) {
+    reportOnce(project.error);
+  } else if (project.loaded) {
+    // Fixed: the same mistake made again is reported again.
+    std::lock_guard<std::mutex> lock(configMu);
+    lastError.clear();
+  }
+  std::optional<nlohmann::json> s;
+  {
+    std::lock_guard<std::mutex> lock(configMu);
+    s = settings;
+  }
+  if (!s)
+    return project.config;
+  std::string error;
+  std::optional<Config> merged = applyConfig(*s, error, project.config);
+  if (!merged) { // cannot happen: checked in setSettings
+    reportOnce("editor settings: " + error);
+    return project.config;
+  }
+  return *merged;
+}
+
+nlohmann::json TosaServer::defaultSettings() {
+  Config d;
+  return {
+      {"broadcastableOps", d.broadcastableOps},
+      {"extraBroadcastableOps", nlohmann::json::array()},
+      {"hints",
+       {{"inferredShapes", d.hints.inferredShapes},
+        {"runtimeChecks", d.hints.runtimeChecks}}},
+      {"info",
+       {{"refinable", d.info.refinable},
+        {"runtimeChecks", d.info.runtimeChecks},
+        {"dynamicToStatic", d.info.dynamicToStatic}}},
+      {"compile",
+       {{"outputDir", d.compile.outputDir},
+        {"overwrite", d.compile.overwrite},
+        {"timeoutSeconds", d.compile.timeoutSeconds},
+        {"memoryLimitMB", d.compile.memoryLimitMB}}},
+  };
+}
+
+lsp::DiagnosticSeverity TosaServer::severity(const Diagnostic &d) {
+  switch (d.severity) {
+  case Severity::Error:
+    return DiagnosticSeverity::Error;
+  case Severity::Warning:
+    return DiagnosticSeverity::Warning;
+  case Severity::Note:
+  case Severity::Info:
+    // Runtime checks and refinable results are facts about nearly every
+    // dynamic op of a model: Hints, which editors show subtly and keep out
+    // of problem lists (hover and inlay hints carry the details). A
+    // declared size the runtime must match stays Information.
+    return d.code == "dynamic-to-static" ? DiagnosticSeverity::Information
+                                         : DiagnosticSeverity::Hint;
+  }
+  return DiagnosticSeverity::Error;
+}
+
+//===----------------------------------------------------------------------===//
+// Documents
+//===----------------------------------------------------------------------===//
+
+void TosaServer::schedule(const std::string &uri, const Document &doc) {
+  scheduler->update(uri, doc.path, doc.version, doc.text, configFor(doc.path));
+}
+
+void TosaServer::addDocument(const std::string &uri, const std::string &path,
+                             int64_t version, std::string text) {
+  Document doc{path, std::move(text), version};
+  {
+    std::lock_guard<std::mutex> lock(docsMu);
+    docs[uri] = doc;
+  }
+  schedule(uri, doc);
+}
+
+Error TosaServer::changeDocument(
+    const std::string &uri, int64_t version,
+    ArrayRef<TextDocumentContentChangeEvent> changes) {
+  Document doc;
+  {
+    std::lock_guard<std::mutex> lock(docsMu);
+    auto it = docs.find(uri);
+    if (it == docs.end())
+      return invalidParams("didChange for a document that is not open: " + uri);
+    std::string text = it->second.text;
+    for (const TextDocumentContentChangeEvent &change : changes)
+      if (std::optional<std::string> error = applyChange(text, change))
+        // The client and we disagree on the text: say so rather than
+        // analysing something the user does not see.
+        return make_error<LSPError>(*error, ErrorCode::InvalidParams);
+    it->second.text = std::move(text);
+    it->second.version = version;
+    doc = it->second;
+  }
+  schedule(uri, doc);
+  return Error::success();
+}
+
+void TosaServer::removeDocument(const std::string &uri) {
+  {
+    std::lock_guard<std::mutex> lock(docsMu);
+    docs.erase(uri);
+  }
+  {
+    std::lock_guard<std::mutex> lock(validationMu);
+    validations.erase(uri);
+  }
+  scheduler->remove(uri);
+}
+
+std::optional<TosaServer::Document>
+TosaServer::document(const std::string &uri) const {
+  std::lock_guard<std::mutex> lock(docsMu);
+  auto it = docs.find(uri);
+  if (it == docs.end())
+    return std::nullopt;
+  return it->second;
+}
+
+Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {
+  return scheduler->latest(uri);
+}
+
+//===----------------------------------------------------------------------===//
+// Features
+//===----------------------------------------------------------------------===//
+
+void TosaServer::withSnapshot(
+    const std::string &uri,
+    unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
+  // Scheduler waiters are std::function (copyable): share the callback.
+  auto shared = std::make_shared<decltype(fn)>(std::move(fn));
+  bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
+    if (!s)
+      return (*shared)(
+          make_error<LSPError>("the document was closed before it was analysed",
+                               ErrorCode::ContentModified));
+    (*shared)(std::move(s));
+  });
+  if (!known)
+    (*shared)(invalidParams("unknown document: " + uri + " (not opened)"));
+}
+
+void TosaServer::runHeavy(WorkerPool::Task task) {
+  if (pool)
+    pool->run(std::move(task));
+  else
+    task(validators.size() - 1);
+}
+
+/// Runs `fn(snapshot)` and hands its result to `cb`.
+template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
+  return [cb = std::move(cb),
+          fn = std::move(fn)](Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return cb(s.takeError());
+    cb(fn(**s));
+  };
+}
+
+void TosaServer::hover(const std::string &uri, lsp::Position pos,
+                       Callback<std::optional<lsp::Hover>> cb) {
+  withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
+                 std::optional<lsp::Hover> out;
+                 std::optional<Position> p = s.lines.fromLsp(pos);
+                 std::optional<HoverResult> h =
+                     p ? tosa_lsp::hover(s.analysis, *p) : std::nullopt;
+                 if (!h)
+                   return out;
+                 out.emplace(s.lines.toLsp(h->range));
+                 out->contents.kind = MarkupKind::Markdown;
+                 out->contents.value = h->markdown;
+                 return out;
+               }));
+}
+
+void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
+                            Callback<std::vector<lsp::InlayHint>> cb) {
+  withSnapshot(uri, answer(std::move(cb), [range](const Snapshot &s) {
+                 std::vector<lsp::InlayHint> out;
+                 std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+                 if (!r)
+                   return out;
+                 for (const InlayHintData &h :
+                      tosa_lsp::inlayHints(s.analysis, *r, s.config.hints)) {
+                   lsp::InlayHint hint(InlayHintKind::Type,
+                                       s.lines.toLsp(h.position));
+                   hint.label = h.label;
+                   hint.paddingLeft = false;
+                   out.push_back(std::move(hint));
+                 }
+                 return out;
+               }));
+}
+
+static std::vector<lsp::Range> toLsp(const Snapshot &s,
+                                     const std::vector<tosa_lsp::Range> &rs) {
+  std::vector<lsp::Range> out;
+  for (const tosa_lsp::Range &r : rs)
+    if (r.begin.valid())
+      out.push_back(s.lines.toLsp(r));
+  return out;
+}
+
+void TosaServer::definition(const std::string &uri, lsp::Position pos,
+                            Callback<std::vector<lsp::Range>> cb) {
+  withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
+                 std::optional<Position> p = s.lines.fromLsp(pos);
+                 std::optional<tosa_lsp::Range> d =
+                     p ? tosa_lsp::definition(s.analysis, *p) : std::nullopt;
+                 return toLsp(s, d ? std::vector<tosa_lsp::Range>{*d}
+                                   : std::vector<tosa_lsp::Range>());
+               }));
+}
+
+void TosaServer::references(const std::string &uri, lsp::Position pos,
+                            bool includeDeclaration,
+                            Callback<std::vector<lsp::Range>> cb) {
+  withSnapshot(
+      uri, answer(std::move(cb), [pos, includeDeclaration](const Snapshot &s) {
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        return toLsp(
+            s, p ? tosa_lsp::references(s.analysis, *p, includeDeclaration)
+                 : std::vector<tosa_lsp::Range>());
+      }));
+}
+
+static lsp::DocumentSymbol toLsp(const Snapshot &s, const DocSymbol &d) {
+  SymbolKind kind = d.kind == DocSymbol::Section    ? SymbolKind::Namespace
+                    : d.kind == DocSymbol::Function ? SymbolKind::Function
+                                                    : SymbolKind::Variable;
+  lsp::DocumentSymbol out(d.name, kind, s.lines.toLsp(d.range),
+                          s.lines.toLsp(d.selection));
+  out.detail = d.detail;
+  for (const DocSymbol &c : d.children)
+    out.children.push_back(toLsp(s, c));
+  return out;
+}
+
+void TosaServer::documentSymbols(
+    const std::string &uri, Callback<std::vector<lsp::DocumentSymbol>> cb) {
+  withSnapshot(uri, answer(std::move(cb), [](const Snapshot &s) {
+                 std::vector<lsp::DocumentSymbol> out;
+                 for (const DocSymbol &d :
+                      tosa_lsp::documentSymbols(s.analysis))
+                   out.push_back(toLsp(s, d));
+                 return out;
+               }));
+}
+
+//===----------------------------------------------------------------------===//
+// Code actions
+//===----------------------------------------------------------------------===//
+
+Analyzer &TosaServer::validator(unsigned worker) {
+  // Each slot is touched by one thread only (its pool worker, or the
+  // inline caller in sync mode).
+  std::unique_ptr<Analyzer> &a = validators[worker];
+  if (!a)
+    a = std::make_unique<Analyzer>();
+  return *a;
+}
+
+bool TosaServer::isValid(const Scheduler::SnapshotPtr &s, size_t fix,
+                         unsigned worker) {
+  std::string config = s->config.fingerprint();
+  {
+    std::lock_guard<std::mutex> lock(validationMu);
+    Validation &v = validations[s->uri];
+    if (v.version == s->version && v.config == config)
+      if (auto it = v.verdicts.find(fix); it != v.verdicts.end())
+        return it->second;
+  }
+  // Outside any lock: validations of different documents, versions or
+  // fixes run side by side on their workers' own Analyzers. Two requests
+  // racing for the same fix compute the same verdict twice.
+  bool ok = validateFix(validator(worker), s->analysis, s->text, s->config,
+                        s->fixes()[fix]);
+  ++validationCount;
+  std::lock_guard<std::mutex> lock(validationMu);
+  Validation &v = validations[s->uri];
+  if (v.version != s->version || v.config != config) {
+    if (v.version > s->version)
+      return ok; // a newer version is being validated: keep its cache
+    v = Validation();
+    v.version = s->version;
+    v.config = config;
+  }
+  v.verdicts[fix] = ok;
+  return ok;
+}
+
+CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
+                                           lsp::Range range,
+                                           const std::vector<std::string> &only,
+                                           unsigned worker) {
+  CodeActions out;
+  out.snapshot = s;
+  auto wants = [&](StringRef kind) {
+    return only.empty() || llvm::any_of(only, [&](const std::string &k) {
+             return kind.starts_with(k);
+           });
+  };
+  std::optional<tosa_lsp::Range> r = s->lines.fromLsp(range);
+  if (!r)
+    return out;
+  // Quick fixes first: editors show the first action most prominently.
+  if (wants("quickfix"))
+    for (size_t i = 0; i < s->fixes().size(); ++i) {
+      const FixData &fix = s->fixes()[i];
+      const Diagnostic &d = s->analysis.diagnostics[fix.diagnostic];
+      if (!overlaps(d.range, *r) || !isValid(s, i, worker))
+        continue;
+      CodeActionItem item;
+      item.title = fix.title;
+      item.kind = "quickfix";
+      item.preferred = fix.preferred;
+      item.diagnostic = &d;
+      for (const TextEditData &e : fix.edits)
+        item.edits.push_back({s->lines.toLsp(e.range), e.newText});
+      out.items.push_back(std::move(item));
+    }
+  const SymbolInfo *fn = functionAt(s->analysis, r->begin);
+  if (fn && wants("refactor.rewrite")) {
+    CodeActionItem item;
+    item.title = "Preview lowering of @" + fn->name + " (TOSA -> linalg)";
+    item.kind = "refactor.rewrite";
+    item.command = "tosa.previewLowering";
+    item.commandTitle = "Preview lowering";
+    item.function = fn->name;
+    item.stage = "linalg";
+    item.mode = "upstream";
+    out.items.push_back(std::move(item));
+  }
+  if (fn && wants("source")) {
+    CodeActionItem item;
+    item.title = "Compile @" + fn->name + " to native code (shared library)";
+    item.kind = "source";
+    item.command = "tosa.compile";
+    item.commandTitle = "Compile to native code";
+    item.function = fn->name;
+    item.emit = "shared";
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+void TosaServer::codeActions(const std::string &uri, lsp::Range range,
+                             std::vector<std::string> only,
+                             Callback<CodeActions> cb) {
+  withSnapshot(uri, [this, range, only = std::move(only), cb = std::move(cb)](
+                        Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return cb(s.takeError());
+    // Validation re-analyses a section: on the pool, off the caller.
+    runHeavy([this, range, only = std::move(only), cb = std::move(cb),
+              s = std::move(*s)](unsigned worker) mutable {
+      cb(computeCodeActions(std::move(s), range, only, worker));
+    });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering preview
+//===----------------------------------------------------------------------===//
+
+void TosaServer::previewLowering(PreviewRequest req,
+                                 Callback<PreviewResult> cb) {
+  std::optional<Document> doc = document(req.uri);
+  if (!doc)
+    return cb(invalidParams("unknown document: " + req.uri + " (not opened)"));
+  LowerOptions opts;
+  opts.annotate = true;
+  std::optional<LowerStage> stage = parseStage(req.stage);
+  if (!stage)
+    return cb(invalidParams(
+        unknownChoiceMessage("stage", req.stage, choices().stages)));
+  std::optional<LowerMode> mode = parseMode(req.mode);
+  if (!mode)
+    return cb(
+        invalidParams(unknownChoiceMessage("mode", req.mode, choices().modes)));
+  opts.stage = *stage;
+  opts.mode = *mode;
+  if (req.function) {
+    opts.function = *req.function;
+  } else if (req.position) {
+    Scheduler::SnapshotPtr snap = scheduler->latest(req.uri);
+    if (!snap)
+      return cb(invalidParams("unknown document or bad position"));
+    std::optional<Position> at = snap->lines.fromLsp(*req.position);
+    const SymbolInfo *fn = at ? functionAt(snap->analysis, *at) : nullptr;
+    if (!fn)
+      return cb(invalidParams("no function at this position"));
+    opts.function = fn->name;
+  }
+  auto work = [this, cb = std::move(cb), text = doc->text, path = doc->path,
+               opts, uri = req.uri,
+               writeFile = req.writeFile](unsigned) mutable {
+    LowerResult r = lower(text, path, opts);
+    if (!r.ok) {
+      std::string msg = "lowering failed";
+      for (const std::string &e : r.errors)
+        msg += "\n" + e;
+      return cb(make_error<LSPError>(msg, ErrorCode::RequestFailed));
+    }
+    PreviewResult out;
+    LineTable preview(r.text);
+    LineTable source(text); // the text that was lowered, not a snapshot
+    for (const PreviewMapping &m : r.mappings)
+      out.mappings.push_back(
+          {preview.toLsp(Position{m.previewLine, m.previewColumn + 1}),
+           source.toLsp(Position{m.sourceLine, m.sourceColumn}), m.sourceOp});
+    if (writeFile) {
+      std::string content;
+      raw_string_ostream os(content);
+      os << "// Lowering preview (" << stageName(opts.stage) << ", "
+         << modeName(opts.mode) << ") of @" << opts.function
+         << " — read-only, regenerated on request\n"
+         << r.text;
+      out.file = writePreviewFile(uri, path, opts.function, content);
+    }
+    out.text = std::move(r.text);
+    out.pipeline = std::move(r.pipeline);
+    cb(std::move(out));
+  };
+  runHeavy(std::move(work));
+}
+
+/// One read-only preview file per (document, function), rewritten on each
+/// request, in a directory of this server's own that is removed with it:
+/// previews never pile up in the temp directory. Empty on failure.
+std::string TosaServer::writePreviewFile(const std::string &uri,
+                                         const std::string &path,
+                                         const std::string &function,
+                                         StringRef content) {
+  std::lock_guard<std::mutex> lock(previewMu);
+  if (!previewDir)
+    previewDir.emplace("tosa-lsp-preview");
+  if (previewDir->error()) {
+    Logger::error("preview: {0}", previewDir->error().message());
+    return "";
+  }
+  std::string &stem = previewFiles[uri + "\n" + function];
+  if (stem.empty()) {
+    // Function names may hold "/" or "..": sanitised, and numbered so that
+    // two documents named alike do not share a file.
+    SmallString<256> p(previewDir->path());
+    sys::path::append(p, std::to_string(previewFiles.size()) + "-" +
+                             sanitizeFileName(sys::path::stem(path).str() +
+                                              "-" + function + "-lowered"));
+    stem = std::string(p);
+  }
+  std::string file = stem + ".mlir";
+  sys::fs::remove(file); // read-only: replaced, not written to
+  Expected<std::vector<std::string>> written =
+      writeOutputs(stem, {OutputFile{".mlir", content}}, OnExisting::Fail, {});
+  if (!written) {
+    Logger::error("preview: {0}", toString(written.takeError()));
+    return "";
+  }
+  sys::fs::setPermissions(file, sys::fs::owner_read | sys::fs::group_read |
+                                    sys::fs::others_read);
+  return file;
+}
+
+//===----------------------------------------------------------------------===//
+// Compile jobs
+//===----------------------------------------------------------------------===//
+
+std::function<void()>
+TosaServer::compile(CompileRequest req,
+                    std::function<void(const CompileProgress &)> progress,
+                    Callback<json::Value> cb) {
+  std::optional<Document> doc = document(req.uri);
+  if (!doc) {
+    cb(invalidParams("unknown document: " + req.uri + " (not opened)"));
+    return [] {};
+  }
+  if (!parseMode(req.mode)) {
+    cb(invalidParams(unknownChoiceMessage("mode", req.mode, choices().modes)));
+    return [] {};
+  }
+  if (!parseEmit(req.emit)) {
+    cb(invalidParams(
+        unknownChoiceMessage("emit kind", req.emit, choices().emits)));
+    return [] {};
+  }
+  CompileJob job;
+  job.self = options.self;
+  job.text = doc->text;
+  job.name = sys::path::filename(doc->path).str();
+  job.function = req.function;
+  job.emit = req.emit;
+  job.mode = req.mode;
+  Config config = configFor(doc->path);
+  job.source = doc->path;
+  job.outputDir = config.compile.outputDir;
+  job.outputDirRoot = config.compile.outputDirRoot;
+  job.overwrite = config.compile.overwrite;
+  job.timeoutSeconds = config.compile.timeoutSeconds;
+  job.memoryLimitMB = config.compile.memoryLimitMB;
+
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  {
+    std::lock_guard<std::mutex> lock(compilesMu);
+    *cancel = compilesStopped;
+    compiles.insert(cancel);
+  }
+  std::string title =
+      "Compiling " + (job.function.empty() ? job.name : "@" + job.function);
+  auto work = [this, job, progress, cb = std::move(cb), cancel,
+               title](unsigned) mutable {
+    progress({CompileProgress::Begin, title});
+    CompileJobResult r = runCompileJob(
+        job,
+        [&](const std::string &step) {
+          progress({CompileProgress::Report, step});
+        },
+        *cancel);
+    progress({CompileProgress::End, r.ok ? "done" : r.error});
+    {
+      std::lock_guard<std::mutex> lock(compilesMu);
+      compiles.erase(cancel);
+    }
+    if (r.ok)
+      cb(std::move(r.result));
+    else
+      cb(make_error<LSPError>(r.error, r.cancelled ? ErrorCode::RequestCancelled
+                                                   : ErrorCode::RequestFailed));
+  };
+  if (compilePool)
+    compilePool->run(std::move(work));
+  else
+    work(0);
+  return [cancel] { *cancel = true; };
+}
+
+void TosaServer::cancelCompiles() {
+  std::lock_guard<std::mutex> lock(compilesMu);
+  compilesStopped = true;
+  for (const auto &cancel : compiles)
+    *cancel = true;
+}
+
+//===----------------------------------------------------------------------===//
+// Tests
+//===----------------------------------------------------------------------===//
+
+TosaServer::Stats TosaServer::stats() const {
+  Stats s;
+  s.fixValidations = validationCount;
+  s.configLoads = projectConfigs.loads();
+  s.scheduler = scheduler->stats();
+  return s;
+}
+
+void TosaServer::waitIdle() {
+  scheduler->waitIdle();
+  if (pool)
+    pool->waitIdle();
+  if (compilePool)
+    compilePool->waitIdle();
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,264 @@
+//===- TosaServer.h - the feature layer of the language server --*- C++ -*-===//
+//
+// What the language server can do, as a plain C++ API (clangd's
+// ClangdServer): documents, configuration, editor features, code actions,
+// lowering previews and compile jobs. Plain data in (strings, LSP position
+// structs, nlohmann settings values), plain data out, results through
+// callbacks that may run on any thread. No JSON-RPC, no message ids: the
+// protocol layer (LSPServer.cpp) converts messages to these calls and the
+// results back. Errors are llvm::Error values carrying an lsp::ErrorCode
+// (LSPError), which the protocol layer forwards as they are.
+//
+// Threading: analysis runs in the Scheduler (one worker, debounced); fix
+// validation and previews on a bounded pool of big-stack threads, each with
+// its own Analyzer; compile jobs (which mostly wait for a child process) on
+// a second small pool. Both pools are joined by the destructor. With
+// `sync`, everything runs inline before the call returns (lit tests).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_TOSASERVER_H
+#define TOSA_LSP_SERVER_TOSASERVER_H
+
+#include "Input.h"
+#include "OutputFiles.h"
+#include "Scheduler.h"
+#include "WorkerPool.h"
+
+#include "llvm/ADT/FunctionExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/LSP/Protocol.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+/// The names preview, compile and the CLI accept, in one place. The server
+/// advertises them in `initialize` (capabilities.experimental).
+struct Choices {
+  std::vector<std::string> stages, modes, emits;
+};
+const Choices &choices();
+/// "unknown stage 'x' (expected linalg, loops, llvm)" and the like.
+std::string unknownChoiceMessage(const std::string &what,
+                                 const std::string &value,
+                                 const std::vector<std::string> &allowed);
+
+template <typename T>
+using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
+
+/// A quick fix (an edit) or a command on the function under the cursor.
+struct CodeActionItem {
+  std::string title;
+  std::string kind; // quickfix | refactor.rewrite | source
+  bool preferred = false;
+  /// Quick fixes: the diagnostic repaired (in CodeActions::snapshot) and
+  /// the edits to this document.
+  const Diagnostic *diagnostic = nullptr;
+  std::vector<llvm::lsp::TextEdit> edits;
+  /// Commands: tosa.previewLowering or tosa.compile on `function`.
+  std::string command, commandTitle, function, stage, mode, emit;
+};
+struct CodeActions {
+  Scheduler::SnapshotPtr snapshot;   // keeps `diagnostic` alive
+  std::vector<CodeActionItem> items; // quick fixes first
+};
+
+struct PreviewRequest {
+  std::string uri;
+  std::optional<std::string> function;         // or:
+  std::optional<llvm::lsp::Position> position; // the function around it
+  std::string stage = "linalg", mode = "upstream";
+  /// Also write the preview to a read-only file (clients without a plugin
+  /// open it through window/showDocument).
+  bool writeFile = false;
+};
+struct PreviewMappingLsp {
+  llvm::lsp::Position preview, source;
+  std::string sourceOp;
+};
+struct PreviewResult {
+  std::string text, pipeline;
+  std::vector<PreviewMappingLsp> mappings;
+  std::string file; // set when writeFile succeeded
+};
+
+struct CompileRequest {
+  std::string uri;
+  std::string function; // empty: the whole file
+  std::string emit = "shared";
+  std::string mode = "upstream";
+};
+/// begin (message = title), report (a step), end (done or the error).
+struct CompileProgress {
+  enum Kind { Begin, Report, End } kind;
+  std::string message;
+};
+
+class TosaServer {
+public:
+  struct Options {
+    bool sync = false;
+    std::chrono::milliseconds debounce{50};
+    /// Threads for validation and previews; 0: from the hardware (2-8).
+    unsigned workers = 0;
+    unsigned compileWorkers = 4;
+    /// The tosa-lsp binary compile jobs run (`tosa-lsp compile`).
+    std::string self;
+  };
+  /// Called from any thread.
+  struct Callbacks {
+    virtual ~Callbacks() = default;
+    /// A finished analysis that is still the newest version.
+    virtual void onDiagnostics(Scheduler::SnapshotPtr) {}
+    /// Something the user should see (bad configuration), once per cause.
+    virtual void onError(const std::string &message) {}
+  };
+
+  TosaServer(Options options, Callbacks &callbacks);
+  /// Kills running compiles, then joins every thread.
+  ~TosaServer();
+
+  //===--- Configuration --------------------------------------------------===//
+  /// The editor's settings (flat or under "tosaLsp"): only what the user
+  /// set; null members count as unset. They apply on top of the server's
+  /// defaults and the project's .tosa-lsp.json. Invalid settings are
+  /// reported and ignored. Re-analyses open documents.
+  void setSettings(const nlohmann::json &settings);
+  /// A .tosa-lsp.json was saved, created or deleted: forget parsed files
+  /// (lookups also notice changed files by mtime) and re-analyse.
+  void configFilesChanged();
+  /// Defaults, then the project file, then the editor settings.
+  Config configFor(const std::string &path);
+  /// The server's defaults, in the settings' own shape.
+  static nlohmann::json defaultSettings();
+
+  /// How an editor shows a diagnostic: errors and warnings as such;
+  /// informational findings as Hints, except a declared size the runtime
+  /// must match (Information).
+  static llvm::lsp::DiagnosticSeverity severity(const Diagnostic &d);
+
+  //===--- Documents ------------------------------------------------------===//
+  void addDocument(const std::string &uri, const std::string &path,
+                   int64_t version, std::string text);
+  /// Applies didChange events in order; on a range outside the text the
+  /// document keeps its last good text and an error says so.
+  llvm::Error
+  changeDocument(const std::string &uri, int64_t version,
+                 llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent>);
+  void removeDocument(const std::string &uri);
+  /// The latest finished snapshot, or nullptr.
+  Scheduler::SnapshotPtr snapshot(const std::string &uri) const;
+
+  //===--- Features (answered from the latest snapshot) -------------------===//
+  void hover(const std::string &uri, llvm::lsp::Position pos,
+             Callback<std::optional<llvm::lsp::Hover>> cb);
+  void inlayHints(const std::string &uri, llvm::lsp::Range range,
+                  Callback<std::vector<llvm::lsp::InlayHint>> cb);
+  void definition(const std::string &uri, llvm::lsp::Position pos,
+                  Callback<std::vector<llvm::lsp::Range>> cb);
+  void references(const std::string &uri, llvm::lsp::Position pos,
+                  bool includeDeclaration,
+                  Callback<std::vector<llvm::lsp::Range>> cb);
+  void documentSymbols(const std::string &uri,
+                       Callback<std::vector<llvm::lsp::DocumentSymbol>> cb);
+  /// Validated quick fixes whose diagnostic overlaps `range`, then preview
+  /// and compile actions on the function there; `only` filters by kind
+  /// prefix. Validation runs on the pool, cached per (document, version).
+  void codeActions(const std::string &uri, llvm::lsp::Range range,
+                   std::vector<std::string> only, Callback<CodeActions> cb);
+
+  //===--- Long work ------------------------------------------------------===//
+  void previewLowering(PreviewRequest request, Callback<PreviewResult> cb);
+  /// Runs `tosa-lsp compile` in a child process. Returns a function that
+  /// cancels it (kills the child); the callback then gets the error.
+  std::function<void()>
+  compile(CompileRequest request,
+          std::function<void(const CompileProgress &)> progress,
+          Callback<llvm::json::Value> cb);
+  /// Kills running compiles and makes new ones fail at once (shutdown).
+  void cancelCompiles();
+
+  /// Counters for tests.
+  struct Stats {
+    unsigned fixValidations = 0;
+    unsigned configLoads = 0;
+    Scheduler::Stats scheduler;
+  };
+  Stats stats() const;
+  /// Blocks until analysis and pooled work are done (tests).
+  void waitIdle();
+
+private:
+  struct Document {
+    std::string path, text;
+    int64_t version = 0;
+  };
+  std::optional<Document> document(const std::string &uri) const;
+  void schedule(const std::string &uri, const Document &doc);
+  void reportOnce(const std::string &message);
+  /// Runs fn(snapshot) now, or when the first snapshot exists, on the
+  /// caller's thread, the Scheduler's, or (heavy) the pool.
+  void withSnapshot(
+      const std::string &uri,
+      llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
+  void runHeavy(WorkerPool::Task task);
+  bool isValid(const Scheduler::SnapshotPtr &s, size_t fix, unsigned worker);
+  CodeActions computeCodeActions(Scheduler::SnapshotPtr s,
+                                 llvm::lsp::Range range,
+                                 const std::vector<std::string> &only,
+                                 unsigned worker);
+  Analyzer &validator(unsigned worker);
+  std::string writePreviewFile(const std::string &uri, const std::string &path,
+                               const std::string &function,
+                               llvm::StringRef content);
+
+  const Options options;
+  Callbacks &callbacks;
+
+  mutable std::mutex docsMu;
+  std::map<std::string, Document> docs;
+
+  std::mutex configMu;
+  std::optional<nlohmann::json> settings; // valid editor settings
+  std::string lastError;
+  ConfigCache projectConfigs;
+
+  /// Fix verdicts per document for one (version, config): a newer version
+  /// or a different config starts afresh.
+  struct Validation {
+    int64_t version = -1;
+    std::string config;
+    std::map<size_t, bool> verdicts;
+  };
+  std::mutex validationMu;
+  std::map<std::string, Validation> validations;
+  std::atomic<unsigned> validationCount{0};
+  /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
+  /// the last one is the inline (sync mode) caller's.
+  std::vector<std::unique_ptr<Analyzer>> validators;
+
+  std::mutex compilesMu;
+  std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones
+  bool compilesStopped = false;
+
+  std::mutex previewMu;
+  std::optional<TempDir> previewDir;               // removed with the server
+  std::map<std::string, std::string> previewFiles; // uri + function -> stem
+
+  // Last: their threads call into the members above.
+  std::unique_ptr<WorkerPool> compilePool;
+  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_TOSASERVER_H

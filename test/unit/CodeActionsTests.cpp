@@ -1,0 +1,62 @@
+//===- CodeActionsTests.cpp - quick fixes ---------------------------------===//
+//
+// On annotated snippets (`[[range]]`, `$$` points; see Annotations.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Annotations.h"
+#include "TestSupport.h"
+
+#include "CodeActions.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+namespace {
+
+std::vector<FixData> fixesFor(const std::string &text) {
+  static Analyzer analyzer;
+  FileAnalysis fa = analyzer.analyze(text, "t.mlir", Config());
+  return validatedFixes(analyzer, fa, text, Config());
+}
+
+TEST(CodeActions, ResultTypeFixUpdatesReturnAndSignature) {
+  std::string text =
+      "func.func @f(%a: tensor<1x3xf32>) -> tensor<4x3xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<1x3xf32>) -> tensor<4x3xf32>\n"
+      "  return %0 : tensor<4x3xf32>\n}\n";
+  auto fixes = fixesFor(text);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixData::ResultType);
+  EXPECT_EQ(applyEdits(text, fixes[0].edits),
+            "func.func @f(%a: tensor<1x3xf32>) -> tensor<1x3xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<1x3xf32>) -> tensor<1x3xf32>\n"
+            "  return %0 : tensor<1x3xf32>\n}\n");
+}
+
+TEST(CodeActions, RefineKeepsUsersThroughACast) {
+  std::string text =
+      "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x3xf32>\n"
+      "  return %0 : tensor<?x3xf32>\n}\n";
+  auto fixes = fixesFor(text);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixData::RefineResult);
+  EXPECT_EQ(
+      applyEdits(text, fixes[0].edits),
+      "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"
+      "  %refined_0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  %0 = tensor.cast %refined_0 : tensor<2x3xf32> to tensor<?x3xf32>\n"
+      "  return %0 : tensor<?x3xf32>\n}\n");
+}
+
+TEST(CodeActions, NoFixThatWouldNotVerify) {
+  // Operands conflict: no result type makes this op valid.
+  EXPECT_TRUE(fixesFor("func.func @f(%a: tensor<3xf32>, %b: tensor<2xf32>) {\n"
+                       "  %0 = tosa.add %a, %b : (tensor<3xf32>, "
+                       "tensor<2xf32>) -> tensor<3xf32>\n  return\n}\n")
+                  .empty());
+}
+
+} // namespace

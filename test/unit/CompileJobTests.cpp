@@ -1,0 +1,80 @@
+//===- CompileJobTests.cpp - compilation in a child process ---------------===//
+//
+// Runs the real `tosa-lsp compile` (TOSA_LSP_BINARY) as the server does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompileJob.h"
+#include "OutputFiles.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+namespace {
+
+const char *kModel =
+    "func.func @add(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {\n"
+    "  %0 = tosa.add %a, %b : (tensor<3xf32>, tensor<3xf32>) -> "
+    "tensor<3xf32>\n"
+    "  return %0 : tensor<3xf32>\n}\n";
+
+CompileJob jobIn(const std::string &dir) {
+  CompileJob job;
+  job.self = TOSA_LSP_BINARY;
+  job.text = kModel;
+  job.name = "model.mlir";
+  job.function = "add";
+  job.emit = "llvm-ir";
+  job.outputDir = dir;
+  return job;
+}
+
+TEST(CompileJob, WritesOutputsAndReportsSteps) {
+  TempDir dir("compile-job-test");
+  ASSERT_FALSE(dir.error());
+  std::vector<std::string> steps;
+  std::atomic<bool> cancel{false};
+  CompileJobResult r = runCompileJob(
+      jobIn(dir.path()), [&](const std::string &s) { steps.push_back(s); },
+      cancel);
+  ASSERT_TRUE(r.ok) << r.error;
+  const llvm::json::Object *obj = r.result.getAsObject();
+  ASSERT_NE(obj, nullptr);
+  std::optional<llvm::StringRef> output = obj->getString("output");
+  ASSERT_TRUE(output);
+  EXPECT_TRUE(output->ends_with("model_add.ll")) << output->str();
+  EXPECT_TRUE(llvm::sys::fs::exists(*output));
+  EXPECT_FALSE(steps.empty());
+}
+
+TEST(CompileJob, CancelStopsTheChild) {
+  TempDir dir("compile-job-test");
+  std::atomic<bool> cancel{true};
+  CompileJobResult r =
+      runCompileJob(jobIn(dir.path()), [](const std::string &) {}, cancel);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.error, "compilation cancelled");
+}
+
+TEST(CompileJob, FailuresBecomeMessages) {
+  TempDir dir("compile-job-test");
+  std::atomic<bool> cancel{false};
+  CompileJob job = jobIn(dir.path());
+  job.function = "nope";
+  CompileJobResult r = runCompileJob(job, [](const std::string &) {}, cancel);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("compilation failed"), std::string::npos) << r.error;
+
+  job.self = "/nonexistent/tosa-lsp";
+  r = runCompileJob(job, [](const std::string &) {}, cancel);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("cannot start the compiler process"),
+            std::string::npos)
+      << r.error;
+}
+
+} // namespace

@@ -1,0 +1,73 @@
+//===- FindingsTests.cpp - broadcast reports become diagnostics -----------===//
+
+#include "TestSupport.h"
+
+#include "Findings.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+namespace {
+
+std::vector<std::string> codes(const OpReport &op, const Config &config) {
+  std::vector<Diagnostic> out;
+  appendFindings(op, config, out);
+  std::vector<std::string> c;
+  for (const Diagnostic &d : out)
+    c.push_back(d.code);
+  return c;
+}
+
+const char *kDynamic =
+    "func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<4xf32> {\n"
+    "  %0 = tosa.add %a, %b : (tensor<?xf32>, tensor<?xf32>) -> "
+    "tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n}\n";
+const char *kRefinable =
+    "func.func @h(%a: tensor<1xf32>, %b: tensor<3xf32>) -> tensor<?xf32> {\n"
+    "  %0 = tosa.add %a, %b : (tensor<1xf32>, tensor<3xf32>) -> "
+    "tensor<?xf32>\n"
+    "  return %0 : tensor<?xf32>\n}\n";
+
+TEST(Findings, DynamicOperandsGiveRuntimeCheckAndDynamicToStatic) {
+  FileAnalysis fa = analyzeText(kDynamic);
+  ASSERT_EQ(fa.ops.size(), 1u);
+  Config on;
+  on.info.runtimeChecks = true;
+  EXPECT_EQ(codes(fa.ops[0], on),
+            (std::vector<std::string>{"runtime-broadcast-check",
+                                      "dynamic-to-static"}));
+  // Runtime checks are off by default (hover and inlay hints show them).
+  EXPECT_EQ(codes(fa.ops[0], Config()),
+            (std::vector<std::string>{"dynamic-to-static"}));
+}
+
+TEST(Findings, InfoSwitchesTurnThemOff) {
+  FileAnalysis dyn = analyzeText(kDynamic);
+  FileAnalysis ref = analyzeText(kRefinable);
+  ASSERT_EQ(dyn.ops.size(), 1u);
+  ASSERT_EQ(ref.ops.size(), 1u);
+  EXPECT_EQ(codes(ref.ops[0], Config()),
+            std::vector<std::string>{"refinable-result"});
+  Config off;
+  off.info.refinable = false;
+  off.info.runtimeChecks = false;
+  off.info.dynamicToStatic = false;
+  EXPECT_TRUE(codes(dyn.ops[0], off).empty());
+  EXPECT_TRUE(codes(ref.ops[0], off).empty());
+}
+
+TEST(Findings, FindingsAreInformationalAndOnTheOp) {
+  FileAnalysis fa = analyzeText(kRefinable);
+  ASSERT_EQ(fa.ops.size(), 1u);
+  std::vector<Diagnostic> out;
+  appendFindings(fa.ops[0], Config(), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].severity, Severity::Info);
+  EXPECT_EQ(out[0].range.begin.line, fa.ops[0].range.begin.line);
+  EXPECT_EQ(out[0].range.begin.column, fa.ops[0].range.begin.column);
+  EXPECT_TRUE(has(out[0].message, "can be refined to 3")) << out[0].message;
+}
+
+} // namespace

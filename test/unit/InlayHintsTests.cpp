@@ -1,0 +1,43 @@
+//===- InlayHintsTests.cpp - inlay hints ----------------------------------===//
+//
+// On annotated snippets (`[[range]]`, `$$` points; see Annotations.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Annotations.h"
+#include "TestSupport.h"
+
+#include "InlayHints.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+namespace {
+
+TEST(InlayHints, InferredShapeAfterTypeAndRuntimeMarker) {
+  Annotations a(R"(
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>, %c: tensor<?xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.add %a, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<?x?xf32>$$
+  %1$$ = tosa.add %c, %c : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %2 = tosa.add %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<?x?xf32>
+}
+)");
+  FileAnalysis fa = analyzeText(a.text);
+  auto hints = inlayHints(fa, {{1, 1}, {100, 1}}, Config::Hints());
+  ASSERT_EQ(hints.size(), 2u);
+  EXPECT_EQ(hints[0].position, a.point(0));
+  EXPECT_EQ(hints[0].label, " inferred: 2x3");
+  EXPECT_EQ(hints[1].position, a.point(1));
+  EXPECT_EQ(hints[1].label, " runtime-check");
+  // Range-restricted, and switchable.
+  EXPECT_EQ(inlayHints(fa, {{4, 1}, {4, 5}}, Config::Hints()).size(), 1u);
+  EXPECT_TRUE(inlayHints(fa, {{5, 1}, {7, 1}}, Config::Hints()).empty());
+  Config::Hints off;
+  off.inferredShapes = false;
+  off.runtimeChecks = false;
+  EXPECT_TRUE(inlayHints(fa, {{1, 1}, {100, 1}}, off).empty());
+}
+
+} // namespace

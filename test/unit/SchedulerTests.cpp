@@ -1,0 +1,81 @@
+//===- SchedulerTests.cpp - analysis off the main loop --------------------===//
+
+#include "Scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+using namespace tosa_lsp;
+
+namespace {
+
+const char *kText = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                    "  return %a : tensor<2xf32>\n}\n";
+
+TEST(Scheduler, SyncAnalysesInlineAndPublishes) {
+  std::vector<int64_t> published;
+  Scheduler s(
+      /*sync=*/true, std::chrono::milliseconds(0),
+      [&](Scheduler::SnapshotPtr snap) { published.push_back(snap->version); });
+  s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
+  ASSERT_NE(s.latest("test:///a.mlir"), nullptr);
+  EXPECT_EQ(s.latest("test:///a.mlir")->version, 1);
+  EXPECT_EQ(published, std::vector<int64_t>{1});
+  EXPECT_EQ(s.latest("test:///other.mlir"), nullptr);
+  EXPECT_FALSE(s.withSnapshot("test:///other.mlir", [](auto) {}));
+}
+
+TEST(Scheduler, NewerEditsSupersedePendingOnes) {
+  std::mutex mu;
+  std::vector<int64_t> published;
+  Scheduler s(/*sync=*/false, std::chrono::milliseconds(300),
+              [&](Scheduler::SnapshotPtr snap) {
+                std::lock_guard<std::mutex> lock(mu);
+                published.push_back(snap->version);
+              });
+  for (int64_t v = 1; v <= 5; ++v)
+    s.update("test:///a.mlir", "/a.mlir", v, kText, Config());
+  s.waitIdle();
+  EXPECT_EQ(s.stats().analyses, 1u);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(published, std::vector<int64_t>{5});
+}
+
+TEST(Scheduler, RequestsWaitForTheFirstSnapshot) {
+  Scheduler s(/*sync=*/false, std::chrono::milliseconds(100), nullptr);
+  s.update("test:///a.mlir", "/a.mlir", 7, kText, Config());
+  std::promise<int64_t> got;
+  ASSERT_TRUE(s.withSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
+    got.set_value(p ? p->version : -1);
+  }));
+  std::future<int64_t> f = got.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(f.get(), 7);
+}
+
+TEST(Scheduler, ClosingAnswersWaitersWithNothing) {
+  Scheduler s(/*sync=*/false, std::chrono::seconds(30), nullptr);
+  s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
+  bool called = false, empty = false;
+  ASSERT_TRUE(s.withSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
+    called = true;
+    empty = !p;
+  }));
+  s.remove("test:///a.mlir");
+  EXPECT_TRUE(called);
+  EXPECT_TRUE(empty);
+  EXPECT_EQ(s.stats().analyses, 0u); // never analysed: closed in time
+}
+
+TEST(Scheduler, UnchangedSectionsAreReused) {
+  Scheduler s(/*sync=*/true, std::chrono::milliseconds(0), nullptr);
+  std::string two = std::string(kText) + "// -----\n" + kText;
+  s.update("test:///a.mlir", "/a.mlir", 1, two, Config());
+  s.update("test:///a.mlir", "/a.mlir", 2, two + "\n", Config());
+  EXPECT_EQ(s.stats().analyses, 2u);
+  EXPECT_GE(s.stats().sectionsReused, 1u);
+}
+
+} // namespace

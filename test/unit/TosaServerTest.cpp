@@ -1,0 +1,454 @@
+//===- TosaServerTest.cpp - the feature layer, without JSON-RPC -----------===//
+//
+// TosaServer is driven as an editor would (open, change, ask), with plain
+// data in and out; no JSON messages are written or parsed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TosaServer.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+using namespace tosa_lsp;
+namespace lsp = llvm::lsp;
+
+namespace {
+
+// `%0 = tosa.abs` declared 4x3 where 1x3 is inferred: one error, one fix.
+const char *kWrongResult =
+    "func.func @f(%a: tensor<1x3xf32>) -> tensor<4x3xf32> {\n"
+    "  %0 = tosa.abs %a : (tensor<1x3xf32>) -> tensor<4x3xf32>\n"
+    "  return %0 : tensor<4x3xf32>\n}\n";
+// Dynamic operands: informational findings only (refinable result,
+// runtime check, dynamic-to-static).
+const char *kDynamic =
+    "func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<4xf32> {\n"
+    "  %0 = tosa.add %a, %b : (tensor<?xf32>, tensor<?xf32>) -> "
+    "tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n}\n"
+    "func.func @h(%a: tensor<1xf32>, %b: tensor<3xf32>) -> tensor<?xf32> {\n"
+    "  %0 = tosa.add %a, %b : (tensor<1xf32>, tensor<3xf32>) -> "
+    "tensor<?xf32>\n"
+    "  return %0 : tensor<?xf32>\n}\n";
+
+struct Recorder : TosaServer::Callbacks {
+  std::mutex mu;
+  std::vector<Scheduler::SnapshotPtr> published;
+  std::vector<std::string> errors;
+  void onDiagnostics(Scheduler::SnapshotPtr s) override {
+    std::lock_guard<std::mutex> lock(mu);
+    published.push_back(std::move(s));
+  }
+  void onError(const std::string &message) override {
+    std::lock_guard<std::mutex> lock(mu);
+    errors.push_back(message);
+  }
+  std::vector<std::string> codes() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> out;
+    if (!published.empty())
+      for (const Diagnostic &d : published.back()->analysis.diagnostics)
+        out.push_back(d.code);
+    return out;
+  }
+};
+
+TosaServer::Options syncOptions() {
+  TosaServer::Options o;
+  o.sync = true;
+  return o;
+}
+
+/// Calls `fn(callback)` and returns what the callback got (sync or async).
+template <typename T, typename Fn> llvm::Expected<T> await(Fn fn) {
+  auto promise = std::make_shared<std::promise<llvm::Expected<T>>>();
+  std::future<llvm::Expected<T>> future = promise->get_future();
+  fn([promise](llvm::Expected<T> r) { promise->set_value(std::move(r)); });
+  EXPECT_EQ(future.wait_for(std::chrono::seconds(60)),
+            std::future_status::ready);
+  return future.get();
+}
+
+std::string errorText(llvm::Error e) {
+  std::string out;
+  llvm::handleAllErrors(
+      std::move(e), [&](const lsp::LSPError &l) { out = l.message; },
+      [&](const llvm::ErrorInfoBase &b) { out = b.message(); });
+  return out;
+}
+
+/// A directory with a .tosa-lsp.json, removed afterwards.
+struct Project {
+  llvm::SmallString<128> dir;
+  Project() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("tosa-server-test", dir));
+  }
+  ~Project() { llvm::sys::fs::remove_directories(dir); }
+  std::string file(const std::string &name) const {
+    llvm::SmallString<128> p(dir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+  void writeConfig(const std::string &text) const {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file(".tosa-lsp.json"), ec);
+    os << text;
+  }
+};
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+//===----------------------------------------------------------------------===//
+// Documents and features
+//===----------------------------------------------------------------------===//
+
+TEST(TosaServer, OpenPublishesAndFeaturesAnswerFromTheSnapshot) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  ASSERT_EQ(rec.published.size(), 1u);
+  EXPECT_EQ(rec.published[0]->version, 1);
+  EXPECT_FALSE(rec.published[0]->analysis.diagnostics.empty());
+
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover("test:///a.mlir", lsp::Position(1, 9), std::move(cb));
+  });
+  ASSERT_TRUE(bool(h));
+  ASSERT_TRUE(h->has_value());
+  EXPECT_NE((*h)->contents.value.find("tosa.abs"), std::string::npos)
+      << (*h)->contents.value;
+
+  auto symbols = await<std::vector<lsp::DocumentSymbol>>([&](auto cb) {
+    server.documentSymbols("test:///a.mlir", std::move(cb));
+  });
+  ASSERT_TRUE(bool(symbols));
+  EXPECT_FALSE(symbols->empty());
+
+  auto refs = await<std::vector<lsp::Range>>([&](auto cb) {
+    server.references("test:///a.mlir", lsp::Position(1, 3), true,
+                      std::move(cb));
+  });
+  ASSERT_TRUE(bool(refs));
+  EXPECT_EQ(refs->size(), 2u); // %0's definition and its use in return
+}
+
+TEST(TosaServer, UnknownDocumentIsAnError) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover("test:///none.mlir", lsp::Position(0, 0), std::move(cb));
+  });
+  ASSERT_FALSE(bool(h));
+  EXPECT_EQ(errorText(h.takeError()),
+            "unknown document: test:///none.mlir (not opened)");
+}
+
+TEST(TosaServer, ChangesApplyInOrderAndBadRangesKeepTheText) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  lsp::TextDocumentContentChangeEvent fix;
+  fix.range = lsp::Range(lsp::Position(0, 44), lsp::Position(0, 45));
+  fix.text = "1";
+  EXPECT_FALSE(bool(server.changeDocument("test:///a.mlir", 2, {fix})));
+  EXPECT_EQ(server.snapshot("test:///a.mlir")->version, 2);
+  EXPECT_EQ(server.snapshot("test:///a.mlir")->text.substr(44, 1), "1");
+
+  lsp::TextDocumentContentChangeEvent bad;
+  bad.range = lsp::Range(lsp::Position(99, 0), lsp::Position(99, 1));
+  bad.text = "x";
+  llvm::Error err = server.changeDocument("test:///a.mlir", 3, {bad});
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(errorText(std::move(err)),
+            "change range 99:0-99:1 is outside the document");
+  EXPECT_EQ(server.snapshot("test:///a.mlir")->version, 2);
+}
+
+TEST(TosaServer, SeverityPolicy) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.setSettings({{"info", {{"runtimeChecks", true}}}});
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
+  std::map<std::string, lsp::DiagnosticSeverity> by;
+  for (const Diagnostic &d : rec.published.back()->analysis.diagnostics)
+    by[d.code] = TosaServer::severity(d);
+  EXPECT_EQ(by["dynamic-to-static"], lsp::DiagnosticSeverity::Information);
+  EXPECT_EQ(by["runtime-broadcast-check"], lsp::DiagnosticSeverity::Hint);
+  EXPECT_EQ(by["refinable-result"], lsp::DiagnosticSeverity::Hint);
+  Diagnostic error;
+  error.severity = Severity::Error;
+  EXPECT_EQ(TosaServer::severity(error), lsp::DiagnosticSeverity::Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Code actions and the validation cache
+//===----------------------------------------------------------------------===//
+
+TEST(TosaServer, CodeActionsQuickFixFirstThenPreviewAndCompile) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  auto actions = await<CodeActions>([&](auto cb) {
+    server.codeActions("test:///a.mlir",
+                       lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                       {}, std::move(cb));
+  });
+  ASSERT_TRUE(bool(actions));
+  ASSERT_EQ(actions->items.size(), 3u);
+  EXPECT_EQ(actions->items[0].kind, "quickfix");
+  ASSERT_NE(actions->items[0].diagnostic, nullptr);
+  EXPECT_FALSE(actions->items[0].edits.empty());
+  EXPECT_EQ(actions->items[1].command, "tosa.previewLowering");
+  EXPECT_EQ(actions->items[1].function, "f");
+  EXPECT_EQ(actions->items[2].command, "tosa.compile");
+  EXPECT_EQ(actions->items[2].emit, "shared");
+
+  auto onlyFixes = await<CodeActions>([&](auto cb) {
+    server.codeActions("test:///a.mlir",
+                       lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                       {"quickfix"}, std::move(cb));
+  });
+  ASSERT_TRUE(bool(onlyFixes));
+  ASSERT_EQ(onlyFixes->items.size(), 1u);
+}
+
+TEST(TosaServer, FixVerdictsAreCachedPerDocumentVersion) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  auto ask = [&] {
+    auto a = await<CodeActions>([&](auto cb) {
+      server.codeActions("test:///a.mlir",
+                         lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                         {"quickfix"}, std::move(cb));
+    });
+    EXPECT_TRUE(bool(a));
+    return a ? a->items.size() : 0;
+  };
+  EXPECT_EQ(ask(), 1u);
+  EXPECT_EQ(server.stats().fixValidations, 1u);
+  EXPECT_EQ(ask(), 1u);
+  EXPECT_EQ(server.stats().fixValidations, 1u); // cached
+
+  // A new version (same text) is validated afresh.
+  lsp::TextDocumentContentChangeEvent same;
+  same.text = kWrongResult;
+  ASSERT_FALSE(bool(server.changeDocument("test:///a.mlir", 2, {same})));
+  EXPECT_EQ(ask(), 1u);
+  EXPECT_EQ(server.stats().fixValidations, 2u);
+}
+
+TEST(TosaServer, CodeActionsRunConcurrentlyOnThePool) {
+  Recorder rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  auto server = std::make_unique<TosaServer>(o, rec);
+  for (int i = 0; i < 4; ++i)
+    server->addDocument("test:///" + std::to_string(i) + ".mlir",
+                        "/nonexistent/a.mlir", 1, kWrongResult);
+  std::vector<std::future<size_t>> results;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 4; ++i) {
+      auto promise = std::make_shared<std::promise<size_t>>();
+      results.push_back(promise->get_future());
+      server->codeActions("test:///" + std::to_string(i) + ".mlir",
+                          lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                          {"quickfix"},
+                          [promise](llvm::Expected<CodeActions> a) {
+                            promise->set_value(a ? a->items.size() : 99);
+                            if (!a)
+                              llvm::consumeError(a.takeError());
+                          });
+    }
+  for (auto &f : results) {
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    EXPECT_EQ(f.get(), 1u);
+  }
+  server->waitIdle();
+  // Four documents validated once each; the second round hits the cache
+  // unless it raced the first (then at most one extra per document).
+  unsigned n = server->stats().fixValidations;
+  EXPECT_GE(n, 4u);
+  EXPECT_LE(n, 8u);
+  server.reset(); // joins the pool and the scheduler
+}
+
+//===----------------------------------------------------------------------===//
+// Configuration: server defaults, project file, editor settings
+//===----------------------------------------------------------------------===//
+
+TEST(TosaServer, ProjectFileAppliesUnderPartialEditorSettings) {
+  Project p;
+  p.writeConfig(R"({"info": {"refinable": false, "runtimeChecks": false}})");
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  // A client that sends only what the user set: hints, nothing on info.
+  server.setSettings({{"hints", {{"inferredShapes", false}}}});
+  server.addDocument("file:///m.mlir", p.file("m.mlir"), 1, kDynamic);
+  std::vector<std::string> codes = rec.codes();
+  EXPECT_FALSE(contains(codes, "refinable-result"));
+  EXPECT_FALSE(contains(codes, "runtime-broadcast-check"));
+  EXPECT_TRUE(contains(codes, "dynamic-to-static"));
+  Config c = server.configFor(p.file("m.mlir"));
+  EXPECT_FALSE(c.hints.inferredShapes); // the editor's
+  EXPECT_FALSE(c.info.refinable);       // the project's
+  EXPECT_TRUE(c.hints.runtimeChecks);   // the server's default
+}
+
+TEST(TosaServer, NullSettingsAreUnsetNotErrors) {
+  Project p;
+  p.writeConfig(R"({"info": {"refinable": false}})");
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.setSettings(
+      {{"tosaLsp",
+        {{"info", {{"refinable", nullptr}, {"dynamicToStatic", false}}},
+         {"compile", nullptr}}}});
+  EXPECT_TRUE(rec.errors.empty()) << rec.errors[0];
+  Config c = server.configFor(p.file("m.mlir"));
+  EXPECT_FALSE(c.info.refinable);       // the project's, not reset
+  EXPECT_FALSE(c.info.dynamicToStatic); // the editor's
+}
+
+TEST(TosaServer, BadSettingsAreReportedOnceAndIgnored) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.setSettings({{"info", {{"dynamicToStatic", "no"}}}});
+  server.setSettings({{"info", {{"dynamicToStatic", "no"}}}});
+  ASSERT_EQ(rec.errors.size(), 1u);
+  EXPECT_EQ(rec.errors[0],
+            "editor settings: info.dynamicToStatic must be true or false");
+  EXPECT_TRUE(server.configFor("/nonexistent/m.mlir").info.dynamicToStatic);
+}
+
+TEST(TosaServer, ProjectFileIsReadOnceNotOnEveryEdit) {
+  Project p;
+  p.writeConfig(R"({"info": {"refinable": false}})");
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("file:///m.mlir", p.file("m.mlir"), 1, kDynamic);
+  for (int v = 2; v < 12; ++v) {
+    lsp::TextDocumentContentChangeEvent all;
+    all.text = kDynamic;
+    ASSERT_FALSE(bool(server.changeDocument("file:///m.mlir", v, {all})));
+  }
+  EXPECT_EQ(server.stats().configLoads, 1u);
+
+  // A changed file is noticed (size and mtime) without being told...
+  p.writeConfig(R"({"info": {"refinable": true, "runtimeChecks": false}})");
+  lsp::TextDocumentContentChangeEvent all;
+  all.text = kDynamic;
+  ASSERT_FALSE(bool(server.changeDocument("file:///m.mlir", 20, {all})));
+  EXPECT_EQ(server.stats().configLoads, 2u);
+  EXPECT_TRUE(contains(rec.codes(), "refinable-result"));
+  EXPECT_FALSE(contains(rec.codes(), "runtime-broadcast-check"));
+
+  // ...and being told re-analyses at once.
+  p.writeConfig(R"({"info": {"refinable": false, "runtimeChecks": true}})");
+  server.configFilesChanged();
+  EXPECT_FALSE(contains(rec.codes(), "refinable-result"));
+  EXPECT_TRUE(contains(rec.codes(), "runtime-broadcast-check"));
+}
+
+TEST(TosaServer, InvalidProjectFileReportedOncePerVersion) {
+  Project p;
+  p.writeConfig(R"({"info": {"refinable": 3}})");
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("file:///m.mlir", p.file("m.mlir"), 1, kDynamic);
+  lsp::TextDocumentContentChangeEvent all;
+  all.text = kDynamic;
+  ASSERT_FALSE(bool(server.changeDocument("file:///m.mlir", 2, {all})));
+  ASSERT_EQ(rec.errors.size(), 1u);
+  EXPECT_NE(rec.errors[0].find("info.refinable must be true or false"),
+            std::string::npos);
+  EXPECT_TRUE(contains(rec.codes(), "refinable-result")); // defaults
+
+  // Fixed, then broken the same way again: reported again.
+  p.writeConfig(R"({"info": {"refinable": true}})");
+  ASSERT_FALSE(bool(server.changeDocument("file:///m.mlir", 3, {all})));
+  p.writeConfig(R"({"info": {"refinable": 3}})");
+  server.configFilesChanged();
+  EXPECT_EQ(rec.errors.size(), 2u);
+}
+
+//===----------------------------------------------------------------------===//
+// Preview and compile requests
+//===----------------------------------------------------------------------===//
+
+TEST(TosaServer, PreviewByPositionAndChecksNames) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
+  PreviewRequest req;
+  req.uri = "test:///a.mlir";
+  req.position = lsp::Position(1, 4);
+  auto r = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
+  ASSERT_TRUE(bool(r)) << errorText(r.takeError());
+  EXPECT_NE(r->text.find("linalg.generic"), std::string::npos) << r->text;
+  EXPECT_FALSE(r->mappings.empty());
+  EXPECT_TRUE(r->file.empty());
+
+  req.stage = "asm";
+  auto bad = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(errorText(bad.takeError()),
+            "unknown stage 'asm' (expected linalg, loops, llvm)");
+
+  req.stage = "linalg";
+  req.position = lsp::Position(40, 0);
+  auto nowhere = await<PreviewResult>(
+      [&](auto cb) { server.previewLowering(req, std::move(cb)); });
+  ASSERT_FALSE(bool(nowhere));
+  EXPECT_EQ(errorText(nowhere.takeError()), "no function at this position");
+}
+
+TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
+  auto run = [&](CompileRequest req) {
+    return await<llvm::json::Value>([&](auto cb) {
+      server.compile(req, [](const CompileProgress &) {}, std::move(cb));
+    });
+  };
+  CompileRequest req;
+  req.uri = "test:///a.mlir";
+  req.emit = "exe";
+  auto r = run(req);
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(errorText(r.takeError()),
+            "unknown emit kind 'exe' (expected shared, obj, asm, llvm-ir, "
+            "mlir-llvm)");
+  req.emit = "obj";
+  req.mode = "fast";
+  r = run(req);
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(errorText(r.takeError()),
+            "unknown mode 'fast' (expected upstream, safe, versioned)");
+  req.uri = "test:///none.mlir";
+  r = run(req);
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(errorText(r.takeError()),
+            "unknown document: test:///none.mlir (not opened)");
+  // Every emit kind the table lists is one parseEmit knows (checked at
+  // start-up too); the table is what the server advertises.
+  EXPECT_EQ(choices().emits.size(), 5u);
+  EXPECT_EQ(choices().stages,
+            (std::vector<std::string>{"linalg", "loops", "llvm"}));
+}
+
+} // namespace
