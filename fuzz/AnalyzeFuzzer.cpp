@@ -1,0 +1,236 @@
+//===- AnalyzeFuzzer.cpp - bytes -> analyze -> editor features ------------===//
+//
+// The document pipeline as the server runs it, minus the protocol: analyse
+// the input (twice, the second time after a one-byte edit, through the
+// incremental cache), then ask hover, inlay hints, definition, references,
+// document symbols and code actions at positions taken from the result and
+// from the input's last bytes.
+//
+// MLIR 22's own parser and verifiers crash on some malformed input (e.g. a
+// `linalg.broadcast` with `dimensions = ,`, which also kills mlir-opt-22).
+// Those are upstream bugs that the server contains; they must not hide ours.
+// So each input is first parsed and verified by plain MLIR (no code of ours)
+// under the crash guard: if that crashes, the input is an upstream crash, is
+// counted, and runs through our pipeline with crash recovery on (exercising
+// the containment). Every other input runs with crash recovery off, so any
+// crash in the analysis or the features is reported as one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Analysis.h"
+#include "CodeActions.h"
+#include "Config.h"
+#include "CrashGuard.h"
+#include "Hover.h"
+#include "InlayHints.h"
+#include "Navigation.h"
+#include "Query.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/thread.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tosa_lsp;
+
+namespace {
+
+Analyzer *analyzer;
+const Config *config;
+unsigned upstreamCrashes = 0;
+const char *upstreamDir = nullptr;
+
+/// The analyzer's dialects, for the plain-MLIR pre-check.
+std::unique_ptr<mlir::MLIRContext> makeContext() {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  auto ctx = std::make_unique<mlir::MLIRContext>(
+      registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx->allowUnregisteredDialects();
+  return ctx;
+}
+std::unique_ptr<mlir::MLIRContext> plainContext;
+
+/// Whether parsing and verifying `text` with MLIR alone, section by section
+/// as the analyzer does, crashes.
+bool crashesUpstream(const std::string &text) {
+  bool crashed = false;
+  // The analyzer's stack size: deep nesting must not overflow here first.
+  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
+    for (const Section &sec : splitSections(text)) {
+      std::string body =
+          text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+      if (findExcessiveNesting(body))
+        continue; // Refused by the analyzer; never parsed.
+      mlir::MLIRContext &ctx = *plainContext;
+      mlir::ScopedDiagnosticHandler quiet(
+          &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
+      std::optional<std::string> crash = runContained([&] {
+        llvm::SourceMgr sourceMgr;
+        sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(body),
+                                     llvm::SMLoc());
+        mlir::AsmParserState state;
+        mlir::Block block;
+        mlir::ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
+        if (mlir::succeeded(mlir::parseAsmSourceFile(sourceMgr, &block,
+                                                     parserConfig, &state)))
+          for (mlir::Operation &op : block)
+            (void)mlir::verify(&op);
+      });
+      if (crash) {
+        // Half-updated: abandon it, as the analyzer does.
+        (void)plainContext.release();
+        plainContext = makeContext();
+        crashed = true;
+        return;
+      }
+    }
+  });
+  worker.join();
+  return crashed;
+}
+
+void saveUpstreamCrash(const std::string &input) {
+  ++upstreamCrashes;
+  if (!upstreamDir || upstreamCrashes > 1000)
+    return;
+  std::string name = std::string(upstreamDir) + "/upstream-" +
+                     std::to_string(std::hash<std::string>()(input));
+  if (FILE *f = std::fopen(name.c_str(), "wb")) {
+    std::fwrite(input.data(), 1, input.size(), f);
+    std::fclose(f);
+  }
+}
+
+/// Everything a client may ask at `pos`.
+void queryAt(const FileAnalysis &fa, Position pos) {
+  (void)hover(fa, pos);
+  (void)definition(fa, pos);
+  (void)references(fa, pos, /*includeDeclaration=*/true);
+  (void)lookup(fa, pos);
+  (void)enclosingOp(fa, pos);
+  (void)fa.findOp(pos);
+}
+
+void exercise(const std::string &text, const FileAnalysis &fa,
+              const uint8_t *data, size_t size) {
+  // Positions from the input's last bytes reach anywhere, including past
+  // the end of a line or of the file.
+  unsigned numLines = 1;
+  for (char c : text)
+    numLines += c == '\n';
+  std::vector<Position> positions;
+  for (size_t i = 0; i + 1 < size && i < 8; i += 2)
+    positions.push_back(
+        {1u + data[size - 1 - i] % (numLines + 1), data[size - 2 - i]});
+  positions.push_back({numLines + 1, 1});
+  positions.push_back({1, 0});
+
+  // And from the analysis: each op's name, result and result type, each
+  // value's definition and first use (the first few of each, to stay fast).
+  size_t n = 0;
+  for (const OpReport &op : fa.ops) {
+    if (n++ == 16)
+      break;
+    for (Range r :
+         {op.range, op.resultNameRange, op.resultTypeRange, op.scope}) {
+      positions.push_back(r.begin);
+      positions.push_back(r.end);
+    }
+  }
+  n = 0;
+  for (const ValueInfo &v : fa.values) {
+    if (n++ == 16)
+      break;
+    positions.push_back(v.def.begin);
+    if (!v.uses.empty())
+      positions.push_back(v.uses.front().end);
+  }
+  for (const BlockInfo &b : fa.blocks)
+    positions.push_back(b.def.begin);
+  for (const SymbolInfo &s : fa.symbols)
+    positions.push_back(s.nameRange.begin);
+  for (Position p : positions)
+    queryAt(fa, p);
+
+  Range all{{1, 1}, {numLines + 1, 1}};
+  (void)inlayHints(fa, all, config->hints);
+  Range part{positions[0], positions[1]};
+  (void)inlayHints(fa, part, config->hints);
+  (void)documentSymbols(fa);
+
+  // Code actions: every candidate is built and applied; one (chosen by the
+  // input) is validated, since validation re-analyses a section.
+  std::vector<FixData> fixes = candidateFixes(fa, text);
+  for (const FixData &fix : fixes)
+    (void)applyEdits(text, fix.edits);
+  if (!fixes.empty())
+    (void)validateFix(*analyzer, fa, text, *config,
+                      fixes[data[0] % fixes.size()]);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // Created once: an MLIRContext with all dialects takes milliseconds.
+  analyzer = new Analyzer();
+  config = new Config();
+  plainContext = makeContext();
+  upstreamDir = std::getenv("TOSA_LSP_FUZZ_UPSTREAM");
+  std::atexit([] {
+    if (upstreamCrashes)
+      std::fprintf(stderr,
+                   "analyze-fuzzer: %u input(s) crash MLIR's own parser or "
+                   "verifiers (contained)\n",
+                   upstreamCrashes);
+  });
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return -1;
+  // Raw bytes: the server takes any JSON string as document text (NUL
+  // included), so the analysis must cope with anything.
+  std::string text(reinterpret_cast<const char *>(data), size);
+  std::string edited = text;
+  edited.erase(data[size - 1] * size / 256, 1);
+  setCrashRecovery(true);
+  bool upstream = crashesUpstream(text) || crashesUpstream(edited);
+  if (upstream) {
+    saveUpstreamCrash(text);
+    // Containment is tested on the first few; after that such inputs only
+    // cost time and memory (each contained crash abandons an MLIRContext),
+    // and are kept out of the corpus so that they are not bred.
+    if (upstreamCrashes > 50)
+      return -1;
+  }
+  setCrashRecovery(upstream);
+
+  AnalysisCache cache;
+  FileAnalysis fa = analyzer->analyze(text, "fuzz.mlir", *config, &cache);
+  exercise(text, fa, data, size);
+
+  // An edit as a client sends it: one byte removed; the cache re-analyses
+  // only the section that changed and keeps stale results of the others.
+  FileAnalysis fb = analyzer->analyze(edited, "fuzz.mlir", *config, &cache);
+  exercise(edited, fb, data, size);
+  return upstream ? -1 : 0;
+}
