@@ -14,8 +14,8 @@
 
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tosa_lsp {
@@ -86,10 +86,10 @@ struct Diagnostic {
 struct Section {
   unsigned index = 0;
   size_t beginOffset = 0, endOffset = 0; // byte offsets in the file
-  unsigned firstLine = 1;   // line of beginOffset
-  unsigned firstColumn = 1; // column of beginOffset
-  unsigned lastLine = 1;    // line of endOffset
-  bool parsed = false;      // false when the section has a parse error
+  unsigned firstLine = 1;                // line of beginOffset
+  unsigned firstColumn = 1;              // column of beginOffset
+  unsigned lastLine = 1;                 // line of endOffset
+  bool parsed = false; // false when the section has a parse error
   /// Did not parse now; ops and values are from the last version that did.
   bool stale = false;
   /// Results reused from the previous version (text unchanged).
@@ -150,7 +150,7 @@ struct ValueInfo {
   std::string type;
   /// "op result #0 of `tosa.add`" / "argument #1 of ^bb0 (entry of func.func)"
   std::string origin;
-  Range ownerRange; // the defining op's name, or the block
+  Range ownerRange;  // the defining op's name, or the block
   int opReport = -1; // index into FileAnalysis::ops when defined by one
   unsigned section = 0;
 };
@@ -258,9 +258,10 @@ public:
   /// The same, shared with the cache: the cache remembers the previous
   /// analysis by reference (and copies only the sections it reuses)
   /// instead of keeping a copy of everything.
-  std::shared_ptr<const FileAnalysis>
-  analyzeShared(const std::string &text, const std::string &path,
-                const Config &config, AnalysisCache &cache);
+  std::shared_ptr<const FileAnalysis> analyzeShared(const std::string &text,
+                                                    const std::string &path,
+                                                    const Config &config,
+                                                    AnalysisCache &cache);
 
 private:
   struct Impl;

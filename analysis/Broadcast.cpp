@@ -230,7 +230,9 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
   a.operands = operands;
   a.declared = declared;
   if (operands.empty()) {
-    a.violations.push_back({ViolationKind::NoOperands, std::nullopt, {},
+    a.violations.push_back({ViolationKind::NoOperands,
+                            std::nullopt,
+                            {},
                             "a Broadcastable op needs at least one input "
                             "operand",
                             ""});
@@ -276,15 +278,15 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
       r.steps.push_back(step);
       if (step.result.error) {
         r.operandConflict = true;
-        Violation v{ViolationKind::IncompatibleOperands, d, {accFrom, i}, "",
-                    ""};
+        Violation v{
+            ViolationKind::IncompatibleOperands, d, {accFrom, i}, "", ""};
         v.message =
             "operands are not broadcast-compatible in dimension " +
             std::to_string(d) + ": " +
             operandDimPhrase(accFrom, d, a.rank, operands[accFrom]->size()) +
             " has size " + formatDim(acc) + " but " +
-            operandDimPhrase(i, d, a.rank, operands[i]->size()) +
-            " has size " + formatDim(expanded[i][d]) +
+            operandDimPhrase(i, d, a.rank, operands[i]->size()) + " has size " +
+            formatDim(expanded[i][d]) +
             "; sizes must be equal or one of them 1";
         v.fix = "make both sizes equal, or make one of them 1 to broadcast it";
         a.violations.push_back(std::move(v));

@@ -68,8 +68,8 @@ std::optional<Shape> inferResultShape(const std::vector<MaybeShape> &operands);
 
 /// One InferDim application of the fold for one result dimension.
 struct FoldStep {
-  int64_t lhs = 0;     // accumulated size so far
-  int64_t rhs = 0;     // size of operand `rhsOperand` (1 if rank-expanded)
+  int64_t lhs = 0; // accumulated size so far
+  int64_t rhs = 0; // size of operand `rhsOperand` (1 if rank-expanded)
   unsigned rhsOperand = 0;
   InferDimResult result;
 };
@@ -111,13 +111,13 @@ struct DimReport {
 
 /// The constraints a Broadcastable op can violate.
 enum class ViolationKind {
-  NoOperands,            // the trait needs at least one input operand
-  IncompatibleOperands,  // (>1, >1) sizes that differ
-  ResultRankMismatch,    // Verify: len(inferred) != len(actual)
-  ResultDimMismatch,     // static declared != static inferred (> 1)
-  ResultBroadcast,       // declared > 1 where every operand is 1
-  OperandRanksDiffer,    // TOSA: all operands must have equal rank
-  ResultRankDiffers,     // TOSA: result rank must equal operand rank
+  NoOperands,             // the trait needs at least one input operand
+  IncompatibleOperands,   // (>1, >1) sizes that differ
+  ResultRankMismatch,     // Verify: len(inferred) != len(actual)
+  ResultDimMismatch,      // static declared != static inferred (> 1)
+  ResultBroadcast,        // declared > 1 where every operand is 1
+  OperandRanksDiffer,     // TOSA: all operands must have equal rank
+  ResultRankDiffers,      // TOSA: result rank must equal operand rank
   BadBroadcastDimensions, // explicit: wrong count, out of range, not increasing
 };
 

@@ -3,11 +3,11 @@
 #include "DataOperands.h"
 #include "IR.h"
 
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Operation.h"
-#include "mlir/Dialect/Traits.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -22,21 +22,20 @@ const llvm::StringSet<> &tosaElementwise() {
   static const llvm::StringSet<> names = {
       // Unary.
       "tosa.abs", "tosa.bitwise_not", "tosa.cast", "tosa.ceil", "tosa.clamp",
-      "tosa.clz", "tosa.cos", "tosa.erf", "tosa.exp", "tosa.floor",
-      "tosa.log", "tosa.logical_not", "tosa.negate", "tosa.reciprocal",
-      "tosa.rsqrt", "tosa.sigmoid", "tosa.sin", "tosa.tanh",
+      "tosa.clz", "tosa.cos", "tosa.erf", "tosa.exp", "tosa.floor", "tosa.log",
+      "tosa.logical_not", "tosa.negate", "tosa.reciprocal", "tosa.rsqrt",
+      "tosa.sigmoid", "tosa.sin", "tosa.tanh",
       // Binary.
       "tosa.add", "tosa.arithmetic_right_shift", "tosa.bitwise_and",
       "tosa.bitwise_or", "tosa.bitwise_xor", "tosa.intdiv", "tosa.equal",
       "tosa.greater", "tosa.greater_equal", "tosa.logical_and",
-      "tosa.logical_left_shift", "tosa.logical_or",
-      "tosa.logical_right_shift", "tosa.logical_xor", "tosa.maximum",
-      "tosa.minimum", "tosa.mul", "tosa.pow", "tosa.sub",
+      "tosa.logical_left_shift", "tosa.logical_or", "tosa.logical_right_shift",
+      "tosa.logical_xor", "tosa.maximum", "tosa.minimum", "tosa.mul",
+      "tosa.pow", "tosa.sub",
       // Ternary.
       "tosa.select"};
   return names;
 }
-
 
 /// std::nullopt: not a shaped type; otherwise the shape (inner nullopt for
 /// unranked).
@@ -154,7 +153,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     if (!result)
       return;
     r.resultType = section.typeName(op->getResult(0).getType());
-    unsigned n = *kind == OpKind::Implicit ? numDataOperands(op)
+    unsigned n = *kind == OpKind::Implicit         ? numDataOperands(op)
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
     std::vector<MaybeShape> shapes;

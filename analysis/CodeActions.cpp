@@ -30,9 +30,8 @@ int bracketStep(const std::string &s, size_t &i, size_t e) {
 
 /// Splits `s` on `sep` at bracket depth 0; returns [begin, end) pairs with
 /// surrounding spaces trimmed.
-std::vector<std::pair<size_t, size_t>> splitTopLevel(const std::string &s,
-                                                     size_t b, size_t e,
-                                                     char sep = ',') {
+std::vector<std::pair<size_t, size_t>>
+splitTopLevel(const std::string &s, size_t b, size_t e, char sep = ',') {
   std::vector<std::pair<size_t, size_t>> out;
   int depth = 0;
   size_t start = b;
@@ -141,7 +140,8 @@ std::optional<std::string> withShape(const std::string &type,
     if (j < body.size() && body[j] == '?')
       ++j;
     else
-      while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j])))
+      while (j < body.size() &&
+             std::isdigit(static_cast<unsigned char>(body[j])))
         ++j;
     if (j == i || j >= body.size() || body[j] != 'x')
       break;
@@ -204,8 +204,8 @@ std::string stem(const std::string &name) {
 std::optional<size_t> diagnosticAt(const FileAnalysis &fa, const OpReport &op,
                                    std::initializer_list<const char *> codes,
                                    bool errorsOnly) {
-  auto it = gIndex->diagnosticsAt.find(
-      {op.range.begin.line, op.range.begin.column});
+  auto it =
+      gIndex->diagnosticsAt.find({op.range.begin.line, op.range.begin.column});
   if (it == gIndex->diagnosticsAt.end())
     return std::nullopt;
   for (size_t i : it->second) {
@@ -233,8 +233,8 @@ const OpSpan *userOf(const FileAnalysis &fa, const Range &r) {
 
 /// Operand number of the use at `use` inside `user`: the number of value
 /// uses that come before it in the op's text (ops without regions).
-std::optional<unsigned> operandIndex(const FileAnalysis &fa,
-                                     const OpSpan &user, const Range &use) {
+std::optional<unsigned> operandIndex(const FileAnalysis &fa, const OpSpan &user,
+                                     const Range &use) {
   if (user.hasRegions)
     return std::nullopt;
   std::vector<Position> uses;
@@ -275,7 +275,8 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
         v.kind != ViolationKind::ResultBroadcast)
       return std::nullopt; // Other problems first: this alone won't verify.
   std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
-  auto tb = off.offset(op.resultTypeRange.begin), te = off.offset(op.resultTypeRange.end);
+  auto tb = off.offset(op.resultTypeRange.begin),
+       te = off.offset(op.resultTypeRange.end);
   if (!diag || !tb || !te)
     return std::nullopt;
   std::string oldType = text.substr(*tb, *te - *tb);
@@ -305,10 +306,11 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
       if (!idx || !ub || !ue)
         return std::nullopt;
       auto slot = operandTypeSlot(text, *ub, *ue, *idx, user->numOperands);
-      if (!slot || text.substr(slot->first, slot->second - slot->first) != oldType)
+      if (!slot ||
+          text.substr(slot->first, slot->second - slot->first) != oldType)
         return std::nullopt;
-      fix.edits.push_back({{off.position(slot->first), off.position(slot->second)},
-                           *newType});
+      fix.edits.push_back(
+          {{off.position(slot->first), off.position(slot->second)}, *newType});
       if (user->name != "func.return")
         continue;
       const SymbolInfo *fn = functionAt(fa, use.begin);
@@ -318,10 +320,13 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
         return std::nullopt;
       // `(args) -> results {` : the results after the argument list.
       size_t open = text.find('(', *nb);
-      size_t close = open == std::string::npos ? open : matching(text, open, *fe);
+      size_t close =
+          open == std::string::npos ? open : matching(text, open, *fe);
       size_t body = close == std::string::npos ? close : text.find('{', close);
-      size_t arrow = close == std::string::npos ? close : text.find("->", close);
-      if (body == std::string::npos || arrow == std::string::npos || arrow > body)
+      size_t arrow =
+          close == std::string::npos ? close : text.find("->", close);
+      if (body == std::string::npos || arrow == std::string::npos ||
+          arrow > body)
         return std::nullopt;
       size_t rb = arrow + 2, re = body;
       size_t attrs = text.find(" attributes", rb);
@@ -345,24 +350,26 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
       std::string spelled = text.substr(sb, se - sb);
       if (spelled.rfind(oldType, 0) != 0)
         return std::nullopt;
-      fix.edits.push_back({{off.position(sb), off.position(sb + oldType.size())},
-                           *newType});
+      fix.edits.push_back(
+          {{off.position(sb), off.position(sb + oldType.size())}, *newType});
     }
   }
   return fix;
 }
 
 /// (b) Refine `?` result dims; users keep the old type via tensor.cast.
-std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text,
-                                 const LineIndex &off, const OpReport &op) {
+std::optional<FixData> refineFix(const FileAnalysis &fa,
+                                 const std::string &text, const LineIndex &off,
+                                 const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
   if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred ||
-      op.resultName.empty() || op.resultName.find_first_of(":#") !=
-                                   std::string::npos)
+      op.resultName.empty() ||
+      op.resultName.find_first_of(":#") != std::string::npos)
     return std::nullopt;
   std::optional<size_t> diag =
       diagnosticAt(fa, op, {"refinable-result"}, /*errorsOnly=*/false);
-  auto tb = off.offset(op.resultTypeRange.begin), te = off.offset(op.resultTypeRange.end);
+  auto tb = off.offset(op.resultTypeRange.begin),
+       te = off.offset(op.resultTypeRange.end);
   auto se = off.offset(op.scope.end), ob = off.offset(op.range.begin);
   if (!diag || !tb || !te || !se || !ob)
     return std::nullopt;
@@ -374,7 +381,8 @@ std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text
   std::optional<std::string> newType = withShape(oldType, refined);
   if (!newType)
     return std::nullopt;
-  std::string fresh = freshName(fa, op.section, "refined_" + stem(op.resultName));
+  std::string fresh =
+      freshName(fa, op.section, "refined_" + stem(op.resultName));
   FixData fix;
   fix.kind = FixData::RefineResult;
   fix.title = "Refine result type to " + *newType + " (users keep " + oldType +
@@ -390,8 +398,9 @@ std::optional<FixData> refineFix(const FileAnalysis &fa, const std::string &text
 }
 
 /// (c) TOSA: reshape lower-rank operands with leading 1s.
-std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &text,
-                                  const LineIndex &off, const OpReport &op) {
+std::optional<FixData> reshapeFix(const FileAnalysis &fa,
+                                  const std::string &text, const LineIndex &off,
+                                  const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
   if (!op.tosa || a.rankExpanded.empty())
     return std::nullopt;
@@ -454,8 +463,8 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa, const std::string &tex
                 " : (" + op.operandTypes[i] + ", !tosa.shape<" + rank +
                 ">) -> " + *newType + "\n" + indent;
     fix.edits.push_back({useRange, newName});
-    fix.edits.push_back({{off.position(slot->first), off.position(slot->second)},
-                         *newType});
+    fix.edits.push_back(
+        {{off.position(slot->first), off.position(slot->second)}, *newType});
     names += (names.empty() ? "" : ", ") + std::string("operand #") +
              std::to_string(i) + " to " + *newType;
   }
@@ -521,9 +530,10 @@ bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
       fa.diagnostics.begin(), fa.diagnostics.end(),
       [&](const Diagnostic &d) { return isError(d) && d.section == section; });
   std::string edited = applyEdits(text, fix.edits);
-  long delta = static_cast<long>(edited.size()) - static_cast<long>(text.size());
-  std::string after = edited.substr(sec.beginOffset,
-                                    sec.endOffset - sec.beginOffset + delta);
+  long delta =
+      static_cast<long>(edited.size()) - static_cast<long>(text.size());
+  std::string after =
+      edited.substr(sec.beginOffset, sec.endOffset - sec.beginOffset + delta);
   FileAnalysis now = analyzer.analyze(after, fa.path, config);
   bool parsed = !now.sections.empty() &&
                 std::all_of(now.sections.begin(), now.sections.end(),
@@ -531,7 +541,7 @@ bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
   long errorsNow =
       std::count_if(now.diagnostics.begin(), now.diagnostics.end(), isError);
   return parsed && (fix.kind == FixData::RefineResult ? errorsNow <= before
-                                                       : errorsNow < before);
+                                                      : errorsNow < before);
 }
 
 std::vector<FixData> validatedFixes(Analyzer &analyzer, const FileAnalysis &fa,

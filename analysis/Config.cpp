@@ -13,20 +13,48 @@ using json = nlohmann::json;
 std::vector<std::string> Config::defaultBroadcastableOps() {
   // The trait's test op and the common TF / TFLite element-wise ops, which
   // keep implicit rank expansion (unlike TOSA 1.0).
-  return {"test.broadcastable", "tfl.add",        "tfl.sub",
-          "tfl.mul",            "tfl.div",        "tfl.maximum",
-          "tfl.minimum",        "tfl.pow",        "tfl.squared_difference",
-          "tfl.floor_div",      "tfl.floor_mod",  "tfl.less",
-          "tfl.less_equal",     "tfl.greater",    "tfl.greater_equal",
-          "tfl.equal",          "tfl.not_equal",  "tfl.logical_and",
-          "tfl.logical_or",     "tfl.select_v2",  "tf.AddV2",
-          "tf.Add",             "tf.Sub",         "tf.Mul",
-          "tf.Div",             "tf.RealDiv",     "tf.Maximum",
-          "tf.Minimum",         "tf.Pow",         "tf.SquaredDifference",
-          "tf.FloorDiv",        "tf.FloorMod",    "tf.Less",
-          "tf.LessEqual",       "tf.Greater",     "tf.GreaterEqual",
-          "tf.Equal",           "tf.NotEqual",    "tf.LogicalAnd",
-          "tf.LogicalOr",       "tf.SelectV2",    "tf.BiasAdd"};
+  return {"test.broadcastable",
+          "tfl.add",
+          "tfl.sub",
+          "tfl.mul",
+          "tfl.div",
+          "tfl.maximum",
+          "tfl.minimum",
+          "tfl.pow",
+          "tfl.squared_difference",
+          "tfl.floor_div",
+          "tfl.floor_mod",
+          "tfl.less",
+          "tfl.less_equal",
+          "tfl.greater",
+          "tfl.greater_equal",
+          "tfl.equal",
+          "tfl.not_equal",
+          "tfl.logical_and",
+          "tfl.logical_or",
+          "tfl.select_v2",
+          "tf.AddV2",
+          "tf.Add",
+          "tf.Sub",
+          "tf.Mul",
+          "tf.Div",
+          "tf.RealDiv",
+          "tf.Maximum",
+          "tf.Minimum",
+          "tf.Pow",
+          "tf.SquaredDifference",
+          "tf.FloorDiv",
+          "tf.FloorMod",
+          "tf.Less",
+          "tf.LessEqual",
+          "tf.Greater",
+          "tf.GreaterEqual",
+          "tf.Equal",
+          "tf.NotEqual",
+          "tf.LogicalAnd",
+          "tf.LogicalOr",
+          "tf.SelectV2",
+          "tf.BiasAdd"};
 }
 
 std::string Config::fingerprint() const {
@@ -120,7 +148,8 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
     // nlohmann's message already has the byte position.
     std::string what = e.what();
     auto pos = what.find("parse error");
-    error = "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
+    error =
+        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
     return std::nullopt;
   }
   return applyConfig(root, error, base);
@@ -142,15 +171,14 @@ std::optional<Config> applyConfig(const json &root, std::string &error,
       return false;
     }
     for (const json &n : list) {
-      if (!n.is_string() || n.get<std::string>().find('.') == std::string::npos) {
+      if (!n.is_string() ||
+          n.get<std::string>().find('.') == std::string::npos) {
         // Name the offending value without dumping it: dump() recurses
         // once per nesting level and a hostile file nests 10^5 deep.
-        error = std::string(key) +
-                " must contain op names like \"tfl.add\", got " +
-                (n.is_string() ? "\"" + n.get<std::string>().substr(0, 200) +
-                                     "\""
-                               : std::string("a value of type ") +
-                                     n.type_name());
+        error =
+            std::string(key) + " must contain op names like \"tfl.add\", got " +
+            (n.is_string() ? "\"" + n.get<std::string>().substr(0, 200) + "\""
+                           : std::string("a value of type ") + n.type_name());
         return false;
       }
       out.push_back(n.get<std::string>());

@@ -2,9 +2,9 @@
 
 #include "CrashGuard.h"
 #include "Findings.h"
-#include "Timing.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
@@ -12,18 +12,18 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <set>
-#include <cstdlib>
 
 using namespace mlir;
 
@@ -141,7 +141,6 @@ std::optional<size_t> findExcessiveNesting(std::string_view text,
   return std::nullopt;
 }
 
-
 namespace {
 
 /// End of the token starting at `offset` (an op name, `%value`, a quoted
@@ -152,7 +151,9 @@ size_t tokenEnd(std::string_view text, size_t offset) {
   size_t i = offset;
   if (text[i] == '"') {
     size_t close = text.find('"', i + 1);
-    return close == std::string_view::npos || text.substr(i, close - i).find('\n') != std::string_view::npos
+    return close == std::string_view::npos ||
+                   text.substr(i, close - i).find('\n') !=
+                       std::string_view::npos
                ? i + 1
                : close + 1;
   }
@@ -227,7 +228,7 @@ struct SectionUnits {
 struct UnitJob {
   std::string prefix; // aliases and stubs of the functions the unit uses
   unsigned prefixLines = 0;
-  Section map;              // the unit's place in the file
+  Section map;               // the unit's place in the file
   bool moduleChecks = false; // run the module's symbol checks after it
   // Results.
   bool ok = false, failed = false;
@@ -251,8 +252,8 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
     d.section = index;
   }
   for (OpReport &op : s.ops) {
-    for (Range *r : {&op.range, &op.scope, &op.resultNameRange,
-                     &op.resultTypeRange})
+    for (Range *r :
+         {&op.range, &op.scope, &op.resultNameRange, &op.resultTypeRange})
       shiftRange(*r, delta);
     op.section = index;
   }
@@ -285,8 +286,7 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
 
 /// Where one section's items lie in the assembled FileAnalysis.
 struct Slice {
-  size_t diagnostics[2], ops[2], values[2], blocks[2], symbols[2],
-      opSpans[2];
+  size_t diagnostics[2], ops[2], values[2], blocks[2], symbols[2], opSpans[2];
 };
 
 /// Concatenates section results into the file's analysis; `slices` (if
@@ -459,8 +459,8 @@ void collectUnits(const detail::ParsedSection &ps,
                   const SectionResult &result, SectionUnits &out) {
   out = SectionUnits();
   ModuleOp module = *ps.module;
-  std::string_view secText = std::string_view(
-      ps.bufferStart, sec.endOffset - sec.beginOffset);
+  std::string_view secText =
+      std::string_view(ps.bufferStart, sec.endOffset - sec.beginOffset);
   if (secText.find("{-#") != std::string_view::npos)
     return; // Dialect resources: a unit alone could not see them.
   if (!ps.implicitModule && !module->getAttrDictionary().empty())
@@ -491,8 +491,8 @@ void collectUnits(const detail::ParsedSection &ps,
     const AsmParserState::OperationDefinition *def =
         ps.state.getOpDef(module.getOperation());
     if (!def || units.empty() ||
-        lines.position(sec.beginOffset + (def->scopeLoc.End.getPointer() -
-                                          ps.bufferStart))
+        lines.position(sec.beginOffset +
+                       (def->scopeLoc.End.getPointer() - ps.bufferStart))
                 .line <= units.back().lastLine)
       return;
   }
@@ -593,12 +593,10 @@ struct Analyzer::Impl {
   /// alone is parsed and verified (with stubs of what it calls), the rest
   /// is reused. std::nullopt when the result could differ from a full
   /// analysis (then the caller does one).
-  std::optional<SectionResult>
-  analyzeIncrementally(const FileText &file, const std::string &path,
-                       const Section &sec, const Config &config,
-                       const AnalysisCache::Impl::Entry &old,
-                       const FileAnalysis &previous,
-                       std::shared_ptr<SectionUnits> &units);
+  std::optional<SectionResult> analyzeIncrementally(
+      const FileText &file, const std::string &path, const Section &sec,
+      const Config &config, const AnalysisCache::Impl::Entry &old,
+      const FileAnalysis &previous, std::shared_ptr<SectionUnits> &units);
 
   static DialectRegistry makeRegistry() {
     // All upstream dialects and their interface extensions: files mix tosa
@@ -641,11 +639,10 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
   return result;
 }
 
-FileAnalysis Analyzer::Impl::analyze(const std::string &text,
-                                     const std::string &path,
-                                     const Config &config,
-                                     AnalysisCache *cache,
-                                     std::shared_ptr<const FileAnalysis> *shared) {
+FileAnalysis
+Analyzer::Impl::analyze(const std::string &text, const std::string &path,
+                        const Config &config, AnalysisCache *cache,
+                        std::shared_ptr<const FileAnalysis> *shared) {
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
@@ -674,8 +671,9 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
     if (same) {
       // Only what is reused is copied, from the previous analysis.
       r = sliceOf(*memo->previous, same->slice, same->section);
-      shiftSection(r, static_cast<int>(sec.firstLine) -
-                          static_cast<int>(same->section.firstLine),
+      shiftSection(r,
+                   static_cast<int>(sec.firstLine) -
+                       static_cast<int>(same->section.firstLine),
                    sec.index);
       r.section.index = sec.index;
       r.section.beginOffset = sec.beginOffset;
@@ -694,8 +692,8 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
       }
     } else if (std::optional<SectionResult> inc =
                    atIndex && atIndex->units
-                       ? analyzeIncrementally(file, path, sec, config,
-                                              *atIndex, *memo->previous, units)
+                       ? analyzeIncrementally(file, path, sec, config, *atIndex,
+                                              *memo->previous, units)
                        : std::nullopt) {
       r = std::move(*inc);
     } else {
@@ -710,8 +708,9 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
         // the new parse error stays.
         SectionResult old =
             sliceOf(*memo->previous, atIndex->slice, atIndex->section);
-        shiftSection(old, static_cast<int>(sec.firstLine) -
-                              static_cast<int>(atIndex->section.firstLine),
+        shiftSection(old,
+                     static_cast<int>(sec.firstLine) -
+                         static_cast<int>(atIndex->section.firstLine),
                      sec.index);
         r.ops = std::move(old.ops);
         r.values = std::move(old.values);
@@ -727,8 +726,8 @@ FileAnalysis Analyzer::Impl::analyze(const std::string &text,
   }
   PhaseTimer t("assemble");
   std::vector<Slice> slices;
-  FileAnalysis fa = assemble(file, path, std::move(results),
-                             memo ? &slices : nullptr);
+  FileAnalysis fa =
+      assemble(file, path, std::move(results), memo ? &slices : nullptr);
   if (!memo)
     return fa;
   for (size_t i = 0; i < next.size(); ++i)
@@ -760,9 +759,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   while (prefix < limit && oldText[prefix] == newText[prefix])
     ++prefix;
   size_t suffix = 0;
-  while (suffix < limit - prefix &&
-         oldText[oldText.size() - 1 - suffix] ==
-             newText[newText.size() - 1 - suffix])
+  while (suffix < limit - prefix && oldText[oldText.size() - 1 - suffix] ==
+                                        newText[newText.size() - 1 - suffix])
     ++suffix;
   size_t editEnd = oldText.size() - suffix;
   size_t k = 0;
@@ -772,8 +770,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   if (k == su.units.size())
     return std::nullopt;
   const Unit &u = su.units[k];
-  ptrdiff_t delta =
-      static_cast<ptrdiff_t>(newText.size()) - static_cast<ptrdiff_t>(oldText.size());
+  ptrdiff_t delta = static_cast<ptrdiff_t>(newText.size()) -
+                    static_cast<ptrdiff_t>(oldText.size());
   size_t newEnd = u.end + delta;
   std::string_view unitText = newText.substr(u.begin, newEnd - u.begin);
 
@@ -791,8 +789,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
         continue;
       if (su.units[j].opName != "func.func" || su.units[j].signature.empty())
         return std::nullopt; // Only functions have a faithful stub.
-      job.prefix += "func.func private @\"" + name + "\"" +
-                    su.units[j].signature + "\n";
+      job.prefix +=
+          "func.func private @\"" + name + "\"" + su.units[j].signature + "\n";
     }
   }
   job.prefixLines = std::count(job.prefix.begin(), job.prefix.end(), '\n');
@@ -826,8 +824,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   // down by the lines the edit added.
   int lineDelta =
       static_cast<int>(std::count(unitText.begin(), unitText.end(), '\n')) -
-      static_cast<int>(std::count(oldText.begin() + u.begin,
-                                  oldText.begin() + u.end, '\n'));
+      static_cast<int>(
+          std::count(oldText.begin() + u.begin, oldText.begin() + u.end, '\n'));
   unsigned first = u.firstLine, last = u.lastLine;
   auto inUnit = [&](const Position &p) {
     return p.valid() && p.line >= first && p.line <= last;
@@ -998,8 +996,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
 
 SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              const std::string &path,
-                                             Section sec,
-                                             const Config &config,
+                                             Section sec, const Config &config,
                                              SectionUnits *units) {
   SectionResult result;
   std::optional<std::string> crash = runContained([&] {
@@ -1043,8 +1040,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
     detail::ParsedSection ps;
     ps.section = job ? job->map : sec;
     std::string_view body = std::string_view(text).substr(
-        ps.section.beginOffset,
-        ps.section.endOffset - ps.section.beginOffset);
+        ps.section.beginOffset, ps.section.endOffset - ps.section.beginOffset);
     if (job) {
       ps.prefixLen = job->prefix.size();
       ps.prefixLines = job->prefixLines;
@@ -1057,9 +1053,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
           llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
     }
     ps.lines = &lines;
-    ps.bufferStart =
-        ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())
-            ->getBufferStart();
+    ps.bufferStart = ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())
+                         ->getBufferStart();
 
     DiagSource source = DiagSource::Parser;
     Operation *currentOp = nullptr;
@@ -1167,8 +1162,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         // symbol uses, against the stubs' signatures.
         if (job->moduleChecks && verified) {
           Operation *m = ps.module->getOperation();
-          if (failed(m->getName().getRegisteredInfo()->verifyRegionInvariants(
-                  m)))
+          if (failed(
+                  m->getName().getRegisteredInfo()->verifyRegionInvariants(m)))
             return;
         }
         job->opName = unitOp->getName().getStringRef().str();
@@ -1215,20 +1210,17 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         llvm::erase_if(result.opSpans, [](const OpSpan &o) {
           return !o.nameRange.begin.valid();
         });
-        llvm::erase_if(result.values, [](const ValueInfo &v) {
-          return !v.def.begin.valid();
-        });
-        llvm::erase_if(result.blocks, [](const BlockInfo &b) {
-          return !b.def.begin.valid();
-        });
+        llvm::erase_if(result.values,
+                       [](const ValueInfo &v) { return !v.def.begin.valid(); });
+        llvm::erase_if(result.blocks,
+                       [](const BlockInfo &b) { return !b.def.begin.valid(); });
         for (const Diagnostic &d : sectionDiags)
           job->failed |= d.severity == Severity::Error &&
                          d.source != DiagSource::Broadcast;
         job->ok = true;
       }
     }
-    if (!sec.parsed &&
-        llvm::none_of(sectionDiags, [](const Diagnostic &d) {
+    if (!sec.parsed && llvm::none_of(sectionDiags, [](const Diagnostic &d) {
           return d.severity == Severity::Error;
         }))
       sectionDiags.push_back(silentParseFailure(ps, file, sec, &ctx));

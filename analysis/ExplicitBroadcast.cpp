@@ -25,7 +25,9 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
   const Shape &in = *operand, &out = *target;
   if (dims.size() != in.size()) {
     a.violations.push_back(
-        {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
+        {ViolationKind::BadBroadcastDimensions,
+         std::nullopt,
+         {0},
          "broadcast_dimensions " + dimsText(dims) + " has " +
              std::to_string(dims.size()) +
              " entries but the operand has rank " + std::to_string(in.size()) +
@@ -41,12 +43,13 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
     if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(out.size())) {
       m.error = true;
       a.violations.push_back(
-          {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
+          {ViolationKind::BadBroadcastDimensions,
+           std::nullopt,
+           {0},
            "broadcast_dimensions[" + std::to_string(i) + "] = " +
                std::to_string(dims[i]) + " is out of range for a rank-" +
                std::to_string(out.size()) + " target",
-           "use a dimension index in [0, " + std::to_string(out.size()) +
-               ")"});
+           "use a dimension index in [0, " + std::to_string(out.size()) + ")"});
       a.mappings.push_back(m);
       continue;
     }
@@ -55,11 +58,14 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
     if (i > 0 && dims[i] <= dims[i - 1]) {
       m.error = true;
       a.violations.push_back(
-          {ViolationKind::BadBroadcastDimensions, std::nullopt, {0},
+          {ViolationKind::BadBroadcastDimensions,
+           std::nullopt,
+           {0},
            "broadcast_dimensions " + dimsText(dims) +
                " is not strictly increasing: entry " + std::to_string(i) +
-               " (" + std::to_string(dims[i]) + ") must be greater than entry " +
-               std::to_string(i - 1) + " (" + std::to_string(dims[i - 1]) + ")",
+               " (" + std::to_string(dims[i]) +
+               ") must be greater than entry " + std::to_string(i - 1) + " (" +
+               std::to_string(dims[i - 1]) + ")",
            "list the target dimensions in increasing order (transpose the "
            "operand first if its dimensions must be reordered)"});
     }
@@ -75,7 +81,8 @@ analyzeBroadcastInDim(const MaybeShape &operand, const MaybeShape &target,
     } else {
       m.error = true;
       a.violations.push_back(
-          {ViolationKind::ResultDimMismatch, static_cast<unsigned>(dims[i]),
+          {ViolationKind::ResultDimMismatch,
+           static_cast<unsigned>(dims[i]),
            {0},
            "operand dimension " + std::to_string(i) + " has size " +
                formatDim(s) + " but maps to target dimension " +
@@ -110,14 +117,16 @@ analyzeLinalgBroadcast(const MaybeShape &input, const MaybeShape &init,
   }
   ExplicitOptions opts;
   opts.allowDegenerate = false;
-  ExplicitBroadcastAnalysis a = analyzeBroadcastInDim(input, init, mapped, opts);
+  ExplicitBroadcastAnalysis a =
+      analyzeBroadcastInDim(input, init, mapped, opts);
   a.broadcastDimensions = mapped;
   return a;
 }
 
-ExplicitBroadcastAnalysis
-analyzeBinaryInDim(const MaybeShape &lhs, const MaybeShape &rhs,
-                   const MaybeShape &result, const std::vector<int64_t> &dims) {
+ExplicitBroadcastAnalysis analyzeBinaryInDim(const MaybeShape &lhs,
+                                             const MaybeShape &rhs,
+                                             const MaybeShape &result,
+                                             const std::vector<int64_t> &dims) {
   if (!lhs || !rhs) {
     ExplicitBroadcastAnalysis a;
     a.operand = rhs;
@@ -146,8 +155,9 @@ analyzeBinaryInDim(const MaybeShape &lhs, const MaybeShape &rhs,
   Shape expanded(high->size(), 1);
   for (const DimMapping &m : a.mappings)
     expanded[m.targetDim] = m.operandSize;
-  std::vector<MaybeShape> ops = rhsLower ? std::vector<MaybeShape>{*lhs, expanded}
-                                         : std::vector<MaybeShape>{expanded, *rhs};
+  std::vector<MaybeShape> ops = rhsLower
+                                    ? std::vector<MaybeShape>{*lhs, expanded}
+                                    : std::vector<MaybeShape>{expanded, *rhs};
   a.composition = analyzeBroadcast(ops, result);
   return a;
 }

@@ -71,9 +71,10 @@ analyzeLinalgBroadcast(const MaybeShape &input, const MaybeShape &init,
 /// lower-rank operand is mapped into the higher rank with the tuple, then
 /// both are broadcast with degenerate-dimension rules, and the result is
 /// verified like a Broadcastable op.
-ExplicitBroadcastAnalysis
-analyzeBinaryInDim(const MaybeShape &lhs, const MaybeShape &rhs,
-                   const MaybeShape &result, const std::vector<int64_t> &dims);
+ExplicitBroadcastAnalysis analyzeBinaryInDim(const MaybeShape &lhs,
+                                             const MaybeShape &rhs,
+                                             const MaybeShape &result,
+                                             const std::vector<int64_t> &dims);
 
 } // namespace tosa_lsp
 

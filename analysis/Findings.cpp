@@ -71,7 +71,7 @@ MaybeShape OpReport::declaredShape() const {
     return implicit->declared;
   if (kind == OpKind::BinaryInDim)
     return explicitBcast->composition ? explicitBcast->composition->declared
-                                     : MaybeShape();
+                                      : MaybeShape();
   return explicitBcast->target;
 }
 
@@ -80,17 +80,16 @@ MaybeShape OpReport::inferredShape() const {
     return implicit->inferred;
   if (kind == OpKind::BinaryInDim)
     return explicitBcast->composition ? explicitBcast->composition->inferred
-                                     : MaybeShape();
+                                      : MaybeShape();
   // The target of a broadcast_in_dim is given, not inferred; report it when
   // the mapping is valid.
   return explicitBcast->ok() ? explicitBcast->target : MaybeShape();
 }
 
 bool FileAnalysis::hasErrors() const {
-  return std::any_of(diagnostics.begin(), diagnostics.end(),
-                     [](const Diagnostic &d) {
-                       return d.severity == Severity::Error;
-                     });
+  return std::any_of(
+      diagnostics.begin(), diagnostics.end(),
+      [](const Diagnostic &d) { return d.severity == Severity::Error; });
 }
 
 int FileAnalysis::findOp(Position pos) const {
@@ -179,8 +178,7 @@ void appendFindings(const OpReport &op, const Config &config,
   if (config.info.runtimeChecks && !runtime.empty())
     add(Severity::Info, "runtime-broadcast-check",
         "dimension" + std::string(runtime.size() > 1 ? "s " : " ") +
-            dimList(runtime) +
-            (runtime.size() > 1 ? " need" : " needs") +
+            dimList(runtime) + (runtime.size() > 1 ? " need" : " needs") +
             " a runtime broadcast check: a dynamic operand size may be "
             "1 (then it is broadcast) while another operand's is not",
         "");

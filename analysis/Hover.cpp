@@ -10,7 +10,8 @@ namespace tosa_lsp {
 static std::string opHover(const FileAnalysis &fa, const OpReport &op) {
   std::string md;
   MaybeShape inferred = op.inferredShape();
-  md += "**Inferred** `" + (inferred ? formatShape(inferred) : std::string("-")) +
+  md += "**Inferred** `" +
+        (inferred ? formatShape(inferred) : std::string("-")) +
         "` vs **declared** `" + formatShape(op.declaredShape()) + "`" +
         (op.ok() ? "" : " — **broadcast error**") + "\n\n---\n\n";
   md += renderExplanation(op, RenderStyle::Markdown);
@@ -40,16 +41,14 @@ std::optional<HoverResult> hover(const FileAnalysis &fa, Position pos) {
     // An operand inside a Broadcastable op: explain that op as well.
     if (!l.onValueDef)
       if (const OpReport *op = enclosingOp(fa, pos))
-        md += "\n\n---\n\noperand of `" + op->name + "`:\n\n" +
-              opHover(fa, *op);
+        md +=
+            "\n\n---\n\noperand of `" + op->name + "`:\n\n" + opHover(fa, *op);
     return HoverResult{l.range, md};
   }
   if (l.symbol)
-    return HoverResult{l.range, "`" + l.symbol->opName + "` `@" +
-                                    l.symbol->name + "` (line " +
-                                    std::to_string(
-                                        l.symbol->nameRange.begin.line) +
-                                    ")"};
+    return HoverResult{
+        l.range, "`" + l.symbol->opName + "` `@" + l.symbol->name + "` (line " +
+                     std::to_string(l.symbol->nameRange.begin.line) + ")"};
   if (l.block)
     return HoverResult{l.range, "block `" + l.block->name + "`"};
   return std::nullopt;

@@ -19,7 +19,6 @@ using namespace mlir;
 
 namespace tosa_lsp::detail {
 
-
 /// Distinct ranges in source order (AsmParserState can record a symbol use
 /// more than once).
 static std::vector<Range> toRanges(const ParsedSection &ps,
@@ -48,8 +47,7 @@ static std::string textOf(llvm::SMRange r) {
                      r.End.getPointer() - r.Start.getPointer());
 }
 
-std::optional<std::pair<size_t, size_t>>
-findResultType(llvm::StringRef scope) {
+std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
   // The last `->` at bracket depth 0 introduces the result type(s).
   int depth = 0;
   size_t arrow = llvm::StringRef::npos;
@@ -115,9 +113,9 @@ void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
                             def->scopeLoc.Start.getPointer());
   if (auto t = findResultType(scope)) {
     const char *base = def->scopeLoc.Start.getPointer();
-    r.resultTypeRange = ps.toFileRange(
-        {llvm::SMLoc::getFromPointer(base + t->first),
-         llvm::SMLoc::getFromPointer(base + t->second)});
+    r.resultTypeRange =
+        ps.toFileRange({llvm::SMLoc::getFromPointer(base + t->first),
+                        llvm::SMLoc::getFromPointer(base + t->second)});
   }
 }
 
@@ -143,7 +141,8 @@ void collectIndex(const ParsedSection &ps,
           next = std::min(next, g.startIndex);
       std::string types;
       for (unsigned i = group.startIndex; i < next; ++i)
-        types += (types.empty() ? "" : ", ") + ps.typeName(op->getResult(i).getType());
+        types += (types.empty() ? "" : ", ") +
+                 ps.typeName(op->getResult(i).getType());
       v.type = types;
       v.origin = next - group.startIndex == 1
                      ? "result #" + std::to_string(group.startIndex) + " of `" +
@@ -156,8 +155,8 @@ void collectIndex(const ParsedSection &ps,
       v.section = section;
       out.values.push_back(std::move(v));
     }
-    if (auto symName = op->getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName())) {
+    if (auto symName =
+            op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {
       SymbolInfo s;
       s.name = symName.str();
       s.opName = opName;
@@ -171,21 +170,20 @@ void collectIndex(const ParsedSection &ps,
         if (at == llvm::StringRef::npos)
           continue;
         const char *p = def.scopeLoc.Start.getPointer() + at;
-        s.nameRange = ps.toFileRange({llvm::SMLoc::getFromPointer(p),
-                                      llvm::SMLoc::getFromPointer(
-                                          p + spelled.size())});
+        s.nameRange =
+            ps.toFileRange({llvm::SMLoc::getFromPointer(p),
+                            llvm::SMLoc::getFromPointer(p + spelled.size())});
         break;
       }
       s.uses = toRanges(ps, def.symbolUses);
       // The definition's own `@name` is recorded as a use too.
-      s.uses.erase(std::remove_if(s.uses.begin(), s.uses.end(),
-                                  [&](const Range &u) {
-                                    return u.begin.line ==
-                                               s.nameRange.begin.line &&
-                                           u.begin.column ==
-                                               s.nameRange.begin.column;
-                                  }),
-                   s.uses.end());
+      s.uses.erase(
+          std::remove_if(s.uses.begin(), s.uses.end(),
+                         [&](const Range &u) {
+                           return u.begin.line == s.nameRange.begin.line &&
+                                  u.begin.column == s.nameRange.begin.column;
+                         }),
+          s.uses.end());
       s.section = section;
       out.symbols.push_back(std::move(s));
     }

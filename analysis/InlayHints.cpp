@@ -25,14 +25,13 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
       else if (a.inferred != a.declared)
         label = "inferred: " + formatShape(a.inferred);
       if (!label.empty())
-        out.push_back({InlayHintData::InferredShape, op.resultTypeRange.end,
-                       " " + label,
-                       "Broadcastable shape inference gives " +
-                           (a.inferred ? formatShape(a.inferred)
-                                       : std::string("no shape (operands "
-                                                     "conflict)")) +
-                           "; the declared result is " +
-                           formatShape(a.declared)});
+        out.push_back(
+            {InlayHintData::InferredShape, op.resultTypeRange.end, " " + label,
+             "Broadcastable shape inference gives " +
+                 (a.inferred ? formatShape(a.inferred)
+                             : std::string("no shape (operands "
+                                           "conflict)")) +
+                 "; the declared result is " + formatShape(a.declared)});
     }
     if (options.runtimeChecks && a.anyRuntimeCheck() &&
         op.resultNameRange.end.valid()) {

@@ -72,8 +72,8 @@ PositionIndex::PositionIndex(const FileAnalysis &fa) {
     Range r = op.scope.begin.valid() ? op.scope : op.range;
     if (!r.begin.valid())
       continue;
-    unsigned last = r.end.valid() ? std::max(r.end.line, r.begin.line)
-                                  : r.begin.line;
+    unsigned last =
+        r.end.valid() ? std::max(r.end.line, r.begin.line) : r.begin.line;
     opStarts.push_back({r.begin.line, static_cast<unsigned>(i)});
     maxOpLines = std::max(maxOpLines, last - r.begin.line);
   }
@@ -147,8 +147,8 @@ std::vector<unsigned> PositionIndex::opsOverlapping(const FileAnalysis &fa,
   for (; it != opStarts.end() && it->first <= last; ++it) {
     const OpReport &op = fa.ops[it->second];
     Range r = op.scope.begin.valid() ? op.scope : op.range;
-    unsigned end = r.end.valid() ? std::max(r.end.line, r.begin.line)
-                                 : r.begin.line;
+    unsigned end =
+        r.end.valid() ? std::max(r.end.line, r.begin.line) : r.begin.line;
     if (end >= first)
       out.push_back(it->second);
   }

@@ -22,7 +22,7 @@ bool overlaps(const Range &a, const Range &b);
 
 /// The entity under the cursor: at most one of these is set.
 struct Lookup {
-  const OpReport *op = nullptr;    // on a Broadcastable op's name
+  const OpReport *op = nullptr;     // on a Broadcastable op's name
   const ValueInfo *value = nullptr; // on a value definition or use
   bool onValueDef = false;
   const BlockInfo *block = nullptr;
@@ -50,8 +50,15 @@ public:
                                        unsigned last) const;
 
 private:
-  enum Kind : uint8_t { Op, ValueDef, ValueUse, SymbolDef, SymbolUse,
-                        BlockDef, BlockUse };
+  enum Kind : uint8_t {
+    Op,
+    ValueDef,
+    ValueUse,
+    SymbolDef,
+    SymbolUse,
+    BlockDef,
+    BlockUse
+  };
   struct Entry {
     unsigned line;
     Kind kind;

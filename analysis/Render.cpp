@@ -49,8 +49,8 @@ std::string dimNotes(const DimReport &d, const BroadcastAnalysis &a) {
     notes.push_back("refinable: ? -> " + formatDim(d.inferred));
   if (d.resultConflict)
     notes.push_back("declared size contradicts inferred");
-  if (!d.sources.empty() && !d.operandConflict &&
-      d.inferred != kDynamic && d.inferred != 1)
+  if (!d.sources.empty() && !d.operandConflict && d.inferred != kDynamic &&
+      d.inferred != 1)
     notes.push_back("from " + opList(d.sources));
   std::string s;
   for (size_t i = 0; i < notes.size(); ++i)
@@ -129,9 +129,9 @@ void renderImplicit(const OpReport &op, RenderStyle style,
        << a.rank << ":";
     for (unsigned i : a.rankExpanded)
       os << " operand #" << i << " " << formatShape(a.operands[i]) << " -> "
-         << formatShape(
-                Shape(a.rank - a.operands[i]->size(), 1)) +
-                (a.operands[i]->empty() ? "" : "x" + formatShape(a.operands[i]));
+         << formatShape(Shape(a.rank - a.operands[i]->size(), 1)) +
+                (a.operands[i]->empty() ? ""
+                                        : "x" + formatShape(a.operands[i]));
     os << (style == RenderStyle::Markdown ? "\n\n" : "\n");
   }
   Table t;
@@ -172,8 +172,9 @@ void renderExplicit(const OpReport &op, RenderStyle style,
                                             : "broadcast_dimensions = ")
      << code(dims, style) << (style == RenderStyle::Markdown ? "\n\n" : "\n");
   if (!e.operand || !e.target) {
-    os << indent << "unranked operand or target: the mapping cannot be "
-                    "checked\n";
+    os << indent
+       << "unranked operand or target: the mapping cannot be "
+          "checked\n";
     return;
   }
   Table t;

@@ -135,8 +135,8 @@ private:
           kindInterface ? kindInterface.getRegionKind(i) : RegionKind::SSACFG;
       if (op.isRegistered() && kind == RegionKind::Graph && !region.empty() &&
           !region.hasOneBlock()) {
-        op.emitOpError("expects graph region #") << i
-                                                 << " to have 0 or 1 blocks";
+        op.emitOpError("expects graph region #")
+            << i << " to have 0 or 1 blocks";
         return fail(op);
       }
       if (!region.empty() && !region.front().hasNoPredecessors()) {

@@ -119,10 +119,8 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   unsigned reused = 0;
   for (const Section &s : fa->sections)
     reused += s.reused;
-  auto snap = std::make_shared<const Snapshot>(uri, path, version,
-                                               std::move(text),
-                                               std::move(config),
-                                               std::move(fa));
+  auto snap = std::make_shared<const Snapshot>(
+      uri, path, version, std::move(text), std::move(config), std::move(fa));
 
   lock.lock();
   busy = false;

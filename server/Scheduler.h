@@ -28,9 +28,8 @@ namespace tosa_lsp {
 
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
-  Snapshot(std::string uri, std::string path, int64_t version,
-           std::string text, Config config,
-           std::shared_ptr<const FileAnalysis> analysis)
+  Snapshot(std::string uri, std::string path, int64_t version, std::string text,
+           Config config, std::shared_ptr<const FileAnalysis> analysis)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         text(std::move(text)), config(std::move(config)),
         sharedAnalysis(std::move(analysis)), analysis(*sharedAnalysis),
@@ -48,7 +47,8 @@ struct Snapshot {
   /// are never asked. Each is validated by re-analysis when a code action
   /// asks for it (the verdicts live in TosaServer, per document version).
   const std::vector<FixData> &fixes() const {
-    std::call_once(fixesOnce, [&] { fixesFound = candidateFixes(analysis, text); });
+    std::call_once(fixesOnce,
+                   [&] { fixesFound = candidateFixes(analysis, text); });
     return fixesFound;
   }
   mutable std::once_flag fixesOnce;

@@ -47,8 +47,8 @@ std::vector<std::string> observe(const FileAnalysis &fa) {
                   " " + d.code + " " + d.message + " " + notes);
   }
   for (const OpReport &op : fa.ops)
-    out.push_back("op " + op.name + " " + rng(op.range) + " " +
-                  rng(op.scope) + " " + rng(op.resultTypeRange) + " " +
+    out.push_back("op " + op.name + " " + rng(op.range) + " " + rng(op.scope) +
+                  " " + rng(op.resultTypeRange) + " " +
                   rng(op.resultNameRange) + " " +
                   std::to_string(op.verifierFailed) +
                   std::to_string(op.verifierRan) + std::to_string(op.ok()));
@@ -59,8 +59,8 @@ std::vector<std::string> observe(const FileAnalysis &fa) {
   for (const BlockInfo &b : fa.blocks)
     out.push_back("block " + b.name + " " + rng(b.def) + " " + rngs(b.uses));
   for (const SymbolInfo &s : fa.symbols)
-    out.push_back("symbol " + s.name + " " + s.opName + " " +
-                  rng(s.nameRange) + " " + rng(s.scope) + " " + rngs(s.uses));
+    out.push_back("symbol " + s.name + " " + s.opName + " " + rng(s.nameRange) +
+                  " " + rng(s.scope) + " " + rngs(s.uses));
   for (const OpSpan &o : fa.opSpans)
     out.push_back("span " + o.name + " " + rng(o.nameRange) + " " +
                   rng(o.scope));
@@ -119,9 +119,8 @@ void runEdits(std::string text, const std::vector<Edit> &edits) {
       // through the cache; the diagnostics must still be the same.
       EXPECT_TRUE(inc.sections[0].stale);
       auto diagsOnly = [](std::vector<std::string> &v) {
-        llvm::erase_if(v, [](const std::string &l) {
-          return l.rfind("diag ", 0) != 0;
-        });
+        llvm::erase_if(
+            v, [](const std::string &l) { return l.rfind("diag ", 0) != 0; });
       };
       diagsOnly(a);
       diagsOnly(b);
@@ -198,7 +197,8 @@ TEST(Incremental, SymbolChecksAfterEveryFunctionVerifies) {
 TEST(Incremental, FunctionsInsideAModule) {
   std::string text = std::string("module {\n") + kFunctions + "}\n";
   // The alias must stay outside the module.
-  text.erase(text.find("#map"), std::string("#map = affine_map<(d0) -> (d0)>\n").size());
+  text.erase(text.find("#map"),
+             std::string("#map = affine_map<(d0) -> (d0)>\n").size());
   text = "#map = affine_map<(d0) -> (d0)>\n" + text;
   runEdits(text, {
                      {"tosa.sub %x, %x", "tosa.add %x, %x", true},

@@ -22,7 +22,8 @@ std::string readExample(const char *name) {
 }
 
 // Values, uses, symbols, blocks and broadcast ops over several sections.
-const char *kText = R"(func.func @f(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {
+const char *kText =
+    R"(func.func @f(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {
   %0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>
   %1 = tosa.sub %0, %0 : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x?xf32>
   cf.br ^bb1(%1 : tensor<?x?xf32>)
