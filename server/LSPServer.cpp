@@ -320,9 +320,16 @@ private:
   //===--------------------------------------------------------------------===//
 
   void onInitialize(const RawParams &params, Callback<json::Value> reply) {
-    if (const json::Object *obj = params.value.getAsObject())
+    if (const json::Object *obj = params.value.getAsObject()) {
       if (const json::Value *opts = obj->get("initializationOptions"))
         clientSettings = *opts;
+      // Neovim 0.7 and others lack window/showDocument: previews then say
+      // where the file is instead (see runLowering).
+      if (const json::Object *caps = obj->getObject("capabilities"))
+        if (const json::Object *win = caps->getObject("window"))
+          if (const json::Object *sd = win->getObject("showDocument"))
+            clientShowDocument = sd->getBoolean("support").value_or(false);
+    }
     json::Object caps{
         {"textDocumentSync",
          json::Object{{"openClose", true}, {"change", 2}, {"save", false}}},
@@ -959,9 +966,15 @@ private:
         if (!file.empty()) {
           std::string fileUri = "file://" + file;
           result["previewUri"] = fileUri;
-          showDocumentRequest(
-              json::Object{{"uri", fileUri}, {"takeFocus", true}},
-              json::Value("tosa-preview-" + std::to_string(++outgoingIds)));
+          if (clientShowDocument)
+            showDocumentRequest(
+                json::Object{{"uri", fileUri}, {"takeFocus", true}},
+                json::Value("tosa-preview-" + std::to_string(++outgoingIds)));
+          else
+            showMessage(json::Object{
+                {"type", int(MessageType::Info)},
+                {"message", "tosa-lsp: lowering preview of @" + opts.function +
+                                " written to " + file}});
         }
       }
       deferred->finish(json::Value(std::move(result)));
@@ -1105,10 +1118,15 @@ private:
     job.memoryLimitMB = config.compile.memoryLimitMB;
 
     // Progress: the client's token if it gave one, else one we create.
+    // A client that gives none is taken to be plugin-less (the plugins and
+    // the VS Code extension always give one): it is told where the output
+    // went with window/showMessage, as it would not show the reply.
     json::Value token = nullptr;
+    bool tellOutput = false;
     if (const json::Value *t = params.get("workDoneToken"))
       token = *t;
     else {
+      tellOutput = true;
       token = "tosa-compile-" + std::to_string(++outgoingIds);
       createProgress(json::Object{{"token", token}},
                      json::Value("tosa-progress-" + std::to_string(++outgoingIds)));
@@ -1123,9 +1141,10 @@ private:
       *cancel = stopping.load();
       compiles.insert(cancel);
     }
-    std::string title = "Compiling " +
-                        (job.function.empty() ? job.name : "@" + job.function);
-    auto work = [this, job, token, deferred, cancel, key, title] {
+    std::string what = job.function.empty() ? job.name : "@" + job.function;
+    std::string title = "Compiling " + what;
+    auto work = [this, job, token, deferred, cancel, key, title, what,
+                 tellOutput] {
       progress(json::Object{
           {"token", token},
           {"value", json::Object{{"kind", "begin"},
@@ -1143,6 +1162,16 @@ private:
           {"token", token},
           {"value", json::Object{{"kind", "end"},
                                  {"message", r.ok ? "done" : r.error}}}});
+      if (r.ok && tellOutput) {
+        const json::Object *o = r.result.getAsObject();
+        std::string message =
+            "tosa-lsp: compiled " + what + " to " +
+            (o ? o->getString("output").value_or("").str() : std::string());
+        if (std::optional<StringRef> h = o ? o->getString("header") : std::nullopt)
+          message += " (header " + h->str() + ")";
+        showMessage(json::Object{{"type", int(MessageType::Info)},
+                                 {"message", message}});
+      }
       if (r.ok)
         deferred->finish(std::move(r.result));
       else
@@ -1177,6 +1206,7 @@ private:
   int running = 0;
   bool syncMode;
   json::Value clientSettings = nullptr;
+  bool clientShowDocument = false; // capabilities.window.showDocument.support
   std::string lastConfigError;
   std::map<std::string, Document> documents; // main thread only
   std::mutex pendingMu;
