@@ -303,9 +303,16 @@ json::Value fromNlohmann(const nlohmann::json &v) {
 /// `initialize`'s params, as far as we read them.
 struct InitializeParams {
   RawParams initializationOptions;
+  /// capabilities.window.showDocument.support
+  bool showDocument = false;
 };
 bool fromJSON(const json::Value &v, InitializeParams &p, json::Path path) {
   json::ObjectMapper o(v, path);
+  if (const json::Object *obj = v.getAsObject())
+    if (const json::Object *caps = obj->getObject("capabilities"))
+      if (const json::Object *win = caps->getObject("window"))
+        if (const json::Object *sd = win->getObject("showDocument"))
+          p.showDocument = sd->getBoolean("support").value_or(false);
   return o && o.mapOptional("initializationOptions", p.initializationOptions);
 }
 
@@ -506,6 +513,9 @@ private:
                     Callback<json::Value> reply) {
     if (params.initializationOptions.value.kind() != json::Value::Null)
       features.setSettings(toNlohmann(params.initializationOptions.value));
+    // Neovim 0.7 and others lack window/showDocument: previews then say
+    // where the file is instead.
+    clientShowDocument = params.showDocument;
     const Choices &c = choices();
     auto array = [](const std::vector<std::string> &v) {
       json::Array out;
@@ -898,7 +908,9 @@ private:
     features.previewLowering(
         std::move(req),
         answer<PreviewResult>(
-            std::move(reply), [this](PreviewResult r) -> json::Value {
+            std::move(reply),
+            [this, function = params.function.value_or(std::string())](
+                PreviewResult r) -> json::Value {
               json::Array mappings;
               for (const PreviewMappingLsp &m : r.mappings)
                 mappings.push_back(
@@ -911,10 +923,18 @@ private:
               if (!r.file.empty()) {
                 std::string fileUri = uriFor(r.file);
                 result["previewUri"] = fileUri;
-                showDocumentRequest(
-                    json::Object{{"uri", fileUri}, {"takeFocus", true}},
-                    json::Value("tosa-preview-" +
-                                std::to_string(++outgoingIds)));
+                if (clientShowDocument)
+                  showDocumentRequest(
+                      json::Object{{"uri", fileUri}, {"takeFocus", true}},
+                      json::Value("tosa-preview-" +
+                                  std::to_string(++outgoingIds)));
+                else
+                  showMessage(json::Object{
+                      {"type", int(MessageType::Info)},
+                      {"message", "tosa-lsp: lowering preview" +
+                                      (function.empty() ? std::string()
+                                                        : " of @" + function) +
+                                      " written to " + r.file}});
               }
               return result;
             }));
@@ -979,9 +999,27 @@ private:
       }
       progress(json::Object{{"token", token}, {"value", std::move(value)}});
     };
+    // A client that gives no token is taken to be plugin-less (the plugins
+    // and the VS Code extension always give one): it is told where the
+    // output went with window/showMessage, as it would not show the reply.
+    std::string what =
+        req.function.empty() ? std::string("the file") : "@" + req.function;
     std::shared_ptr<Deferred> deferred;
     auto cb = answer<json::Value>(
-        std::move(reply), [](json::Value v) { return v; }, &deferred);
+        std::move(reply),
+        [this, create, what](json::Value v) {
+          const json::Object *o = v.getAsObject();
+          if (create && o) {
+            std::string message = "tosa-lsp: compiled " + what + " to " +
+                                  o->getString("output").value_or("").str();
+            if (std::optional<StringRef> h = o->getString("header"))
+              message += " (header " + h->str() + ")";
+            showMessage(json::Object{{"type", int(MessageType::Info)},
+                                     {"message", message}});
+          }
+          return v;
+        },
+        &deferred);
     std::function<void()> cancel =
         features.compile(std::move(req), report, std::move(cb));
     std::lock_guard<std::mutex> lock(deferred->mu);
@@ -992,6 +1030,7 @@ private:
   TrackingInput &input;
   FramedOutput &output;
   bool litTest;
+  bool clientShowDocument = false; // capabilities.window.showDocument.support
   MessageHandler handler;
   OutgoingNotification<json::Value> publish;
   OutgoingNotification<json::Value> showMessage;

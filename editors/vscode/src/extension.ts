@@ -4,6 +4,8 @@
 // progress and cancellation.
 import * as os from 'os';
 import * as path from 'path';
+import * as readline from 'readline';
+import type { Readable } from 'stream';
 import * as vscode from 'vscode';
 import {
   CancellationToken as LspCancellationToken, ExecuteCommandRequest, LanguageClient, LanguageClientOptions,
@@ -15,9 +17,13 @@ import {
   decodePreviewQuery, encodePreviewUri, mappingAt, PREVIEW_SCHEME, PreviewMapping, PreviewTarget,
 } from './previewUri';
 import {
-  didChangeConfigurationParams, loweringMode, loweringStage, Mode, MODES, RESTART_KEYS, Stage, STAGES,
+  configChangeAction, didChangeConfigurationParams, loweringMode, loweringStage, Mode, MODES, Stage, STAGES,
   toServerSettings,
 } from './settings';
+import {
+  compileFailureReason, compileScopes, hasSections, LogLevel, openSettingCommand, parseLogLine, pickEntries,
+  progressStep, ServerState, statusItem,
+} from './ui';
 
 interface PreviewParams {
   uri: string;
@@ -36,6 +42,26 @@ let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let context: vscode.ExtensionContext;
 let preview: PreviewProvider;
+let status: vscode.StatusBarItem;
+
+function setStatus(state: ServerState, detail?: string): void {
+  const s = statusItem(state, detail);
+  status.text = s.text;
+  status.tooltip = s.tooltip;
+  status.backgroundColor = s.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  status.show();
+}
+
+/** The server's stderr, at the level its logger gave each line (see parseLogLine). */
+function pipeServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
+  let level: LogLevel = 'info';
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false })
+    .on('line', line => {
+      const l = parseLogLine(line, level);
+      level = l.level;
+      channel[l.level](l.text);
+    });
+}
 
 function config(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('tosaLsp', scope);
@@ -52,15 +78,19 @@ function serverSettings() {
 
 async function startClient(): Promise<void> {
   const c = config();
+  setStatus('starting');
   const found = findServer(c.get<string>('serverPath'), nodeEnv(context.extensionPath, workspaceFolder()), process.env);
   if (!found.ok) {
     output.appendLine(found.message);
     output.appendLine('Tried:\n  ' + found.tried.join('\n  '));
+    setStatus('error', found.message);
     const choice = await vscode.window.showErrorMessage(found.message, 'Open Setting', 'Show Output');
-    if (choice === 'Open Setting')
-      void vscode.commands.executeCommand('workbench.action.openSettings', 'tosaLsp.serverPath');
-    else if (choice === 'Show Output')
+    if (choice === 'Open Setting') {
+      const open = openSettingCommand(vscode.env.remoteName, 'tosaLsp.serverPath');
+      void vscode.commands.executeCommand(open.command, open.args);
+    } else if (choice === 'Show Output') {
       output.show();
+    }
     return;
   }
   output.appendLine(`Using ${found.path} (${found.source === 'setting' ? 'tosaLsp.serverPath' : found.source === 'path' ? 'PATH' : 'bundled with the extension'})`);
@@ -70,6 +100,7 @@ async function startClient(): Promise<void> {
     documentSelector: [{ scheme: 'file', language: 'mlir' }, { scheme: 'untitled', language: 'mlir' }],
     initializationOptions: serverSettings(),
     outputChannel: output,
+    stdioOptions: { stdout: pipeServerLog, stderr: pipeServerLog },
     middleware: {
       // The server's code-action commands: run them through the extension's
       // UI (virtual preview, progress notification) instead of the server's
@@ -91,13 +122,21 @@ async function startClient(): Promise<void> {
     },
   };
   client = new LanguageClient('tosaLsp', 'TOSA LSP', serverOptions, clientOptions);
+  const started = client;
   client.onDidChangeState(e => {
-    if (e.newState === State.Running)
+    if (client !== started)
+      return; // a replaced client's last words
+    if (e.newState === State.Running) {
+      setStatus('running', found.path);
       preview.refreshAll();
+    } else {
+      setStatus(e.newState === State.Starting ? 'starting' : 'stopped');
+    }
   });
   try {
     await client.start();
   } catch (e) {
+    setStatus('error', `${found.path} failed to start`);
     output.appendLine(`Failed to start ${found.path}: ${e}`);
     void vscode.window.showErrorMessage(`tosa-lsp failed to start: ${e}`, 'Show Output')
       .then(c => c && output.show());
@@ -202,14 +241,28 @@ async function openPreview(t: PreviewTarget, column = vscode.ViewColumn.Beside):
   await vscode.window.showTextDocument(doc, { viewColumn: column, preview: false, preserveFocus: true });
 }
 
-async function pick<T extends string>(items: readonly T[], current: T, title: string,
-                                      describe: Record<string, string>): Promise<T | undefined> {
-  const entries = items.map(i => ({ label: i, description: i === current ? '(current)' : undefined, detail: describe[i] }));
-  const chosen = await vscode.window.showQuickPick(entries, {
-    title, placeHolder: current,
-    // Put the current choice first so Enter keeps it.
-  } as vscode.QuickPickOptions);
-  return chosen?.label as T | undefined;
+/** A picker whose focus starts on the current choice, so Enter keeps it. */
+function pick<T extends string>(items: readonly T[], current: T, title: string,
+                                describe: Record<string, string>): Promise<T | undefined> {
+  const { entries, active } = pickEntries(items, current, describe);
+  const qp = vscode.window.createQuickPick<vscode.QuickPickItem>();
+  qp.title = title;
+  qp.placeholder = current;
+  qp.items = entries;
+  if (active)
+    qp.activeItems = [active];
+  return new Promise(resolve => {
+    let chosen: T | undefined;
+    qp.onDidAccept(() => {
+      chosen = qp.selectedItems[0]?.label as T | undefined;
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      qp.dispose();
+      resolve(chosen);
+    });
+    qp.show();
+  });
 }
 
 const STAGE_INFO: Record<string, string> = {
@@ -323,11 +376,11 @@ async function compileCommand(): Promise<void> {
   if (!requireClient())
     return;
   const fn = await functionAt(editor.document, editor.selection.active);
-  const scope = await vscode.window.showQuickPick(
-    [
-      ...(fn ? [{ label: `@${fn}`, description: 'the function at the cursor', fn }] : []),
-      { label: 'All public functions', description: editor.document.uri.path.split('/').pop(), fn: undefined },
-    ], { title: 'Compile what?' });
+  const scopes = compileScopes(fn, path.basename(editor.document.uri.path), hasSections(editor.document.getText()));
+  if (scopes.length === 0)
+    return void vscode.window.showInformationMessage(
+      'TOSA: Compile: this file has // ----- sections; put the cursor in the function to compile.');
+  const scope = await vscode.window.showQuickPick(scopes, { title: 'Compile what?' });
   if (!scope)
     return;
   const emit = await vscode.window.showQuickPick(
@@ -359,7 +412,7 @@ async function compile(args: CompileArgs): Promise<CompileResult | undefined> {
       const sub = c.onProgress(WorkDoneProgress.type, token,
         (v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => {
           if (v.kind !== 'end' && v.message)
-            progress.report({ message: v.message });
+            progress.report({ message: progressStep(v.message) });
         });
       try {
         return await c.sendRequest(ExecuteCommandRequest.type,
@@ -375,7 +428,7 @@ async function compile(args: CompileArgs): Promise<CompileResult | undefined> {
       void vscode.window.showInformationMessage(`Compilation of ${what} cancelled.`);
     } else {
       output.appendLine(`Compilation of ${what} failed:\n${msg}`);
-      void vscode.window.showErrorMessage(`Compilation of ${what} failed: ${msg.split('\n')[0]}`, 'Show Output')
+      void vscode.window.showErrorMessage(`Compilation of ${what} failed: ${compileFailureReason(msg)}`, 'Show Output')
         .then(ch => ch && output.show());
     }
     return undefined;
@@ -400,12 +453,15 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   context = ctx;
   output = vscode.window.createOutputChannel('TOSA LSP', { log: true });
   preview = new PreviewProvider();
+  status = vscode.window.createStatusBarItem('tosaLsp.status', vscode.StatusBarAlignment.Left);
+  status.name = 'TOSA LSP';
+  status.command = 'tosaLsp.showOutput';
   sourceHighlight = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
     isWholeLine: true,
   });
   ctx.subscriptions.push(
-    output, preview, sourceHighlight,
+    output, preview, sourceHighlight, status,
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, preview),
     vscode.commands.registerCommand('tosaLsp.previewLowering', previewLoweringCommand),
     vscode.commands.registerCommand('tosaLsp.compile', compileCommand),
@@ -421,9 +477,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     }),
     vscode.window.onDidChangeTextEditorSelection(onPreviewSelection),
     vscode.workspace.onDidChangeConfiguration(async e => {
-      if (!e.affectsConfiguration('tosaLsp'))
+      const action = configChangeAction(k => e.affectsConfiguration(k));
+      if (action === 'none')
         return;
-      if (RESTART_KEYS.some(k => e.affectsConfiguration(k))) {
+      if (action === 'restart') {
         await restart();
         return;
       }

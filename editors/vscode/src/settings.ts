@@ -81,6 +81,16 @@ export function loweringMode(get: ConfigGetter): Mode {
 /** Settings whose change needs a server restart rather than a notification. */
 export const RESTART_KEYS = ['tosaLsp.serverPath', 'tosaLsp.serverArgs'];
 
+/**
+ * What a configuration change needs: a new server for the executable or its
+ * arguments (a running server cannot switch), else the settings sent to it.
+ */
+export function configChangeAction(affects: (section: string) => boolean): 'restart' | 'notify' | 'none' {
+  if (!affects('tosaLsp'))
+    return 'none';
+  return RESTART_KEYS.some(k => affects(k)) ? 'restart' : 'notify';
+}
+
 /** A getter over a flat object of dotted keys (for tests and defaults). */
 export function objectGetter(o: Record<string, unknown>): ConfigGetter {
   return key => o[key];
