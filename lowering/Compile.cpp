@@ -11,6 +11,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -21,7 +22,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -107,7 +110,10 @@ struct HeaderWriter {
     return name;
   }
 
-  bool function(const std::string &name, FunctionType type) {
+  /// Results are returned (allocated by the callee) unless `destination`:
+  /// then the last `numDest` parameters are the caller's result buffers.
+  bool function(const std::string &name, FunctionType type, bool contiguous,
+                unsigned numDest) {
     std::vector<std::string> params;
     if (type.getNumResults() == 1) {
       auto d = descriptor(type.getResult(0));
@@ -133,8 +139,26 @@ struct HeaderWriter {
         return false;
       params.push_back(*d + " *arg" + std::to_string(i));
     }
-    decls << "/* " << name << ": results are allocated by the callee with "
-          << "malloc; free(result->allocated) when done. */\n"
+    for (unsigned i = type.getNumInputs() - numDest; i < type.getNumInputs();
+         ++i)
+      params[params.size() - type.getNumInputs() + i] =
+          *descriptor(type.getInput(i)) + " *out" +
+          std::to_string(i - (type.getNumInputs() - numDest));
+    decls << "/* " << name << ": ";
+    if (numDest)
+      decls << "writes its result into out* (caller-allocated, with the "
+               "result's sizes, contiguous, not overlapping an input); "
+               "allocates nothing.";
+    else
+      decls << "results are allocated by the callee with malloc; "
+               "free(result->allocated) when done.";
+    if (contiguous)
+      decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] "
+               "= 1, strides[i] = strides[i+1] * sizes[i+1]); strides are "
+               "not read.";
+    else
+      decls << "\n   Inputs may have any strides and offset.";
+    decls << " */\n"
           << "void _mlir_ciface_" << name << "(";
     for (size_t i = 0; i < params.size(); ++i)
       decls << (i ? ", " : "") << params[i];
@@ -193,7 +217,9 @@ CompileResult compile(const std::string &text, const std::string &path,
   lowerOpts.stage = LowerStage::LLVM;
   lowerOpts.mode = options.mode;
   lowerOpts.cInterface = true;
-  step("lowering: " + pipelineFor(LowerStage::LLVM));
+  lowerOpts.strided = options.strided;
+  step("lowering: " +
+       pipelineFor(LowerStage::LLVM, options.mode, options.strided));
   detail::LoweredSection ls;
   if (!detail::lowerSection(text, path, *sec, lowerOpts, ls, r.errors)) {
     if (r.errors.empty())
@@ -206,7 +232,14 @@ CompileResult compile(const std::string &text, const std::string &path,
   bool headerOk = true;
   if (options.header)
     for (const std::string &name : ls.entryPoints)
-      headerOk &= header.function(name, ls.signatures.at(name));
+      headerOk &= header.function(
+          name, ls.signatures.at(name),
+          options.mode != LowerMode::Upstream && !options.strided,
+          ls.destinationEntries.count(name)
+              ? ls.signatures
+                    .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
+                    .getNumResults()
+              : 0);
   if (options.header && !headerOk) {
     r.errors.push_back(path + ": error: cannot write a C header: " +
                        header.error);
@@ -257,15 +290,36 @@ CompileResult compile(const std::string &text, const std::string &path,
         : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
         : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                 : llvm::CodeGenOptLevel::Aggressive;
-    // Generic x86-64, not the build machine's CPU: the object must run on
-    // any machine of the same kind.
+    // The host CPU and its features by default (AVX2/AVX-512 vector loops);
+    // --cpu=x86-64 for an object that runs on any x86-64 machine.
+    std::string cpu = options.cpu, features;
+    if (cpu == "native") {
+      cpu = llvm::sys::getHostCPUName().str();
+      llvm::SubtargetFeatures f;
+      for (const auto &kv : llvm::sys::getHostCPUFeatures())
+        f.AddFeature(kv.getKey(), kv.getValue());
+      features = f.getString();
+    }
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(triple, cpu, features));
+    if (!sti || !sti->isCPUStringValid(cpu)) {
+      r.errors.push_back("tosa-lsp: error: unknown CPU '" + cpu + "'");
+      return r;
+    }
     std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+        triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
         std::nullopt, cgLevel));
     llvmModule->setTargetTriple(triple);
     llvmModule->setDataLayout(tm->createDataLayout());
+    // The optimiser's cost model reads the CPU from each function.
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration()) {
+        f.addFnAttr("target-cpu", cpu);
+        if (!features.empty())
+          f.addFnAttr("target-features", features);
+      }
     step("optimizing: -O" + std::to_string(options.optLevel) + " for " +
-         triple.str());
+         triple.str() + " (cpu " + cpu + ")");
     if (llvm::Error e = makeOptimizingTransformer(options.optLevel, 0,
                                                   tm.get())(llvmModule.get())) {
       r.errors.push_back("tosa-lsp: error: optimization failed: " +

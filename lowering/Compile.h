@@ -32,8 +32,12 @@ struct CompileOptions {
   OnExisting onExisting = OnExisting::Fail;
   /// Files never to replace, compared by identity (the input file).
   std::vector<std::string> protectedPaths;
-  LowerMode mode = LowerMode::Upstream;
+  LowerMode mode = LowerMode::Fast;
+  /// Outside upstream mode: entry points accept any strides (slower).
+  bool strided = false;
   unsigned optLevel = 2;
+  /// LLVM CPU name; "native" is the host CPU with its features.
+  std::string cpu = "native";
 };
 
 struct CompileResult {

@@ -8,14 +8,14 @@
 #include "Config.h"
 #include "CrashGuard.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/SmallPtrSet.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -53,6 +54,8 @@ std::optional<LowerMode> parseMode(const std::string &s) {
     return LowerMode::Safe;
   if (s == "versioned")
     return LowerMode::Versioned;
+  if (s == "fast")
+    return LowerMode::Fast;
   return std::nullopt;
 }
 
@@ -76,21 +79,41 @@ const char *modeName(LowerMode m) {
     return "safe";
   case LowerMode::Versioned:
     return "versioned";
+  case LowerMode::Fast:
+    return "fast";
   }
   return "";
 }
 
-std::string pipelineFor(LowerStage stage) {
+std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
   // plus what it misses to compile every element-wise op: tosa.apply_scale
   // (integer tosa.mul with a shift), clones from buffer deallocation, and
   // math ops LLVM has no intrinsic for (math.erf -> libm).
+  bool upstream = mode == LowerMode::Upstream;
   std::string p = "func.func(tosa-to-linalg-named,tosa-to-linalg,"
                   "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
+  // Beyond upstream: fold the size-1 tests that an enclosing version already
+  // decided (cse makes them the same value, canonicalize propagates scf.if
+  // conditions), then fuse element-wise chains on tensors, so a chain is one
+  // loop nest and broadcast operands are read in place (projected maps).
+  if (!upstream)
+    p += ",canonicalize,cse,canonicalize,linalg-fuse-elementwise-ops";
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
-  p += ",one-shot-bufferize{bufferize-function-boundaries},"
-       "convert-linalg-to-loops";
+  if (upstream) {
+    p += ",one-shot-bufferize{bufferize-function-boundaries}";
+  } else {
+    // Results written straight into `F_into`'s destination argument;
+    // contiguous memrefs at function boundaries give unit-stride inner
+    // loops that LLVM vectorises.
+    p += std::string(",eliminate-empty-tensors,one-shot-bufferize{"
+                     "bufferize-function-boundaries "
+                     "function-boundary-type-conversion=") +
+         (strided ? "fully-dynamic-layout-map" : "identity-layout-map") +
+         "},drop-equivalent-buffer-results";
+  }
+  p += ",convert-linalg-to-loops";
   if (stage == LowerStage::Loops)
     return "builtin.module(" + p + ")";
   p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,"
@@ -161,6 +184,58 @@ static std::string silentParseError(const std::string &text,
              std::to_string(d.range.begin.column) + ": error: " + d.message;
   return path + ": error: the input did not parse and MLIR's parser gave "
                 "no reason (a custom parser failed silently)";
+}
+
+/// Adds `F_into(args..., dest...)`: F writing its results into buffers the
+/// caller provides (repeated calls allocate nothing). A private copy of F
+/// returns `materialize_in_destination` of each result into its
+/// destination; eliminate-empty-tensors then makes the producing loops write
+/// there directly, and drop-equivalent-buffer-results (private functions
+/// only) removes the returns. The public `F_into` calls it.
+static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
+  FunctionType type = fn.getFunctionType();
+  if (type.getNumResults() == 0 ||
+      !llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>))
+    return;
+  std::string name = fn.getSymName().str() + kIntoSuffix,
+              implName = "__tosa_lsp_" + name;
+  if (out.module->lookupSymbol(name) || out.module->lookupSymbol(implName))
+    return; // The user's own function of that name wins.
+  MLIRContext *ctx = fn.getContext();
+  ctx->getOrLoadDialect<bufferization::BufferizationDialect>();
+  SmallVector<Type> inputs(type.getInputs());
+  inputs.append(type.getResults().begin(), type.getResults().end());
+
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto impl = cast<func::FuncOp>(b.clone(*fn));
+  impl.setSymName(implName);
+  impl.setPrivate();
+  impl->removeAttr("llvm.emit_c_interface");
+  impl.setFunctionType(FunctionType::get(ctx, inputs, type.getResults()));
+  SmallVector<Value> dests;
+  for (Type t : type.getResults())
+    dests.push_back(impl.front().addArgument(t, impl.getLoc()));
+  impl.walk([&](func::ReturnOp ret) {
+    OpBuilder rb(ret);
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      ret.setOperand(i, bufferization::MaterializeInDestinationOp::create(
+                            rb, ret.getLoc(), dests[i].getType(), v, dests[i])
+                            .getResult());
+  });
+
+  b.setInsertionPointAfter(impl);
+  auto twin = func::FuncOp::create(b, fn.getLoc(), name,
+                                   FunctionType::get(ctx, inputs, {}));
+  twin->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  Block *entry = twin.addEntryBlock();
+  OpBuilder eb = OpBuilder::atBlockEnd(entry);
+  func::CallOp::create(eb, fn.getLoc(), impl, entry->getArguments());
+  func::ReturnOp::create(eb, fn.getLoc());
+
+  out.entryPoints.push_back(name);
+  out.signatures[name] = twin.getFunctionType();
+  out.destinationEntries.insert(name);
 }
 
 LoweredSection::LoweredSection()
@@ -278,19 +353,24 @@ bool lowerSection(const std::string &text, const std::string &path,
         out.signatures[fn.getSymName().str()] = fn.getFunctionType();
       }
     });
+    if (options.mode != LowerMode::Upstream)
+      for (const std::string &name : std::vector<std::string>(out.entryPoints))
+        addDestinationTwin(out, out.module->lookupSymbol<func::FuncOp>(name));
   }
 
   if (options.mode == LowerMode::Safe)
     insertBroadcastAssertions(*out.module, sec.firstLine);
   if (options.mode == LowerMode::Versioned)
     versionBroadcasts(*out.module, /*maxDims=*/3); // at most 8 versions
-
+  if (options.mode == LowerMode::Fast)
+    versionFunctions(*out.module, /*maxDims=*/4); // at most 5 copies
 
   PassManager pm(&ctx);
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
-  std::string pipeline = pipelineFor(options.stage);
+  std::string pipeline =
+      pipelineFor(options.stage, options.mode, options.strided);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -324,7 +404,7 @@ LowerResult lower(const std::string &text, const std::string &path,
   if (!crash)
     return result;
   LowerResult failed;
-  failed.pipeline = pipelineFor(options.stage);
+  failed.pipeline = pipelineFor(options.stage, options.mode, options.strided);
   failed.errors.push_back(
       path + ": error: MLIR crashed while lowering (" + *crash +
       "), a bug in the upstream pass pipeline on this input; no preview " +
@@ -336,7 +416,7 @@ static LowerResult lowerUnguarded(const std::string &text,
                                   const std::string &path,
                                   const LowerOptions &options) {
   LowerResult result;
-  result.pipeline = pipelineFor(options.stage);
+  result.pipeline = pipelineFor(options.stage, options.mode, options.strided);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;

@@ -39,15 +39,22 @@ commands:
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
-  lower [--function=F] [--stage=linalg|loops|llvm] [--mode=upstream]
-        [--annotate] [--format=json] FILE
-      The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
+  lower [--function=F] [--stage=linalg|loops|llvm]
+        [--mode=fast|upstream|safe|versioned] [--strided] [--annotate]
+        [--format=json] FILE
+      The lowered IR (MLIR's own passes) of FILE or of function F;
       --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
+      --mode=upstream is exactly upstream's pipeline; the default, fast,
+      fuses element-wise ops and uses contiguous memrefs at boundaries.
   compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
+          [--mode=fast|upstream|safe|versioned] [--strided] [--cpu=CPU]
           [--header] [-O0..3] [--format=json] [--quiet]
           [--force | --new-name] FILE
-      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
-      --header writes OUT with .h: the _mlir_ciface_* entry points.
+      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64
+      for the host CPU (--cpu=x86-64: any x86-64 machine).
+      --header writes OUT with .h: the _mlir_ciface_* entry points (outside
+      upstream mode contiguous inputs, unless --strided, and a twin F_into
+      writing into a caller-provided result).
       An existing OUT (or header) is an error; --force replaces it,
       --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
@@ -330,6 +337,7 @@ int runFix(int argc, char **argv) {
 /// `lower FILE`: the lowered IR of the file or one function.
 int runLower(int argc, char **argv) {
   LowerOptions opts;
+  opts.mode = LowerMode::Fast; // what `compile` builds
   std::string path;
   bool json = false;
   for (int i = 2; i < argc; ++i) {
@@ -349,8 +357,10 @@ int runLower(int argc, char **argv) {
       auto m = parseMode(*v);
       if (!m)
         return usageError("lower: unknown mode '" + *v +
-                          "' (expected upstream, safe, versioned)");
+                          "' (expected fast, upstream, safe, versioned)");
       opts.mode = *m;
+    } else if (a == "--strided") {
+      opts.strided = true;
     } else if (a == "--annotate") {
       opts.annotate = true;
     } else if (a == "--format=json") {
@@ -414,6 +424,10 @@ int runCompile(int argc, char **argv) {
       if (!m)
         return usageError("compile: unknown mode '" + *v + "'");
       opts.mode = *m;
+    } else if (a == "--strided") {
+      opts.strided = true;
+    } else if (auto v = value("--cpu")) {
+      opts.cpu = *v;
     } else if (a == "--header") {
       opts.header = true;
     } else if (a == "--force") {
