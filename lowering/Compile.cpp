@@ -8,6 +8,8 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -178,6 +180,78 @@ struct HeaderWriter {
   }
 };
 
+/// Large results are written once, end to end: with 4 KiB pages that is a
+/// page fault per 4 KiB (a 64 MiB result costs more in faults than in
+/// stores). Like numpy, ask for transparent huge pages on the page-aligned
+/// interior of allocations of 4 MiB or more (MADV_HUGEPAGE; a no-op where
+/// THP is off). Still plain malloc memory: the caller frees it with free().
+void useHugePagesForLargeAllocations(llvm::Module &m) {
+  llvm::Function *malloc = m.getFunction("malloc");
+  if (!malloc || malloc->arg_size() != 1)
+    return;
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *wrap = llvm::Function::Create(malloc->getFunctionType(),
+                                      llvm::GlobalValue::InternalLinkage,
+                                      "__tosa_lsp_malloc", m);
+  malloc->replaceAllUsesWith(wrap);
+  llvm::FunctionCallee madvise = m.getOrInsertFunction(
+      "madvise", llvm::FunctionType::get(i32, {ptr, i64, i32}, false));
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", wrap);
+  auto *advise = llvm::BasicBlock::Create(ctx, "advise", wrap);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", wrap);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value *size = wrap->getArg(0);
+  llvm::Value *p = b.CreateCall(malloc, {size});
+  llvm::Value *large = b.CreateAnd(b.CreateICmpUGE(size, b.getInt64(4 << 20)),
+                                   b.CreateIsNotNull(p));
+  b.CreateCondBr(large, advise, done);
+  b.SetInsertPoint(advise);
+  llvm::Value *addr = b.CreatePtrToInt(p, i64);
+  llvm::Value *begin =
+      b.CreateAnd(b.CreateAdd(addr, b.getInt64(4095)), b.getInt64(~4095ULL));
+  llvm::Value *end = b.CreateAnd(b.CreateAdd(addr, size), b.getInt64(~4095ULL));
+  b.CreateCall(madvise, {b.CreateIntToPtr(begin, ptr), b.CreateSub(end, begin),
+                         b.getInt32(14)});
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRet(p);
+}
+
+/// MLIR stores an i1 element as one byte, but LLVM's loop vectoriser does
+/// not widen loads and stores of i1 (not a byte-sized type): it gathers
+/// them byte by byte. Accessing the byte as i8 (trunc after the load, zext
+/// before the store: the same 0/1 bytes) gives plain vector loads/stores.
+void widenBooleanMemoryAccesses(llvm::Module &m) {
+  llvm::SmallVector<llvm::Instruction *> work;
+  for (llvm::Function &f : m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if ((isa<llvm::LoadInst>(i) && i.getType()->isIntegerTy(1)) ||
+          (isa<llvm::StoreInst>(i) &&
+           cast<llvm::StoreInst>(i).getValueOperand()->getType()->isIntegerTy(
+               1)))
+        work.push_back(&i);
+  for (llvm::Instruction *i : work) {
+    llvm::IRBuilder<> b(i);
+    if (auto *load = dyn_cast<llvm::LoadInst>(i)) {
+      llvm::LoadInst *byte = b.CreateAlignedLoad(
+          b.getInt8Ty(), load->getPointerOperand(), load->getAlign(),
+          load->isVolatile());
+      byte->copyMetadata(*load);
+      load->replaceAllUsesWith(b.CreateTrunc(byte, b.getInt1Ty()));
+    } else {
+      auto *store = cast<llvm::StoreInst>(i);
+      llvm::StoreInst *byte = b.CreateAlignedStore(
+          b.CreateZExt(store->getValueOperand(), b.getInt8Ty()),
+          store->getPointerOperand(), store->getAlign(), store->isVolatile());
+      byte->copyMetadata(*store);
+    }
+    i->eraseFromParent();
+  }
+}
+
 } // namespace
 
 CompileResult compile(const std::string &text, const std::string &path,
@@ -274,6 +348,10 @@ CompileResult compile(const std::string &text, const std::string &path,
     for (llvm::Function &f : *llvmModule)
       if (!f.isDeclaration() && !exported.count(f.getName().str()))
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (options.mode != LowerMode::Upstream) {
+      useHugePagesForLargeAllocations(*llvmModule);
+      widenBooleanMemoryAccesses(*llvmModule);
+    }
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::Triple triple(llvm::sys::getDefaultTargetTriple());

@@ -106,12 +106,15 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   } else {
     // Results written straight into `F_into`'s destination argument;
     // contiguous memrefs at function boundaries give unit-stride inner
-    // loops that LLVM vectorises.
+    // loops that LLVM vectorises. Identity layouts for the buffers of
+    // scf.if results too: a fully dynamic one there makes the function
+    // copy its result into an identity-layout buffer before returning.
     p += std::string(",eliminate-empty-tensors,one-shot-bufferize{"
                      "bufferize-function-boundaries "
                      "function-boundary-type-conversion=") +
          (strided ? "fully-dynamic-layout-map" : "identity-layout-map") +
-         "},drop-equivalent-buffer-results";
+         " unknown-type-conversion=identity-layout-map}"
+         ",drop-equivalent-buffer-results";
   }
   p += ",convert-linalg-to-loops";
   if (stage == LowerStage::Loops)
