@@ -1,4 +1,4 @@
-//===- FastPath.cpp - --mode=fast: one version without size-1 tests -------===//
+//===- FastPath.cpp - function versions without size-1 tests -------------===//
 //
 // Spec 004's multi-versioning, hoisted to the function: upstream's lowering
 // tests every could-be-1 dynamic size before every element-wise op and
@@ -15,7 +15,9 @@
 //     or the result has a static size S != 1 there is tensor.cast to S: the
 //     broadcast rule leaves no other valid size, so the test disappears from
 //     the lowering too.
-// The fast version is then one fusable chain of linalg.generic ops.
+// The fast version is then one fusable chain of linalg.generic ops. Runs
+// in every mode but upstream (first in versioned mode, after the
+// assertions in safe mode).
 //
 //===----------------------------------------------------------------------===//
 

@@ -363,10 +363,13 @@ bool lowerSection(const std::string &text, const std::string &path,
 
   if (options.mode == LowerMode::Safe)
     insertBroadcastAssertions(*out.module, sec.firstLine);
+  // Function-level versions (at most 5 copies) in every mode beyond
+  // upstream: in safe mode after the assertions, which every version keeps;
+  // versioned mode then versions, per op, what could still be 1.
+  if (options.mode != LowerMode::Upstream)
+    versionFunctions(*out.module, /*maxDims=*/4);
   if (options.mode == LowerMode::Versioned)
     versionBroadcasts(*out.module, /*maxDims=*/3); // at most 8 versions
-  if (options.mode == LowerMode::Fast)
-    versionFunctions(*out.module, /*maxDims=*/4); // at most 5 copies
 
   PassManager pm(&ctx);
   std::string pipelineErrors;

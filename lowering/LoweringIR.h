@@ -71,7 +71,7 @@ unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
 /// static 1 where they are 1. Returns how many ops were versioned.
 unsigned versionBroadcasts(mlir::ModuleOp module, unsigned maxDims);
 
-/// --mode=fast: functions with at most `maxDims` dynamic argument sizes get
+/// Every mode but upstream: functions with at most `maxDims` dynamic argument sizes get
 /// one version per size being 1 and a fast version, where none is, free of
 /// size-1 tests (see FastPath.cpp). Returns how many were versioned.
 unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
