@@ -16,8 +16,8 @@ numpy arrays):
     fresh array); the timing includes the free().
 
 The memory floor is `np.copyto` of one N x N float32 array (read once, write
-once), timed in the same loop as every kernel; a pattern's floor is that
-copy time scaled by the bytes the pattern must move (inputs read once,
+once), timed in each pattern's loop between its calls; a pattern's floor
+is its median copy time scaled by the bytes the pattern must move (inputs read once,
 output written once) over the bytes of the copy. All timings are medians of
 `--reps` calls, interleaved (rep by rep) so that load from other processes
 affects every contender alike. Every result is compared with numpy first
@@ -272,6 +272,7 @@ def main():
                 times[k].append(time.perf_counter() - t0)
         floor_samples += times["copy"]
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+        # This pattern's own copy samples: the floor under the same load.
         rows.append((name, label, moved / copy_bytes, med))
         if not args.smoke:
             print("%-16s " % name + " ".join("%s=%.1f" % (k, v) for k, v in med.items()),
@@ -309,21 +310,23 @@ def report(rows, floor, args, load0, load1, ctime):
         pass
     out = []
     out.append("Run: %s, n = %d, median of %d, %d cores (%s), load average "
-               "%.1f at start, %.1f at end; copy floor (np.copyto, %d MiB) %.2f ms "
-               "(median of all %d copy samples in this run); numpy %s.\n"
+               "%.1f at start, %.1f at end; copy (np.copyto, %d MiB) %.2f ms, median of "
+               "all %d copy samples of the run; each row uses the median of its own "
+               "%d copy samples, timed between its calls; numpy %s.\n"
                % (time.strftime("%Y-%m-%d %H:%M"), args.n, args.reps, os.cpu_count(),
                   cpu or platform.machine(), load0[0], load1[0],
-                  args.n * args.n * 4 >> 20, floor, len(rows) * args.reps, np.__version__))
+                  args.n * args.n * 4 >> 20, floor, len(rows) * args.reps, args.reps,
+                  np.__version__))
     out.append("Caller-provided result (`F_into`; numpy `out=`): milliseconds and "
-               "× the pattern's floor (floor = copy × bytes moved / copy bytes).\n")
-    out.append("| pattern | floor × copy | floor ms | fast | versioned | safe | numpy out= |")
+               "× the pattern's floor (copy time × bytes moved / bytes of the copy).\n")
+    out.append("| pattern | copy ms | floor = copy × | fast | versioned | safe | numpy out= |")
     out.append("|---|---|---|---|---|---|---|")
     for name, label, factor, med in rows:
-        pf = floor * factor
+        pf = med["copy"] * factor
         cell = lambda k: "%.1f (%.2f×)" % (med[k], med[k] / pf)
-        out.append("| %s | %.3g | %.1f | %s | %s | %s | %s |"
-                   % (label, factor, pf, cell("fast into"), cell("versioned into"),
-                      cell("safe into"), cell("numpy out=")))
+        out.append("| %s | %.1f | %.3g | %s | %s | %s | %s |"
+                   % (label, med["copy"], factor, cell("fast into"),
+                      cell("versioned into"), cell("safe into"), cell("numpy out=")))
     out.append("")
     out.append("Fresh result per call (`F`, malloc'ed by the callee, freed in the "
                "timing; numpy allocates too): milliseconds, × numpy, and how many "
