@@ -148,16 +148,16 @@ struct HeaderWriter {
           std::to_string(i - (type.getNumInputs() - numDest));
     decls << "/* " << name << ": ";
     if (numDest)
-      decls << "writes its result into out* (caller-allocated, with the "
-               "result's sizes, contiguous, not overlapping an input); "
-               "allocates nothing.";
+      decls << "writes its result into out* (allocated by the caller\n"
+               "   with the result's sizes, contiguous, not overlapping an "
+               "input);\n   nothing is allocated for the result.";
     else
-      decls << "results are allocated by the callee with malloc; "
-               "free(result->allocated) when done.";
+      decls << "results are allocated by the callee with malloc;\n"
+               "   free(result->allocated) when done.";
     if (contiguous)
-      decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] "
-               "= 1, strides[i] = strides[i+1] * sizes[i+1]); strides are "
-               "not read.";
+      decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] = "
+               "1,\n   strides[i] = strides[i+1] * sizes[i+1]); their "
+               "strides are not read.";
     else
       decls << "\n   Inputs may have any strides and offset.";
     decls << " */\n"
