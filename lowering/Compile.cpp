@@ -8,9 +8,12 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -21,7 +24,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -92,13 +97,13 @@ struct HeaderWriter {
     std::string tname;
     llvm::raw_string_ostream os(tname);
     ranked.getElementType().print(os);
-    std::string name = "tosa_memref_" + tname + "_" +
-                       std::to_string(ranked.getRank()) + "d";
+    std::string name =
+        "tosa_memref_" + tname + "_" + std::to_string(ranked.getRank()) + "d";
     if (defined.insert(name).second) {
       structs << "/* memref<" << (ranked.getRank() ? "..." : "") << tname
               << "> descriptor, rank " << ranked.getRank() << " */\n"
-              << "typedef struct {\n  " << *elem << " *allocated;\n  "
-              << *elem << " *aligned;\n  int64_t offset;\n";
+              << "typedef struct {\n  " << *elem << " *allocated;\n  " << *elem
+              << " *aligned;\n  int64_t offset;\n";
       if (ranked.getRank())
         structs << "  int64_t sizes[" << ranked.getRank() << "];\n"
                 << "  int64_t strides[" << ranked.getRank() << "];\n";
@@ -107,7 +112,10 @@ struct HeaderWriter {
     return name;
   }
 
-  bool function(const std::string &name, FunctionType type) {
+  /// Results are returned (allocated by the callee) unless `destination`:
+  /// then the last `numDest` parameters are the caller's result buffers.
+  bool function(const std::string &name, FunctionType type, bool contiguous,
+                unsigned numDest) {
     std::vector<std::string> params;
     if (type.getNumResults() == 1) {
       auto d = descriptor(type.getResult(0));
@@ -133,8 +141,26 @@ struct HeaderWriter {
         return false;
       params.push_back(*d + " *arg" + std::to_string(i));
     }
-    decls << "/* " << name << ": results are allocated by the callee with "
-          << "malloc; free(result->allocated) when done. */\n"
+    for (unsigned i = type.getNumInputs() - numDest; i < type.getNumInputs();
+         ++i)
+      params[params.size() - type.getNumInputs() + i] =
+          *descriptor(type.getInput(i)) + " *out" +
+          std::to_string(i - (type.getNumInputs() - numDest));
+    decls << "/* " << name << ": ";
+    if (numDest)
+      decls << "writes its result into out* (allocated by the caller\n"
+               "   with the result's sizes, contiguous, not overlapping an "
+               "input);\n   nothing is allocated for the result.";
+    else
+      decls << "results are allocated by the callee with malloc;\n"
+               "   free(result->allocated) when done.";
+    if (contiguous)
+      decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] = "
+               "1,\n   strides[i] = strides[i+1] * sizes[i+1]); their "
+               "strides are not read.";
+    else
+      decls << "\n   Inputs may have any strides and offset.";
+    decls << " */\n"
           << "void _mlir_ciface_" << name << "(";
     for (size_t i = 0; i < params.size(); ++i)
       decls << (i ? ", " : "") << params[i];
@@ -154,11 +180,84 @@ struct HeaderWriter {
   }
 };
 
+/// Large results are written once, end to end: with 4 KiB pages that is a
+/// page fault per 4 KiB (a 64 MiB result costs more in faults than in
+/// stores). Like numpy, ask for transparent huge pages on the page-aligned
+/// interior of allocations of 4 MiB or more (MADV_HUGEPAGE; a no-op where
+/// THP is off). Still plain malloc memory: the caller frees it with free().
+void useHugePagesForLargeAllocations(llvm::Module &m) {
+  llvm::Function *malloc = m.getFunction("malloc");
+  if (!malloc || malloc->arg_size() != 1)
+    return;
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *wrap = llvm::Function::Create(malloc->getFunctionType(),
+                                      llvm::GlobalValue::InternalLinkage,
+                                      "__tosa_lsp_malloc", m);
+  malloc->replaceAllUsesWith(wrap);
+  llvm::FunctionCallee madvise = m.getOrInsertFunction(
+      "madvise", llvm::FunctionType::get(i32, {ptr, i64, i32}, false));
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", wrap);
+  auto *advise = llvm::BasicBlock::Create(ctx, "advise", wrap);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", wrap);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value *size = wrap->getArg(0);
+  llvm::Value *p = b.CreateCall(malloc, {size});
+  llvm::Value *large = b.CreateAnd(b.CreateICmpUGE(size, b.getInt64(4 << 20)),
+                                   b.CreateIsNotNull(p));
+  b.CreateCondBr(large, advise, done);
+  b.SetInsertPoint(advise);
+  llvm::Value *addr = b.CreatePtrToInt(p, i64);
+  llvm::Value *begin =
+      b.CreateAnd(b.CreateAdd(addr, b.getInt64(4095)), b.getInt64(~4095ULL));
+  llvm::Value *end = b.CreateAnd(b.CreateAdd(addr, size), b.getInt64(~4095ULL));
+  b.CreateCall(madvise, {b.CreateIntToPtr(begin, ptr), b.CreateSub(end, begin),
+                         b.getInt32(14)});
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRet(p);
+}
+
+/// MLIR stores an i1 element as one byte, but LLVM's loop vectoriser does
+/// not widen loads and stores of i1 (not a byte-sized type): it gathers
+/// them byte by byte. Accessing the byte as i8 (trunc after the load, zext
+/// before the store: the same 0/1 bytes) gives plain vector loads/stores.
+void widenBooleanMemoryAccesses(llvm::Module &m) {
+  llvm::SmallVector<llvm::Instruction *> work;
+  for (llvm::Function &f : m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if ((isa<llvm::LoadInst>(i) && i.getType()->isIntegerTy(1)) ||
+          (isa<llvm::StoreInst>(i) &&
+           cast<llvm::StoreInst>(i).getValueOperand()->getType()->isIntegerTy(
+               1)))
+        work.push_back(&i);
+  for (llvm::Instruction *i : work) {
+    llvm::IRBuilder<> b(i);
+    if (auto *load = dyn_cast<llvm::LoadInst>(i)) {
+      llvm::LoadInst *byte =
+          b.CreateAlignedLoad(b.getInt8Ty(), load->getPointerOperand(),
+                              load->getAlign(), load->isVolatile());
+      byte->copyMetadata(*load);
+      load->replaceAllUsesWith(b.CreateTrunc(byte, b.getInt1Ty()));
+    } else {
+      auto *store = cast<llvm::StoreInst>(i);
+      llvm::StoreInst *byte = b.CreateAlignedStore(
+          b.CreateZExt(store->getValueOperand(), b.getInt8Ty()),
+          store->getPointerOperand(), store->getAlign(), store->isVolatile());
+      byte->copyMetadata(*store);
+    }
+    i->eraseFromParent();
+  }
+}
+
 } // namespace
 
-CompileResult compile(const std::string &text, const std::string &path,
-                      const CompileOptions &options,
-                      const std::function<void(const std::string &)> &progress) {
+CompileResult
+compile(const std::string &text, const std::string &path,
+        const CompileOptions &options,
+        const std::function<void(const std::string &)> &progress) {
   CompileResult r;
   r.output = options.output;
   auto step = [&](const std::string &s) {
@@ -193,7 +292,9 @@ CompileResult compile(const std::string &text, const std::string &path,
   lowerOpts.stage = LowerStage::LLVM;
   lowerOpts.mode = options.mode;
   lowerOpts.cInterface = true;
-  step("lowering: " + pipelineFor(LowerStage::LLVM));
+  lowerOpts.strided = options.strided;
+  step("lowering: " +
+       pipelineFor(LowerStage::LLVM, options.mode, options.strided));
   detail::LoweredSection ls;
   if (!detail::lowerSection(text, path, *sec, lowerOpts, ls, r.errors)) {
     if (r.errors.empty())
@@ -206,10 +307,17 @@ CompileResult compile(const std::string &text, const std::string &path,
   bool headerOk = true;
   if (options.header)
     for (const std::string &name : ls.entryPoints)
-      headerOk &= header.function(name, ls.signatures.at(name));
+      headerOk &= header.function(
+          name, ls.signatures.at(name),
+          options.mode != LowerMode::Upstream && !options.strided,
+          ls.destinationEntries.count(name)
+              ? ls.signatures
+                    .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
+                    .getNumResults()
+              : 0);
   if (options.header && !headerOk) {
-    r.errors.push_back(path + ": error: cannot write a C header: " +
-                       header.error);
+    r.errors.push_back(path +
+                       ": error: cannot write a C header: " + header.error);
     return r;
   }
 
@@ -241,6 +349,10 @@ CompileResult compile(const std::string &text, const std::string &path,
     for (llvm::Function &f : *llvmModule)
       if (!f.isDeclaration() && !exported.count(f.getName().str()))
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (options.mode != LowerMode::Upstream) {
+      useHugePagesForLargeAllocations(*llvmModule);
+      widenBooleanMemoryAccesses(*llvmModule);
+    }
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -257,15 +369,36 @@ CompileResult compile(const std::string &text, const std::string &path,
         : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
         : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                 : llvm::CodeGenOptLevel::Aggressive;
-    // Generic x86-64, not the build machine's CPU: the object must run on
-    // any machine of the same kind.
+    // The host CPU and its features by default (AVX2/AVX-512 vector loops);
+    // --cpu=x86-64 for an object that runs on any x86-64 machine.
+    std::string cpu = options.cpu, features;
+    if (cpu == "native") {
+      cpu = llvm::sys::getHostCPUName().str();
+      llvm::SubtargetFeatures f;
+      for (const auto &kv : llvm::sys::getHostCPUFeatures())
+        f.AddFeature(kv.getKey(), kv.getValue());
+      features = f.getString();
+    }
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(triple, cpu, features));
+    if (!sti || !sti->isCPUStringValid(cpu)) {
+      r.errors.push_back("tosa-lsp: error: unknown CPU '" + cpu + "'");
+      return r;
+    }
     std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+        triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
         std::nullopt, cgLevel));
     llvmModule->setTargetTriple(triple);
     llvmModule->setDataLayout(tm->createDataLayout());
+    // The optimiser's cost model reads the CPU from each function.
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration()) {
+        f.addFnAttr("target-cpu", cpu);
+        if (!features.empty())
+          f.addFnAttr("target-features", features);
+      }
     step("optimizing: -O" + std::to_string(options.optLevel) + " for " +
-         triple.str());
+         triple.str() + " (cpu " + cpu + ")");
     if (llvm::Error e = makeOptimizingTransformer(options.optLevel, 0,
                                                   tm.get())(llvmModule.get())) {
       r.errors.push_back("tosa-lsp: error: optimization failed: " +

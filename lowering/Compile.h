@@ -25,15 +25,19 @@ std::optional<EmitKind> parseEmit(const std::string &s);
 struct CompileOptions {
   std::string function; // empty: every function of the (single) section
   EmitKind emit = EmitKind::Object;
-  std::string output;   // required
-  bool header = false;  // also write OUTPUT-without-extension.h
+  std::string output;  // required
+  bool header = false; // also write OUTPUT-without-extension.h
   /// When OUTPUT (or its header) exists. Outputs are only ever created
   /// exclusively or renamed into place, never written through a symlink.
   OnExisting onExisting = OnExisting::Fail;
   /// Files never to replace, compared by identity (the input file).
   std::vector<std::string> protectedPaths;
-  LowerMode mode = LowerMode::Upstream;
+  LowerMode mode = LowerMode::Fast;
+  /// Outside upstream mode: entry points accept any strides (slower).
+  bool strided = false;
   unsigned optLevel = 2;
+  /// LLVM CPU name; "native" is the host CPU with its features.
+  std::string cpu = "native";
 };
 
 struct CompileResult {
@@ -48,9 +52,10 @@ struct CompileResult {
   std::vector<std::string> errors;
 };
 
-CompileResult compile(const std::string &text, const std::string &path,
-                      const CompileOptions &options,
-                      const std::function<void(const std::string &)> &progress = {});
+CompileResult
+compile(const std::string &text, const std::string &path,
+        const CompileOptions &options,
+        const std::function<void(const std::string &)> &progress = {});
 
 } // namespace tosa_lsp
 

@@ -8,14 +8,14 @@
 #include "Config.h"
 #include "CrashGuard.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/SmallPtrSet.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -53,6 +54,8 @@ std::optional<LowerMode> parseMode(const std::string &s) {
     return LowerMode::Safe;
   if (s == "versioned")
     return LowerMode::Versioned;
+  if (s == "fast")
+    return LowerMode::Fast;
   return std::nullopt;
 }
 
@@ -76,21 +79,44 @@ const char *modeName(LowerMode m) {
     return "safe";
   case LowerMode::Versioned:
     return "versioned";
+  case LowerMode::Fast:
+    return "fast";
   }
   return "";
 }
 
-std::string pipelineFor(LowerStage stage) {
+std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
   // plus what it misses to compile every element-wise op: tosa.apply_scale
   // (integer tosa.mul with a shift), clones from buffer deallocation, and
   // math ops LLVM has no intrinsic for (math.erf -> libm).
+  bool upstream = mode == LowerMode::Upstream;
   std::string p = "func.func(tosa-to-linalg-named,tosa-to-linalg,"
                   "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
+  // Beyond upstream: fold the size-1 tests that an enclosing version already
+  // decided (cse makes them the same value, canonicalize propagates scf.if
+  // conditions), then fuse element-wise chains on tensors, so a chain is one
+  // loop nest and broadcast operands are read in place (projected maps).
+  if (!upstream)
+    p += ",canonicalize,cse,canonicalize,linalg-fuse-elementwise-ops";
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
-  p += ",one-shot-bufferize{bufferize-function-boundaries},"
-       "convert-linalg-to-loops";
+  if (upstream) {
+    p += ",one-shot-bufferize{bufferize-function-boundaries}";
+  } else {
+    // Results written straight into `F_into`'s destination argument;
+    // contiguous memrefs at function boundaries give unit-stride inner
+    // loops that LLVM vectorises. Identity layouts for the buffers of
+    // scf.if results too: a fully dynamic one there makes the function
+    // copy its result into an identity-layout buffer before returning.
+    p += std::string(",eliminate-empty-tensors,one-shot-bufferize{"
+                     "bufferize-function-boundaries "
+                     "function-boundary-type-conversion=") +
+         (strided ? "fully-dynamic-layout-map" : "identity-layout-map") +
+         " unknown-type-conversion=identity-layout-map}"
+         ",drop-equivalent-buffer-results";
+  }
+  p += ",convert-linalg-to-loops";
   if (stage == LowerStage::Loops)
     return "builtin.module(" + p + ")";
   p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,"
@@ -163,6 +189,58 @@ static std::string silentParseError(const std::string &text,
                 "no reason (a custom parser failed silently)";
 }
 
+/// Adds `F_into(args..., dest...)`: F writing its results into buffers the
+/// caller provides (repeated calls allocate nothing). A private copy of F
+/// returns `materialize_in_destination` of each result into its
+/// destination; eliminate-empty-tensors then makes the producing loops write
+/// there directly, and drop-equivalent-buffer-results (private functions
+/// only) removes the returns. The public `F_into` calls it.
+static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
+  FunctionType type = fn.getFunctionType();
+  if (type.getNumResults() == 0 ||
+      !llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>))
+    return;
+  std::string name = fn.getSymName().str() + kIntoSuffix,
+              implName = "__tosa_lsp_" + name;
+  if (out.module->lookupSymbol(name) || out.module->lookupSymbol(implName))
+    return; // The user's own function of that name wins.
+  MLIRContext *ctx = fn.getContext();
+  ctx->getOrLoadDialect<bufferization::BufferizationDialect>();
+  SmallVector<Type> inputs(type.getInputs());
+  inputs.append(type.getResults().begin(), type.getResults().end());
+
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto impl = cast<func::FuncOp>(b.clone(*fn));
+  impl.setSymName(implName);
+  impl.setPrivate();
+  impl->removeAttr("llvm.emit_c_interface");
+  impl.setFunctionType(FunctionType::get(ctx, inputs, type.getResults()));
+  SmallVector<Value> dests;
+  for (Type t : type.getResults())
+    dests.push_back(impl.front().addArgument(t, impl.getLoc()));
+  impl.walk([&](func::ReturnOp ret) {
+    OpBuilder rb(ret);
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      ret.setOperand(i, bufferization::MaterializeInDestinationOp::create(
+                            rb, ret.getLoc(), dests[i].getType(), v, dests[i])
+                            .getResult());
+  });
+
+  b.setInsertionPointAfter(impl);
+  auto twin = func::FuncOp::create(b, fn.getLoc(), name,
+                                   FunctionType::get(ctx, inputs, {}));
+  twin->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  Block *entry = twin.addEntryBlock();
+  OpBuilder eb = OpBuilder::atBlockEnd(entry);
+  func::CallOp::create(eb, fn.getLoc(), impl, entry->getArguments());
+  func::ReturnOp::create(eb, fn.getLoc());
+
+  out.entryPoints.push_back(name);
+  out.signatures[name] = twin.getFunctionType();
+  out.destinationEntries.insert(name);
+}
+
 LoweredSection::LoweredSection()
     : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
 
@@ -185,7 +263,8 @@ bool lowerSection(const std::string &text, const std::string &path,
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;
-  std::string body = text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
+  std::string body =
+      text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
   out.sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
 
@@ -203,8 +282,8 @@ bool lowerSection(const std::string &text, const std::string &path,
   };
   // Registered for the section's lifetime: LLVM IR translation, later,
   // reports through it too.
-  out.handlerId = ctx.getDiagEngine().registerHandler(
-      [&out, where](mlir::Diagnostic &d) {
+  out.handlerId =
+      ctx.getDiagEngine().registerHandler([&out, where](mlir::Diagnostic &d) {
         if (d.getSeverity() == DiagnosticSeverity::Error)
           out.errors.push_back(where(d.getLocation()) + "error: " + d.str());
         return success();
@@ -240,8 +319,8 @@ bool lowerSection(const std::string &text, const std::string &path,
         continue;
       if (auto uses = SymbolTable::getSymbolUses(op))
         for (const SymbolTable::SymbolUse &use : *uses)
-          if (Operation *callee = SymbolTable::lookupNearestSymbolFrom(
-                  op, use.getSymbolRef()))
+          if (Operation *callee =
+                  SymbolTable::lookupNearestSymbolFrom(op, use.getSymbolRef()))
             if (callee->getParentOp() == out.module->getOperation())
               work.push_back(callee);
     }
@@ -278,19 +357,27 @@ bool lowerSection(const std::string &text, const std::string &path,
         out.signatures[fn.getSymName().str()] = fn.getFunctionType();
       }
     });
+    if (options.mode != LowerMode::Upstream)
+      for (const std::string &name : std::vector<std::string>(out.entryPoints))
+        addDestinationTwin(out, out.module->lookupSymbol<func::FuncOp>(name));
   }
 
   if (options.mode == LowerMode::Safe)
     insertBroadcastAssertions(*out.module, sec.firstLine);
+  // Function-level versions (at most 5 copies) in every mode beyond
+  // upstream: in safe mode after the assertions, which every version keeps;
+  // versioned mode then versions, per op, what could still be 1.
+  if (options.mode != LowerMode::Upstream)
+    versionFunctions(*out.module, /*maxDims=*/4);
   if (options.mode == LowerMode::Versioned)
     versionBroadcasts(*out.module, /*maxDims=*/3); // at most 8 versions
-
 
   PassManager pm(&ctx);
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
-  std::string pipeline = pipelineFor(options.stage);
+  std::string pipeline =
+      pipelineFor(options.stage, options.mode, options.strided);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -324,7 +411,7 @@ LowerResult lower(const std::string &text, const std::string &path,
   if (!crash)
     return result;
   LowerResult failed;
-  failed.pipeline = pipelineFor(options.stage);
+  failed.pipeline = pipelineFor(options.stage, options.mode, options.strided);
   failed.errors.push_back(
       path + ": error: MLIR crashed while lowering (" + *crash +
       "), a bug in the upstream pass pipeline on this input; no preview " +
@@ -336,7 +423,7 @@ static LowerResult lowerUnguarded(const std::string &text,
                                   const std::string &path,
                                   const LowerOptions &options) {
   LowerResult result;
-  result.pipeline = pipelineFor(options.stage);
+  result.pipeline = pipelineFor(options.stage, options.mode, options.strided);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;
@@ -397,9 +484,8 @@ static LowerResult lowerUnguarded(const std::string &text,
       m.previewLine = previewLine + lc.first - 1;
       m.previewColumn = lc.second;
       m.sourceLine = f->getLine() + sec.firstLine - 1;
-      m.sourceColumn = f->getLine() == 1
-                           ? f->getColumn() + sec.firstColumn - 1
-                           : f->getColumn();
+      m.sourceColumn = f->getLine() == 1 ? f->getColumn() + sec.firstColumn - 1
+                                         : f->getColumn();
       auto it = ls.sourceOps.find({f->getLine(), f->getColumn()});
       m.sourceOp = it == ls.sourceOps.end() ? "" : it->second;
       maps.push_back(m);

@@ -17,9 +17,14 @@
 namespace tosa_lsp {
 
 enum class LowerStage { Linalg, Loops, LLVM };
-/// upstream: MLIR 22's tosa-to-linalg as is. safe / versioned: this
-/// project's own strategies (spec 002 runtime checks, spec 004 versioning).
-enum class LowerMode { Upstream, Safe, Versioned };
+/// upstream: MLIR 22's pipeline as is (strided memrefs at function
+/// boundaries, scalar loops). fast: the same front end, then element-wise
+/// fusion on tensors, contiguous (identity-layout) memrefs at function
+/// boundaries and caller-provided result buffers (`F_into`), so LLVM
+/// vectorises unit-stride loops. safe / versioned: this project's own
+/// front-end strategies (spec 002 runtime checks, spec 004 versioning) on
+/// fast's back end.
+enum class LowerMode { Upstream, Safe, Versioned, Fast };
 
 std::optional<LowerStage> parseStage(const std::string &s);
 std::optional<LowerMode> parseMode(const std::string &s);
@@ -33,8 +38,12 @@ struct LowerOptions {
   /// Append `// from tosa.add @ 12:8` to lines whose op came from a
   /// different source op than the line before.
   bool annotate = false;
-  /// Give every public function `llvm.emit_c_interface` (for compilation).
+  /// Give every public function `llvm.emit_c_interface` (for compilation);
+  /// outside upstream mode also add a destination-passing twin `F_into`.
   bool cInterface = false;
+  /// Outside upstream mode: accept any strides at function boundaries
+  /// (upstream's fully dynamic layout) instead of contiguous memrefs.
+  bool strided = false;
 };
 
 /// Ties a line of the preview to the source op it was lowered from.
@@ -55,8 +64,12 @@ struct LowerResult {
 };
 
 /// The textual pass pipeline of a stage (what `mlir-opt-22 --pass-pipeline`
-/// would run).
-std::string pipelineFor(LowerStage stage);
+/// would run); upstream's unless another mode is given.
+std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
+                        bool strided = false);
+
+/// Suffix of the destination-passing twin of an entry point.
+inline constexpr const char *kIntoSuffix = "_into";
 
 LowerResult lower(const std::string &text, const std::string &path,
                   const LowerOptions &options);

@@ -20,6 +20,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <map>
+#include <set>
 
 namespace tosa_lsp::detail {
 
@@ -33,8 +34,11 @@ struct LoweredSection {
   std::map<std::pair<unsigned, unsigned>, std::string> sourceOps;
   /// Public functions given a C interface (compilation).
   std::vector<std::string> entryPoints;
-  /// Their TOSA-level signatures, before lowering.
+  /// Their TOSA-level signatures, before lowering (an `F_into` twin: the
+  /// destinations as trailing inputs, no results).
   std::map<std::string, mlir::FunctionType> signatures;
+  /// The destination-passing twins among entryPoints.
+  std::set<std::string> destinationEntries;
   /// Errors reported by MLIR while this section lives.
   std::vector<std::string> errors;
   mlir::DiagnosticEngine::HandlerID handlerId = 0;
@@ -66,6 +70,11 @@ unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
 /// dynamic dims (at most `maxDims` of them per op), with those dims cast to a
 /// static 1 where they are 1. Returns how many ops were versioned.
 unsigned versionBroadcasts(mlir::ModuleOp module, unsigned maxDims);
+
+/// Every mode but upstream: functions with at most `maxDims` dynamic argument
+/// sizes get one version per size being 1 and a fast version, where none is,
+/// free of size-1 tests (see FastPath.cpp). Returns how many were versioned.
+unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
 
 /// After LLVM lowering: flush stdio before a failed assert aborts, so its
 /// message is not lost in a buffer.

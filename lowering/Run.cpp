@@ -245,7 +245,8 @@ RunResult runFunction(const std::string &text, const std::string &path,
   std::vector<Input> inputs(sig.getNumInputs());
   llvm::json::Array given;
   if (!options.inputs.empty()) {
-    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(options.inputs);
+    llvm::Expected<llvm::json::Value> parsed =
+        llvm::json::parse(options.inputs);
     if (!parsed) {
       r.errors.push_back("tosa-lsp: error: --inputs is not valid JSON: " +
                          llvm::toString(parsed.takeError()));
@@ -265,7 +266,8 @@ RunResult runFunction(const std::string &text, const std::string &path,
   llvm::json::Array echoed;
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
     auto type = dyn_cast<RankedTensorType>(sig.getInput(i));
-    std::optional<Kind> kind = type ? kindOf(type.getElementType()) : std::nullopt;
+    std::optional<Kind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
     if (!kind) {
       r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
                          " must be a ranked tensor of f32, f64, i1, i8, i16, "
@@ -298,10 +300,9 @@ RunResult runFunction(const std::string &text, const std::string &path,
         }
       }
       for (int64_t d = 0; d < type.getRank(); ++d)
-        in.shape.push_back(d < static_cast<int64_t>(want.size())
-                               ? want[d]
-                               : type.isDynamicDim(d) ? 2
-                                                      : type.getDimSize(d));
+        in.shape.push_back(d < static_cast<int64_t>(want.size()) ? want[d]
+                           : type.isDynamicDim(d) ? 2
+                                                  : type.getDimSize(d));
     }
     if (static_cast<int64_t>(in.shape.size()) != type.getRank()) {
       r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
@@ -315,8 +316,10 @@ RunResult runFunction(const std::string &text, const std::string &path,
       if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d]) {
         r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
                            " dimension " + std::to_string(d) + " must be " +
-                           std::to_string(type.getDimSize(d)) + ", the input "
-                           "has " + std::to_string(in.shape[d]));
+                           std::to_string(type.getDimSize(d)) +
+                           ", the input "
+                           "has " +
+                           std::to_string(in.shape[d]));
         return r;
       }
       count *= in.shape[d];
@@ -353,7 +356,8 @@ RunResult runFunction(const std::string &text, const std::string &path,
   size_t words = 0;
   for (Type t : sig.getResults()) {
     auto type = dyn_cast<RankedTensorType>(t);
-    std::optional<Kind> kind = type ? kindOf(type.getElementType()) : std::nullopt;
+    std::optional<Kind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
     if (!kind) {
       r.errors.push_back("tosa-lsp: error: results must be ranked tensors of "
                          "f32, f64, i1, i8, i16, i32 or i64");
@@ -371,8 +375,8 @@ RunResult runFunction(const std::string &text, const std::string &path,
   ExecutionEngineOptions engineOpts;
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
   engineOpts.transformer = transformer;
-  std::string runtime = std::string(TOSA_LSP_MLIR_LIBDIR) +
-                        "/libmlir_c_runner_utils.so";
+  std::string runtime =
+      std::string(TOSA_LSP_MLIR_LIBDIR) + "/libmlir_c_runner_utils.so";
   llvm::SmallVector<llvm::StringRef> libs = {runtime};
   engineOpts.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*ls.module, engineOpts);
@@ -388,8 +392,8 @@ RunResult runFunction(const std::string &text, const std::string &path,
     args.push_back(&resultPtr);
   for (Input &in : inputs)
     args.push_back(&in.descriptorPtr);
-  if (llvm::Error e = (*engine)->invokePacked(
-          "_mlir_ciface_" + options.function, args)) {
+  if (llvm::Error e =
+          (*engine)->invokePacked("_mlir_ciface_" + options.function, args)) {
     r.errors.push_back("tosa-lsp: error: calling @" + options.function +
                        " failed: " + llvm::toString(std::move(e)));
     return r;
@@ -406,9 +410,9 @@ RunResult runFunction(const std::string &text, const std::string &path,
       shape.push_back(sizes[i]);
     outs.push_back(llvm::json::Object{
         {"shape", std::move(shape)},
-        {"data", toJSON(*resultKinds[k],
-                        aligned + d[2] * byteWidth(*resultKinds[k]), sizes,
-                        strides, rank, 0)}});
+        {"data",
+         toJSON(*resultKinds[k], aligned + d[2] * byteWidth(*resultKinds[k]),
+                sizes, strides, rank, 0)}});
     // The callee allocated it; unless it returned an input buffer.
     bool isInput = false;
     for (Input &in : inputs)

@@ -18,7 +18,7 @@ namespace tosa_lsp {
 
 struct RunOptions {
   std::string function;
-  LowerMode mode = LowerMode::Upstream;
+  LowerMode mode = LowerMode::Fast;
   /// JSON: an array with one nested list (or number) per argument.
   std::string inputs;
   /// Without inputs: random values from this seed.

@@ -47,9 +47,8 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
     if (!resultType || operands.empty())
       continue;
     int64_t rank = resultType.getRank();
-    bool ranksEqual = llvm::all_of(operands, [&](auto &o) {
-      return o.second.getRank() == rank;
-    });
+    bool ranksEqual = llvm::all_of(
+        operands, [&](auto &o) { return o.second.getRank() == rank; });
     if (!ranksEqual)
       continue; // TOSA rejects these statically.
 
@@ -74,7 +73,8 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
       Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x, y);
       Value x1 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x, one);
       Value y1 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, one);
-      return b.create<arith::OrIOp>(loc, eq, b.create<arith::OrIOp>(loc, x1, y1))
+      return b
+          .create<arith::OrIOp>(loc, eq, b.create<arith::OrIOp>(loc, x1, y1))
           .getResult();
     };
     for (int64_t d = 0; d < rank; ++d) {
@@ -95,10 +95,9 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
           Value ok = equalOrOne(dimOf(i, d), constant(*fixed));
           b.create<cf::AssertOp>(
               loc, ok,
-              where + ": operand #" + std::to_string(i) +
-                  " must have size " + std::to_string(*fixed) +
-                  " or 1 in dimension " + std::to_string(d) +
-                  " (broadcast with a static size)");
+              where + ": operand #" + std::to_string(i) + " must have size " +
+                  std::to_string(*fixed) + " or 1 in dimension " +
+                  std::to_string(d) + " (broadcast with a static size)");
           ++inserted;
         }
       } else {
@@ -108,8 +107,8 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
             Value ok = equalOrOne(dimOf(dynamic[x], d), dimOf(dynamic[y], d));
             b.create<cf::AssertOp>(
                 loc, ok,
-                where + ": operands #" + std::to_string(dynamic[x]) +
-                    " and #" + std::to_string(dynamic[y]) +
+                where + ": operands #" + std::to_string(dynamic[x]) + " and #" +
+                    std::to_string(dynamic[y]) +
                     " have different runtime sizes in dimension " +
                     std::to_string(d) + " and neither is 1");
             ++inserted;
@@ -126,15 +125,14 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
                                              dimOf(i, d), constant(declared));
           any = any ? b.create<arith::OrIOp>(loc, any, eq).getResult() : eq;
         }
-        bool staticOne = llvm::any_of(operands, [&](auto &o) {
-          return o.second.getDimSize(d) == 1;
-        });
+        bool staticOne = llvm::any_of(
+            operands, [&](auto &o) { return o.second.getDimSize(d) == 1; });
         if (!(declared == 1 && staticOne)) {
-          b.create<cf::AssertOp>(
-              loc, any,
-              where + ": the result is declared with size " +
-                  std::to_string(declared) + " in dimension " +
-                  std::to_string(d) + " but no operand has that runtime size");
+          b.create<cf::AssertOp>(loc, any,
+                                 where + ": the result is declared with size " +
+                                     std::to_string(declared) +
+                                     " in dimension " + std::to_string(d) +
+                                     " but no operand has that runtime size");
           ++inserted;
         }
         // ...and the others must be it or 1.
@@ -146,15 +144,15 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
                                              size, constant(declared));
           Value isOne =
               b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size, one);
-          Value ok = declared == 1 ? eq
-                                   : b.create<arith::OrIOp>(loc, eq, isOne)
-                                         .getResult();
-          b.create<cf::AssertOp>(
-              loc, ok,
-              where + ": the result is declared with size " +
-                  std::to_string(declared) + " in dimension " +
-                  std::to_string(d) + " but operand #" + std::to_string(i) +
-                  " has another runtime size");
+          Value ok = declared == 1
+                         ? eq
+                         : b.create<arith::OrIOp>(loc, eq, isOne).getResult();
+          b.create<cf::AssertOp>(loc, ok,
+                                 where + ": the result is declared with size " +
+                                     std::to_string(declared) +
+                                     " in dimension " + std::to_string(d) +
+                                     " but operand #" + std::to_string(i) +
+                                     " has another runtime size");
           ++inserted;
         }
       }

@@ -34,9 +34,8 @@ struct Candidate {
 
 /// Builds the nested scf.if for candidates [k, end) and returns the value
 /// of the versioned op for the choices made so far.
-Value buildVersions(OpBuilder &b, Operation *op,
-                    ArrayRef<Candidate> candidates, size_t k,
-                    SmallVectorImpl<bool> &isOne) {
+Value buildVersions(OpBuilder &b, Operation *op, ArrayRef<Candidate> candidates,
+                    size_t k, SmallVectorImpl<bool> &isOne) {
   Location loc = op->getLoc();
   if (k == candidates.size()) {
     // Leaf: cast operands whose chosen dims are 1, clone the op on them
@@ -66,7 +65,8 @@ Value buildVersions(OpBuilder &b, Operation *op,
   const Candidate &c = candidates[k];
   Value size = b.create<tensor::DimOp>(loc, op->getOperand(c.operand), c.dim);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-  Value cond = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size, one);
+  Value cond =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size, one);
   auto ifOp = b.create<scf::IfOp>(
       loc, cond,
       [&](OpBuilder &tb, Location) {
@@ -118,9 +118,8 @@ unsigned versionBroadcasts(ModuleOp module, unsigned maxDims) {
           continue;
         bool othersNotOne = false;
         for (unsigned j = 0; j < n; ++j)
-          if (j != i &&
-              cast<RankedTensorType>(op->getOperand(j).getType())
-                      .getDimSize(d) != 1)
+          if (j != i && cast<RankedTensorType>(op->getOperand(j).getType())
+                                .getDimSize(d) != 1)
             othersNotOne = true;
         if (othersNotOne)
           candidates.push_back({i, d});

@@ -5,7 +5,7 @@
 # `scripts/check-format.sh --fix` rewrites the files instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FORMATTED=(analysis fuzz server support tools test/unit)
+FORMATTED=(analysis fuzz lowering server support tools test/unit)
 if ! command -v clang-format-22 >/dev/null 2>&1; then
   echo "check-format: clang-format-22 is missing; install it with scripts/setup.sh" >&2
   exit 1

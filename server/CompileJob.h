@@ -24,9 +24,9 @@ struct CompileJob {
   std::string name;     // file name, for messages and the output's name
   std::string function; // empty: the whole file
   std::string emit = "shared";
-  std::string mode = "upstream"; // upstream | safe | versioned
-  std::string source;            // the document's file: never replaced
-  std::string outputDir;         // empty: a new temp directory
+  std::string mode = "fast"; // fast | upstream | safe | versioned
+  std::string source;        // the document's file: never replaced
+  std::string outputDir;     // empty: a new temp directory
   /// Set when outputDir comes from a project's .tosa-lsp.json: the output
   /// directory must resolve inside this directory (Config::outputDirRoot).
   std::string outputDirRoot;

@@ -37,8 +37,8 @@ const Choices &choices() {
     for (LowerStage s :
          {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
       c.stages.push_back(stageName(s));
-    for (LowerMode m :
-         {LowerMode::Upstream, LowerMode::Safe, LowerMode::Versioned})
+    for (LowerMode m : {LowerMode::Fast, LowerMode::Upstream, LowerMode::Safe,
+                        LowerMode::Versioned})
       c.modes.push_back(modeName(m));
     // Compile.h has no names for EmitKind: the list is checked against
     // parseEmit so the two cannot drift.
@@ -485,7 +485,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
     item.commandTitle = "Preview lowering";
     item.function = fn->name;
     item.stage = "linalg";
-    item.mode = "upstream";
+    item.mode = "fast";
     out.items.push_back(std::move(item));
   }
   if (fn && wants("source")) {

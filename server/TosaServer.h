@@ -75,7 +75,7 @@ struct PreviewRequest {
   std::string uri;
   std::optional<std::string> function;         // or:
   std::optional<llvm::lsp::Position> position; // the function around it
-  std::string stage = "linalg", mode = "upstream";
+  std::string stage = "linalg", mode = "fast";
   /// Also write the preview to a read-only file (clients without a plugin
   /// open it through window/showDocument).
   bool writeFile = false;
@@ -94,7 +94,7 @@ struct CompileRequest {
   std::string uri;
   std::string function; // empty: the whole file
   std::string emit = "shared";
-  std::string mode = "upstream";
+  std::string mode = "fast";
 };
 /// begin (message = title), report (a step), end (done or the error).
 struct CompileProgress {

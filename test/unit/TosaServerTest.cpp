@@ -434,11 +434,12 @@ TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
             "unknown emit kind 'exe' (expected shared, obj, asm, llvm-ir, "
             "mlir-llvm)");
   req.emit = "obj";
-  req.mode = "fast";
+  req.mode = "fastest";
   r = run(req);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(errorText(r.takeError()),
-            "unknown mode 'fast' (expected upstream, safe, versioned)");
+            "unknown mode 'fastest' (expected fast, upstream, safe, "
+            "versioned)");
   req.uri = "test:///none.mlir";
   r = run(req);
   ASSERT_FALSE(bool(r));

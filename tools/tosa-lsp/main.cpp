@@ -46,15 +46,20 @@ commands:
       Per-dimension inferred-vs-declared table for each Broadcastable op in
       FILE, or only for the op at LINE (and COL).
   lower [--function=F] [--stage=linalg|loops|llvm]
-        [--mode=upstream|safe|versioned] [--annotate] [--format=text|json]
-        FILE
-      The lowered IR (MLIR's own TOSA pipeline) of FILE or of function F;
+        [--mode=fast|upstream|safe|versioned] [--strided] [--annotate]
+        [--format=text|json] FILE
+      The lowered IR (MLIR's own passes) of FILE or of function F;
       --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
+      --mode=upstream is exactly upstream's pipeline; the default, fast,
+      fuses element-wise ops and uses contiguous memrefs at boundaries.
   compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
-          [--mode=...] [--header] [-O0..3] [--format=text|json] [--quiet]
-          [--force | --new-name] FILE
-      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64.
-      --header writes OUT with .h: the _mlir_ciface_* entry points.
+          [--mode=...] [--strided] [--cpu=CPU] [--header] [-O0..3]
+          [--format=text|json] [--quiet] [--force | --new-name] FILE
+      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64
+      for the host CPU (--cpu=x86-64: any x86-64 machine).
+      --header writes OUT with .h: the _mlir_ciface_* entry points (outside
+      upstream mode contiguous inputs, unless --strided, and a twin F_into
+      writing into a caller-provided result).
       An existing OUT (or header) is an error; --force replaces it,
       --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
@@ -144,10 +149,22 @@ cl::opt<std::string> function("function",
 cl::opt<std::string> stage("stage", cl::desc("linalg, loops or llvm"),
                            cl::init("linalg"), cl::sub(lowerCmd),
                            cl::cat(category));
-cl::opt<std::string> mode("mode", cl::desc("upstream, safe or versioned"),
-                          cl::init("upstream"), cl::sub(lowerCmd),
+cl::opt<std::string> mode("mode",
+                          cl::desc("fast (default), upstream, safe or "
+                                   "versioned"),
+                          cl::init("fast"), cl::sub(lowerCmd),
                           cl::sub(compileCmd), cl::sub(runCmd),
                           cl::cat(category));
+cl::opt<bool> strided("strided",
+                      cl::desc("Entry points accept any strides (outside "
+                               "upstream mode; slower)"),
+                      cl::sub(lowerCmd), cl::sub(compileCmd),
+                      cl::cat(category));
+cl::opt<std::string> cpu("cpu",
+                         cl::desc("LLVM CPU name (native: this machine; "
+                                  "x86-64: any x86-64)"),
+                         cl::init("native"), cl::sub(compileCmd),
+                         cl::cat(category));
 cl::opt<bool> annotate("annotate", cl::desc("Mark lines with their source op"),
                        cl::sub(lowerCmd), cl::cat(category));
 NumberOption optLevel("O", cl::desc("Optimisation level 0-3"), cl::Prefix,
@@ -497,6 +514,7 @@ int runLower() {
   LowerOptions opts;
   opts.function = function;
   opts.annotate = annotate;
+  opts.strided = strided;
   std::optional<LowerStage> st = parseStage(stage);
   if (!st)
     return usageError(unknownChoiceMessage("stage", stage, choices().stages));
@@ -548,6 +566,8 @@ int runCompile() {
   if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
     return rc;
   opts.optLevel = optLevel;
+  opts.strided = strided;
+  opts.cpu = cpu;
   opts.header = header;
   if (force && newName)
     return usageError("compile: --force and --new-name exclude each other");

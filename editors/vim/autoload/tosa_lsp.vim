@@ -918,7 +918,7 @@ function! tosa_lsp#run_action(action) abort
     let l:args = get(l:cmd, 'arguments', [])
     if l:cmd.command ==# 'tosa.previewLowering'
       let l:p = empty(l:args) ? {} : l:args[0]
-      call s:preview_request(l:p, get(l:p, 'stage', 'linalg'), get(l:p, 'mode', 'upstream'))
+      call s:preview_request(l:p, get(l:p, 'stage', 'linalg'), get(l:p, 'mode', 'fast'))
     elseif l:cmd.command ==# 'tosa.compile'
       call s:compile_with(empty(l:args) ? {} : l:args[0])
     else
@@ -1019,7 +1019,7 @@ endfunction
 " :TosaPreviewLowering [stage] [mode]
 function! tosa_lsp#preview_lowering(...) abort
   let l:stage = a:0 >= 1 && a:1 !=# '' ? a:1 : get(g:, 'tosa_lsp_preview_stage', 'linalg')
-  let l:mode = a:0 >= 2 && a:2 !=# '' ? a:2 : get(g:, 'tosa_lsp_preview_mode', 'upstream')
+  let l:mode = a:0 >= 2 && a:2 !=# '' ? a:2 : get(g:, 'tosa_lsp_preview_mode', 'fast')
   let l:uri = tosa_lsp#uri(bufnr('%'))
   let l:params = #{textDocument: #{uri: l:uri}, uri: l:uri, position: s:cursor_position(), stage: l:stage, mode: l:mode}
   return s:with_buffer({-> s:preview_request(l:params, l:stage, l:mode)})

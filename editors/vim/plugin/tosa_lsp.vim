@@ -26,7 +26,7 @@ function! s:inlay_complete(lead, line, pos) abort
 endfunction
 function! s:preview_complete(lead, line, pos) abort
   let l:n = len(split(a:line[: a:pos - 1], '\s\+', 1)) - 1
-  let l:words = l:n <= 1 ? ['linalg', 'loops', 'llvm'] : ['upstream', 'safe', 'versioned']
+  let l:words = l:n <= 1 ? ['linalg', 'loops', 'llvm'] : ['fast', 'upstream', 'safe', 'versioned']
   return filter(l:words, 'v:val =~# "^" . a:lead')
 endfunction
 function! s:emit_complete(lead, line, pos) abort

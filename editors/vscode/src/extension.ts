@@ -271,6 +271,7 @@ const STAGE_INFO: Record<string, string> = {
   llvm: '+ deallocation and conversion to the LLVM dialect',
 };
 const MODE_INFO: Record<string, string> = {
+  fast: 'what Compile builds: element-wise fusion, contiguous memrefs, vectorised loops',
   upstream: "MLIR's own lowering (mismatching runtime shapes are undefined behaviour)",
   safe: 'cf.assert before each element-wise op whose runtime sizes could disagree',
   versioned: 'versions element-wise ops on could-be-1 dynamic dims (copy-free broadcasting)',

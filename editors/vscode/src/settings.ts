@@ -13,7 +13,7 @@ export interface ServerSettings {
 }
 
 export const STAGES = ['linalg', 'loops', 'llvm'] as const;
-export const MODES = ['upstream', 'safe', 'versioned'] as const;
+export const MODES = ['fast', 'upstream', 'safe', 'versioned'] as const;
 export type Stage = typeof STAGES[number];
 export type Mode = typeof MODES[number];
 
@@ -75,7 +75,7 @@ export function loweringStage(get: ConfigGetter): Stage {
 
 export function loweringMode(get: ConfigGetter): Mode {
   const v = get('lowering.mode');
-  return (MODES as readonly unknown[]).includes(v) ? v as Mode : 'upstream';
+  return (MODES as readonly unknown[]).includes(v) ? v as Mode : 'fast';
 }
 
 /** Settings whose change needs a server restart rather than a notification. */

@@ -1,7 +1,7 @@
 // The RFC's (spec 001) element-wise lowering examples that are valid TOSA in
 // MLIR 22, lowered with --mode=upstream at stage linalg. The same CHECK lines
 // run on mlir-opt-22's own output, so the preview is exactly upstream's.
-// RUN: %tosa-lsp lower %s | FileCheck %s
+// RUN: %tosa-lsp lower --mode=upstream %s | FileCheck %s
 // RUN: %mlir-opt --split-input-file --pass-pipeline="builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" %s | FileCheck %s
 
 // Static, equal shapes: one linalg.generic with identity maps.

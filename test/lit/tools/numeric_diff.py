@@ -540,6 +540,8 @@ def compile_module(args, text, stem):
             os.remove(path)
     cmd = [args.tosa_lsp, "compile", src, "-o", lib, "--emit=shared", "--header",
            "-O%d" % args.opt, "--mode=%s" % args.mode, "--quiet"]
+    if args.strided:
+        cmd.append("--strided")
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -560,6 +562,22 @@ def header_decl_re(fn, v, p):
     parts = [ty(v.rtype, rank) + r" \*result"]
     parts += [ty(t, rank) + r" \*arg%d" % i for i, t in enumerate(v.types)]
     return re.compile(r"void _mlir_ciface_%s\(%s\);" % (re.escape(fn), r", ".join(parts)))
+
+
+def header_into_re(fn, v, p):
+    """The destination-passing twin: inputs, then the caller's result."""
+    rank = len(p.shapes[0])
+    parts = [r"tosa_memref_%s_%dd \*arg%d" % (re.escape(t), rank, i)
+             for i, t in enumerate(v.types)]
+    parts.append(r"tosa_memref_%s_%dd \*out0" % (re.escape(v.rtype), rank))
+    return re.compile(r"void _mlir_ciface_%s_into\(%s\);"
+                      % (re.escape(fn), r", ".join(parts)))
+
+
+def contiguous_abi(args):
+    """Outside upstream mode entry points read inputs as contiguous arrays
+    (unless --strided) and have a `_into` twin."""
+    return args.mode != "upstream" and not args.strided
 
 
 class Result:
@@ -642,9 +660,19 @@ def run_cases(args, lib_path, cases, res, rng, libc):
             res.fail(v.name, p.name, "symbol _mlir_ciface_%s not in %s" % (fn, lib_path))
             continue
         cfun.restype = None
+        into = None
+        if args.mode != "upstream":
+            if header and not header_into_re(fn, v, p).search(header):
+                res.fail(v.name, p.name, "header has no declaration matching %s"
+                         % header_into_re(fn, v, p).pattern)
+            into = getattr(lib, "_mlir_ciface_%s_into" % fn, None)
+            if into is None:
+                res.fail(v.name, p.name, "symbol _mlir_ciface_%s_into missing" % fn)
+            else:
+                into.restype = None
         rank = len(p.shapes[0])
         calls = [(shapes, "contiguous") for shapes in p.calls]
-        if p.strided:
+        if p.strided and not contiguous_abi(args):
             calls += [(p.calls[0], "sliced"), (p.calls[0], "transposed")]
         for shapes, layout in calls:
             inputs = [np.array(g(rng, tuple(s))) for g, s in zip(v.gens, shapes)]
@@ -687,6 +715,19 @@ def run_cases(args, lib_path, cases, res, rng, libc):
             if out_desc.allocated and all(out_desc.allocated != b.ctypes.data
                                           for _, b, _ in keep):
                 libc.free(ctypes.c_void_p(out_desc.allocated))
+            if into is None or msg:
+                continue
+            # The same call into a caller-provided result buffer.
+            dst = np.full(exp_shape, 7, dtype=np.uint8 if v.rtype == "i1"
+                          else NP_DTYPE[v.rtype])
+            into(*[ctypes.byref(d) for d in descs],
+                 ctypes.byref(make_descriptor(dst, dst)))
+            out = dst.astype(np.bool_) if v.rtype == "i1" else dst
+            msg = compare(v, out, dst if v.rtype == "i1" else None, ref, exp_shape)
+            if msg:
+                res.fail(v.name, p.name, "%s into a caller buffer: %s" % (what, msg))
+            else:
+                res.ok(v.name, p.name)
 
 
 def patterns_for(v):
@@ -699,8 +740,11 @@ def main():
     ap.add_argument("--work", required=True, help="directory for temporary files")
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--opt", type=int, default=2, choices=[0, 1, 2, 3])
-    ap.add_argument("--mode", default="upstream", choices=["upstream", "safe", "versioned"],
+    ap.add_argument("--mode", default="upstream",
+                    choices=["upstream", "fast", "safe", "versioned"],
                     help="lowering mode passed to tosa-lsp compile")
+    ap.add_argument("--strided", action="store_true",
+                    help="compile with --strided (entry points take any strides)")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--verbose", action="store_true",
                     help="name every call on stderr before making it")

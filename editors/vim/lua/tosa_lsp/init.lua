@@ -20,7 +20,7 @@ local defaults = {
   settings = {},
   inlay_hints = true,       -- show inlay hints, refreshed after each analysis
   preview_stage = 'linalg',
-  preview_mode = 'upstream',
+  preview_mode = 'fast',
   timeout_ms = 60000,       -- preview request timeout
   compile_timeout_ms = 300000,
   root_dir = nil,           -- default: the current directory
@@ -379,7 +379,7 @@ end
 vim.lsp.commands['tosa.previewLowering'] = function(command)
   local args = command.arguments and command.arguments[1] or {}
   local result = preview_request(api.nvim_get_current_buf(), args)
-  if result then M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'upstream'), api.nvim_get_current_buf()) end
+  if result then M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'fast'), api.nvim_get_current_buf()) end
 end
 vim.lsp.commands['tosa.compile'] = function(command)
   M.compile(command.arguments and command.arguments[1] or {})
@@ -476,7 +476,7 @@ local function define_commands()
     nargs = '*',
     complete = function(lead, line)
       local n = #vim.split(line, '%s+') - 1
-      local words = n <= 1 and { 'linalg', 'loops', 'llvm' } or { 'upstream', 'safe', 'versioned' }
+      local words = n <= 1 and { 'linalg', 'loops', 'llvm' } or { 'fast', 'upstream', 'safe', 'versioned' }
       return vim.tbl_filter(function(w) return vim.startswith(w, lead) end, words)
     end,
   })

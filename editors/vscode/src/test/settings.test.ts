@@ -61,7 +61,8 @@ test('lowering stage and mode', () => {
   assert.equal(loweringStage(objectGetter({})), 'linalg');
   assert.equal(loweringStage(objectGetter({ 'lowering.stage': 'llvm' })), 'llvm');
   assert.equal(loweringStage(objectGetter({ 'lowering.stage': 'asm' })), 'linalg');
-  assert.equal(loweringMode(objectGetter({})), 'upstream');
+  assert.equal(loweringMode(objectGetter({})), 'fast');
   assert.equal(loweringMode(objectGetter({ 'lowering.mode': 'versioned' })), 'versioned');
-  assert.equal(loweringMode(objectGetter({ 'lowering.mode': 'fast' })), 'upstream');
+  assert.equal(loweringMode(objectGetter({ 'lowering.mode': 'upstream' })), 'upstream');
+  assert.equal(loweringMode(objectGetter({ 'lowering.mode': 'quick' })), 'fast');
 });

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#ifndef HEADER
+#define HEADER "harness.h"
+#endif
+#include HEADER
 
 static int failures = 0;
 
