@@ -495,19 +495,19 @@ static LowerResult lowerUnguarded(const std::string &text,
                                             : a.previewColumn < b.previewColumn;
     });
     if (options.annotate) {
-      std::string lastKey;
+      // Every line that holds a lowered op says where it came from (not
+      // only the first of a run), so any line can be traced on its own.
       for (const PreviewMapping &m : maps) {
         if (m.sourceOp.empty() || m.sourceOp == "func.func" ||
             m.sourceOp == "builtin.module")
           continue;
-        std::string key = m.sourceOp + " @ " + std::to_string(m.sourceLine) +
-                          ":" + std::to_string(m.sourceColumn);
         unsigned idx = m.previewLine - previewLine;
-        if (key == lastKey || idx >= lines.size() ||
+        if (idx >= lines.size() ||
             lines[idx].find("  // from ") != std::string::npos)
           continue;
-        lines[idx] += "  // from " + key;
-        lastKey = key;
+        lines[idx] += "  // from " + m.sourceOp + " @ " +
+                      std::to_string(m.sourceLine) + ":" +
+                      std::to_string(m.sourceColumn);
       }
     }
     for (const std::string &l : lines)

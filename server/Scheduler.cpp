@@ -39,7 +39,11 @@ void Scheduler::update(const std::string &uri, const std::string &path,
   doc->version = version;
   doc->config = std::move(config);
   doc->dirty = true;
-  doc->deadline = std::chrono::steady_clock::now() + debounce;
+  // Leading edge: an open, or the first edit after a quiet period, is
+  // analysed at once; edits that follow it within `debounce` coalesce.
+  auto now = std::chrono::steady_clock::now();
+  doc->deadline = now - doc->lastUpdate >= debounce ? now : now + debounce;
+  doc->lastUpdate = now;
   if (sync) {
     analyze(uri, doc, lock);
     return;

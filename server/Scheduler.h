@@ -97,6 +97,7 @@ private:
     Config config;
     bool dirty = false;
     std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point lastUpdate; // epoch: never
     AnalysisCache cache; // touched only by whoever analyses (worker/inline)
     SnapshotPtr latest;
     std::vector<std::function<void(SnapshotPtr)>> waiters;
