@@ -262,6 +262,10 @@ public:
                                                     const std::string &path,
                                                     const Config &config,
                                                     AnalysisCache &cache);
+  /// Sections of at least `bytes` are verified on a second thread while
+  /// op reports and the index are collected (default 128 KiB; tests use 0
+  /// and SIZE_MAX to compare the two paths).
+  void setParallelSectionBytes(size_t bytes);
 
 private:
   struct Impl;

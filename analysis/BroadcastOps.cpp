@@ -110,9 +110,17 @@ unsigned numDataOperands(Operation *op) {
   return op->getNumOperands();
 }
 
+void markVerified(const llvm::DenseSet<Operation *> &failed,
+                  const llvm::DenseSet<Operation *> &visited,
+                  const llvm::DenseMap<Operation *, unsigned> &reportOf,
+                  std::vector<OpReport> &reports) {
+  for (const auto &[op, i] : reportOf) {
+    reports[i].verifierFailed = failed.contains(op);
+    reports[i].verifierRan = visited.contains(op);
+  }
+}
+
 void collectOpReports(const ParsedSection &section, const Config &config,
-                      const llvm::DenseSet<Operation *> &failed,
-                      const llvm::DenseSet<Operation *> &visited,
                       std::vector<OpReport> &out,
                       llvm::DenseMap<Operation *, unsigned> &reportOf) {
   section.module.get()->walk([&](Operation *op) {
@@ -125,8 +133,6 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     r.section = section.section.index;
     r.kind = *kind;
     r.registered = op->isRegistered();
-    r.verifierFailed = failed.contains(op);
-    r.verifierRan = visited.contains(op);
     fillOpSpans(section, op, r);
 
     if (*kind == OpKind::LinalgBroadcast) {

@@ -27,6 +27,15 @@
 
 using namespace mlir;
 
+namespace {
+/// MLIR's parser and verifier recurse per nesting level; kMaxNesting levels
+/// need far more than the default 8 MiB.
+constexpr unsigned kAnalysisStackBytes = 256u << 20;
+/// Sections at least this big verify on a second thread (below it the
+/// thread costs more than it saves).
+constexpr size_t kDefaultParallelSectionBytes = 128u << 10;
+} // namespace
+
 namespace tosa_lsp {
 namespace detail {
 
@@ -568,6 +577,10 @@ AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
+  /// A crash on the verifier thread of analyzeSectionUnguarded, for
+  /// analyzeSection to handle like one on its own thread.
+  std::optional<std::string> deferredCrash;
+  size_t parallelSectionBytes = kDefaultParallelSectionBytes;
 
   static std::unique_ptr<MLIRContext> makeContext() {
     auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
@@ -617,11 +630,15 @@ Analyzer::analyzeShared(const std::string &text, const std::string &path,
                         const Config &config, AnalysisCache &cache) {
   std::shared_ptr<const FileAnalysis> result;
   PhaseTimer total("analysis (total)");
-  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
+  llvm::thread worker(std::optional<unsigned>(kAnalysisStackBytes), [&] {
     impl->analyze(text, path, config, &cache, &result);
   });
   worker.join();
   return result;
+}
+
+void Analyzer::setParallelSectionBytes(size_t bytes) {
+  impl->parallelSectionBytes = bytes;
 }
 
 FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
@@ -632,7 +649,7 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
   // stack of their own (the nesting limit keeps them well inside it).
   FileAnalysis result;
   PhaseTimer total("analysis (total)");
-  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] {
+  llvm::thread worker(std::optional<unsigned>(kAnalysisStackBytes), [&] {
     result = impl->analyze(text, path, config, cache);
   });
   worker.join();
@@ -1002,6 +1019,9 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   std::optional<std::string> crash = runContained([&] {
     analyzeSectionUnguarded(file, path, sec, config, result, units, nullptr);
   });
+  if (!crash && deferredCrash)
+    crash = std::move(deferredCrash);
+  deferredCrash.reset();
   if (!crash)
     return result;
   if (units)
@@ -1150,12 +1170,46 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       }
       source = DiagSource::Verifier;
       llvm::DenseSet<Operation *> failedOps, visitedOps;
-      std::optional<PhaseTimer> t;
-      t.emplace("verify");
-      bool verified = detail::verifyAll(
-          unitOp ? unitOp : ps.module->getOperation(),
-          [&](Operation *op) { currentOp = op; }, failedOps, visitedOps);
-      currentOp = nullptr;
+      bool verified = false;
+      auto verify = [&] {
+        PhaseTimer t("verify");
+        verified = detail::verifyAll(
+            unitOp ? unitOp : ps.module->getOperation(),
+            [&](Operation *op) { currentOp = op; }, failedOps, visitedOps);
+        currentOp = nullptr;
+      };
+      llvm::DenseMap<Operation *, unsigned> reportOf;
+      FileAnalysis index;
+      // Op reports and the index only read the IR: on a big section they
+      // run here while a second thread verifies (two cores, one result).
+      // Upstream verifiers are what can crash, so they get the contained
+      // thread; a crash there loses the section as a crash here would.
+      if (!job && body.size() >= parallelSectionBytes) {
+        std::optional<std::string> crashed;
+        llvm::thread verifier(std::optional<unsigned>(kAnalysisStackBytes),
+                              [&] { crashed = runContained(verify); });
+        {
+          PhaseTimer t("op reports + index (beside verify)");
+          detail::collectOpReports(ps, config, result.ops, reportOf);
+          detail::collectIndex(ps, reportOf, index);
+        }
+        verifier.join();
+        if (crashed) {
+          // Abandoned with the context (see analyzeSection).
+          (void)ps.module.release();
+          deferredCrash = std::move(crashed);
+          return;
+        }
+      } else {
+        verify();
+        {
+          PhaseTimer t("op reports");
+          detail::collectOpReports(ps, config, result.ops, reportOf);
+        }
+        PhaseTimer t("index");
+        detail::collectIndex(ps, reportOf, index);
+      }
+      detail::markVerified(failedOps, visitedOps, reportOf, result.ops);
       if (job) {
         job->failed = !verified;
         // What the full analysis would check once every function verifies:
@@ -1173,17 +1227,11 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         if (auto fn = dyn_cast<FunctionOpInterface>(unitOp))
           job->signature = ps.typeName(fn.getFunctionType());
       }
-      llvm::DenseMap<Operation *, unsigned> reportOf;
-      t.emplace("op reports");
-      detail::collectOpReports(ps, config, failedOps, visitedOps, result.ops,
-                               reportOf);
-      FileAnalysis index;
-      t.emplace("index");
-      detail::collectIndex(ps, reportOf, index);
       result.values = std::move(index.values);
       result.blocks = std::move(index.blocks);
       result.symbols = std::move(index.symbols);
       result.opSpans = std::move(index.opSpans);
+      std::optional<PhaseTimer> t;
       t.emplace("findings");
       for (const OpReport &op : result.ops)
         appendFindings(op, config, sectionDiags);

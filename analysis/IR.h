@@ -73,12 +73,15 @@ bool verifyAll(mlir::Operation *op,
                llvm::DenseSet<mlir::Operation *> &visited);
 
 /// Appends a report for every Broadcastable / explicit-broadcast op in the
-/// section.
+/// section. Reads the IR only, so it may run while the section is being
+/// verified; markVerified then records what the verifier did.
 void collectOpReports(const ParsedSection &section, const Config &config,
-                      const llvm::DenseSet<mlir::Operation *> &failed,
-                      const llvm::DenseSet<mlir::Operation *> &visited,
                       std::vector<OpReport> &out,
                       llvm::DenseMap<mlir::Operation *, unsigned> &reportOf);
+void markVerified(const llvm::DenseSet<mlir::Operation *> &failed,
+                  const llvm::DenseSet<mlir::Operation *> &visited,
+                  const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
+                  std::vector<OpReport> &reports);
 
 /// Fills the op's scope, result name and result type ranges.
 void fillOpSpans(const ParsedSection &section, mlir::Operation *op,

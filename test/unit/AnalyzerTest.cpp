@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace tosa_lsp;
 
 namespace {
@@ -307,6 +309,68 @@ TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
   auto fixed = analyzer.analyze(kTwoSections, "t.mlir", config, &cache);
   EXPECT_FALSE(fixed.sections[1].stale);
   EXPECT_TRUE(fixed.sections[1].parsed);
+}
+
+} // namespace
+
+namespace {
+
+std::string key(const Range &r) {
+  return std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column) +
+         "-" + std::to_string(r.end.line) + ":" + std::to_string(r.end.column);
+}
+
+/// What a user can see of an analysis, as comparable lines.
+std::vector<std::string> visible(const FileAnalysis &fa) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : fa.diagnostics)
+    out.push_back("diag " + key(d.range) + " " + d.code + " " + d.message);
+  for (const OpReport &op : fa.ops)
+    out.push_back("op " + key(op.range) + " " + op.name +
+                  (op.verifierFailed ? " failed" : "") +
+                  (op.verifierRan ? " ran" : ""));
+  for (const ValueInfo &v : fa.values)
+    out.push_back("value " + v.name + " " + key(v.def) + " " + v.type +
+                  " uses " + std::to_string(v.uses.size()) + " report " +
+                  std::to_string(v.opReport));
+  return out;
+}
+
+TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
+  // Big enough for the second thread at the default threshold too, with
+  // verifier errors, consumers of failed ops and broadcast errors.
+  std::string text;
+  for (int i = 0; i < 700; ++i) {
+    std::string n = std::to_string(i);
+    text += "func.func @f" + n +
+            "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
+            "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+            "tensor<4x?xf32>\n";
+    if (i % 7 == 0) // verifier error, and a consumer of the failed op
+      text += "  %1 = tosa.sub %0, %b : (tensor<4x?xf32>, tensor<4x1xf32>) "
+              "-> tensor<4x?x1xf32>\n"
+              "  %2 = tosa.mul %1, %1 : (tensor<4x?x1xf32>, "
+              "tensor<4x?x1xf32>) -> tensor<4x?x1xf32>\n";
+    if (i % 11 == 0) // a broadcast error: 5 is not 4
+      text += "  %3 = tosa.maximum %0, %b : (tensor<4x?xf32>, "
+              "tensor<4x1xf32>) -> tensor<5x?xf32>\n";
+    text += "  return %0 : tensor<4x?xf32>\n}\n";
+  }
+  ASSERT_GE(text.size(), size_t(128) << 10);
+  Analyzer parallel, sequential;
+  parallel.setParallelSectionBytes(0);
+  sequential.setParallelSectionBytes(SIZE_MAX);
+  FileAnalysis a = parallel.analyze(text, "big.mlir", Config());
+  FileAnalysis b = sequential.analyze(text, "big.mlir", Config());
+  std::vector<std::string> va = visible(a), vb = visible(b);
+  EXPECT_EQ(va, vb);
+  // The comparison is not vacuous: errors, failed ops and reports exist.
+  EXPECT_GE(errors(a).size(), 700u / 7 + 700u / 11);
+  EXPECT_GE(std::count_if(a.ops.begin(), a.ops.end(),
+                          [](const OpReport &op) { return op.verifierFailed; }),
+            700 / 7 + 1);
+  EXPECT_GE(a.ops.size(), 700u);
+  EXPECT_GE(a.values.size(), 700u);
 }
 
 } // namespace
