@@ -12,7 +12,9 @@
 #include "Broadcast.h"
 #include "ExplicitBroadcast.h"
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,25 +28,59 @@ struct Config;
 /// document's unchanged functions are reused, and the per-op broadcast
 /// reports are most of its bytes. Reads through `->`, `*` or a const
 /// reference; assigning a new value replaces it for this copy only.
+///
+/// A value made with `lazy` is computed from its inputs on first use, and
+/// `forget` drops it again (the inputs stay): the document pipeline reads
+/// each op's decisions once for the diagnostics and keeps only the inputs,
+/// so a big file does not hold every per-dimension record; a hover
+/// recomputes the few it shows (microseconds).
 template <typename T> class Shared {
 public:
   Shared() = default;
-  Shared(T value) : ptr(std::make_shared<const T>(std::move(value))) {}
+  Shared(T value) : state(std::make_shared<State>()) {
+    state->value.emplace(std::move(value));
+  }
+  static Shared lazy(std::function<T()> make) {
+    Shared s;
+    s.state = std::make_shared<State>();
+    s.state->make = std::move(make);
+    return s;
+  }
   Shared &operator=(T value) {
-    ptr = std::make_shared<const T>(std::move(value));
+    *this = Shared(std::move(value));
     return *this;
   }
-  const T &get() const { return ptr ? *ptr : empty(); }
+  const T &get() const {
+    if (!state)
+      return empty();
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (!state->value)
+      state->value.emplace(state->make());
+    return *state->value;
+  }
   operator const T &() const { return get(); }
   const T *operator->() const { return &get(); }
   const T &operator*() const { return get(); }
+  /// Drops a lazily computed value. Only while no other thread can see this
+  /// value (references from get() die with it).
+  void forget() const {
+    if (state && state->make) {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->value.reset();
+    }
+  }
 
 private:
+  struct State {
+    std::mutex mu;
+    std::function<T()> make;
+    std::optional<T> value;
+  };
   static const T &empty() {
     static const T value{};
     return value;
   }
-  std::shared_ptr<const T> ptr;
+  std::shared_ptr<State> state;
 };
 
 /// 1-based line and byte column, as MLIR locations and mlir-opt print them.

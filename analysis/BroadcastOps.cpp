@@ -147,7 +147,11 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.operandNumbers = {0};
       r.operandTypes = {section.typeName(op->getOperand(0).getType())};
       r.resultType = section.typeName(op->getOperand(1).getType());
-      r.explicitBcast = analyzeLinalgBroadcast(*in, *init, *dims);
+      r.explicitBcast = Shared<ExplicitBroadcastAnalysis>::lazy(
+          [in = std::move(*in), init = std::move(*init),
+           dims = std::move(*dims)] {
+            return analyzeLinalgBroadcast(in, init, dims);
+          });
       reportOf[op] = out.size();
       out.push_back(std::move(r));
       return;
@@ -176,15 +180,21 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.tosa = tosaElementwise().contains(r.name);
       BroadcastOptions opts;
       opts.requireEqualRanks = r.tosa;
-      r.implicit = analyzeBroadcast(shapes, *result, opts);
+      r.implicit = Shared<BroadcastAnalysis>::lazy(
+          [shapes = std::move(shapes), result = std::move(*result), opts] {
+            return analyzeBroadcast(shapes, result, opts);
+          });
     } else {
       auto dims = intList(getAttr(op, "broadcast_dimensions"));
       if (!dims)
         return;
-      r.explicitBcast =
-          *kind == OpKind::BroadcastInDim
-              ? analyzeBroadcastInDim(shapes[0], *result, *dims)
-              : analyzeBinaryInDim(shapes[0], shapes[1], *result, *dims);
+      r.explicitBcast = Shared<ExplicitBroadcastAnalysis>::lazy(
+          [inDim = *kind == OpKind::BroadcastInDim, shapes = std::move(shapes),
+           result = std::move(*result), dims = std::move(*dims)] {
+            return inDim
+                       ? analyzeBroadcastInDim(shapes[0], result, dims)
+                       : analyzeBinaryInDim(shapes[0], shapes[1], result, dims);
+          });
     }
     reportOf[op] = out.size();
     out.push_back(std::move(r));

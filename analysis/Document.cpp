@@ -88,8 +88,8 @@ static std::optional<FileLineColLoc> findFileLoc(Location loc) {
   return std::nullopt;
 }
 
-const std::string &ParsedSection::typeName(Type type) const {
-  auto [it, inserted] = typeNames.try_emplace(type);
+const std::string &ParsedSection::typeName(Type type, TypeNames &cache) const {
+  auto [it, inserted] = cache.try_emplace(type);
   if (inserted) {
     llvm::raw_string_ostream os(it->second);
     type.print(os);
@@ -1180,18 +1180,29 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       };
       llvm::DenseMap<Operation *, unsigned> reportOf;
       FileAnalysis index;
-      // Op reports and the index only read the IR: on a big section they
-      // run here while a second thread verifies (two cores, one result).
-      // Upstream verifiers are what can crash, so they get the contained
-      // thread; a crash there loses the section as a crash here would.
+      // Op reports and the index only read the IR: on a big section the
+      // index is collected after verifying on a second thread while the op
+      // reports and their decisions are computed here (two cores, one
+      // result). Upstream verifiers are what can crash, so they get the
+      // contained thread; a crash there loses the section as one here would.
       if (!job && body.size() >= parallelSectionBytes) {
         std::optional<std::string> crashed;
-        llvm::thread verifier(std::optional<unsigned>(kAnalysisStackBytes),
-                              [&] { crashed = runContained(verify); });
+        std::vector<Operation *> owners;
+        llvm::thread verifier(
+            std::optional<unsigned>(kAnalysisStackBytes), [&] {
+              crashed = runContained([&] {
+                verify();
+                PhaseTimer t("index (after verify, beside op reports)");
+                detail::collectIndex(ps, reportOf, index, &owners);
+              });
+            });
         {
-          PhaseTimer t("op reports + index (beside verify)");
+          PhaseTimer t("op reports (beside verify)");
           detail::collectOpReports(ps, config, result.ops, reportOf);
-          detail::collectIndex(ps, reportOf, index);
+          for (const OpReport &op : result.ops) {
+            (void)op.implicit.get(); // findings read them below
+            (void)op.explicitBcast.get();
+          }
         }
         verifier.join();
         if (crashed) {
@@ -1200,6 +1211,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
           deferredCrash = std::move(crashed);
           return;
         }
+        detail::linkReports(owners, reportOf, index.values);
       } else {
         verify();
         {
@@ -1233,8 +1245,13 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       result.opSpans = std::move(index.opSpans);
       std::optional<PhaseTimer> t;
       t.emplace("findings");
-      for (const OpReport &op : result.ops)
+      // The ops are new (not shared with a published analysis): each one's
+      // decisions are read once here, then only their inputs are kept.
+      for (const OpReport &op : result.ops) {
         appendFindings(op, config, sectionDiags);
+        op.implicit.forget();
+        op.explicitBcast.forget();
+      }
       if (units && !job)
         collectUnits(ps, failedOps, lines, sec, result, *units);
       if (job) {

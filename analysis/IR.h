@@ -51,10 +51,16 @@ struct ParsedSection {
   Range opRange(mlir::Operation *op) const;
   /// The type as MLIR prints it. Printing builds a printer state each time
   /// and a model repeats a handful of types 10^5 times: print each once.
-  const std::string &typeName(mlir::Type type) const;
+  const std::string &typeName(mlir::Type type) const {
+    return typeName(type, typeNames);
+  }
+  /// The same with the caller's cache: collectIndex runs on a second
+  /// thread beside collectOpReports and must not share theirs.
+  using TypeNames = llvm::DenseMap<mlir::Type, std::string>;
+  const std::string &typeName(mlir::Type type, TypeNames &cache) const;
 
 private:
-  mutable llvm::DenseMap<mlir::Type, std::string> typeNames;
+  mutable TypeNames typeNames;
 };
 
 /// Verifies `op` (and everything nested) with MLIR's rules and messages, but
@@ -91,10 +97,16 @@ void fillOpSpans(const ParsedSection &section, mlir::Operation *op,
 /// of an op's text.
 std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope);
 
-/// Appends the section's values, blocks and symbols (plain data).
+/// Appends the section's values, blocks and symbols (plain data). With
+/// `owners`, also the defining op of each value appended (null for block
+/// arguments), for linkReports to fill `opReport` once the reports exist.
 void collectIndex(const ParsedSection &section,
                   const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
-                  FileAnalysis &out);
+                  FileAnalysis &out,
+                  std::vector<mlir::Operation *> *owners = nullptr);
+void linkReports(const std::vector<mlir::Operation *> &owners,
+                 const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
+                 std::vector<ValueInfo> &values);
 
 } // namespace tosa_lsp::detail
 

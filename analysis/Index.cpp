@@ -119,10 +119,23 @@ void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
   }
 }
 
+void linkReports(const std::vector<Operation *> &owners,
+                 const llvm::DenseMap<Operation *, unsigned> &reportOf,
+                 std::vector<ValueInfo> &values) {
+  for (size_t i = 0; i < owners.size() && i < values.size(); ++i)
+    if (owners[i])
+      if (auto it = reportOf.find(owners[i]); it != reportOf.end())
+        values[i].opReport = static_cast<int>(it->second);
+}
+
 void collectIndex(const ParsedSection &ps,
                   const llvm::DenseMap<Operation *, unsigned> &reports,
-                  FileAnalysis &out) {
+                  FileAnalysis &out, std::vector<Operation *> *owners) {
   unsigned section = ps.section.index;
+  ParsedSection::TypeNames typeNames;
+  auto typeName = [&](Type t) -> const std::string & {
+    return ps.typeName(t, typeNames);
+  };
   for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {
     Operation *op = def.op;
     std::string opName = op->getName().getStringRef().str();
@@ -141,8 +154,8 @@ void collectIndex(const ParsedSection &ps,
           next = std::min(next, g.startIndex);
       std::string types;
       for (unsigned i = group.startIndex; i < next; ++i)
-        types += (types.empty() ? "" : ", ") +
-                 ps.typeName(op->getResult(i).getType());
+        types +=
+            (types.empty() ? "" : ", ") + typeName(op->getResult(i).getType());
       v.type = types;
       v.origin = next - group.startIndex == 1
                      ? "result #" + std::to_string(group.startIndex) + " of `" +
@@ -154,6 +167,8 @@ void collectIndex(const ParsedSection &ps,
         v.opReport = static_cast<int>(it->second);
       v.section = section;
       out.values.push_back(std::move(v));
+      if (owners)
+        owners->push_back(op);
     }
     if (auto symName =
             op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {
@@ -210,13 +225,15 @@ void collectIndex(const ParsedSection &ps,
       v.name = textOf(arg.loc);
       v.def = ps.toFileRange(arg.loc);
       v.uses = toRanges(ps, arg.uses);
-      v.type = ps.typeName(block->getArgument(i).getType());
+      v.type = typeName(block->getArgument(i).getType());
       v.origin = "argument #" + std::to_string(i) + " " + where;
       if (parent)
         if (const auto *pd = ps.state.getOpDef(parent))
           v.ownerRange = ps.toFileRange(pd->loc);
       v.section = section;
       out.values.push_back(std::move(v));
+      if (owners)
+        owners->push_back(nullptr);
     }
   }
 }

@@ -29,9 +29,25 @@ public:
     return off <= size ? std::optional<size_t>(off) : std::nullopt;
   }
   Position position(size_t offset) const {
+    // Callers walk the text mostly forwards: try the line of the previous
+    // answer (per thread) and the next one before a binary search.
+    thread_local const LineIndex *hintOwner = nullptr;
+    thread_local size_t hint = 0;
+    if (hintOwner == this) {
+      for (size_t l = hint; l < hint + 2 && l < starts.size(); ++l)
+        if (starts[l] <= offset &&
+            (l + 1 == starts.size() || offset < starts[l + 1])) {
+          hint = l;
+          return {static_cast<unsigned>(l + 1),
+                  static_cast<unsigned>(offset - starts[l] + 1)};
+        }
+    }
     auto it = std::upper_bound(starts.begin(), starts.end(), offset);
-    unsigned line = static_cast<unsigned>(it - starts.begin());
-    return {line, static_cast<unsigned>(offset - starts[line - 1] + 1)};
+    size_t line = static_cast<size_t>(it - starts.begin());
+    hintOwner = this;
+    hint = line - 1;
+    return {static_cast<unsigned>(line),
+            static_cast<unsigned>(offset - starts[line - 1] + 1)};
   }
 
 private:
