@@ -5,5 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# What only the tests need (the VS Code end-to-end test: chromium, ripgrep,
+# code-server and puppeteer-core), installed here: tests never install.
+timeout -k 10 900 bash test/editors/vscode-e2e/setup.sh
 BUILD_DIR="${BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2

@@ -9,7 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
 case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
 
-bash "$here/../ensure-package.sh" nvim neovim || exit 2
+bash "$here/../require-command.sh" nvim neovim || exit 2
 
 # The Lua test has its own 60 s timeout; this is the backstop.
 TOSA_LSP="$tosa_lsp" timeout -k 5 120 \

@@ -9,8 +9,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
 case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
-bash "$here/../ensure-package.sh" tmux tmux || exit 2
-bash "$here/../ensure-package.sh" nvim neovim || exit 2
+bash "$here/../require-command.sh" tmux tmux || exit 2
+bash "$here/../require-command.sh" nvim neovim || exit 2
 
 tmp="$(mktemp -d)"
 sock="$tmp/tmux.sock"

@@ -15,7 +15,8 @@ vim_ok() {
 }
 
 if ! vim_ok; then
-  bash "$here/../ensure-package.sh" --force vim vim || exit 2
+  echo "vim: Vim 9.0 with +job and +textprop not found (vim-tiny?); run scripts/setup.sh" >&2
+  exit 2
 fi
 
 # test.vim bounds every wait (15 s); this is the backstop for the whole run.

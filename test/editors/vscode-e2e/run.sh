@@ -4,8 +4,8 @@
 # through puppeteer-core.
 #   usage: run.sh VSIX TOSA_LSP OUTDIR
 # VSIX: a .vsix file, or a directory whose newest tosa-lsp-*.vsix is used.
-# Installs missing prerequisites first (setup.sh: apt-get chromium, ripgrep,
-# libkrb5-dev; npm ci into ./node_modules) and fails if it cannot. Installs
+# Checks its prerequisites first (scripts/setup.sh installs them: chromium,
+# ripgrep, libkrb5-dev; npm ci into ./node_modules) and fails without. Installs
 # VSIX into a temporary extensions dir, serves code-server on a free loopback
 # port with `tosaLsp.serverPath` = TOSA_LSP, opens a copy of workspace/ and
 # runs e2e.js (hover, inlay hint, Problems panel, TOSA: Preview Lowering).
@@ -33,7 +33,7 @@ mkdir -p "$outdir" || die "cannot create $outdir"
 rm -f "$outdir"/*.png "$outdir"/*.log
 
 # Prerequisites (bounded: a cold install takes ~2-3 min).
-timeout -k 10 900 bash "$here/setup.sh" || die "prerequisites could not be installed (see above)"
+bash "$here/setup.sh" --check || die "prerequisites missing (see above)"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/vscode-e2e.XXXXXX")" || die "mktemp failed"
 cs_pid=""

@@ -3,9 +3,18 @@
 # Debian chromium, ripgrep and libkrb5-dev (apt-get), then code-server and
 # puppeteer-core from the npm registry into ./node_modules (per package-lock).
 # Exits non-zero with a message if anything cannot be installed.
+# With --check it installs nothing: it only says what is missing (what the
+# test itself runs; scripts/setup.sh runs the installing form).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 die() { echo "vscode-e2e setup: ERROR: $*" >&2; exit 2; }
+if [ "${1:-}" = "--check" ]; then
+  [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing; run scripts/setup.sh"
+  command -v rg >/dev/null 2>&1 || die "rg (ripgrep) missing; run scripts/setup.sh"
+  [ -x "$here/node_modules/.bin/code-server" ] && [ -d "$here/node_modules/puppeteer-core" ] \
+    || die "code-server / puppeteer-core missing in $here/node_modules; run scripts/setup.sh"
+  exit 0
+fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
