@@ -167,7 +167,10 @@ struct OpReport {
   Range resultNameRange;
   Range resultTypeRange;
 
-  Shared<BroadcastAnalysis> implicit;              // OpKind::Implicit
+  Shared<BroadcastAnalysis> implicit; // OpKind::Implicit
+  /// Its verdict and flags, computed without the records (always set for
+  /// OpKind::Implicit by the document pipeline).
+  std::optional<BroadcastSummary> summary;
   Shared<ExplicitBroadcastAnalysis> explicitBcast; // the other kinds
 
   bool ok() const;

@@ -223,6 +223,85 @@ static void checkTosaRanks(BroadcastAnalysis &a) {
   }
 }
 
+BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
+                                    const MaybeShape &declared,
+                                    const BroadcastOptions &options) {
+  // The same decisions as analyzeBroadcast below, in the same order, with
+  // nothing recorded (BroadcastTest checks the two agree).
+  BroadcastSummary s;
+  if (operands.empty()) {
+    s.ok = false;
+    return s;
+  }
+  size_t rank = 0;
+  bool anyRanked = false;
+  for (const MaybeShape &o : operands)
+    if (o) {
+      anyRanked = true;
+      rank = std::max(rank, o->size());
+    }
+  if (!anyRanked)
+    return s;
+  auto sizeAt = [&](const Shape &shape, size_t d) -> int64_t {
+    size_t lead = rank - shape.size();
+    return d < lead ? 1 : shape[d - lead];
+  };
+  bool conflict = false;
+  int64_t small[8];
+  std::vector<int64_t> big(rank > 8 ? rank : 0);
+  int64_t *inferred = rank > 8 ? big.data() : small;
+  for (size_t d = 0; d < rank; ++d) {
+    bool first = true;
+    int64_t acc = 0;
+    for (const MaybeShape &o : operands) {
+      if (!o)
+        continue;
+      int64_t v = sizeAt(*o, d);
+      if (first) {
+        acc = v;
+        first = false;
+        continue;
+      }
+      InferDimResult r = inferDim(acc, v);
+      conflict |= r.error;
+      acc = r.size;
+    }
+    inferred[d] = acc;
+    for (size_t i = 0; i < operands.size() && !s.anyRuntimeCheck; ++i) {
+      if (!operands[i] || sizeAt(*operands[i], d) != kDynamic)
+        continue;
+      for (size_t j = 0; j < operands.size(); ++j)
+        if (j != i && operands[j] && sizeAt(*operands[j], d) != 1)
+          s.anyRuntimeCheck = true;
+    }
+  }
+  if (conflict)
+    s.ok = false;
+  if (options.requireEqualRanks) {
+    for (const MaybeShape &o : operands)
+      if (o && o->size() < rank)
+        s.ok = false;
+    if (declared && declared->size() != rank)
+      s.ok = false;
+  }
+  if (conflict || !declared)
+    return s;
+  if (declared->size() != rank) {
+    s.ok = false; // ResultRankMismatch, or ResultRankDiffers for TOSA
+    return s;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t act = (*declared)[d];
+    bool inferredStatic = inferred[d] != kDynamic;
+    bool actualStatic = act != kDynamic;
+    s.anyDynamicToStatic |= !inferredStatic && actualStatic;
+    s.anyRefinable |= inferredStatic && !actualStatic;
+    if (inferredStatic && actualStatic && act != inferred[d])
+      s.ok = false;
+  }
+  return s;
+}
+
 BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
                                    const MaybeShape &declared,
                                    const BroadcastOptions &options) {

@@ -169,6 +169,20 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
                                    const MaybeShape &declared,
                                    const BroadcastOptions &options = {});
 
+/// The verdict of analyzeBroadcast and the flags the findings need, without
+/// its records: no allocation for ranks up to 8. The document pipeline asks
+/// this of every op and builds the full analysis only where it has
+/// something to say (a violation or an enabled finding).
+struct BroadcastSummary {
+  bool ok = true;               // analyzeBroadcast(...).ok()
+  bool anyRefinable = false;    // ... .anyRefinable()
+  bool anyRuntimeCheck = false; // ... .anyRuntimeCheck()
+  bool anyDynamicToStatic = false;
+};
+BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
+                                    const MaybeShape &declared,
+                                    const BroadcastOptions &options = {});
+
 /// "2x?x4", "*" for unranked, "scalar" for rank 0.
 std::string formatShape(const MaybeShape &shape);
 /// "4" or "?".

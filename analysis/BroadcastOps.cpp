@@ -180,6 +180,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.tosa = tosaElementwise().contains(r.name);
       BroadcastOptions opts;
       opts.requireEqualRanks = r.tosa;
+      r.summary = summarizeBroadcast(shapes, *result, opts);
       r.implicit = Shared<BroadcastAnalysis>::lazy(
           [shapes = std::move(shapes), result = std::move(*result), opts] {
             return analyzeBroadcast(shapes, result, opts);

@@ -1199,10 +1199,6 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         {
           PhaseTimer t("op reports (beside verify)");
           detail::collectOpReports(ps, config, result.ops, reportOf);
-          for (const OpReport &op : result.ops) {
-            (void)op.implicit.get(); // findings read them below
-            (void)op.explicitBcast.get();
-          }
         }
         verifier.join();
         if (crashed) {

@@ -47,7 +47,9 @@ const char *opKindName(OpKind k) {
 }
 
 bool OpReport::ok() const {
-  return kind == OpKind::Implicit ? implicit->ok() : explicitBcast->ok();
+  if (kind == OpKind::Implicit)
+    return summary ? summary->ok : implicit->ok();
+  return explicitBcast->ok();
 }
 
 const std::vector<Violation> &OpReport::violations() const {
@@ -131,6 +133,14 @@ void appendFindings(const OpReport &op, const Config &config,
     out.push_back(std::move(d));
   };
 
+  if (op.kind == OpKind::Implicit && op.summary) {
+    // Most ops have nothing to say: skip building their full analysis.
+    const BroadcastSummary &s = *op.summary;
+    if (s.ok && !(config.info.refinable && s.anyRefinable) &&
+        !(config.info.runtimeChecks && s.anyRuntimeCheck) &&
+        !(config.info.dynamicToStatic && s.anyDynamicToStatic))
+      return;
+  }
   if (!op.ok()) {
     // MLIR's verifier is the authority on registered ops it checked: when
     // it failed, our analysis only explains (hover, `explain`); when it

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace tosa_lsp;
 
 namespace {
@@ -249,6 +251,68 @@ TEST(Format, Shapes) {
   EXPECT_EQ(formatShape(Shape{2, D, 4}), "2x?x4");
   EXPECT_EQ(formatShape(std::nullopt), "*");
   EXPECT_EQ(formatShape(Shape{}), "scalar");
+}
+
+} // namespace
+
+namespace {
+
+/// Exhaustive over small cases, then random: the allocation-free summary
+/// the document pipeline uses must give analyzeBroadcast's verdict and
+/// flags on every input, or diagnostics would silently go missing.
+TEST(Summary, AgreesWithTheFullAnalysis) {
+  const int64_t sizes[] = {kDynamic, 1, 2, 3};
+  std::mt19937 rng(42);
+  auto randomShape = [&](bool allowUnranked) -> MaybeShape {
+    if (allowUnranked && rng() % 8 == 0)
+      return std::nullopt;
+    Shape s(rng() % 4); // rank 0-3
+    for (int64_t &d : s)
+      d = sizes[rng() % 4];
+    return s;
+  };
+  unsigned disagreements = 0, notOk = 0, flagged = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::vector<MaybeShape> operands(rng() % 4); // 0-3 operands
+    for (MaybeShape &o : operands)
+      o = randomShape(true);
+    MaybeShape declared = randomShape(true);
+    for (bool tosa : {false, true}) {
+      BroadcastOptions opts;
+      opts.requireEqualRanks = tosa;
+      BroadcastAnalysis full = analyzeBroadcast(operands, declared, opts);
+      BroadcastSummary quick = summarizeBroadcast(operands, declared, opts);
+      bool same = quick.ok == full.ok() &&
+                  quick.anyRefinable == full.anyRefinable() &&
+                  quick.anyRuntimeCheck == full.anyRuntimeCheck() &&
+                  quick.anyDynamicToStatic == full.anyDynamicToStatic();
+      if (!same && ++disagreements <= 5) {
+        std::string ops;
+        for (const MaybeShape &o : operands)
+          ops += formatShape(o) + " ";
+        ADD_FAILURE() << "operands " << ops << "declared "
+                      << formatShape(declared) << (tosa ? " (TOSA)" : "");
+      }
+      notOk += !full.ok();
+      flagged += full.anyRefinable() + full.anyRuntimeCheck() +
+                 full.anyDynamicToStatic();
+    }
+  }
+  EXPECT_EQ(disagreements, 0u);
+  // Both verdicts and every flag occur, so the comparison is not vacuous.
+  EXPECT_GT(notOk, 1000u);
+  EXPECT_GT(flagged, 1000u);
+  // Beyond the small ranks: a rank-10 operand takes the other buffer.
+  Shape big(10, 3);
+  big[9] = kDynamic;
+  Shape declaredBig(10, 3);
+  declaredBig[0] = kDynamic;
+  BroadcastSummary b =
+      summarizeBroadcast({big, Shape(10, 3)}, declaredBig); // ? with 3
+  EXPECT_TRUE(b.ok);
+  EXPECT_TRUE(b.anyRuntimeCheck);
+  EXPECT_TRUE(b.anyRefinable);
+  EXPECT_FALSE(b.anyDynamicToStatic);
 }
 
 } // namespace
