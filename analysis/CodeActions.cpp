@@ -180,12 +180,11 @@ struct FixIndex {
     }
   }
 };
-thread_local const FixIndex *gIndex = nullptr; // set by candidateFixes
 
 /// A value name not used in the section yet: `%base`, `%base_1`, ...
-std::string freshName(const FileAnalysis &fa, unsigned section,
-                      const std::string &base) {
-  const std::set<std::string> &taken = gIndex->namesBySection.at(section);
+std::string freshName(const FixIndex &ix, const FileAnalysis &fa,
+                      unsigned section, const std::string &base) {
+  const std::set<std::string> &taken = ix.namesBySection.at(section);
   std::string name = "%" + base;
   for (int n = 1; taken.count(name); ++n)
     name = "%" + base + "_" + std::to_string(n);
@@ -201,12 +200,12 @@ std::string stem(const std::string &name) {
 }
 
 /// The diagnostic at `op` with one of `codes` (or any error when empty).
-std::optional<size_t> diagnosticAt(const FileAnalysis &fa, const OpReport &op,
+std::optional<size_t> diagnosticAt(const FixIndex &ix, const FileAnalysis &fa,
+                                   const OpReport &op,
                                    std::initializer_list<const char *> codes,
                                    bool errorsOnly) {
-  auto it =
-      gIndex->diagnosticsAt.find({op.range.begin.line, op.range.begin.column});
-  if (it == gIndex->diagnosticsAt.end())
+  auto it = ix.diagnosticsAt.find({op.range.begin.line, op.range.begin.column});
+  if (it == ix.diagnosticsAt.end())
     return std::nullopt;
   for (size_t i : it->second) {
     const Diagnostic &d = fa.diagnostics[i];
@@ -253,14 +252,15 @@ std::optional<unsigned> operandIndex(const FileAnalysis &fa, const OpSpan &user,
   return std::nullopt;
 }
 
-const ValueInfo *resultValue(const FileAnalysis &fa, const OpReport &op) {
-  auto it = gIndex->resultOf.find(&op);
-  return it == gIndex->resultOf.end() ? nullptr : it->second;
+const ValueInfo *resultValue(const FixIndex &ix, const FileAnalysis &fa,
+                             const OpReport &op) {
+  auto it = ix.resultOf.find(&op);
+  return it == ix.resultOf.end() ? nullptr : it->second;
 }
 
 /// (a) The declared result type with its static dims replaced by the
 /// inferred ones; users and the function signature follow.
-std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
+std::optional<FixData> resultTypeFix(const FixIndex &ix, const FileAnalysis &fa,
                                      const std::string &text,
                                      const LineIndex &off, const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
@@ -274,7 +274,8 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
     if (v.kind != ViolationKind::ResultDimMismatch &&
         v.kind != ViolationKind::ResultBroadcast)
       return std::nullopt; // Other problems first: this alone won't verify.
-  std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
+  std::optional<size_t> diag =
+      diagnosticAt(ix, fa, op, {}, /*errorsOnly=*/true);
   auto tb = off.offset(op.resultTypeRange.begin),
        te = off.offset(op.resultTypeRange.end);
   if (!diag || !tb || !te)
@@ -296,7 +297,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
   fix.edits.push_back({op.resultTypeRange, *newType});
   // Users spell the old type too; so does the signature of a function that
   // returns the value.
-  if (const ValueInfo *v = resultValue(fa, op)) {
+  if (const ValueInfo *v = resultValue(ix, fa, op)) {
     for (const Range &use : v->uses) {
       const OpSpan *user = userOf(fa, use);
       if (!user)
@@ -358,7 +359,7 @@ std::optional<FixData> resultTypeFix(const FileAnalysis &fa,
 }
 
 /// (b) Refine `?` result dims; users keep the old type via tensor.cast.
-std::optional<FixData> refineFix(const FileAnalysis &fa,
+std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
                                  const std::string &text, const LineIndex &off,
                                  const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
@@ -367,7 +368,7 @@ std::optional<FixData> refineFix(const FileAnalysis &fa,
       op.resultName.find_first_of(":#") != std::string::npos)
     return std::nullopt;
   std::optional<size_t> diag =
-      diagnosticAt(fa, op, {"refinable-result"}, /*errorsOnly=*/false);
+      diagnosticAt(ix, fa, op, {"refinable-result"}, /*errorsOnly=*/false);
   auto tb = off.offset(op.resultTypeRange.begin),
        te = off.offset(op.resultTypeRange.end);
   auto se = off.offset(op.scope.end), ob = off.offset(op.range.begin);
@@ -382,7 +383,7 @@ std::optional<FixData> refineFix(const FileAnalysis &fa,
   if (!newType)
     return std::nullopt;
   std::string fresh =
-      freshName(fa, op.section, "refined_" + stem(op.resultName));
+      freshName(ix, fa, op.section, "refined_" + stem(op.resultName));
   FixData fix;
   fix.kind = FixData::RefineResult;
   fix.title = "Refine result type to " + *newType + " (users keep " + oldType +
@@ -398,7 +399,7 @@ std::optional<FixData> refineFix(const FileAnalysis &fa,
 }
 
 /// (c) TOSA: reshape lower-rank operands with leading 1s.
-std::optional<FixData> reshapeFix(const FileAnalysis &fa,
+std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
                                   const std::string &text, const LineIndex &off,
                                   const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit;
@@ -407,7 +408,8 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa,
   for (const Violation &v : a.violations)
     if (v.kind != ViolationKind::OperandRanksDiffer)
       return std::nullopt; // The reshape alone would not make it verify.
-  std::optional<size_t> diag = diagnosticAt(fa, op, {}, /*errorsOnly=*/true);
+  std::optional<size_t> diag =
+      diagnosticAt(ix, fa, op, {}, /*errorsOnly=*/true);
   const OpSpan *span = userOf(fa, op.range);
   auto ob = off.offset(op.scope.begin), oe = off.offset(op.scope.end);
   if (!diag || !span || !ob || !oe)
@@ -450,8 +452,8 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa,
     std::string base = stem(value->name);
     if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])))
       base = "v" + base;
-    std::string shapeName = freshName(fa, op.section, base + "_shape");
-    std::string newName = freshName(fa, op.section, base + "_reshaped");
+    std::string shapeName = freshName(ix, fa, op.section, base + "_shape");
+    std::string newName = freshName(ix, fa, op.section, base + "_reshaped");
     std::string dims;
     for (size_t k = 0; k < target.size(); ++k)
       dims += (k ? ", " : "") + formatDim(target[k]);
@@ -479,17 +481,19 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text) {
   LineIndex off(text);
   FixIndex index(fa);
-  gIndex = &index;
   std::vector<FixData> out;
   for (const OpReport &op : fa.ops) {
     if (op.kind != OpKind::Implicit || op.section >= fa.sections.size() ||
         fa.sections[op.section].stale)
       continue;
+    // Every fix repairs a violation or refines a result: the summary says
+    // which ops can have one without building every op's full analysis.
+    if (op.summary && op.summary->ok && !op.summary->anyRefinable)
+      continue;
     for (auto make : {resultTypeFix, refineFix, reshapeFix})
-      if (std::optional<FixData> f = make(fa, text, off, op))
+      if (std::optional<FixData> f = make(index, fa, text, off, op))
         out.push_back(std::move(*f));
   }
-  gIndex = nullptr;
   return out;
 }
 
