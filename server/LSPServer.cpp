@@ -645,16 +645,11 @@ private:
       os.attribute("code", d.code);
       os.attribute("message", d.message);
       range(d.range);
-      bool anyNote = llvm::any_of(d.notes, [](const DiagNote &n) {
-        return !StringRef(n.message).starts_with("see current operation");
-      });
-      if (anyNote)
+      // Every note, as the analysis keeps them (also MLIR's "see current
+      // operation": the generic form shows what a custom syntax hides).
+      if (!d.notes.empty())
         os.attributeArray("relatedInformation", [&] {
           for (const DiagNote &n : d.notes) {
-            // The op is right there in the editor; MLIR's echo of it is
-            // noise.
-            if (StringRef(n.message).starts_with("see current operation"))
-              continue;
             os.object([&] {
               os.attributeObject("location", [&] {
                 range(n.range.begin.valid() ? n.range : d.range);

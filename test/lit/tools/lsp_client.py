@@ -514,7 +514,7 @@ def expected_lsp_diagnostics(check, text):
     """The diagnostics a server should publish for `text`, from check's JSON,
     as comparable tuples (start line, start char, end line, end char,
     severity, code, message, sorted notes (message, line, char)), positions converted to
-    0-based UTF-16. MLIR's "see current operation" notes are not published."""
+    0-based UTF-16. Every note is published."""
     lines = split_lines(text)
     out = []
     for f in check["files"]:
@@ -532,8 +532,7 @@ def expected_lsp_diagnostics(check, text):
                 sev = 4  # the server shows it as a hint
             notes = tuple(sorted(
                 (n["message"],) + (pos(n["line"], n["column"]) if n.get("line") else (sl, sc))
-                for n in d.get("notes", [])
-                if not n["message"].startswith("see current operation")))
+                for n in d.get("notes", [])))
             out.append((sl, sc, el, ec, sev, d.get("code"), d["message"], notes))
     return out
 
