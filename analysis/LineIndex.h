@@ -50,6 +50,10 @@ public:
             static_cast<unsigned>(offset - starts[line - 1] + 1)};
   }
 
+  size_t lineCount() const { return starts.size(); }
+  /// Byte offset where 0-based line `index0` starts.
+  size_t lineStart(size_t index0) const { return starts[index0]; }
+
 private:
   std::vector<size_t> starts{0};
   size_t size;

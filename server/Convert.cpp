@@ -2,20 +2,16 @@
 
 #include "Convert.h"
 
+#include "llvm/Support/ConvertUTF.h"
+
 namespace tosa_lsp {
 
-/// Byte length of the UTF-8 sequence starting with `lead` (1 for stray
-/// continuation bytes, so malformed text cannot stall the walk).
+/// Byte length of the UTF-8 sequence starting with `lead`; 1 for bytes
+/// that cannot start a valid sequence, so malformed text cannot stall or
+/// overrun the walk.
 static size_t seqLength(unsigned char lead) {
-  if (lead < 0x80)
-    return 1;
-  if ((lead >> 5) == 0x6)
-    return 2;
-  if ((lead >> 4) == 0xE)
-    return 3;
-  if ((lead >> 3) == 0x1E)
-    return 4;
-  return 1;
+  unsigned n = llvm::getNumBytesForUTF8(lead);
+  return n <= 4 ? n : 1;
 }
 
 size_t utf16Length(std::string_view s) {
@@ -39,16 +35,12 @@ static size_t byteOffsetOfUtf16(std::string_view line, size_t units) {
   return std::min(i, line.size());
 }
 
-LineTable::LineTable(const std::string &text) : text(text) {
-  starts.push_back(0);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n')
-      starts.push_back(i + 1);
-}
+LineTable::LineTable(const std::string &text) : text(text), lines(text) {}
 
 std::string_view LineTable::line(unsigned index0) const {
-  size_t b = starts[index0];
-  size_t e = index0 + 1 < starts.size() ? starts[index0 + 1] - 1 : text.size();
+  size_t b = lines.lineStart(index0);
+  size_t e = index0 + 1 < lines.lineCount() ? lines.lineStart(index0 + 1) - 1
+                                            : text.size();
   std::string_view l(text.data() + b, e - b);
   if (!l.empty() && l.back() == '\r')
     l.remove_suffix(1);
@@ -58,7 +50,7 @@ std::string_view LineTable::line(unsigned index0) const {
 llvm::lsp::Position LineTable::toLsp(Position p) const {
   if (!p.valid())
     return llvm::lsp::Position(0, 0);
-  unsigned l = std::min<unsigned>(p.line - 1, starts.size() - 1);
+  unsigned l = std::min<unsigned>(p.line - 1, lines.lineCount() - 1);
   std::string_view s = line(l);
   size_t bytes = std::min<size_t>(p.column ? p.column - 1 : 0, s.size());
   return llvm::lsp::Position(static_cast<int>(l),
@@ -72,7 +64,7 @@ llvm::lsp::Range LineTable::toLsp(Range r) const {
 }
 
 std::optional<Position> LineTable::fromLsp(llvm::lsp::Position p) const {
-  if (p.line < 0 || static_cast<size_t>(p.line) >= starts.size() ||
+  if (p.line < 0 || static_cast<size_t>(p.line) >= lines.lineCount() ||
       p.character < 0)
     return std::nullopt;
   std::string_view s = line(p.line);
@@ -84,9 +76,9 @@ std::optional<Range> LineTable::fromLsp(const llvm::lsp::Range &r) const {
   auto b = fromLsp(r.start), e = fromLsp(r.end);
   // Clients ask for "the whole file" with an end past the last line.
   if (b && !e && r.end.line >= 0 &&
-      static_cast<size_t>(r.end.line) >= starts.size())
-    e = Position{static_cast<unsigned>(starts.size()),
-                 static_cast<unsigned>(line(starts.size() - 1).size() + 1)};
+      static_cast<size_t>(r.end.line) >= lines.lineCount())
+    e = Position{static_cast<unsigned>(lines.lineCount()),
+                 static_cast<unsigned>(line(lines.lineCount() - 1).size() + 1)};
   if (!b || !e)
     return std::nullopt;
   return Range{*b, *e};
@@ -95,11 +87,11 @@ std::optional<Range> LineTable::fromLsp(const llvm::lsp::Range &r) const {
 std::optional<size_t> LineTable::offset(llvm::lsp::Position p) const {
   if (p.line < 0 || p.character < 0)
     return std::nullopt;
-  if (static_cast<size_t>(p.line) >= starts.size())
+  if (static_cast<size_t>(p.line) >= lines.lineCount())
     return std::nullopt;
   // A character past the end of its line means the end of the line (LSP).
   std::string_view s = line(p.line);
-  return starts[p.line] + byteOffsetOfUtf16(s, p.character);
+  return lines.lineStart(p.line) + byteOffsetOfUtf16(s, p.character);
 }
 
 std::optional<std::string>

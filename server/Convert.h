@@ -9,6 +9,7 @@
 #define TOSA_LSP_SERVER_CONVERT_H
 
 #include "Analysis.h"
+#include "LineIndex.h"
 
 #include "llvm/Support/LSP/Protocol.h"
 
@@ -36,7 +37,7 @@ public:
 
 private:
   const std::string &text;
-  std::vector<size_t> starts;
+  LineIndex lines; // byte offsets; this class adds UTF-16 columns
   std::string_view line(unsigned index0) const;
 };
 
