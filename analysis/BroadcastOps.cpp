@@ -1,7 +1,7 @@
 //===- BroadcastOps.cpp - find Broadcastable ops and analyse them ---------===//
 
-#include "DataOperands.h"
 #include "IR.h"
+#include "MLIRShared.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -100,15 +100,6 @@ Attribute getAttr(Operation *op, StringRef name) {
 }
 
 } // namespace
-
-unsigned numDataOperands(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "tosa.mul")
-    return std::min(2u, op->getNumOperands());
-  if (name == "tosa.negate")
-    return std::min(1u, op->getNumOperands());
-  return op->getNumOperands();
-}
 
 void markVerified(const llvm::DenseSet<Operation *> &failed,
                   const llvm::DenseSet<Operation *> &visited,

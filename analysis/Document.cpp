@@ -4,6 +4,7 @@
 #include "Findings.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "MLIRShared.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -70,24 +71,6 @@ Range ParsedSection::toFileRange(llvm::SMRange range) const {
   return {toFilePosition(range.Start), toFilePosition(range.End)};
 }
 
-/// The innermost file:line:col of a location (through names, call sites and
-/// fusions), if any.
-static std::optional<FileLineColLoc> findFileLoc(Location loc) {
-  if (auto f = dyn_cast<FileLineColLoc>(loc))
-    return f;
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return findFileLoc(n.getChildLoc());
-  if (auto c = dyn_cast<CallSiteLoc>(loc))
-    return findFileLoc(c.getCallee());
-  if (auto f = dyn_cast<FusedLoc>(loc))
-    for (Location l : f.getLocations())
-      if (auto r = findFileLoc(l))
-        return r;
-  if (auto o = dyn_cast<OpaqueLoc>(loc))
-    return findFileLoc(o.getFallbackLocation());
-  return std::nullopt;
-}
-
 const std::string &ParsedSection::typeName(Type type, TypeNames &cache) const {
   auto [it, inserted] = cache.try_emplace(type);
   if (inserted) {
@@ -100,7 +83,7 @@ const std::string &ParsedSection::typeName(Type type, TypeNames &cache) const {
 Range ParsedSection::opRange(Operation *op) const {
   if (const auto *def = state.getOpDef(op))
     return toFileRange(def->loc);
-  if (auto f = findFileLoc(op->getLoc())) {
+  if (auto f = fileLocOf(op->getLoc())) {
     Position p = toFilePosition(f->getLine(), f->getColumn());
     return {p, p};
   }
@@ -616,8 +599,7 @@ struct Analyzer::Impl {
     // with whatever else they use, and a promised-but-missing interface
     // would abort at verification time.
     DialectRegistry registry;
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
+    registerFileDialects(registry);
     return registry;
   }
 };
@@ -1080,7 +1062,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
     Operation *currentOp = nullptr;
     std::vector<Diagnostic> &sectionDiags = result.diagnostics;
     auto toRange = [&](Location loc) -> Range {
-      auto f = detail::findFileLoc(loc);
+      auto f = fileLocOf(loc);
       if (f && f->getFilename() == path && f->getLine() != 0) {
         Position b = ps.toFilePosition(f->getLine(), f->getColumn());
         Position e = b;

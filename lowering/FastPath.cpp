@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DataOperands.h"
 #include "LoweringIR.h"
+#include "MLIRShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,7 @@
 //===- Lowering.cpp - TOSA -> linalg/scf/LLVM preview ---------------------===//
 
 #include "Lowering.h"
+#include "MLIRShared.h"
 
 #include "LoweringIR.h"
 
@@ -132,8 +133,7 @@ namespace detail {
 DialectRegistry &loweringRegistry() {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
-    registerAllDialects(*r);
-    registerAllExtensions(*r);
+    registerFileDialects(*r); // what the analysis parses with
     registerBuiltinDialectTranslation(*r);
     registerLLVMDialectTranslation(*r);
     return r;
@@ -144,20 +144,6 @@ DialectRegistry &loweringRegistry() {
 void registerPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] { registerAllPasses(); });
-}
-
-std::optional<FileLineColLoc> fileLoc(Location loc) {
-  if (auto f = dyn_cast<FileLineColLoc>(loc))
-    return f;
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return fileLoc(n.getChildLoc());
-  if (auto c = dyn_cast<CallSiteLoc>(loc))
-    return fileLoc(c.getCallee());
-  if (auto f = dyn_cast<FusedLoc>(loc))
-    for (Location l : f.getLocations())
-      if (auto r = fileLoc(l))
-        return r;
-  return std::nullopt;
 }
 
 const Section *sectionDefining(const std::string &text,
@@ -270,7 +256,7 @@ bool lowerSection(const std::string &text, const std::string &path,
 
   auto where = [&](Location loc) {
     std::ostringstream os;
-    if (auto f = fileLoc(loc); f && f->getLine() != 0) {
+    if (auto f = fileLocOf(loc); f && f->getLine() != 0) {
       unsigned line = f->getLine() + sec.firstLine - 1;
       unsigned col = f->getLine() == 1 ? f->getColumn() + sec.firstColumn - 1
                                        : f->getColumn();
@@ -333,7 +319,7 @@ bool lowerSection(const std::string &text, const std::string &path,
   }
   // Remember which source op each location names, before passes rewrite.
   out.module->walk([&](Operation *op) {
-    if (auto f = fileLoc(op->getLoc()))
+    if (auto f = fileLocOf(op->getLoc()))
       out.sourceOps.emplace(std::make_pair(f->getLine(), f->getColumn()),
                             op->getName().getStringRef().str());
   });
@@ -477,7 +463,7 @@ static LowerResult lowerUnguarded(const std::string &text,
     }
     std::vector<PreviewMapping> maps;
     for (auto &[op, lc] : locMap) {
-      auto f = detail::fileLoc(op->getLoc());
+      auto f = fileLocOf(op->getLoc());
       if (!f || f->getLine() == 0)
         continue;
       PreviewMapping m;

@@ -54,8 +54,6 @@ bool lowerSection(const std::string &text, const std::string &path,
                   const Section &sec, const LowerOptions &options,
                   LoweredSection &out, std::vector<std::string> &errors);
 
-std::optional<mlir::FileLineColLoc> fileLoc(mlir::Location loc);
-
 /// The `// -----` section of `text` that defines @function, or nullptr.
 const Section *sectionDefining(const std::string &text,
                                const std::vector<Section> &sections,

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DataOperands.h"
 #include "LoweringIR.h"
+#include "MLIRShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -53,7 +53,7 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
       continue; // TOSA rejects these statically.
 
     std::string where = op->getName().getStringRef().str();
-    if (auto f = fileLoc(op->getLoc()))
+    if (auto f = fileLocOf(op->getLoc()))
       where += " at " + std::to_string(f->getLine() + firstLine - 1) + ":" +
                std::to_string(f->getColumn());
     OpBuilder b(op);

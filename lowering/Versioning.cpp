@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DataOperands.h"
 #include "LoweringIR.h"
+#include "MLIRShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
