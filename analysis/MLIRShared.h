@@ -1,4 +1,5 @@
-//===- MLIRShared.h - MLIR-level helpers shared with the lowering -*- C++ -*-===//
+//===- MLIRShared.h - MLIR-level helpers shared with the lowering -*- C++
+//-*-===//
 //
 // The public MLIR-level interface of the analysis library, for `lowering/`
 // (which parses and rewrites the same files): one copy each of the dialects

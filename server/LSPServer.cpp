@@ -830,17 +830,25 @@ private:
 
   static json::Value codeActionJSON(const Snapshot &s,
                                     const CodeActionItem &a) {
-    json::Object out{{"title", a.title}, {"kind", a.kind}};
+    lsp::CodeAction action;
+    action.title = a.title;
+    action.kind = a.kind;
     if (a.diagnostic) {
-      json::Array edits;
+      action.isPreferred = a.preferred;
+      lsp::WorkspaceEdit edit;
+      std::vector<lsp::TextEdit> &edits = edit.changes[s.uri];
       for (const TextEdit &e : a.edits)
-        edits.push_back(
-            json::Object{{"range", toJSON(e.range)}, {"newText", e.newText}});
+        edits.push_back(lsp::TextEdit{e.range, e.newText});
+      action.edit = std::move(edit);
+    }
+    json::Value value = toJSON(action);
+    json::Object &out = *value.getAsObject();
+    // Where lsp::CodeAction lacks a field: the diagnostic keeps its `code`
+    // (lsp::Diagnostic has none), and refactorings run a command.
+    if (a.diagnostic) {
       out["isPreferred"] = a.preferred;
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
-      out["edit"] =
-          json::Object{{"changes", json::Object{{s.uri, std::move(edits)}}}};
-      return out;
+      return value;
     }
     json::Object args{{"uri", s.uri}, {"function", a.function}};
     if (!a.stage.empty())
@@ -852,7 +860,7 @@ private:
     out["command"] = json::Object{{"title", a.commandTitle},
                                   {"command", a.command},
                                   {"arguments", json::Array{std::move(args)}}};
-    return out;
+    return value;
   }
 
   void onCodeAction(const CodeActionParams &params,
