@@ -114,6 +114,25 @@ struct ObjectReader {
 };
 } // namespace
 
+std::optional<size_t> findDeepJsonNesting(std::string_view text,
+                                          unsigned limit) {
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return i;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Config> parseConfig(const std::string &text, std::string &error) {
   return parseConfig(text, error, Config());
 }
@@ -123,23 +142,11 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
   // A configuration is a few levels deep; refuse hostile nesting before
   // any recursive code (parser, dump, destructor) sees it.
   constexpr unsigned kMaxConfigDepth = 64;
-  unsigned depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxConfigDepth) {
-        error = "invalid JSON: nested deeper than " +
-                std::to_string(kMaxConfigDepth) + " levels at byte " +
-                std::to_string(i);
-        return std::nullopt;
-      }
-    } else if ((c == ']' || c == '}') && depth) {
-      --depth;
-    }
+  if (std::optional<size_t> at = findDeepJsonNesting(text, kMaxConfigDepth)) {
+    error = "invalid JSON: nested deeper than " +
+            std::to_string(kMaxConfigDepth) + " levels at byte " +
+            std::to_string(*at);
+    return std::nullopt;
   }
   json root;
   try {

@@ -63,6 +63,12 @@ struct Config {
 /// std::nullopt and sets `error` to a one-line message naming the problem
 /// (bad JSON with its position, unknown key, wrong type, a compile limit
 /// out of range).
+/// Offset where `text` (JSON) first nests deeper than `limit` arrays and
+/// objects, if it does (strings skipped). Checked before any recursive JSON
+/// code (parser, dump, destructor) sees untrusted text.
+std::optional<size_t> findDeepJsonNesting(std::string_view text,
+                                          unsigned limit);
+
 std::optional<Config> parseConfig(const std::string &text, std::string &error);
 /// The same, on top of `base` instead of the defaults (project file, then
 /// editor settings).

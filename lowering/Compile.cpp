@@ -270,33 +270,13 @@ compile(const std::string &text, const std::string &path,
     return r;
   }
 
-  // One section: the one defining --function, or the only one.
-  std::vector<Section> sections = splitSections(text);
-  if (options.function.empty() && sections.size() > 1) {
-    r.errors.push_back(path + ": error: the file has " +
-                       std::to_string(sections.size()) +
-                       " `// -----` sections; choose one with --function");
-    return r;
-  }
-  const Section *sec =
-      options.function.empty()
-          ? &sections.front()
-          : detail::sectionDefining(text, sections, options.function);
-  if (!sec) {
-    r.errors.push_back(path + ": error: no function @" + options.function);
-    return r;
-  }
-
-  LowerOptions lowerOpts;
-  lowerOpts.function = options.function;
-  lowerOpts.stage = LowerStage::LLVM;
-  lowerOpts.mode = options.mode;
-  lowerOpts.cInterface = true;
-  lowerOpts.strided = options.strided;
-  step("lowering: " +
-       pipelineFor(LowerStage::LLVM, options.mode, options.strided));
   detail::LoweredSection ls;
-  if (!detail::lowerSection(text, path, *sec, lowerOpts, ls, r.errors)) {
+  if (!detail::lowerForNative(text, path, options.function, options.mode,
+                              options.strided, ls, r.errors, [&] {
+                                step("lowering: " +
+                                     pipelineFor(LowerStage::LLVM, options.mode,
+                                                 options.strided));
+                              })) {
     if (r.errors.empty())
       r.errors.push_back(path + ": error: lowering failed");
     return r;

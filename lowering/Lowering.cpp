@@ -159,6 +159,35 @@ const Section *sectionDefining(const std::string &text,
   return nullptr;
 }
 
+bool lowerForNative(const std::string &text, const std::string &path,
+                    const std::string &function, LowerMode mode, bool strided,
+                    LoweredSection &out, std::vector<std::string> &errors,
+                    const std::function<void()> &before) {
+  std::vector<Section> sections = splitSections(text);
+  if (function.empty() && sections.size() > 1) {
+    errors.push_back(path + ": error: the file has " +
+                     std::to_string(sections.size()) +
+                     " `// -----` sections; choose one with --function");
+    return false;
+  }
+  const Section *sec = function.empty()
+                           ? &sections.front()
+                           : sectionDefining(text, sections, function);
+  if (!sec) {
+    errors.push_back(path + ": error: no function @" + function);
+    return false;
+  }
+  if (before)
+    before();
+  LowerOptions lowerOpts;
+  lowerOpts.function = function;
+  lowerOpts.stage = LowerStage::LLVM;
+  lowerOpts.mode = mode;
+  lowerOpts.cInterface = true;
+  lowerOpts.strided = strided;
+  return lowerSection(text, path, *sec, lowerOpts, out, errors);
+}
+
 /// Some MLIR 22 custom parsers fail without a diagnostic; the analysis
 /// knows how to place an error for that, so ask it (failure path only).
 static std::string silentParseError(const std::string &text,

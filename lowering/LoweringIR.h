@@ -19,6 +19,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -58,6 +59,15 @@ bool lowerSection(const std::string &text, const std::string &path,
 const Section *sectionDefining(const std::string &text,
                                const std::vector<Section> &sections,
                                const std::string &function);
+
+/// What `compile` and `run` build: the section defining `function` (the
+/// only section when `function` is empty) lowered to the LLVM dialect with
+/// C interfaces. `before` runs once the section is chosen (progress).
+/// Errors are appended in mlir-opt's format.
+bool lowerForNative(const std::string &text, const std::string &path,
+                    const std::string &function, LowerMode mode, bool strided,
+                    LoweredSection &out, std::vector<std::string> &errors,
+                    const std::function<void()> &before = nullptr);
 
 /// --mode=safe: a `cf.assert` before each element-wise op for every
 /// dimension whose runtime sizes could disagree (or miss a static result

@@ -217,21 +217,10 @@ RunResult runFunction(const std::string &text, const std::string &path,
     r.errors.push_back("tosa-lsp: error: run needs --function");
     return r;
   }
-  // Lower exactly like `compile`: the section defining the function.
-  std::vector<Section> sections = splitSections(text);
-  const Section *sec =
-      detail::sectionDefining(text, sections, options.function);
-  if (!sec) {
-    r.errors.push_back(path + ": error: no function @" + options.function);
-    return r;
-  }
-  LowerOptions lowerOpts;
-  lowerOpts.function = options.function;
-  lowerOpts.stage = LowerStage::LLVM;
-  lowerOpts.mode = options.mode;
-  lowerOpts.cInterface = true;
+  // Lower exactly like `compile`.
   detail::LoweredSection ls;
-  if (!detail::lowerSection(text, path, *sec, lowerOpts, ls, r.errors))
+  if (!detail::lowerForNative(text, path, options.function, options.mode,
+                              /*strided=*/false, ls, r.errors))
     return r;
   auto sigIt = ls.signatures.find(options.function);
   if (sigIt == ls.signatures.end()) {

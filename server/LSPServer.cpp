@@ -2,6 +2,7 @@
 
 #include "LSPServer.h"
 
+#include "Config.h"
 #include "FramedOutput.h"
 #include "Timing.h"
 #include "TosaServer.h"
@@ -129,21 +130,9 @@ private:
   }
 
   static bool tooDeep(StringRef text) {
-    unsigned depth = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      char c = text[i];
-      if (c == '"') {
-        for (++i; i < text.size() && text[i] != '"'; ++i)
-          if (text[i] == '\\')
-            ++i;
-      } else if (c == '[' || c == '{') {
-        if (++depth > kMaxMessageDepth)
-          return true;
-      } else if ((c == ']' || c == '}') && depth) {
-        --depth;
-      }
-    }
-    return false;
+    return findDeepJsonNesting(std::string_view(text.data(), text.size()),
+                               kMaxMessageDepth)
+        .has_value();
   }
 
   void replaceWithError(std::string &text, json::Value id, ErrorCode code,
