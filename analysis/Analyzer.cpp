@@ -1,4 +1,4 @@
-//===- Document.cpp - parse, verify and analyse one file ------------------===//
+//===- Analyzer.cpp - the document pipeline: parse, verify, report ---------===//
 
 #include "CrashGuard.h"
 #include "Findings.h"
