@@ -1,4 +1,4 @@
-//===- Analyzer.cpp - the document pipeline: parse, verify, report ---------===//
+//===- Analyzer.cpp - the document pipeline: parse, verify, report -------===//
 
 #include "CrashGuard.h"
 #include "Findings.h"
