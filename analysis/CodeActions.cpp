@@ -3,6 +3,7 @@
 #include "CodeActions.h"
 
 #include "LineIndex.h"
+#include "Migrate.h"
 #include "Query.h"
 
 #include <algorithm>
@@ -473,6 +474,69 @@ std::optional<FixData> reshapeFix(const FileAnalysis &fa,
   return fix;
 }
 
+/// (d) Pre-MLIR-22 TOSA: one fix per old-form op that has an error (the
+/// diagnostic at its name, or on its line), then the whole file.
+void migrationFixes(const FileAnalysis &fa, const std::string &text,
+                    std::vector<FixData> &out) {
+  if (!fa.hasErrors() || !mayNeedMigration(text))
+    return;
+  MigrationPlan plan = planMigration(text);
+  if (plan.fixes.empty())
+    return;
+  std::map<std::pair<unsigned, unsigned>, size_t> errorOnLine;
+  for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.severity == Severity::Error)
+      errorOnLine.try_emplace({d.section, d.range.begin.line}, i);
+  }
+  FixData all;
+  all.kind = FixData::MigrateFile;
+  all.title = "Migrate this file to MLIR 22 TOSA (" +
+              std::to_string(plan.fixes.size()) + " ops)";
+  std::optional<size_t> first;
+  std::vector<FixData> perOp;
+  for (const MigrationFix &m : plan.fixes) {
+    all.edits.insert(all.edits.end(), m.edits.begin(), m.edits.end());
+    std::optional<size_t> diag;
+    auto at = gIndex->diagnosticsAt.find(
+        {m.nameRange.begin.line, m.nameRange.begin.column});
+    if (at != gIndex->diagnosticsAt.end())
+      for (size_t i : at->second)
+        if (fa.diagnostics[i].severity == Severity::Error) {
+          diag = i;
+          break;
+        }
+    if (!diag)
+      if (auto it = errorOnLine.find({m.section, m.nameRange.begin.line});
+          it != errorOnLine.end())
+        diag = it->second;
+    if (!first || (diag && *diag < *first))
+      first = diag;
+    if (!diag)
+      continue;
+    FixData fix;
+    fix.kind = FixData::Migrate;
+    fix.title = m.title;
+    fix.edits = m.edits;
+    fix.diagnostic = *diag;
+    fix.preferred = true;
+    fix.target = m.nameRange.begin;
+    if (m.edits.size() > 1)
+      fix.target.line += static_cast<unsigned>(std::count(
+          m.edits[0].newText.begin(), m.edits[0].newText.end(), '\n'));
+    perOp.push_back(std::move(fix));
+  }
+  if (!first) // No error at any old op: attach to the file's first error.
+    for (size_t i = 0; i < fa.diagnostics.size() && !first; ++i)
+      if (fa.diagnostics[i].severity == Severity::Error)
+        first = i;
+  all.diagnostic = *first;
+  // The file first: `validatedFixes` tries a bounded number of candidates.
+  out.push_back(std::move(all));
+  for (FixData &f : perOp)
+    out.push_back(std::move(f));
+}
+
 } // namespace
 
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
@@ -489,6 +553,7 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
       if (std::optional<FixData> f = make(fa, text, off, op))
         out.push_back(std::move(*f));
   }
+  migrationFixes(fa, text, out);
   gIndex = nullptr;
   return out;
 }
@@ -512,9 +577,33 @@ std::string applyEdits(const std::string &text,
   return out;
 }
 
+namespace {
+/// The whole file migrated: every section that parsed still parses and the
+/// file has no more errors than before.
+bool validateMigration(Analyzer &analyzer, const FileAnalysis &fa,
+                       const std::string &text, const Config &config,
+                       const FixData &fix) {
+  auto isError = [](const Diagnostic &d) {
+    return d.severity == Severity::Error;
+  };
+  FileAnalysis now =
+      analyzer.analyze(applyEdits(text, fix.edits), fa.path, config);
+  if (now.sections.size() != fa.sections.size())
+    return false;
+  for (size_t i = 0; i < fa.sections.size(); ++i)
+    if (fa.sections[i].parsed && !now.sections[i].parsed)
+      return false;
+  return std::count_if(now.diagnostics.begin(), now.diagnostics.end(),
+                       isError) <=
+         std::count_if(fa.diagnostics.begin(), fa.diagnostics.end(), isError);
+}
+} // namespace
+
 bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
                  const std::string &text, const Config &config,
                  const FixData &fix) {
+  if (fix.kind == FixData::MigrateFile)
+    return validateMigration(analyzer, fa, text, config, fix);
   if (fix.diagnostic >= fa.diagnostics.size())
     return false;
   unsigned section = fa.diagnostics[fix.diagnostic].section;
@@ -540,6 +629,15 @@ bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
                             [](const Section &s) { return s.parsed; });
   long errorsNow =
       std::count_if(now.diagnostics.begin(), now.diagnostics.end(), isError);
+  if (fix.kind == FixData::Migrate) {
+    // The rewritten op verifies; ops it fed may now report their own errors.
+    unsigned line = fix.target.line + 1 - sec.firstLine;
+    return parsed &&
+           std::none_of(now.diagnostics.begin(), now.diagnostics.end(),
+                        [&](const Diagnostic &d) {
+                          return isError(d) && d.range.begin.line == line;
+                        });
+  }
   return parsed && (fix.kind == FixData::RefineResult ? errorsNow <= before
                                                       : errorsNow < before);
 }

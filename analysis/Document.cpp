@@ -4,6 +4,7 @@
 #include "Findings.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "Migrate.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -1087,6 +1088,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       d.section = sec.index;
       for (mlir::Diagnostic &note : diag.getNotes())
         d.notes.push_back({toRange(note.getLocation()), capped(note.str())});
+      if (std::optional<std::string> advice = removedTosaOpAdvice(d.message))
+        d.notes.push_back({d.range, *advice});
       sectionDiags.push_back(std::move(d));
       return success();
     });

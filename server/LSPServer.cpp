@@ -838,13 +838,22 @@ private:
     json::Object out{{"title", a.title}, {"kind", a.kind}};
     if (a.diagnostic) {
       json::Array edits;
-      for (const TextEdit &e : a.edits)
-        edits.push_back(
-            json::Object{{"range", toJSON(e.range)}, {"newText", e.newText}});
+      for (const TextEdit &e : a.edits) {
+        json::Object edit{{"range", toJSON(e.range)}, {"newText", e.newText}};
+        if (a.confirm)
+          edit["annotationId"] = "tosa.review";
+        edits.push_back(std::move(edit));
+      }
       out["isPreferred"] = a.preferred;
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
       out["edit"] =
           json::Object{{"changes", json::Object{{s.uri, std::move(edits)}}}};
+      if (a.confirm)
+        out["edit"].getAsObject()->try_emplace(
+            "changeAnnotations",
+            json::Object{
+                {"tosa.review", json::Object{{"label", a.title},
+                                             {"needsConfirmation", true}}}});
       return out;
     }
     json::Object args{{"uri", s.uri}, {"function", a.function}};
