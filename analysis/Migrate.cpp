@@ -28,6 +28,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -206,27 +207,44 @@ const NamedAttrList &allAttrs(SectionCtx &sc, Operation *op) {
   const AsmParserState::OperationDefinition *def = sc.state->getOpDef(op);
   if (!def)
     return attrs;
-  std::string_view text = sc.textOf({def->loc.Start, def->scopeLoc.End});
-  if (text.empty() || text[0] != '"')
-    return attrs;
-  size_t open = text.find('(');
-  size_t close = open == text.npos ? open : skipBracket(text, open);
-  if (close == text.npos)
-    return attrs;
-  size_t i = close;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
-    ++i;
-  if (text.compare(i, 2, "<{") != 0)
-    return attrs;
-  size_t end = skipBracket(text, i);
-  if (end == text.npos)
-    return attrs;
-  std::string dict(text.substr(i + 1, end - i - 2));
-  if (auto d = dyn_cast_or_null<DictionaryAttr>(
-          parseAttribute(dict, op->getContext())))
-    for (NamedAttribute a : d)
-      if (!attrs.get(a.getName()))
-        attrs.append(a);
+  // Every dictionary before the type signature: generic `<{...}>` and
+  // `{...}`, or a custom form's attr-dict. MLIR 22 drops what does not fit
+  // an op's properties (`mode = "BILINEAR"` on tosa.resize, `value` on
+  // tosa.const); the text still has it.
+  std::string_view text = sc.textOf({def->loc.End, def->scopeLoc.End});
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ':')
+      break;
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    size_t open = c == '{' ? i
+                  : (c == '<' && i + 1 < text.size() && text[i + 1] == '{')
+                      ? i + 1
+                      : text.npos;
+    if (open == text.npos) {
+      if (c == '(' || c == '[' || c == '<') {
+        size_t e = skipBracket(text, i);
+        if (e == text.npos)
+          break;
+        i = e - 1;
+      }
+      continue;
+    }
+    size_t end = skipBracket(text, open);
+    if (end == text.npos)
+      break;
+    if (auto d = dyn_cast_or_null<DictionaryAttr>(parseAttribute(
+            std::string(text.substr(open, end - open)), op->getContext())))
+      for (NamedAttribute a : d)
+        if (!attrs.get(a.getName()))
+          attrs.append(a);
+    i = open == i ? end - 1 : end; // past `}` or `}>`
+  }
   return attrs;
 }
 
@@ -285,6 +303,7 @@ struct Rewrite {
   NamedAttrList attrs;
   std::string prologue;
   std::vector<std::string> changes; // for the title
+  std::string newName;              // when the op itself changes
 
   std::string freshName(const char *what) {
     return sc.fresh + what + "_" + std::to_string(sc.counter++);
@@ -326,7 +345,8 @@ struct Rewrite {
       zp = *v;
       attrs.erase(attrName);
     }
-    std::optional<DenseElementsAttr> value = scalarTensor(storageType(like), zp);
+    std::optional<DenseElementsAttr> value =
+        scalarTensor(storageType(like), zp);
     if (!value)
       return false;
     addConstOperand(*value, what);
@@ -415,8 +435,10 @@ bool migrateClamp(Rewrite &rw) {
     // The old bounds were i64; values of the element type cannot pass the
     // type's own range, so clamping the bounds to it changes nothing.
     unsigned w = i.getWidth();
-    int64_t tmin = w == 1 ? 0 : (w >= 64 ? INT64_MIN : -(int64_t(1) << (w - 1)));
-    int64_t tmax = w == 1 ? 1 : (w >= 64 ? INT64_MAX : (int64_t(1) << (w - 1)) - 1);
+    int64_t tmin =
+        w == 1 ? 0 : (w >= 64 ? INT64_MIN : -(int64_t(1) << (w - 1)));
+    int64_t tmax =
+        w == 1 ? 1 : (w >= 64 ? INT64_MAX : (int64_t(1) << (w - 1)) - 1);
     lo = IntegerAttr::get(i, std::clamp(*a, tmin, tmax));
     hi = IntegerAttr::get(i, std::clamp(*b, tmin, tmax));
   } else {
@@ -472,8 +494,7 @@ bool migrateNegate(Rewrite &rw) {
     return false;
   if (!rw.addZeroPoint(rw.op->getOperand(0).getType(), "input1_zp",
                        "input1_zp") ||
-      !rw.addZeroPoint(rw.op->getResult(0).getType(), "output_zp",
-                       "output_zp"))
+      !rw.addZeroPoint(rw.op->getResult(0).getType(), "output_zp", "output_zp"))
     return false;
   rw.changes.push_back("zero points as operands");
   return true;
@@ -483,7 +504,8 @@ bool migrateRescale(Rewrite &rw) {
   if (rw.op->getNumOperands() != 1 || rw.op->getNumResults() != 1)
     return false;
   MLIRContext *ctx = rw.op->getContext();
-  std::optional<std::vector<int64_t>> mult = intList(rw.attrs.get("multiplier")),
+  std::optional<std::vector<int64_t>> mult =
+                                          intList(rw.attrs.get("multiplier")),
                                       shift = intList(rw.attrs.get("shift"));
   auto scale32 = dyn_cast_or_null<BoolAttr>(rw.attrs.get("scale32"));
   if (!mult || !shift || mult->size() != shift->size() || mult->empty() ||
@@ -506,8 +528,7 @@ bool migrateRescale(Rewrite &rw) {
   rw.attrs.erase("shift");
   if (!rw.addZeroPoint(rw.op->getOperand(0).getType(), "input_zp",
                        "input_zp") ||
-      !rw.addZeroPoint(rw.op->getResult(0).getType(), "output_zp",
-                       "output_zp"))
+      !rw.addZeroPoint(rw.op->getResult(0).getType(), "output_zp", "output_zp"))
     return false;
   if (!rw.attrs.get("rounding_mode")) {
     bool twice = false;
@@ -621,6 +642,87 @@ bool migrateShapeAttrs(Rewrite &rw, std::initializer_list<const char *> names) {
   return true;
 }
 
+/// `mode = "BILINEAR"` (a string before MLIR 22, an enum now).
+bool migrateResizeMode(Rewrite &rw) {
+  auto mode = dyn_cast_or_null<StringAttr>(rw.attrs.get("mode"));
+  if (!mode)
+    return true;
+  std::optional<tosa::ResizeMode> m =
+      tosa::symbolizeResizeMode(mode.getValue());
+  if (!m)
+    return false;
+  rw.attrs.set("mode", tosa::ResizeModeAttr::get(rw.op->getContext(), *m));
+  return true;
+}
+
+/// tosa.fully_connected (removed in TOSA 1.0): the same sums as a 1x1
+/// tosa.conv2d on Nx1x1xIC, between two reshapes. Static shapes only.
+bool migrateFullyConnected(Rewrite &rw) {
+  if (rw.op->getNumOperands() != 3 || rw.op->getNumResults() != 1)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(rw.op->getOperand(0).getType());
+  auto w = dyn_cast<RankedTensorType>(rw.op->getOperand(1).getType());
+  auto out = dyn_cast<RankedTensorType>(rw.op->getResult(0).getType());
+  if (!in || !w || !out || in.getRank() != 2 || w.getRank() != 2 ||
+      out.getRank() != 2 || !in.hasStaticShape() || !w.hasStaticShape() ||
+      !out.hasStaticShape())
+    return false;
+  int64_t n = in.getDimSize(0), ic = in.getDimSize(1), oc = w.getDimSize(0);
+  auto in4 = RankedTensorType::get({n, 1, 1, ic}, in.getElementType());
+  auto w4 = RankedTensorType::get({oc, 1, 1, ic}, w.getElementType());
+  auto out4 = RankedTensorType::get({n, 1, 1, oc}, out.getElementType());
+  std::string bias = rw.operands[2], biasType = rw.operandTypes[2];
+  // Each step's result becomes the next step's operand 0.
+  auto reshape = [&](const std::string &value, const std::string &type,
+                     RankedTensorType to, const char *what) {
+    rw.operands.assign(1, value);
+    rw.operandTypes.assign(1, type);
+    rw.addShapeOperand(to.getShape(), "shape");
+    std::string name = rw.freshName(what);
+    rw.prologue += name + " = tosa.reshape " + value + ", " + rw.operands[1] +
+                   " : (" + type + ", " + rw.operandTypes[1] + ") -> " +
+                   print(to) + "\n" + rw.indent;
+    return name;
+  };
+  std::string input = rw.operands[0], inputType = rw.operandTypes[0];
+  std::string weight = rw.operands[1], weightType = rw.operandTypes[1];
+  std::string x = reshape(input, inputType, in4, "input");
+  std::string wt = reshape(weight, weightType, w4, "weight");
+  rw.operands.clear();
+  rw.operandTypes.clear();
+  rw.attrs.erase("quantization_info");
+  if (!rw.ensureAccType(getElementTypeOrSelf(in)) ||
+      !rw.addZeroPoint(in, "input_zp", "input_zp") ||
+      !rw.addZeroPoint(w, "weight_zp", "weight_zp"))
+    return false;
+  std::string conv = rw.freshName("conv");
+  MLIRContext *ctx = rw.op->getContext();
+  NamedAttrList convAttrs;
+  convAttrs.set("acc_type", rw.attrs.get("acc_type"));
+  convAttrs.set("pad", DenseI64ArrayAttr::get(ctx, {0, 0, 0, 0}));
+  convAttrs.set("stride", DenseI64ArrayAttr::get(ctx, {1, 1}));
+  convAttrs.set("dilation", DenseI64ArrayAttr::get(ctx, {1, 1}));
+  rw.prologue += conv + " = tosa.conv2d " + x + ", " + wt + ", " + bias + ", " +
+                 rw.operands[0] + ", " + rw.operands[1] + " " +
+                 print(convAttrs.getDictionary(ctx)) + " : (" + print(in4) +
+                 ", " + print(w4) + ", " + biasType + ", " +
+                 rw.operandTypes[0] + ", " + rw.operandTypes[1] + ") -> " +
+                 print(out4) + "\n" + rw.indent;
+  rw.operands.assign(1, conv);
+  rw.operandTypes.assign(1, print(out4));
+  rw.addShapeOperand(out.getShape(), "shape");
+  rw.attrs = NamedAttrList();
+  for (NamedAttribute a : rw.op->getDiscardableAttrDictionary())
+    if (!llvm::is_contained(
+            {"input_zp", "weight_zp", "acc_type", "quantization_info"},
+            a.getName().getValue()))
+      rw.attrs.append(a);
+  rw.newName = "tosa.reshape";
+  rw.changes.push_back("tosa.fully_connected (removed) -> tosa.conv2d with "
+                       "a 1x1 kernel between reshapes");
+  return true;
+}
+
 /// Where the op's trailing `loc(...)` starts in its text, if it has one.
 size_t trailingLoc(std::string_view text) {
   size_t p = text.rfind("loc(");
@@ -670,7 +772,8 @@ std::optional<size_t> valueKey(std::string_view text) {
       expectKey = true;
       continue;
     }
-    if (depth == 1 && expectKey && !std::isspace(static_cast<unsigned char>(c))) {
+    if (depth == 1 && expectKey &&
+        !std::isspace(static_cast<unsigned char>(c))) {
       expectKey = false;
       if (text.compare(i, 5, "value") == 0) {
         size_t j = i + 5;
@@ -685,11 +788,97 @@ std::optional<size_t> valueKey(std::string_view text) {
   return std::nullopt;
 }
 
+/// The text with every generic op's properties `<{...}>` turned into (or
+/// merged with) its attribute dictionary, byte for byte the same length so
+/// positions stay. MLIR 22 refuses properties on ops that have none now
+/// (`"tosa.reshape"(%x) <{new_shape = ...}>`); as attributes they parse
+/// and the rewrite reads them. Only used when the text does not parse.
+std::string propertiesAsAttributes(std::string_view in) {
+  std::string out(in);
+  auto skipString = [&](size_t i) {
+    for (++i; i < in.size() && in[i] != '"'; ++i)
+      if (in[i] == '\\')
+        ++i;
+    return i;
+  };
+  for (size_t i = 0; i + 1 < in.size(); ++i) {
+    if (in[i] == '"') {
+      i = skipString(i);
+      continue;
+    }
+    if (in[i] != '<' || in[i + 1] != '{')
+      continue;
+    int depth = 0;
+    size_t k = i + 1;
+    for (; k < in.size(); ++k) {
+      if (in[k] == '"') {
+        k = skipString(k);
+        continue;
+      }
+      if (in[k] == '{')
+        ++depth;
+      else if (in[k] == '}' && --depth == 0)
+        break;
+    }
+    if (k + 1 >= in.size() || in[k + 1] != '>')
+      continue;
+    out[i] = ' ';
+    out[k + 1] = ' ';
+    size_t m = k + 2;
+    while (m < in.size() && std::isspace(static_cast<unsigned char>(in[m])))
+      ++m;
+    if (m < in.size() && in[m] == '{') {
+      size_t n = m + 1;
+      while (n < in.size() && std::isspace(static_cast<unsigned char>(in[n])))
+        ++n;
+      out[m] = ' ';
+      if (n < in.size() && in[n] == '}') { // `<{a}> {}`
+        out[n] = ' ';
+        out[k] = '}';
+      } else {
+        out[k] = ',';
+      }
+    }
+    i = k + 1;
+  }
+  return out;
+}
+
 const char *kFullyConnectedAdvice =
     "tosa.fully_connected was removed in TOSA 1.0 (MLIR 22): reshape the "
     "input to Nx1x1xIC and the weights to OCx1x1xIC (tosa.reshape) and use "
     "tosa.conv2d with zero points and acc_type, then reshape the result to "
     "NxOC; or use tosa.matmul followed by tosa.add for the bias";
+
+/// Cheap test on the IR: the op already has MLIR 22's operands (or, for
+/// tosa.clamp, attributes).
+bool inMlir22Form(Operation *op) {
+  static const llvm::StringMap<unsigned> operands = {
+      {"tosa.mul", 3},
+      {"tosa.reshape", 2},
+      {"tosa.transpose", 1},
+      {"tosa.avg_pool2d", 3},
+      {"tosa.conv2d", 5},
+      {"tosa.conv3d", 5},
+      {"tosa.depthwise_conv2d", 5},
+      {"tosa.transpose_conv2d", 5},
+      {"tosa.matmul", 4},
+      {"tosa.negate", 3},
+      {"tosa.rescale", 5},
+      {"tosa.slice", 3},
+      {"tosa.tile", 2},
+      {"tosa.resize", 4}};
+  llvm::StringRef name = op->getName().getStringRef();
+  if (name == "tosa.clamp")
+    return static_cast<bool>(op->getAttrDictionary().get("min_val"));
+  if (name == "tosa.pad")
+    return op->getNumOperands() == 3 &&
+           !isa<RankedTensorType>(op->getOperand(1).getType());
+  if (name == "tosa.fully_connected")
+    return false;
+  auto it = operands.find(name);
+  return it == operands.end() || op->getNumOperands() == it->second;
+}
 
 void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
                  unsigned section, MigrationPlan &plan) {
@@ -702,16 +891,11 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
     if (!def)
       return;
     size_t nameBegin = sc.offset(def->loc.Start),
-           nameEnd = sc.offset(def->loc.End), end = sc.offset(def->scopeLoc.End);
+           nameEnd = sc.offset(def->loc.End),
+           end = sc.offset(def->scopeLoc.End);
     Range nameRange{pos(nameBegin), pos(nameEnd)};
-    if (name == "tosa.fully_connected") {
-      plan.manual.push_back(
-          {name.str(), nameRange, section, kFullyConnectedAdvice});
-      return;
-    }
     if (name == "tosa.const") {
-      const NamedAttrList &attrs = allAttrs(sc, op);
-      if (attrs.get("values"))
+      if (op->getAttrDictionary().get("values"))
         return;
       std::string_view text = sc.buf.substr(nameBegin, end - nameBegin);
       std::optional<size_t> key = valueKey(text);
@@ -727,7 +911,9 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
       plan.fixes.push_back(std::move(fix));
       return;
     }
-    Rewrite rw{sc, op, "", {}, {}, allAttrs(sc, op), "", {}};
+    if (inMlir22Form(op))
+      return; // Most ops of a model: no text is read for them.
+    Rewrite rw{sc, op, "", {}, {}, allAttrs(sc, op), "", {}, ""};
     size_t stmt = def->resultGroups.empty()
                       ? nameBegin
                       : sc.offset(def->resultGroups[0].definition.loc.Start);
@@ -767,15 +953,23 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
     else if (name == "tosa.tile")
       ok = migrateShapeAttrs(rw, {"multiples"});
     else if (name == "tosa.resize")
-      ok = migrateShapeAttrs(rw, {"scale", "offset", "border"});
-    if (!ok)
+      ok = migrateResizeMode(rw) &&
+           migrateShapeAttrs(rw, {"scale", "offset", "border"});
+    else if (name == "tosa.fully_connected")
+      ok = migrateFullyConnected(rw);
+    if (!ok) {
+      if (name == "tosa.fully_connected")
+        plan.manual.push_back(
+            {name.str(), nameRange, section, kFullyConnectedAdvice});
       return;
+    }
 
     std::string_view opText = sc.buf.substr(nameBegin, end - nameBegin);
     std::string tail;
     if (size_t l = trailingLoc(opText); l != opText.npos)
       tail = " " + std::string(opText.substr(l));
     bool generic = !opText.empty() && opText[0] == '"';
+    std::string newName = rw.newName.empty() ? name.str() : rw.newName;
     std::string operands, types, results;
     for (size_t i = 0; i < rw.operands.size(); ++i) {
       operands += (i ? ", " : "") + rw.operands[i];
@@ -785,8 +979,8 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
       results += (i ? ", " : "") + print(op->getResult(i).getType());
     if (op->getNumResults() != 1)
       results = "(" + results + ")";
-    std::string out = generic ? "\"" + name.str() + "\"(" + operands + ")"
-                              : name.str() + " " + operands;
+    std::string out = generic ? "\"" + newName + "\"(" + operands + ")"
+                              : newName + " " + operands;
     if (!rw.attrs.empty())
       out += " " + print(rw.attrs.getDictionary(op->getContext()));
     out += " : (" + types + ") -> " + results + tail;
@@ -838,16 +1032,29 @@ MigrationPlan planMigration(const std::string &text) {
       continue;
     MigrationPlan part;
     std::optional<std::string> crash = runContained([&] {
-      llvm::SourceMgr sm;
-      sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(body, "", false),
-                            llvm::SMLoc());
+      std::string_view buf = body;
+      std::string alternative;
+      auto parse = [&](AsmParserState &state, Block &block) {
+        llvm::SourceMgr sm;
+        sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(buf, "", false),
+                              llvm::SMLoc());
+        ParserConfig config(ctx, /*verifyAfterParse=*/false);
+        return succeeded(parseAsmSourceFile(sm, &block, config, &state));
+      };
       AsmParserState state;
       Block block;
-      ParserConfig config(ctx, /*verifyAfterParse=*/false);
-      if (failed(parseAsmSourceFile(sm, &block, config, &state)))
-        return;
+      if (!parse(state, block)) {
+        alternative = propertiesAsAttributes(body);
+        if (alternative == body)
+          return;
+        buf = alternative;
+        state = AsmParserState();
+        block.clear();
+        if (!parse(state, block))
+          return;
+      }
       SectionCtx sc;
-      sc.buf = body;
+      sc.buf = buf;
       sc.base = sec.beginOffset;
       sc.state = &state;
       sc.fresh = "%v22_";
