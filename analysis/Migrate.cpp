@@ -844,6 +844,30 @@ std::string propertiesAsAttributes(std::string_view in) {
   return out;
 }
 
+/// Offsets of `needle` in `text` outside strings and `//` comments.
+std::vector<size_t> codeOccurrences(std::string_view text,
+                                    std::string_view needle) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == text.npos)
+        break;
+      continue;
+    }
+    if (text.compare(i, needle.size(), needle) == 0)
+      out.push_back(i);
+  }
+  return out;
+}
+
 const char *kFullyConnectedAdvice =
     "tosa.fully_connected was removed in TOSA 1.0 (MLIR 22): reshape the "
     "input to Nx1x1xIC and the weights to OCx1x1xIC (tosa.reshape) and use "
@@ -1022,8 +1046,12 @@ MigrationPlan planMigration(const std::string &text) {
   auto *ctx = new MLIRContext(registry(), MLIRContext::Threading::DISABLED);
   ctx->allowUnregisteredDialects();
   DialectAccess::allowUnknownOps(ctx->getOrLoadDialect<tosa::TosaDialect>());
-  ScopedDiagnosticHandler *quiet = new ScopedDiagnosticHandler(
-      ctx, [](mlir::Diagnostic &) { return success(); });
+  std::string parseErrors; // of the current section
+  ScopedDiagnosticHandler *quiet =
+      new ScopedDiagnosticHandler(ctx, [&](mlir::Diagnostic &d) {
+        parseErrors += d.str() + "\n";
+        return success();
+      });
   bool crashed = false;
   for (const Section &sec : splitSections(text)) {
     std::string_view body = std::string_view(text).substr(
@@ -1043,8 +1071,27 @@ MigrationPlan planMigration(const std::string &text) {
       };
       AsmParserState state;
       Block block;
+      parseErrors.clear();
       if (!parse(state, block)) {
         alternative = propertiesAsAttributes(body);
+        // `#tosa.rounding_type<...>` became `#tosa.rounding_mode<...>`: a
+        // parse error MLIR names; the same length, so positions stay.
+        if (parseErrors.find("unknown attribute `rounding_type` in dialect "
+                             "`tosa`") != std::string::npos)
+          for (size_t at :
+               codeOccurrences(alternative, "#tosa.rounding_type<")) {
+            size_t key = at + 6;
+            alternative.replace(key, 13, "rounding_mode");
+            MigrationFix fix;
+            fix.opName = "#tosa.rounding_type";
+            fix.nameRange = {lines.position(sec.beginOffset + key),
+                             lines.position(sec.beginOffset + key + 13)};
+            fix.section = sec.index;
+            fix.title = "Migrate to MLIR 22: `#tosa.rounding_type` -> "
+                        "`#tosa.rounding_mode`";
+            fix.edits.push_back({fix.nameRange, "rounding_mode"});
+            part.fixes.push_back(std::move(fix));
+          }
         if (alternative == body)
           return;
         buf = alternative;
