@@ -3,6 +3,7 @@
 #include "CrashGuard.h"
 #include "Findings.h"
 #include "IR.h"
+#include "Lenient.h"
 #include "LineIndex.h"
 #include "Migrate.h"
 #include "Timing.h"
@@ -569,6 +570,10 @@ AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
+  /// The context has lenient dialects (Lenient.h); a configuration that
+  /// does not allow them all gets a fresh context.
+  bool lenientLoaded = false;
+  std::string lenientFingerprint;
 
   static std::unique_ptr<MLIRContext> makeContext() {
     auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
@@ -647,6 +652,11 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
+  if (lenientLoaded && lenientFingerprint != fingerprint) {
+    context = makeContext(); // Nothing built in the old one outlives a call.
+    lenientLoaded = false;
+  }
+  lenientFingerprint = fingerprint;
   if (memo && (memo->configFingerprint != fingerprint || memo->path != path)) {
     memo->entries.clear(); // Different settings: nothing can be reused.
     memo->previous.reset();
@@ -1116,9 +1126,41 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
     ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
     {
       PhaseTimer t("parse");
+      size_t diagsBefore = sectionDiags.size();
       sec.parsed = succeeded(
           parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
+      // Custom syntax of a dialect MLIR 22 lacks: load a lenient dialect for
+      // it (Lenient.h) and parse again, once per namespace.
+      for (unsigned tries = 0; !sec.parsed && tries < 16; ++tries) {
+        std::optional<std::string> ns;
+        for (size_t i = diagsBefore; i < sectionDiags.size() && !ns; ++i)
+          ns = detail::missingDialect(sectionDiags[i].message);
+        if (!ns || !config.lenient.allows(*ns) || ctx.getLoadedDialect(*ns))
+          break;
+        detail::loadLenientDialect(ctx, *ns);
+        lenientLoaded = true;
+        sectionDiags.resize(diagsBefore);
+        block.clear();
+        ps.state = AsmParserState();
+        sec.parsed = succeeded(
+            parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
+      }
     }
+    if (sec.parsed && lenientLoaded)
+      block.walk([&](Operation *op) {
+        if (!detail::isLenientDialect(op->getDialect()))
+          return;
+        Diagnostic d;
+        d.severity = Severity::Info;
+        d.source = DiagSource::Parser;
+        d.range = ps.opRange(op);
+        d.message = "parsed leniently (dialect `" +
+                    op->getDialect()->getNamespace().str() +
+                    "` not registered)";
+        d.code = "lenient-parse";
+        d.section = sec.index;
+        sectionDiags.push_back(std::move(d));
+      });
     if (job && !sec.parsed)
       return; // A parse error: the full analysis reports it.
     Operation *unitOp = nullptr;

@@ -185,6 +185,7 @@ nlohmann::json TosaServer::defaultSettings() {
        {{"refinable", d.info.refinable},
         {"runtimeChecks", d.info.runtimeChecks},
         {"dynamicToStatic", d.info.dynamicToStatic}}},
+      {"lenientDialects", d.lenient.enabled},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},

@@ -39,7 +39,7 @@ constexpr const char *kUsage =
     R"(usage: tosa-lsp <command> [options]
 
 commands:
-  check [--format=text|json] [--show-info] [--config=FILE] FILE...
+  check [--format=text|json] [--show-info] [--lenient] [--config=FILE] FILE...
       Parse and verify each file (split on `// -----`), report every parse,
       verifier and broadcast error in mlir-opt's format (or JSON).
       FILE may be `-` for standard input. Exit 1 if any error.
@@ -131,6 +131,13 @@ cl::opt<std::string> configPath("config",
                                 cl::value_desc("file"), cl::sub(checkCmd),
                                 cl::sub(explainCmd), cl::sub(fixCmd),
                                 cl::cat(category));
+cl::opt<bool> lenient("lenient",
+                      cl::desc("Parse the custom syntax of ops of dialects "
+                               "MLIR 22 lacks (util.*, check.*) as "
+                               "unregistered ops (lenientDialects of "
+                               ".tosa-lsp.json says which)"),
+                      cl::sub(checkCmd), cl::sub(explainCmd),
+                      cl::cat(category));
 cl::opt<bool> showInfo("show-info",
                        cl::desc("Also print informational "
                                 "findings"),
@@ -284,6 +291,9 @@ int runCheck() {
     }
     const std::string &text = input->first;
     Config config = input->second;
+    // mlir-opt-22's behaviour unless asked (the server's default is on).
+    if (!lenient)
+      config.lenient.enabled = false;
     // --show-info asks for every informational finding, including the
     // runtime checks that are off by default.
     if (showInfo)
@@ -360,6 +370,8 @@ int runExplain() {
     printError(toString(config.takeError()));
     return 2;
   }
+  if (!lenient)
+    config->lenient.enabled = false;
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
 
