@@ -38,8 +38,7 @@ std::pair<TypeID, StringRef> idFor(StringRef ns) {
   std::lock_guard<std::mutex> lock(i.mu);
   auto it = i.byName.find(ns);
   if (it == i.byName.end()) {
-    it = i.byName.emplace(ns.str(), std::make_unique<SelfOwningTypeID>())
-             .first;
+    it = i.byName.emplace(ns.str(), std::make_unique<SelfOwningTypeID>()).first;
     i.all.insert(it->second->getTypeID());
   }
   return {it->second->getTypeID(), it->first};
@@ -184,10 +183,12 @@ public:
     return ParseOpHook(parseLenientOp);
   }
   Type parseType(DialectAsmParser &parser) const override {
-    return OpaqueType::get(StringAttr::get(getContext(), getNamespace()), parser.getFullSymbolSpec());
+    return OpaqueType::get(StringAttr::get(getContext(), getNamespace()),
+                           parser.getFullSymbolSpec());
   }
   Attribute parseAttribute(DialectAsmParser &parser, Type type) const override {
-    return OpaqueAttr::get(StringAttr::get(getContext(), getNamespace()), parser.getFullSymbolSpec(),
+    return OpaqueAttr::get(StringAttr::get(getContext(), getNamespace()),
+                           parser.getFullSymbolSpec(),
                            type ? type : NoneType::get(getContext()));
   }
 };

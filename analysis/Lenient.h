@@ -1,10 +1,10 @@
 //===- Lenient.h - custom syntax of dialects MLIR 22 lacks ------*- C++ -*-===//
 //
 // Private to analysis/. MLIR parses an unknown dialect's ops in generic form
-// only; their custom syntax (`util.unfoldable_constant dense<1> : tensor<4xi32>`
-// in IREE's tests) fails with "Dialect `util' not found", losing the whole
-// section. A *lenient dialect* is an MLIR dialect registered for such a
-// namespace whose parse hook (Dialect::getParseOperationHook) accepts the
+// only; their custom syntax (`util.unfoldable_constant dense<1> :
+// tensor<4xi32>` in IREE's tests) fails with "Dialect `util' not found", losing
+// the whole section. A *lenient dialect* is an MLIR dialect registered for such
+// a namespace whose parse hook (Dialect::getParseOperationHook) accepts the
 // common shapes `ns.op OPERANDS ATTRS : TYPES`, `ns.op(OPERANDS, ATTRS) :
 // TYPES` and `ns.op %x : type`; the ops it builds are unregistered ops,
 // positions come from MLIR's parser as for any op.
