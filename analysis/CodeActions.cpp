@@ -568,12 +568,22 @@ std::string applyEdits(const std::string &text,
       continue;
     spans.push_back({{*b, *en}, &e.newText});
   }
-  // Back to front so earlier offsets stay valid.
-  std::sort(spans.begin(), spans.end(),
-            [](const auto &x, const auto &y) { return x.first > y.first; });
-  std::string out = text;
-  for (const auto &[r, t] : spans)
-    out.replace(r.first, r.second - r.first, *t);
+  // One forward pass (a migration has an edit per op of a model: replacing
+  // in place would move the file's tail once per edit).
+  std::stable_sort(
+      spans.begin(), spans.end(),
+      [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::string out;
+  out.reserve(text.size());
+  size_t at = 0;
+  for (const auto &[r, t] : spans) {
+    if (r.first < at)
+      continue; // Overlaps the previous edit.
+    out.append(text, at, r.first - at);
+    out += *t;
+    at = r.second;
+  }
+  out.append(text, at, std::string::npos);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -1085,7 +1086,20 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         return ps.opRange(currentOp);
       return {};
     };
+    // MLIR attaches "see current operation: ..." to an op's error by
+    // printing the op numbered within its whole function (an AsmState of
+    // the function): O(function) per error, quadratic in a pre-MLIR-22
+    // model where every op fails. After the first errors of a section the
+    // note is left out.
+    constexpr unsigned kErrorsWithOpNote = 64;
+    unsigned errorsSeen = 0;
+    ctx.printOpOnDiagnostic(true);
+    auto restoreNotes =
+        llvm::make_scope_exit([&] { ctx.printOpOnDiagnostic(true); });
     ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error &&
+          ++errorsSeen == kErrorsWithOpNote)
+        ctx.printOpOnDiagnostic(false);
       Diagnostic d;
       d.severity = toSeverity(diag.getSeverity());
       d.source = source;
