@@ -3,8 +3,10 @@
 #include "CrashGuard.h"
 #include "Findings.h"
 #include "IR.h"
+#include "Lenient.h"
 #include "LineIndex.h"
 #include "MLIRShared.h"
+#include "Migrate.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -16,6 +18,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -564,6 +567,10 @@ struct Analyzer::Impl {
   /// analyzeSection to handle like one on its own thread.
   std::optional<std::string> deferredCrash;
   size_t parallelSectionBytes = kDefaultParallelSectionBytes;
+  /// The context has lenient dialects (Lenient.h); a configuration that
+  /// does not allow them all gets a fresh context.
+  bool lenientLoaded = false;
+  std::string lenientFingerprint;
 
   static std::unique_ptr<MLIRContext> makeContext() {
     auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
@@ -645,6 +652,11 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
+  if (lenientLoaded && lenientFingerprint != fingerprint) {
+    context = makeContext(); // Nothing built in the old one outlives a call.
+    lenientLoaded = false;
+  }
+  lenientFingerprint = fingerprint;
   if (memo && (memo->configFingerprint != fingerprint || memo->path != path)) {
     memo->entries.clear(); // Different settings: nothing can be reused.
     memo->previous.reset();
@@ -1076,7 +1088,20 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         return ps.opRange(currentOp);
       return {};
     };
+    // MLIR attaches "see current operation: ..." to an op's error by
+    // printing the op numbered within its whole function (an AsmState of
+    // the function): O(function) per error, quadratic in a pre-MLIR-22
+    // model where every op fails. After the first errors of a section the
+    // note is left out.
+    constexpr unsigned kErrorsWithOpNote = 64;
+    unsigned errorsSeen = 0;
+    ctx.printOpOnDiagnostic(true);
+    auto restoreNotes =
+        llvm::make_scope_exit([&] { ctx.printOpOnDiagnostic(true); });
     ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error &&
+          ++errorsSeen == kErrorsWithOpNote)
+        ctx.printOpOnDiagnostic(false);
       Diagnostic d;
       d.severity = toSeverity(diag.getSeverity());
       d.source = source;
@@ -1089,6 +1114,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       d.section = sec.index;
       for (mlir::Diagnostic &note : diag.getNotes())
         d.notes.push_back({toRange(note.getLocation()), capped(note.str())});
+      if (std::optional<std::string> advice = removedTosaOpAdvice(d.message))
+        d.notes.push_back({d.range, *advice});
       sectionDiags.push_back(std::move(d));
       return success();
     });
@@ -1115,9 +1142,41 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
     ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
     {
       PhaseTimer t("parse");
+      size_t diagsBefore = sectionDiags.size();
       sec.parsed = succeeded(
           parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
+      // Custom syntax of a dialect MLIR 22 lacks: load a lenient dialect for
+      // it (Lenient.h) and parse again, once per namespace.
+      for (unsigned tries = 0; !sec.parsed && tries < 16; ++tries) {
+        std::optional<std::string> ns;
+        for (size_t i = diagsBefore; i < sectionDiags.size() && !ns; ++i)
+          ns = detail::missingDialect(sectionDiags[i].message);
+        if (!ns || !config.lenient.allows(*ns) || ctx.getLoadedDialect(*ns))
+          break;
+        detail::loadLenientDialect(ctx, *ns);
+        lenientLoaded = true;
+        sectionDiags.resize(diagsBefore);
+        block.clear();
+        ps.state = AsmParserState();
+        sec.parsed = succeeded(
+            parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
+      }
     }
+    if (sec.parsed && lenientLoaded)
+      block.walk([&](Operation *op) {
+        if (!detail::isLenientDialect(op->getDialect()))
+          return;
+        Diagnostic d;
+        d.severity = Severity::Info;
+        d.source = DiagSource::Parser;
+        d.range = ps.opRange(op);
+        d.message = "parsed leniently (dialect `" +
+                    op->getDialect()->getNamespace().str() +
+                    "` not registered)";
+        d.code = "lenient-parse";
+        d.section = sec.index;
+        sectionDiags.push_back(std::move(d));
+      });
     if (job && !sec.parsed)
       return; // A parse error: the full analysis reports it.
     Operation *unitOp = nullptr;

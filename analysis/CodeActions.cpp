@@ -3,6 +3,7 @@
 #include "CodeActions.h"
 
 #include "LineIndex.h"
+#include "Migrate.h"
 #include "Query.h"
 
 #include <algorithm>
@@ -475,6 +476,69 @@ std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
   return fix;
 }
 
+/// (d) Pre-MLIR-22 TOSA: one fix per old-form op that has an error (the
+/// diagnostic at its name, or on its line), then the whole file.
+void migrationFixes(const FixIndex &ix, const FileAnalysis &fa,
+                    const std::string &text, std::vector<FixData> &out) {
+  if (!fa.hasErrors() || !mayNeedMigration(text))
+    return;
+  MigrationPlan plan = planMigration(text);
+  if (plan.fixes.empty())
+    return;
+  std::map<std::pair<unsigned, unsigned>, size_t> errorOnLine;
+  for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.severity == Severity::Error)
+      errorOnLine.try_emplace({d.section, d.range.begin.line}, i);
+  }
+  FixData all;
+  all.kind = FixData::MigrateFile;
+  all.title = "Migrate this file to MLIR 22 TOSA (" +
+              std::to_string(plan.fixes.size()) + " ops)";
+  std::optional<size_t> first;
+  std::vector<FixData> perOp;
+  for (const MigrationFix &m : plan.fixes) {
+    all.edits.insert(all.edits.end(), m.edits.begin(), m.edits.end());
+    std::optional<size_t> diag;
+    auto at = ix.diagnosticsAt.find(
+        {m.nameRange.begin.line, m.nameRange.begin.column});
+    if (at != ix.diagnosticsAt.end())
+      for (size_t i : at->second)
+        if (fa.diagnostics[i].severity == Severity::Error) {
+          diag = i;
+          break;
+        }
+    if (!diag)
+      if (auto it = errorOnLine.find({m.section, m.nameRange.begin.line});
+          it != errorOnLine.end())
+        diag = it->second;
+    if (!first || (diag && *diag < *first))
+      first = diag;
+    if (!diag)
+      continue;
+    FixData fix;
+    fix.kind = FixData::Migrate;
+    fix.title = m.title;
+    fix.edits = m.edits;
+    fix.diagnostic = *diag;
+    fix.preferred = true;
+    fix.target = m.nameRange.begin;
+    if (m.edits.size() > 1)
+      fix.target.line += static_cast<unsigned>(std::count(
+          m.edits[0].newText.begin(), m.edits[0].newText.end(), '\n'));
+    perOp.push_back(std::move(fix));
+  }
+  if (!first) // No error at any old op: attach to the file's first error.
+    for (size_t i = 0; i < fa.diagnostics.size() && !first; ++i)
+      if (fa.diagnostics[i].severity == Severity::Error)
+        first = i;
+  all.diagnostic = *first;
+  // The file first: `validatedFixes` tries a bounded number of candidates.
+  out.push_back(std::move(all));
+  for (FixData &f : perOp)
+    out.push_back(std::move(f));
+}
+
 } // namespace
 
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
@@ -494,6 +558,7 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
       if (std::optional<FixData> f = make(index, fa, text, off, op))
         out.push_back(std::move(*f));
   }
+  migrationFixes(index, fa, text, out);
   return out;
 }
 
@@ -507,18 +572,52 @@ std::string applyEdits(const std::string &text,
       continue;
     spans.push_back({{*b, *en}, &e.newText});
   }
-  // Back to front so earlier offsets stay valid.
-  std::sort(spans.begin(), spans.end(),
-            [](const auto &x, const auto &y) { return x.first > y.first; });
-  std::string out = text;
-  for (const auto &[r, t] : spans)
-    out.replace(r.first, r.second - r.first, *t);
+  // One forward pass (a migration has an edit per op of a model: replacing
+  // in place would move the file's tail once per edit).
+  std::stable_sort(
+      spans.begin(), spans.end(),
+      [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::string out;
+  out.reserve(text.size());
+  size_t at = 0;
+  for (const auto &[r, t] : spans) {
+    if (r.first < at)
+      continue; // Overlaps the previous edit.
+    out.append(text, at, r.first - at);
+    out += *t;
+    at = r.second;
+  }
+  out.append(text, at, std::string::npos);
   return out;
 }
+
+namespace {
+/// The whole file migrated: every section that parsed still parses and the
+/// file has no more errors than before.
+bool validateMigration(Analyzer &analyzer, const FileAnalysis &fa,
+                       const std::string &text, const Config &config,
+                       const FixData &fix) {
+  auto isError = [](const Diagnostic &d) {
+    return d.severity == Severity::Error;
+  };
+  FileAnalysis now =
+      analyzer.analyze(applyEdits(text, fix.edits), fa.path, config);
+  if (now.sections.size() != fa.sections.size())
+    return false;
+  for (size_t i = 0; i < fa.sections.size(); ++i)
+    if (fa.sections[i].parsed && !now.sections[i].parsed)
+      return false;
+  return std::count_if(now.diagnostics.begin(), now.diagnostics.end(),
+                       isError) <=
+         std::count_if(fa.diagnostics.begin(), fa.diagnostics.end(), isError);
+}
+} // namespace
 
 bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
                  const std::string &text, const Config &config,
                  const FixData &fix) {
+  if (fix.kind == FixData::MigrateFile)
+    return validateMigration(analyzer, fa, text, config, fix);
   if (fix.diagnostic >= fa.diagnostics.size())
     return false;
   unsigned section = fa.diagnostics[fix.diagnostic].section;
@@ -544,6 +643,15 @@ bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
                             [](const Section &s) { return s.parsed; });
   long errorsNow =
       std::count_if(now.diagnostics.begin(), now.diagnostics.end(), isError);
+  if (fix.kind == FixData::Migrate) {
+    // The rewritten op verifies; ops it fed may now report their own errors.
+    unsigned line = fix.target.line + 1 - sec.firstLine;
+    return parsed &&
+           std::none_of(now.diagnostics.begin(), now.diagnostics.end(),
+                        [&](const Diagnostic &d) {
+                          return isError(d) && d.range.begin.line == line;
+                        });
+  }
   return parsed && (fix.kind == FixData::RefineResult ? errorsNow <= before
                                                       : errorsNow < before);
 }

@@ -21,12 +21,23 @@ struct TextEditData {
 };
 
 struct FixData {
-  enum Kind { ResultType, RefineResult, ReshapeOperand } kind;
+  enum Kind {
+    ResultType,
+    RefineResult,
+    ReshapeOperand,
+    /// One pre-MLIR-22 TOSA op rewritten (Migrate.h).
+    Migrate,
+    /// Every Migrate fix of the file at once (a source action).
+    MigrateFile
+  } kind;
   std::string title;
   std::vector<TextEditData> edits;
   /// Index into FileAnalysis::diagnostics of the diagnostic it repairs.
   size_t diagnostic = 0;
   bool preferred = false;
+  /// Migrate: the op's name, which the rewrite keeps on its line and column
+  /// (below the constants it inserts).
+  Position target;
 };
 
 /// Candidate fixes, not yet validated: (a) replace a wrong static result
@@ -34,7 +45,8 @@ struct FixData {
 /// signature when the value is returned), (b) refine `?` result dims to the
 /// inferred sizes, keeping users on the old type through a `tensor.cast`,
 /// (c) for TOSA rank mismatches, reshape the lower-rank operand with leading
-/// 1s (`tosa.const_shape` + `tosa.reshape`).
+/// 1s (`tosa.const_shape` + `tosa.reshape`); (d) rewrite pre-MLIR-22 TOSA ops
+/// (Migrate.h), one by one and, last, the whole file at once.
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text);
 
@@ -44,7 +56,9 @@ std::string applyEdits(const std::string &text,
 
 /// Whether the edited file, re-analysed, has fewer errors in the fixed
 /// section (the same number for refinements) and still parses. Only the
-/// fixed section is re-analysed.
+/// fixed section is re-analysed. A Migrate fix must leave no error at the
+/// rewritten op (its users may now report theirs); MigrateFile must keep
+/// every section that parsed parsing and not add errors to the file.
 bool validateFix(Analyzer &analyzer, const FileAnalysis &fa,
                  const std::string &text, const Config &config,
                  const FixData &fix);

@@ -64,7 +64,18 @@ std::string Config::fingerprint() const {
   s += info.refinable ? "R" : "r";
   s += info.runtimeChecks ? "C" : "c";
   s += info.dynamicToStatic ? "D" : "d";
+  if (lenient.enabled) {
+    s += "L";
+    for (const std::string &n : lenient.namespaces)
+      s += n + ",";
+  }
   return s;
+}
+
+bool Config::Lenient::allows(std::string_view ns) const {
+  return enabled &&
+         (namespaces.empty() || std::find(namespaces.begin(), namespaces.end(),
+                                          ns) != namespaces.end());
 }
 
 bool Config::isBroadcastableName(std::string_view name) const {
@@ -168,8 +179,30 @@ std::optional<Config> applyConfig(const json &root, std::string &error,
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
-                      "info", "compile"}))
+                      "info", "compile", "lenientDialects"}))
     return std::nullopt;
+  if (root.contains("lenientDialects")) {
+    const json &l = root["lenientDialects"];
+    config.lenient.namespaces.clear();
+    if (l.is_boolean()) {
+      config.lenient.enabled = l.get<bool>();
+    } else if (l.is_array()) {
+      config.lenient.enabled = true;
+      for (const json &n : l) {
+        if (!n.is_string() || n.get<std::string>().empty() ||
+            n.get<std::string>().find('.') != std::string::npos) {
+          error = "lenientDialects must be true, false or an array of "
+                  "dialect namespaces like \"util\"";
+          return std::nullopt;
+        }
+        config.lenient.namespaces.push_back(n.get<std::string>());
+      }
+    } else {
+      error = "lenientDialects must be true, false or an array of dialect "
+              "namespaces like \"util\"";
+      return std::nullopt;
+    }
+  }
 
   auto readNames = [&](const char *key, std::vector<std::string> &out) {
     const json &list = root[key];

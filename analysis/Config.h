@@ -35,6 +35,17 @@ struct Config {
     bool dynamicToStatic = true;
   } info;
 
+  /// Custom syntax of ops of dialects MLIR 22 lacks (`util.*`, `check.*` in
+  /// IREE's tests) parsed leniently as unregistered ops (Lenient.h):
+  /// `"lenientDialects": true` (every namespace that is not registered,
+  /// the default), `false`, or a list of namespaces. `check` turns it off
+  /// unless given `--lenient`.
+  struct Lenient {
+    bool enabled = true;
+    std::vector<std::string> namespaces; // empty: any
+    bool allows(std::string_view ns) const;
+  } lenient;
+
   /// Native compilation from the editor (the server's tosa.compile).
   struct Compile {
     std::string outputDir; // empty: a fresh temp directory per compile

@@ -833,10 +833,23 @@ private:
     json::Value value = toJSON(action);
     json::Object &out = *value.getAsObject();
     // Where lsp::CodeAction lacks a field: the diagnostic keeps its `code`
-    // (lsp::Diagnostic has none), and refactorings run a command.
+    // (lsp::Diagnostic has none), edits to review carry a change
+    // annotation, and refactorings run a command.
     if (a.diagnostic) {
       out["isPreferred"] = a.preferred;
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
+      json::Object *edit = out.getObject("edit");
+      if (a.confirm && edit) {
+        if (json::Object *changes = edit->getObject("changes"))
+          if (json::Array *edits = changes->getArray(s.uri))
+            for (json::Value &e : *edits)
+              e.getAsObject()->try_emplace("annotationId", "tosa.review");
+        edit->try_emplace(
+            "changeAnnotations",
+            json::Object{
+                {"tosa.review", json::Object{{"label", a.title},
+                                             {"needsConfirmation", true}}}});
+      }
       return value;
     }
     json::Object args{{"uri", s.uri}, {"function", a.function}};

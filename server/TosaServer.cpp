@@ -185,6 +185,7 @@ nlohmann::json TosaServer::defaultSettings() {
        {{"refinable", d.info.refinable},
         {"runtimeChecks", d.info.runtimeChecks},
         {"dynamicToStatic", d.info.dynamicToStatic}}},
+      {"lenientDialects", d.lenient.enabled},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},
@@ -461,15 +462,19 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
   if (!r)
     return out;
   // Quick fixes first: editors show the first action most prominently.
-  if (wants("quickfix"))
+  if (wants("quickfix") || wants("source"))
     for (size_t i = 0; i < s->fixes().size(); ++i) {
       const FixData &fix = s->fixes()[i];
       const Diagnostic &d = s->analysis.diagnostics[fix.diagnostic];
-      if (!overlaps(d.range, *r) || !isValid(s, i, worker))
+      // Migrating the whole file is offered anywhere in it.
+      bool file = fix.kind == FixData::MigrateFile;
+      if (!wants(file ? "source" : "quickfix") ||
+          (!file && !overlaps(d.range, *r)) || !isValid(s, i, worker))
         continue;
       CodeActionItem item;
       item.title = fix.title;
-      item.kind = "quickfix";
+      item.kind = file ? "source" : "quickfix";
+      item.confirm = file;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
       for (const TextEditData &e : fix.edits)

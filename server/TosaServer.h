@@ -63,6 +63,9 @@ struct CodeActionItem {
   /// the edits to this document.
   const Diagnostic *diagnostic = nullptr;
   std::vector<llvm::lsp::TextEdit> edits;
+  /// Shown for review before it is applied (a change annotation with
+  /// needsConfirmation: editors preview it as a diff).
+  bool confirm = false;
   /// Commands: tosa.previewLowering or tosa.compile on `function`.
   std::string command, commandTitle, function, stage, mode, emit;
 };

@@ -35,6 +35,22 @@ TEST(Config, BroadcastableOpsReplacesDefaults) {
   EXPECT_FALSE(c->isBroadcastableName("tfl.add"));
 }
 
+TEST(Config, LenientDialects) {
+  Config d;
+  EXPECT_TRUE(d.lenient.allows("util"));
+  std::string err;
+  auto some = parseConfig(R"({"lenientDialects": ["util", "check"]})", err);
+  ASSERT_TRUE(some) << err;
+  EXPECT_TRUE(some->lenient.allows("check"));
+  EXPECT_FALSE(some->lenient.allows("flow"));
+  EXPECT_NE(some->fingerprint(), d.fingerprint());
+  auto off = parseConfig(R"({"lenientDialects": false})", err);
+  ASSERT_TRUE(off) << err;
+  EXPECT_FALSE(off->lenient.allows("util"));
+  EXPECT_FALSE(parseConfig(R"({"lenientDialects": "util"})", err));
+  EXPECT_NE(err.find("lenientDialects must be"), std::string::npos) << err;
+}
+
 TEST(Config, BadJsonNamesThePosition) {
   std::string err;
   EXPECT_FALSE(parseConfig("{\"hints\": {", err));

@@ -17,6 +17,7 @@
 #include "CrashGuard.h"
 #include "LSPServer.h"
 #include "Lowering.h"
+#include "Migrate.h"
 #include "Render.h"
 #include "Run.h"
 
@@ -38,7 +39,7 @@ constexpr const char *kUsage =
     R"(usage: tosa-lsp <command> [options]
 
 commands:
-  check [--format=text|json] [--show-info] [--config=FILE] FILE...
+  check [--format=text|json] [--show-info] [--lenient] [--config=FILE] FILE...
       Parse and verify each file (split on `// -----`), report every parse,
       verifier and broadcast error in mlir-opt's format (or JSON).
       FILE may be `-` for standard input. Exit 1 if any error.
@@ -66,7 +67,7 @@ commands:
       [--mode=...] [-O0..3] [--format=json] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
       results as JSON; dynamic dims come from the inputs (or --shape).
-  fix [--candidates] [--apply=N] [--format=text|json] [--config=FILE] FILE
+  fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
   serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
@@ -130,6 +131,13 @@ cl::opt<std::string> configPath("config",
                                 cl::value_desc("file"), cl::sub(checkCmd),
                                 cl::sub(explainCmd), cl::sub(fixCmd),
                                 cl::cat(category));
+cl::opt<bool> lenient("lenient",
+                      cl::desc("Parse the custom syntax of ops of dialects "
+                               "MLIR 22 lacks (util.*, check.*) as "
+                               "unregistered ops (lenientDialects of "
+                               ".tosa-lsp.json says which)"),
+                      cl::sub(checkCmd), cl::sub(explainCmd),
+                      cl::cat(category));
 cl::opt<bool> showInfo("show-info",
                        cl::desc("Also print informational "
                                 "findings"),
@@ -140,6 +148,10 @@ cl::opt<bool> candidates("candidates",
                          cl::sub(fixCmd), cl::cat(category));
 NumberOption applyFix("apply", cl::desc("Print FILE with fix N applied"),
                       cl::value_desc("N"), cl::sub(fixCmd), cl::cat(category));
+cl::opt<bool> migrate("migrate",
+                      cl::desc("Print FILE migrated to MLIR 22 TOSA (every "
+                               "pre-MLIR-22 form rewritten)"),
+                      cl::sub(fixCmd), cl::cat(category));
 
 cl::opt<std::string> function("function",
                               cl::desc("Only this function (without @)"),
@@ -279,6 +291,9 @@ int runCheck() {
     }
     const std::string &text = input->first;
     Config config = input->second;
+    // mlir-opt-22's behaviour unless asked (the server's default is on).
+    if (!lenient)
+      config.lenient.enabled = false;
     // --show-info asks for every informational finding, including the
     // runtime checks that are off by default.
     if (showInfo)
@@ -355,6 +370,8 @@ int runExplain() {
     printError(toString(config.takeError()));
     return 2;
   }
+  if (!lenient)
+    config->lenient.enabled = false;
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
 
@@ -422,6 +439,45 @@ std::optional<std::string> oneFile(const char *command, int &rc) {
   return std::nullopt;
 }
 
+/// `fix --migrate FILE`: the file with every pre-MLIR-22 TOSA form
+/// rewritten, when that re-analyses no worse; ops with no mechanical
+/// rewrite are named on stderr.
+int runMigrate(Analyzer &analyzer, const FileAnalysis &fa,
+               const std::string &text, const Config &config,
+               const std::string &fmt) {
+  MigrationPlan plan = planMigration(text);
+  FixData all;
+  all.kind = FixData::MigrateFile;
+  for (const MigrationFix &f : plan.fixes)
+    all.edits.insert(all.edits.end(), f.edits.begin(), f.edits.end());
+  for (const MigrationNote &n : plan.manual)
+    std::cerr << fa.path << ":" << n.nameRange.begin.line << ":"
+              << n.nameRange.begin.column << ": warning: " << n.message << "\n";
+  if (!plan.fixes.empty() && !validateFix(analyzer, fa, text, config, all)) {
+    printError("the migrated file does not re-analyse better than " + fa.path +
+               " (a section stops parsing or errors are added); "
+               "not printed");
+    return 1;
+  }
+  std::string migrated = applyEdits(text, all.edits);
+  if (fmt == "json") {
+    nlohmann::ordered_json manual = nlohmann::ordered_json::array();
+    for (const MigrationNote &n : plan.manual)
+      manual.push_back({{"line", n.nameRange.begin.line},
+                        {"column", n.nameRange.begin.column},
+                        {"op", n.opName},
+                        {"message", n.message}});
+    std::cout << nlohmann::ordered_json{{"text", migrated},
+                                        {"migrated", plan.fixes.size()},
+                                        {"manual", manual}}
+                     .dump(1)
+              << "\n";
+    return 0;
+  }
+  std::cout << migrated;
+  return 0;
+}
+
 /// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
 /// with fix N applied (what an editor gets through the server).
 int runFix() {
@@ -439,6 +495,8 @@ int runFix() {
   const Config &config = input->second;
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(text, displayName(*path), config);
+  if (migrate)
+    return runMigrate(analyzer, fa, text, config, *fmt);
   // `--candidates` lists (and `--apply=N` indexes) the unvalidated
   // candidates, each marked with whether it passes validation, so the
   // numbers of a listing are always the ones `--apply` takes.

@@ -1,0 +1,28 @@
+// tosa.fully_connected was removed in TOSA 1.0: MLIR 22 rejects it as an
+// unknown op; the diagnostic names the replacement and the
+// migration rewrites it as a 1x1 tosa.conv2d between two reshapes.
+// RUN: not %tosa-lsp check %s | FileCheck %s --check-prefix=OLD
+// RUN: %tosa-lsp fix %s | FileCheck %s --check-prefix=FIX
+// RUN: %tosa-lsp fix --migrate %s > %t.mlir
+// RUN: %mlir-opt --split-input-file %t.mlir -o /dev/null
+// RUN: %tosa-lsp check %t.mlir
+// RUN: grep -v "^ *//" %t.mlir | FileCheck %s --check-prefix=NEW
+// Dynamic shapes have no mechanical rewrite: named on stderr, left alone.
+// RUN: %tosa-lsp fix --migrate %S/Inputs/fully-connected-dynamic.mlir 2>&1 >/dev/null | FileCheck %s --check-prefix=MANUAL
+
+func.func @fc(%x: tensor<2x3xi8>, %w: tensor<4x3xi8>, %b: tensor<4xi32>) -> tensor<2x4xi32> {
+  %0 = "tosa.fully_connected"(%x, %w, %b) {input_zp = -128 : i32, weight_zp = 0 : i32} : (tensor<2x3xi8>, tensor<4x3xi8>, tensor<4xi32>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}
+
+// OLD: fully-connected.mlir:14:8: error: unregistered operation 'tosa.fully_connected' found in dialect ('tosa') that does not allow unknown operations
+// OLD: note: tosa.fully_connected was removed in TOSA 1.0 (MLIR 22): reshape the input to Nx1x1xIC
+// FIX: 0: {{.*}}fully-connected.mlir:14:8: Migrate this file to MLIR 22 TOSA (1 ops) [verifier-error]
+// FIX: 1: {{.*}}fully-connected.mlir:14:8: Migrate tosa.fully_connected to MLIR 22: tosa.fully_connected (removed) -> tosa.conv2d with a 1x1 kernel between reshapes [verifier-error]
+// NEW: %v22{{_}}input_1 = tosa.reshape %x, %v22{{_}}shape_0 : (tensor<2x3xi8>, !tosa.shape<4>) -> tensor<2x1x1x3xi8>
+// NEW: %v22{{_}}weight_3 = tosa.reshape %w, %v22{{_}}shape_2 : (tensor<4x3xi8>, !tosa.shape<4>) -> tensor<4x1x1x3xi8>
+// NEW: %v22{{_}}input_zp_4 = "tosa.const"() <{values = dense<-128> : tensor<1xi8>}> : () -> tensor<1xi8>
+// NEW: %v22{{_}}weight_zp_5 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+// NEW: %v22{{_}}conv_6 = tosa.conv2d %v22{{_}}input_1, %v22{{_}}weight_3, %b, %v22{{_}}input_zp_4, %v22{{_}}weight_zp_5 {acc_type = i32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x1x1x3xi8>, tensor<4x1x1x3xi8>, tensor<4xi32>, tensor<1xi8>, tensor<1xi8>) -> tensor<2x1x1x4xi32>
+// NEW: %0 = "tosa.reshape"(%v22{{_}}conv_6, %v22{{_}}shape_7) : (tensor<2x1x1x4xi32>, !tosa.shape<2>) -> tensor<2x4xi32>
+// MANUAL: fully-connected-dynamic.mlir:2:8: warning: tosa.fully_connected was removed in TOSA 1.0 (MLIR 22)
