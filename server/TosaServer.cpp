@@ -81,6 +81,7 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
         "tosa-compile", options.compileWorkers, 1u << 20);
   }
   validators.resize((pool ? pool->size() : 0) + 1);
+  inferrers.resize(validators.size());
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce, [this](Scheduler::SnapshotPtr s) {
         this->callbacks.onDiagnostics(std::move(s));
@@ -261,6 +262,10 @@ void TosaServer::removeDocument(const std::string &uri) {
     std::lock_guard<std::mutex> lock(validationMu);
     validations.erase(uri);
   }
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    shapes.erase(uri);
+  }
   scheduler->remove(uri);
 }
 
@@ -314,39 +319,93 @@ template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   };
 }
 
+std::shared_ptr<const ShapeInference>
+TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s) {
+  std::lock_guard<std::mutex> lock(shapesMu);
+  auto it = shapes.find(s->uri);
+  if (it != shapes.end() && it->second.first == s->version)
+    return it->second.second;
+  return nullptr;
+}
+
+std::shared_ptr<const ShapeInference>
+TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker) {
+  if (auto cached = cachedShapes(s))
+    return cached;
+  std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
+  if (!inferrer)
+    inferrer = std::make_unique<ShapeInferrer>();
+  auto result = std::make_shared<const ShapeInference>(
+      inferrer->infer(s->text, s->analysis));
+  std::lock_guard<std::mutex> lock(shapesMu);
+  auto &slot = shapes[s->uri];
+  if (slot.second == nullptr || slot.first <= s->version)
+    slot = {s->version, result};
+  return result;
+}
+
+void TosaServer::withShapes(
+    const std::string &uri,
+    unique_function<void(Expected<Scheduler::SnapshotPtr>,
+                         std::shared_ptr<const ShapeInference>)>
+        fn) {
+  withSnapshot(uri, [this, fn = std::move(fn)](
+                        Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return fn(s.takeError(), nullptr);
+    if (auto cached = cachedShapes(*s))
+      return fn(std::move(*s), std::move(cached));
+    // Parsing and the pass take as long as the function: off the caller.
+    runHeavy(
+        [this, fn = std::move(fn), s = std::move(*s)](unsigned worker) mutable {
+          auto shapes = shapesFor(s, worker);
+          fn(std::move(s), std::move(shapes));
+        });
+  });
+}
+
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
-                 std::optional<lsp::Hover> out;
-                 std::optional<Position> p = s.lines.fromLsp(pos);
-                 std::optional<HoverResult> h =
-                     p ? tosa_lsp::hover(s.analysis, *p) : std::nullopt;
-                 if (!h)
-                   return out;
-                 out.emplace(s.lines.toLsp(h->range));
-                 out->contents.kind = MarkupKind::Markdown;
-                 out->contents.value = h->markdown;
-                 return out;
-               }));
+  withShapes(uri, [pos, cb = std::move(cb)](
+                      Expected<Scheduler::SnapshotPtr> snap,
+                      std::shared_ptr<const ShapeInference> shapes) mutable {
+    if (!snap)
+      return cb(snap.takeError());
+    const Snapshot &s = **snap;
+    std::optional<lsp::Hover> out;
+    std::optional<Position> p = s.lines.fromLsp(pos);
+    std::optional<HoverResult> h =
+        p ? tosa_lsp::hover(s.analysis, *p, shapes.get()) : std::nullopt;
+    if (!h)
+      return cb(std::move(out));
+    out.emplace(s.lines.toLsp(h->range));
+    out->contents.kind = MarkupKind::Markdown;
+    out->contents.value = h->markdown;
+    cb(std::move(out));
+  });
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
                             Callback<std::vector<lsp::InlayHint>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [range](const Snapshot &s) {
-                 std::vector<lsp::InlayHint> out;
-                 std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-                 if (!r)
-                   return out;
-                 for (const InlayHintData &h :
-                      tosa_lsp::inlayHints(s.analysis, *r, s.config.hints)) {
-                   lsp::InlayHint hint(InlayHintKind::Type,
-                                       s.lines.toLsp(h.position));
-                   hint.label = h.label;
-                   hint.paddingLeft = false;
-                   out.push_back(std::move(hint));
-                 }
-                 return out;
-               }));
+  withShapes(uri, [range, cb = std::move(cb)](
+                      Expected<Scheduler::SnapshotPtr> snap,
+                      std::shared_ptr<const ShapeInference> shapes) mutable {
+    if (!snap)
+      return cb(snap.takeError());
+    const Snapshot &s = **snap;
+    std::vector<lsp::InlayHint> out;
+    std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+    if (!r)
+      return cb(std::move(out));
+    for (const InlayHintData &h :
+         tosa_lsp::inlayHints(s.analysis, *r, s.config.hints, shapes.get())) {
+      lsp::InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
+      hint.label = h.label;
+      hint.paddingLeft = false;
+      out.push_back(std::move(hint));
+    }
+    cb(std::move(out));
+  });
 }
 
 static std::vector<lsp::Range> toLsp(const Snapshot &s,

@@ -23,6 +23,7 @@
 #include "Input.h"
 #include "OutputFiles.h"
 #include "Scheduler.h"
+#include "ShapeInference.h"
 #include "WorkerPool.h"
 
 #include "llvm/ADT/FunctionExtras.h"
@@ -216,6 +217,19 @@ private:
                                  const std::vector<std::string> &only,
                                  unsigned worker);
   Analyzer &validator(unsigned worker);
+  /// MLIR's shape inference of the snapshot's functions, cached per
+  /// document version; computed on `worker` when missing.
+  std::shared_ptr<const ShapeInference>
+  shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker);
+  std::shared_ptr<const ShapeInference>
+  cachedShapes(const Scheduler::SnapshotPtr &s);
+  /// Runs fn(snapshot, shapes) at once when the shapes are cached, else on
+  /// the pool after computing them.
+  void
+  withShapes(const std::string &uri,
+             llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
+                                        std::shared_ptr<const ShapeInference>)>
+                 fn);
   std::string writePreviewFile(const std::string &uri, const std::string &path,
                                const std::string &function,
                                llvm::StringRef content);
@@ -244,6 +258,14 @@ private:
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;
+
+  /// Shape inference per document (one version each); one inferrer (its
+  /// own MLIRContext) per pool worker, the last for the inline caller.
+  std::mutex shapesMu;
+  std::map<std::string,
+           std::pair<int64_t, std::shared_ptr<const ShapeInference>>>
+      shapes;
+  std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
 
   std::mutex compilesMu;
   std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones

@@ -19,6 +19,7 @@
 #include "Lowering.h"
 #include "Render.h"
 #include "Run.h"
+#include "ShapeInference.h"
 
 #include "TosaServer.h"
 
@@ -359,18 +360,31 @@ int runExplain() {
   FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
 
   std::vector<const OpReport *> selected;
+  // MLIR's shape inference (tosa-infer-shapes) over the functions asked
+  // about: every op it can infer, not only the Broadcastable ones.
+  ShapeInferrer inferrer;
+  ShapeInference shapes = pos.valid()
+                              ? inferrer.infer(*text, fa, pos.line, pos.line)
+                              : inferrer.infer(*text, fa);
+  std::vector<const InferredOp *> inferred;
   if (pos.valid()) {
     int i = fa.findOp(pos);
-    if (i < 0) {
+    const InferredOp *io = shapes.opAt(pos);
+    if (i < 0 && !io) {
       printError(fa.path + ":" + std::to_string(pos.line) +
                  (pos.column ? ":" + std::to_string(pos.column) : "") +
-                 ": no Broadcastable op at this position");
+                 ": no Broadcastable op and no op with an inferable shape "
+                 "at this position");
       return 2;
     }
-    selected.push_back(&fa.ops[i]);
+    if (i >= 0)
+      selected.push_back(&fa.ops[i]);
+    if (io)
+      inferred.push_back(io);
   } else {
     for (const OpReport &op : fa.ops)
       selected.push_back(&op);
+    inferred = shapes.allOps();
   }
 
   // `explain` is a report: errors in the input are part of it, so only
@@ -380,6 +394,13 @@ int runExplain() {
     out["ops"] = nlohmann::ordered_json::array();
     for (const OpReport *op : selected)
       out["ops"].push_back(opToJson(*op));
+    out["shapes"] = nlohmann::ordered_json::array();
+    for (const InferredOp *op : inferred)
+      out["shapes"].push_back(inferredToJson(*op));
+    out["skipped"] = nlohmann::ordered_json::array();
+    for (const FunctionInference &f : shapes.functions)
+      if (!f.skipped.empty())
+        out["skipped"].push_back({{"function", f.name}, {"reason", f.skipped}});
     std::cout << out.dump(1) << "\n";
     return 0;
   }
@@ -390,13 +411,25 @@ int runExplain() {
   if (!pos.valid())
     for (const Diagnostic &d : fa.diagnostics)
       printDiagnosticText(std::cout, fa, *text, d);
-  if (selected.empty())
+  if (selected.empty() && !pos.valid())
     std::cout << fa.path << ": no Broadcastable ops\n";
   for (const OpReport *op : selected) {
     std::cout << "\n"
               << fa.path << ":" << op->range.begin.line << ":"
               << op->range.begin.column << ": "
               << renderExplanation(*op, style);
+  }
+  if (!pos.valid() && !shapes.functions.empty())
+    std::cout << "\nshape inference (tosa-infer-shapes):\n";
+  for (const FunctionInference &f : shapes.functions)
+    if (!f.skipped.empty() && !pos.valid())
+      std::cout << fa.path << ":" << f.scope.begin.line << ":"
+                << f.scope.begin.column << ": @" << f.name
+                << ": not inferred: " << f.skipped << "\n";
+  for (const InferredOp *op : inferred) {
+    std::cout << "\n"
+              << fa.path << ":" << op->range.begin.line << ":"
+              << op->range.begin.column << ": " << renderInferred(*op, style);
   }
   return 0;
 }
