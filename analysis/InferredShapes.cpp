@@ -82,16 +82,16 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
       if (!r.dimSources[d].empty() && r.declaredShape && r.inferredShape &&
           d < r.inferredShape->size())
         out += (md ? "  - " : "    ") + std::string("dim ") +
-               std::to_string(d) + ": ? -> " +
-               dimText((*r.inferredShape)[d]) + " from " +
-               (md ? r.dimSources[d] : r.dimSources[d]) + nl;
+               std::to_string(d) + ": ? -> " + dimText((*r.inferredShape)[d]) +
+               " from " + (md ? r.dimSources[d] : r.dimSources[d]) + nl;
     for (unsigned d : r.contradictions)
-      out += (md ? "  - " : "    ") + bold("error") + ": dim " +
-             std::to_string(d) + " is declared " +
-             dimText((*r.declaredShape)[d]) + " but the op's shape function "
-             "gives " + dimText((*r.shapeFunction)[d]) + " (" +
-             formatShape(r.shapeFunction) +
-             ") on its operands; at run time the result has that size" + nl;
+      out +=
+          (md ? "  - " : "    ") + bold("error") + ": dim " +
+          std::to_string(d) + " is declared " + dimText((*r.declaredShape)[d]) +
+          " but the op's shape function "
+          "gives " +
+          dimText((*r.shapeFunction)[d]) + " (" + formatShape(r.shapeFunction) +
+          ") on its operands; at run time the result has that size" + nl;
   }
   if (!op.refinedOperands.empty()) {
     out += indent + "operands refined by propagation:" + nl;

@@ -111,8 +111,8 @@ struct ShapeInferrer::Impl {
   }
 
   void inferSection(const std::string &text, const LineIndex &lines,
-                    const FileAnalysis &fa, const Section &sec,
-                    unsigned first, unsigned last, ShapeInference &out);
+                    const FileAnalysis &fa, const Section &sec, unsigned first,
+                    unsigned last, ShapeInference &out);
 };
 
 ShapeInferrer::ShapeInferrer() : impl(std::make_unique<Impl>()) {}
@@ -165,11 +165,11 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
           fa.path),
       llvm::SMLoc());
   ps->lines = &lines;
-  ps->bufferStart = ps->sourceMgr.getMemoryBuffer(ps->sourceMgr.getMainFileID())
-                        ->getBufferStart();
-  ScopedDiagnosticHandler silence(&ctx, [](mlir::Diagnostic &) {
-    return success();
-  });
+  ps->bufferStart =
+      ps->sourceMgr.getMemoryBuffer(ps->sourceMgr.getMainFileID())
+          ->getBufferStart();
+  ScopedDiagnosticHandler silence(&ctx,
+                                  [](mlir::Diagnostic &) { return success(); });
 
   std::vector<FunctionInference> results;
   std::optional<std::string> crash = runContained([&] {
@@ -189,8 +189,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
     }
     for (Operation &top : *ps->module->getBody()) {
       auto fn = dyn_cast<func::FuncOp>(top);
-      const AsmParserState::OperationDefinition *def =
-          ps->state.getOpDef(&top);
+      const AsmParserState::OperationDefinition *def = ps->state.getOpDef(&top);
       if (!fn || !def)
         continue;
       FunctionInference fi;
@@ -277,10 +276,10 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
           Value v = op->getOperand(k);
           auto it = declared.find(v);
           if (it != declared.end() && it->second != v.getType())
-            io.refinedOperands.push_back(
-                "`" + nameOf(v) + "` (operand #" + std::to_string(k) +
-                "): `" + ps->typeName(it->second) + "` -> `" +
-                ps->typeName(v.getType()) + "`");
+            io.refinedOperands.push_back("`" + nameOf(v) + "` (operand #" +
+                                         std::to_string(k) + "): `" +
+                                         ps->typeName(it->second) + "` -> `" +
+                                         ps->typeName(v.getType()) + "`");
         }
         std::optional<std::vector<MaybeShape>> fnShapes =
             shapeFunction(op, op->getOperands());
@@ -318,9 +317,9 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         auto operandLabel = [&](unsigned k) {
           Value v = op->getOperand(k);
           std::string name = nameOf(v);
-          name = name.empty() ? "operand #" + std::to_string(k)
-                              : "`" + name + "` (operand #" +
-                                    std::to_string(k) + ")";
+          name = name.empty()
+                     ? "operand #" + std::to_string(k)
+                     : "`" + name + "` (operand #" + std::to_string(k) + ")";
           auto it = declared.find(v);
           if (it != declared.end() && it->second != v.getType())
             name += ", itself refined";
@@ -332,7 +331,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
             Value v = op->getOperand(k);
             Block scratch;
             SmallVector<Value> operands(op->getOperands());
-            operands[k] = scratch.addArgument(weaken(v.getType()), op->getLoc());
+            operands[k] =
+                scratch.addArgument(weaken(v.getType()), op->getLoc());
             std::optional<std::vector<MaybeShape>> without =
                 shapeFunction(op, operands);
             std::string name = operandLabel(k);
@@ -347,8 +347,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                     (*ir.inferredShape)[d] == kDynamic)
                   continue;
                 bool lost = !without || i >= without->size() ||
-                            !(*without)[i] ||
-                            (*without)[i]->size() <= d ||
+                            !(*without)[i] || (*without)[i]->size() <= d ||
                             (*(*without)[i])[d] == kDynamic;
                 if (lost) {
                   std::string &s = deps[i][d];
@@ -394,11 +393,11 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                   (*ir.declaredShape)[d] != kDynamic ||
                   (*ir.inferredShape)[d] == kDynamic)
                 continue;
-              ir.dimSources[d] =
-                  d < deps[i].size() && !deps[i][d].empty() ? deps[i][d]
-                  : d < alone[i].size() && !alone[i][d].empty()
-                      ? alone[i][d]
-                      : "the op's attributes";
+              ir.dimSources[d] = d < deps[i].size() && !deps[i][d].empty()
+                                     ? deps[i][d]
+                                 : d < alone[i].size() && !alone[i][d].empty()
+                                     ? alone[i][d]
+                                     : "the op's attributes";
             }
           }
         }

@@ -44,9 +44,9 @@ struct InferredResult {
 /// verified.
 struct InferredOp {
   std::string name;
-  std::string function; // the enclosing func.func's symbol
-  Range range;          // the op name
-  Range scope;          // the op's whole text
+  std::string function;  // the enclosing func.func's symbol
+  Range range;           // the op name
+  Range scope;           // the op's whole text
   Range resultTypeRange; // declared result type(s) as written, if found
   unsigned section = 0;
   std::vector<InferredResult> results;
