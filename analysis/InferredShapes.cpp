@@ -37,6 +37,20 @@ std::vector<const InferredOp *> ShapeInference::allOps() const {
   return out;
 }
 
+std::vector<TextEditData> refineAllEdits(const ShapeInference &si,
+                                         const std::string &function) {
+  std::vector<TextEditData> out;
+  for (const FunctionInference &f : si.functions)
+    if (function.empty() || f.name == function)
+      out.insert(out.end(), f.refineEdits.begin(), f.refineEdits.end());
+  std::sort(out.begin(), out.end(),
+            [](const TextEditData &a, const TextEditData &b) {
+              return std::make_pair(a.range.begin.line, a.range.begin.column) <
+                     std::make_pair(b.range.begin.line, b.range.begin.column);
+            });
+  return out;
+}
+
 static std::string dimText(int64_t d) {
   return d == kDynamic ? "?" : std::to_string(d);
 }

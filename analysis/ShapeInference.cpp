@@ -20,6 +20,7 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
@@ -31,6 +32,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <set>
 
 using namespace mlir;
 
@@ -94,6 +97,85 @@ std::optional<std::vector<MaybeShape>> shapeFunction(Operation *op,
   return shapes;
 }
 
+/// A type list in an op's text: [begin, end) offsets of each item (trimmed).
+using Items = std::vector<std::pair<size_t, size_t>>;
+
+/// Splits [b, e) of `text` on commas at bracket depth 0.
+Items splitItems(llvm::StringRef text, size_t b, size_t e) {
+  Items out;
+  int depth = 0;
+  size_t start = b;
+  auto push = [&](size_t from, size_t to) {
+    while (from < to && std::isspace(static_cast<unsigned char>(text[from])))
+      ++from;
+    while (to > from && std::isspace(static_cast<unsigned char>(text[to - 1])))
+      --to;
+    if (from < to)
+      out.push_back({from, to});
+  };
+  for (size_t i = b; i < e; ++i) {
+    char c = text[i];
+    if (c == '-' && i + 1 < e && text[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}' || c == '>')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      push(start, i);
+      start = i + 1;
+    }
+  }
+  push(start, e);
+  return out;
+}
+
+/// The operand and result types of an op written `... : (A, B) -> R` or
+/// `-> (R1, R2)`, as offsets in `scope`; false for other forms.
+bool signatureItems(llvm::StringRef scope, Items &operands, Items &results) {
+  std::optional<std::pair<size_t, size_t>> res = detail::findResultType(scope);
+  if (!res)
+    return false;
+  // The `->` before the result type, then the parenthesised operand list.
+  size_t arrow = scope.substr(0, res->first).rfind("->");
+  if (arrow == llvm::StringRef::npos)
+    return false;
+  size_t close = arrow;
+  while (close > 0 &&
+         std::isspace(static_cast<unsigned char>(scope[close - 1])))
+    --close;
+  if (close == 0 || scope[close - 1] != ')')
+    return false;
+  --close;
+  int depth = 0;
+  size_t open = llvm::StringRef::npos;
+  for (size_t i = close + 1; i-- > 0;) {
+    char c = scope[i];
+    if (c == '>' && i > 0 && scope[i - 1] == '-') {
+      --i;
+      continue;
+    }
+    if (c == ')' || c == ']' || c == '}' || c == '>')
+      ++depth;
+    else if (c == '(' || c == '[' || c == '{' || c == '<')
+      if (--depth == 0) {
+        open = i;
+        break;
+      }
+  }
+  if (open == llvm::StringRef::npos)
+    return false;
+  operands = splitItems(scope, open + 1, close);
+  size_t rb = res->first, re = res->second;
+  if (rb < re && scope[rb] == '(' && scope[re - 1] == ')') {
+    ++rb;
+    --re;
+  }
+  results = splitItems(scope, rb, re);
+  return true;
+}
 } // namespace
 
 struct ShapeInferrer::Impl {
@@ -110,10 +192,184 @@ struct ShapeInferrer::Impl {
     return ctx;
   }
 
+  static void refineEdits(const detail::ParsedSection &ps, func::FuncOp fn,
+                          const llvm::DenseMap<Value, Type> &declared,
+                          FunctionInference &fi);
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
                     unsigned last, ShapeInference &out);
 };
+
+void ShapeInferrer::Impl::refineEdits(
+    const detail::ParsedSection &ps, func::FuncOp fn,
+    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi) {
+  auto changed = [&](Value v) {
+    auto it = declared.find(v);
+    return it != declared.end() && it->second != v.getType();
+  };
+  auto fail = [&](std::string why) {
+    fi.refineEdits.clear();
+    fi.refineProblem = std::move(why);
+  };
+  for (const InferredOp &op : fi.ops)
+    if (op.contradicts())
+      return fail("`" + op.name + "` on line " +
+                  std::to_string(op.range.begin.line) +
+                  " contradicts its declared type; fix that first");
+  auto toRange = [&](const char *b, const char *e) {
+    return ps.toFileRange(
+        {llvm::SMLoc::getFromPointer(b), llvm::SMLoc::getFromPointer(e)});
+  };
+  // Every SSA name the function defines: new names must not collide.
+  std::set<std::string> names;
+  fn.walk([&](Operation *op) {
+    if (const auto *def = ps.state.getOpDef(op))
+      for (const auto &g : def->resultGroups)
+        names.insert(textOf(g.definition.loc));
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        if (const auto *bd = ps.state.getBlockDef(&b))
+          for (const auto &a : bd->arguments)
+            names.insert(textOf(a.loc));
+  });
+
+  bool problem = false;
+  std::vector<tensor::CastOp> casts;
+  fn.walk([&](Operation *op) {
+    if (problem)
+      return;
+    if (auto cast = dyn_cast<tensor::CastOp>(op);
+        cast && !ps.state.getOpDef(op)) {
+      casts.push_back(cast);
+      return;
+    }
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          if (changed(a)) {
+            problem = true;
+            return fail("a block argument of a region is refined (tosa.cond_if "
+                        "/ tosa.while_loop): not written as an edit");
+          }
+    if (op == fn.getOperation())
+      return;
+    bool results = llvm::any_of(op->getResults(), changed);
+    bool operands = llvm::any_of(op->getOperands(), changed);
+    if (!results && !operands)
+      return;
+    const auto *def = ps.state.getOpDef(op);
+    if (!def) {
+      problem = true;
+      return fail("an op without a place in the text is refined");
+    }
+    if (results && def->resultGroups.size() != op->getNumResults()) {
+      problem = true;
+      return fail("`" + op->getName().getStringRef().str() +
+                  "` defines several results under one name");
+    }
+    const char *base = def->scopeLoc.Start.getPointer();
+    llvm::StringRef scope(base, def->scopeLoc.End.getPointer() - base);
+    Items ops, res;
+    if (!signatureItems(scope, ops, res) ||
+        ops.size() != op->getNumOperands() ||
+        res.size() != op->getNumResults()) {
+      problem = true;
+      return fail("the types of `" + op->getName().getStringRef().str() +
+                  "` are not written as `(operands) -> results`");
+    }
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      if (changed(op->getOperand(k)))
+        fi.refineEdits.push_back(
+            {toRange(base + ops[k].first, base + ops[k].second),
+             ps.typeName(op->getOperand(k).getType())});
+    for (unsigned k = 0; k < op->getNumResults(); ++k)
+      if (changed(op->getResult(k)))
+        fi.refineEdits.push_back(
+            {toRange(base + res[k].first, base + res[k].second),
+             ps.typeName(op->getResult(k).getType())});
+  });
+  if (problem)
+    return;
+
+  // The casts the pass inserted for users that keep the declared type.
+  for (tensor::CastOp cast : casts) {
+    Value v = cast.getSource();
+    Operation *producer = v.getDefiningOp();
+    const auto *def = producer ? ps.state.getOpDef(producer) : nullptr;
+    if (!def || def->resultGroups.size() != producer->getNumResults())
+      return fail("a refined value needs a cast and its producer is not "
+                  "written one name per result");
+    const auto *group = &def->resultGroups.front();
+    for (const auto &g : def->resultGroups)
+      if (g.startIndex == llvm::cast<OpResult>(v).getResultNumber())
+        group = &g;
+    std::string source = textOf(group->definition.loc);
+    std::string stem = "%cast_";
+    for (char c : llvm::StringRef(source).drop_front())
+      stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+    std::string name = stem;
+    for (unsigned n = 1; names.count(name); ++n)
+      name = stem + "_" + std::to_string(n);
+    names.insert(name);
+    // After the producer, on a line of its own, indented like it.
+    const char *bufStart = ps.bufferStart;
+    const char *lineStart = def->scopeLoc.Start.getPointer();
+    while (lineStart > bufStart && lineStart[-1] != '\n')
+      --lineStart;
+    std::string indent;
+    for (const char *p = lineStart;
+         p < def->scopeLoc.Start.getPointer() && (*p == ' ' || *p == '\t'); ++p)
+      indent += *p;
+    const char *end = def->scopeLoc.End.getPointer();
+    fi.refineEdits.push_back(
+        {toRange(end, end), "\n" + indent + name + " = tensor.cast " + source +
+                                " : " + ps.typeName(v.getType()) + " to " +
+                                ps.typeName(cast.getType())});
+    // The uses the pass moved to the cast: those inside its users' own text
+    // (not inside ops nested in them).
+    llvm::SmallPtrSet<Operation *, 4> users;
+    for (Operation *u : cast->getUsers())
+      users.insert(u);
+    for (const llvm::SMRange &use : group->definition.uses) {
+      const char *p = use.Start.getPointer();
+      auto within = [&](Operation *op) {
+        const auto *d = ps.state.getOpDef(op);
+        return d && d->scopeLoc.Start.getPointer() <= p &&
+               p < d->scopeLoc.End.getPointer();
+      };
+      for (Operation *u : users) {
+        if (!within(u))
+          continue;
+        bool nested = false;
+        u->walk([&](Operation *inner) {
+          if (inner != u && within(inner))
+            nested = true;
+        });
+        if (!nested)
+          fi.refineEdits.push_back(
+              {toRange(use.Start.getPointer(), use.End.getPointer()), name});
+      }
+    }
+  }
+}
+
+bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
+                         const std::string &text, const Config &config,
+                         const std::vector<TextEditData> &edits) {
+  FileAnalysis after =
+      analyzer.analyze(applyEdits(text, edits), fa.path, config);
+  auto errors = [](const FileAnalysis &a) {
+    return llvm::count_if(a.diagnostics, [](const Diagnostic &d) {
+      return d.severity == Severity::Error;
+    });
+  };
+  if (after.sections.size() != fa.sections.size())
+    return false;
+  for (size_t i = 0; i < fa.sections.size(); ++i)
+    if (fa.sections[i].parsed && !after.sections[i].parsed)
+      return false;
+  return errors(after) <= errors(fa);
+}
 
 ShapeInferrer::ShapeInferrer() : impl(std::make_unique<Impl>()) {}
 ShapeInferrer::~ShapeInferrer() = default;
@@ -403,6 +659,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         }
         fi.ops.push_back(std::move(io));
       }
+      refineEdits(*ps, fn, declared, fi);
       results.push_back(std::move(fi));
     }
   });

@@ -13,6 +13,7 @@
 #define TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
 
 #include "Analysis.h"
+#include "CodeActions.h"
 #include "Render.h"
 
 #include <memory>
@@ -65,6 +66,15 @@ struct FunctionInference {
   /// failed); empty when it was.
   std::string skipped;
   std::vector<InferredOp> ops; // in text order
+  /// "Refine all shapes in this function": every result type the pass
+  /// refines, written into the text (result types and the operand types of
+  /// the users that take the refined type), and a `tensor.cast` back to the
+  /// declared type, after the producer, for the users the pass would give
+  /// one (func.return, ops of other dialects), whose uses are renamed to
+  /// it. SSA names, attributes, comments and layout are kept. Empty when
+  /// nothing is refinable or the edit cannot be written (`refineProblem`).
+  std::vector<TextEditData> refineEdits;
+  std::string refineProblem;
 };
 
 struct ShapeInference {
@@ -91,6 +101,17 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// The "Refine all shapes" edits of `function` (of every function that has
+/// some when empty), sorted by position.
+std::vector<TextEditData> refineAllEdits(const ShapeInference &si,
+                                         const std::string &function = "");
+
+/// Whether `text` with `edits` applied re-analyses with no more errors than
+/// `fa` has (and still parses where it did).
+bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
+                         const std::string &text, const Config &config,
+                         const std::vector<TextEditData> &edits);
 
 /// What is known of one op's results, as prose (`explain`, hover): declared
 /// and inferred types, the source of each refined dimension, refined

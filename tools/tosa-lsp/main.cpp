@@ -70,6 +70,10 @@ commands:
   fix [--candidates] [--apply=N] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
+  fix --refine-all [--function=F] [--format=text|json] FILE
+      Print FILE with every `?` MLIR's shape inference (tosa-infer-shapes)
+      can refine set to its size, in every function or only F; tensor.cast
+      back to the declared type where the pass inserts one.
   serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
       Language server on stdin/stdout (also: no command, or --stdio).
       --lit-test: `// -----` delimited input, pretty output, synchronous.
@@ -142,11 +146,17 @@ cl::opt<bool> candidates("candidates",
 NumberOption applyFix("apply", cl::desc("Print FILE with fix N applied"),
                       cl::value_desc("N"), cl::sub(fixCmd), cl::cat(category));
 
+cl::opt<bool> refineAll(
+    "refine-all",
+    cl::desc("Print FILE with every refinable `?` set to the size MLIR's "
+             "shape inference (tosa-infer-shapes) gives it"),
+    cl::sub(fixCmd), cl::cat(category));
+
 cl::opt<std::string> function("function",
                               cl::desc("Only this function (without @)"),
-                              cl::value_desc("name"), cl::sub(lowerCmd),
-                              cl::sub(compileCmd), cl::sub(runCmd),
-                              cl::cat(category));
+                              cl::value_desc("name"), cl::sub(fixCmd),
+                              cl::sub(lowerCmd), cl::sub(compileCmd),
+                              cl::sub(runCmd), cl::cat(category));
 cl::opt<std::string> stage("stage", cl::desc("linalg, loops or llvm"),
                            cl::init("linalg"), cl::sub(lowerCmd),
                            cl::cat(category));
@@ -455,6 +465,49 @@ std::optional<std::string> oneFile(const char *command, int &rc) {
   return std::nullopt;
 }
 
+/// `fix --refine-all [--function=F] FILE`: the file with every result type
+/// MLIR's shape inference refines written in (what the server's "Refine all
+/// shapes" action applies), checked by re-analysis.
+int runRefineAll(Analyzer &analyzer, const FileAnalysis &fa,
+                 const std::string &text, const Config &config,
+                 const std::string &fmt) {
+  ShapeInferrer inferrer;
+  ShapeInference shapes = inferrer.infer(text, fa);
+  if (!function.empty()) {
+    auto it = llvm::find_if(shapes.functions, [](const FunctionInference &f) {
+      return f.name == function;
+    });
+    if (it == shapes.functions.end()) {
+      printError("no function @" + function + " with inferable shapes");
+      return 2;
+    }
+    if (!it->skipped.empty() || !it->refineProblem.empty()) {
+      printError("@" + function + ": " +
+                 (it->skipped.empty() ? it->refineProblem : it->skipped));
+      return 2;
+    }
+  }
+  for (const FunctionInference &f : shapes.functions)
+    if (!f.refineProblem.empty() && function.empty())
+      std::cerr << "tosa-lsp: note: @" << f.name
+                << " is left as it is: " << f.refineProblem << "\n";
+  std::vector<TextEditData> edits = refineAllEdits(shapes, function);
+  if (!edits.empty() &&
+      !refinedTextVerifies(analyzer, fa, text, config, edits)) {
+    printError("the refined file does not re-analyse cleanly; not applied");
+    return 2;
+  }
+  std::string fixed = applyEdits(text, edits);
+  if (fmt == "json")
+    std::cout << nlohmann::ordered_json{{"text", fixed},
+                                        {"edits", edits.size()}}
+                     .dump(1)
+              << "\n";
+  else
+    std::cout << fixed;
+  return 0;
+}
+
 /// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
 /// with fix N applied (what an editor gets through the server).
 int runFix() {
@@ -472,6 +525,8 @@ int runFix() {
   const Config &config = input->second;
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(text, displayName(*path), config);
+  if (refineAll)
+    return runRefineAll(analyzer, fa, text, config, *fmt);
   // `--candidates` lists (and `--apply=N` indexes) the unvalidated
   // candidates, each marked with whether it passes validation, so the
   // numbers of a listing are always the ones `--apply` takes.
