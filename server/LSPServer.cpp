@@ -533,7 +533,8 @@ private:
         {"documentSymbolProvider", true},
         {"codeActionProvider",
          json::Object{{"codeActionKinds",
-                       json::Array{"quickfix", "refactor.rewrite", "source"}}}},
+                       json::Array{"quickfix", "refactor.rewrite", "source",
+                                   "source.refineShapes"}}}},
         {"executeCommandProvider",
          json::Object{{"commands",
                        json::Array{"tosa.previewLowering", "tosa.compile"}}}},
@@ -845,6 +846,25 @@ private:
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
       out["edit"] =
           json::Object{{"changes", json::Object{{s.uri, std::move(edits)}}}};
+      return out;
+    }
+    if (a.needsConfirmation) {
+      // A source action: its edit previewed (as a diff) before it applies.
+      json::Array edits;
+      for (const TextEdit &e : a.edits)
+        edits.push_back(json::Object{{"range", toJSON(e.range)},
+                                     {"newText", e.newText},
+                                     {"annotationId", "tosa.refine"}});
+      out["edit"] = json::Object{
+          {"documentChanges",
+           json::Array{json::Object{
+               {"textDocument",
+                json::Object{{"uri", s.uri}, {"version", a.version}}},
+               {"edits", std::move(edits)}}}},
+          {"changeAnnotations",
+           json::Object{
+               {"tosa.refine", json::Object{{"label", a.title},
+                                            {"needsConfirmation", true}}}}}};
       return out;
     }
     json::Object args{{"uri", s.uri}, {"function", a.function}};

@@ -547,6 +547,23 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
     item.mode = "fast";
     out.items.push_back(std::move(item));
   }
+  if (fn && wants("source.refineShapes")) {
+    // "Refine all shapes in this function": MLIR's tosa-infer-shapes
+    // written into the text, offered when the result re-analyses cleanly.
+    std::shared_ptr<const ShapeInference> shapes = shapesFor(s, worker);
+    std::vector<TextEditData> edits = refineAllEdits(*shapes, fn->name);
+    if (!edits.empty() && refinedTextVerifies(validator(worker), s->analysis,
+                                              s->text, s->config, edits)) {
+      CodeActionItem item;
+      item.title = "Refine all shapes in @" + fn->name + " (tosa-infer-shapes)";
+      item.kind = "source.refineShapes";
+      item.needsConfirmation = true;
+      item.version = s->version;
+      for (const TextEditData &e : edits)
+        item.edits.push_back({s->lines.toLsp(e.range), e.newText});
+      out.items.push_back(std::move(item));
+    }
+  }
   if (fn && wants("source")) {
     CodeActionItem item;
     item.title = "Compile @" + fn->name + " to native code (shared library)";

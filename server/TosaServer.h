@@ -64,6 +64,11 @@ struct CodeActionItem {
   /// the edits to this document.
   const Diagnostic *diagnostic = nullptr;
   std::vector<llvm::lsp::TextEdit> edits;
+  /// A source action's edits (no diagnostic) are shown for confirmation
+  /// before they apply (LSP change annotation with needsConfirmation: the
+  /// client previews them as a diff); `version` is the document's.
+  bool needsConfirmation = false;
+  int64_t version = 0;
   /// Commands: tosa.previewLowering or tosa.compile on `function`.
   std::string command, commandTitle, function, stage, mode, emit;
 };
