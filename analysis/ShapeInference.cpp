@@ -17,6 +17,7 @@
 #include "CrashGuard.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -377,6 +378,7 @@ ShapeInferrer::~ShapeInferrer() = default;
 ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const FileAnalysis &fa, unsigned firstLine,
                                     unsigned lastLine) {
+  PhaseTimer timer("shape inference (lazy, not in the pipeline)");
   ShapeInference out;
   LineIndex lines(text);
   for (const Section &sec : fa.sections) {

@@ -45,7 +45,8 @@ commands:
       FILE may be `-` for standard input. Exit 1 if any error.
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
-      FILE, or only for the op at LINE (and COL).
+      FILE, then declared vs inferred types of every op MLIR's shape
+      inference (tosa-infer-shapes) covers; or only the op at LINE (and COL).
   lower [--function=F] [--stage=linalg|loops|llvm]
         [--mode=fast|upstream|safe|versioned] [--strided] [--annotate]
         [--format=text|json] FILE
