@@ -55,6 +55,40 @@ static std::string dimText(int64_t d) {
   return d == kDynamic ? "?" : std::to_string(d);
 }
 
+std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
+  std::vector<Diagnostic> out;
+  for (const InferredOp *op : si.allOps())
+    for (size_t i = 0; i < op->results.size(); ++i) {
+      const InferredResult &r = op->results[i];
+      if (r.contradictions.empty())
+        continue;
+      Diagnostic d;
+      d.severity = Severity::Error;
+      d.source = DiagSource::Verifier;
+      d.range = op->range;
+      d.section = op->section;
+      d.code = "shape-contradiction";
+      std::string dims;
+      for (unsigned k : r.contradictions)
+        dims += std::string(dims.empty() ? "" : ", ") + "dimension " +
+                std::to_string(k) + " is " + dimText((*r.shapeFunction)[k]) +
+                ", not " + dimText((*r.declaredShape)[k]);
+      d.message = "'" + op->name + "' result #" + std::to_string(i) +
+                  " is declared " + r.declared +
+                  " but shape inference (tosa-infer-shapes) gives " +
+                  formatShape(r.shapeFunction) + ": " + dims;
+      for (const std::string &s : op->refinedOperands) {
+        std::string plain;
+        for (char c : s)
+          if (c != '`')
+            plain += c;
+        d.notes.push_back({{}, "refined by propagation: " + plain});
+      }
+      out.push_back(std::move(d));
+    }
+  return out;
+}
+
 std::string inferredSummary(const InferredOp &op) {
   std::string out;
   for (size_t i = 0; i < op.results.size(); ++i) {

@@ -113,6 +113,12 @@ bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
                          const std::string &text, const Config &config,
                          const std::vector<TextEditData> &edits);
 
+/// One error per op whose declared static size contradicts the size its
+/// shape function gives on the operands propagation refined (code
+/// "shape-contradiction"; upstream reports these only after
+/// `--tosa-infer-shapes`, whose output then fails to verify).
+std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si);
+
 /// What is known of one op's results, as prose (`explain`, hover): declared
 /// and inferred types, the source of each refined dimension, refined
 /// operands and contradictions.

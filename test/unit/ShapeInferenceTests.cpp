@@ -187,6 +187,24 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
   EXPECT_FALSE(find(si, "tosa.transpose")->contradicts());
 }
 
+TEST(ShapeInference, ContradictionIsAnErrorDiagnosticWithTheInferredSize) {
+  ShapeInference si = inferText(R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+)");
+  std::vector<Diagnostic> ds = contradictionDiagnostics(si);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].severity, Severity::Error);
+  EXPECT_EQ(ds[0].code, "shape-contradiction");
+  EXPECT_EQ(ds[0].range.begin, (Position{4, 8}));
+  EXPECT_TRUE(has(ds[0].message, "gives 3x2: dimension 1 is 2, not 5"))
+      << ds[0].message;
+  EXPECT_TRUE(contradictionDiagnostics(inferText(kChain)).empty());
+}
+
 TEST(ShapeInference, NoContradictionWhenConsistent) {
   ShapeInference si = inferText(kChain);
   for (const InferredOp *op : si.allOps())

@@ -39,9 +39,12 @@ constexpr const char *kUsage =
     R"(usage: tosa-lsp <command> [options]
 
 commands:
-  check [--format=text|json] [--show-info] [--config=FILE] FILE...
+  check [--format=text|json] [--show-info] [--infer-shapes] [--config=FILE]
+        FILE...
       Parse and verify each file (split on `// -----`), report every parse,
-      verifier and broadcast error in mlir-opt's format (or JSON).
+      verifier and broadcast error in mlir-opt's format (or JSON);
+      --infer-shapes adds the declared sizes MLIR's shape inference
+      (tosa-infer-shapes, propagated through each function) contradicts.
       FILE may be `-` for standard input. Exit 1 if any error.
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
@@ -140,6 +143,12 @@ cl::opt<bool> showInfo("show-info",
                        cl::desc("Also print informational "
                                 "findings"),
                        cl::sub(checkCmd), cl::cat(category));
+
+cl::opt<bool> inferShapes(
+    "infer-shapes",
+    cl::desc("Also run MLIR's shape inference (tosa-infer-shapes) on every "
+             "function and report declared sizes it contradicts"),
+    cl::sub(checkCmd), cl::cat(category));
 
 cl::opt<bool> candidates("candidates",
                          cl::desc("All candidate fixes, not only validated"),
@@ -297,6 +306,11 @@ int runCheck() {
       config.info.refinable = config.info.runtimeChecks =
           config.info.dynamicToStatic = true;
     FileAnalysis fa = analyzer.analyze(text, displayName(path), config);
+    if (inferShapes) {
+      ShapeInferrer inferrer;
+      for (Diagnostic &d : contradictionDiagnostics(inferrer.infer(text, fa)))
+        fa.diagnostics.push_back(std::move(d));
+    }
     anyError |= fa.hasErrors();
     if (*fmt == "json") {
       out["files"].push_back(fileToJson(fa));
