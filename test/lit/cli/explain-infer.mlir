@@ -7,7 +7,7 @@
 // RUN: %tosa-lsp explain --format=json %s:23:8 | FileCheck %s --check-prefix=JSON
 // RUN: %tosa-lsp check %s
 // RUN: not %tosa-lsp check --infer-shapes %s | FileCheck %s --check-prefix=CONTRA
-// RUN: %python %tools/infer_agreement.py --file %s --tosa-lsp %tosa-lsp --mlir-opt %mlir-opt | FileCheck %s --check-prefix=AGREE
+// RUN: %python %tools/infer_agreement.py --refine --file %s --tosa-lsp %tosa-lsp --mlir-opt %mlir-opt | FileCheck %s --check-prefix=AGREE
 // AGREE: infer: 15 ops agree, 0 disagree, 2 unmatched, 9 refined, 1 contradictions confirmed by the pass, 0 unconfirmed and 0 errors on accepted files; 1 files, 0 runs failed
 
 func.func @conv2d(%in: tensor<1x?x33x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16xf32>) -> tensor<1x?x?x16xf32> {
@@ -139,3 +139,6 @@ func.func @chain(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
 // CONTRA-NEXT:        ^
 // CONTRA-NEXT: explain-infer.mlir: note: refined by propagation: %0 (operand #0): tensor<?x?xf32> -> tensor<3x2xf32>
 // CONTRA-NOT:  error
+
+// The refine-all edit of the sections without a contradiction verifies.
+// AGREE-NEXT: refine-all: 1 accepted files, 1 changed, 0 rejected by mlir-opt

@@ -147,7 +147,8 @@ def mlir_opt_types(output):
 def check_file(path, args):
     """(counts dict, [problems])."""
     counts = {"agree": 0, "disagree": 0, "unmatched": 0, "refined": 0,
-              "contradictions": 0, "errors": 0, "confirmed": 0}
+              "contradictions": 0, "errors": 0, "confirmed": 0,
+              "refineFiles": 0, "refineChanged": 0, "refineRejected": 0}
     problems = []
     rc, out, err = run([args.tosa_lsp, "explain", "--format=json", path],
                        args.timeout)
@@ -214,7 +215,36 @@ def check_file(path, args):
                 problems.append("error on a file mlir-opt accepts: %s:%s: %s"
                                 % (d.get("line"), d.get("column"),
                                    d.get("message")))
+    if args.refine and arc == 0:
+        # The refine-all edit keeps an accepted file accepted.
+        rrc, refined, rerr = run([args.tosa_lsp, "fix", "--refine-all", path],
+                                 args.timeout)
+        if rrc != 0:
+            problems.append("fix --refine-all failed: %s" % rerr.strip()[-300:])
+        else:
+            counts["refineFiles"] += 1
+            with open(path, errors="replace") as f:
+                original = f.read()
+            if refined != original:
+                counts["refineChanged"] += 1
+                vrc, _, verr = run_input(
+                    [args.mlir_opt, "--split-input-file",
+                     "--allow-unregistered-dialect", "-o", os.devnull, "-"],
+                    refined, args.timeout)
+                if vrc != 0:
+                    problems.append("mlir-opt rejects the refined file: %s"
+                                    % verr.strip()[:300])
+                    counts["refineRejected"] += 1
     return counts, problems, False
+
+
+def run_input(cmd, text, timeout):
+    try:
+        proc = subprocess.run(cmd, input=text, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def main(argv):
@@ -226,6 +256,9 @@ def main(argv):
     p.add_argument("--mlir-opt", default="mlir-opt-22")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--timeout", type=int, default=120)
+    p.add_argument("--refine", action="store_true",
+                   help="also: fix --refine-all keeps every accepted file "
+                        "accepted by mlir-opt")
     args = p.parse_args(argv)
     files = list(args.file)
     if args.corpus:
@@ -236,7 +269,8 @@ def main(argv):
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         results = list(pool.map(lambda f: check_file(f, args), files))
     total = {"agree": 0, "disagree": 0, "unmatched": 0, "refined": 0,
-             "contradictions": 0, "errors": 0, "confirmed": 0}
+             "contradictions": 0, "errors": 0, "confirmed": 0,
+             "refineFiles": 0, "refineChanged": 0, "refineRejected": 0}
     failed_runs = 0
     for path, (counts, problems, run_failed) in zip(files, results):
         failed_runs += run_failed
@@ -253,8 +287,12 @@ def main(argv):
           % (total["agree"], total["disagree"], total["unmatched"],
              total["refined"], total["confirmed"], total["contradictions"],
              total["errors"], len(files), failed_runs))
+    if args.refine:
+        print("refine-all: %d accepted files, %d changed, %d rejected by "
+              "mlir-opt" % (total["refineFiles"], total["refineChanged"],
+                            total["refineRejected"]))
     bad = total["disagree"] or total["contradictions"] or total["errors"] \
-        or failed_runs
+        or failed_runs or total["refineRejected"]
     return 1 if bad else 0
 
 
