@@ -392,7 +392,44 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
       continue;
     if (!sec.parsed || sec.stale || sec.endOffset > text.size())
       continue;
-    impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out);
+    // Asked for some of the section's functions: parse each of them alone
+    // (its text is usually all it needs), the section only when that fails
+    // (aliases, ...) or when it is nested in another symbol's op.
+    std::vector<const SymbolInfo *> fns, wantedFns;
+    bool nested = false;
+    for (const SymbolInfo &s : fa.symbols) {
+      if (s.section != sec.index)
+        continue;
+      if (s.opName != "func.func") {
+        nested = true;
+        continue;
+      }
+      fns.push_back(&s);
+      if (overlapsLines(s.scope, firstLine, lastLine))
+        wantedFns.push_back(&s);
+    }
+    if (nested || wantedFns.size() == fns.size()) {
+      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out);
+      continue;
+    }
+    for (const SymbolInfo *s : wantedFns) {
+      std::optional<size_t> b = lines.offset(s->scope.begin),
+                            e = lines.offset(s->scope.end);
+      size_t before = out.functions.size();
+      if (b && e && *b < *e && *b >= sec.beginOffset && *e <= sec.endOffset) {
+        Section alone = sec;
+        alone.beginOffset = *b;
+        alone.endOffset = *e;
+        alone.firstLine = s->scope.begin.line;
+        alone.firstColumn = s->scope.begin.column;
+        alone.lastLine = s->scope.end.line;
+        impl->inferSection(text, lines, fa, alone, s->scope.begin.line,
+                           s->scope.end.line, out);
+      }
+      if (out.functions.size() == before)
+        impl->inferSection(text, lines, fa, sec, s->scope.begin.line,
+                           s->scope.end.line, out);
+    }
   }
   return out;
 }

@@ -319,93 +319,164 @@ template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   };
 }
 
-std::shared_ptr<const ShapeInference>
-TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s) {
-  std::lock_guard<std::mutex> lock(shapesMu);
-  auto it = shapes.find(s->uri);
-  if (it != shapes.end() && it->second.first == s->version)
-    return it->second.second;
-  return nullptr;
+/// The functions of `s` overlapping lines [first, last], as cache keys.
+static std::vector<std::string> functionKeys(const Snapshot &s, unsigned first,
+                                             unsigned last) {
+  std::vector<std::string> keys;
+  for (const SymbolInfo &sym : s.analysis.symbols)
+    if (sym.opName == "func.func" && sym.scope.begin.valid() &&
+        sym.scope.begin.line <= last && sym.scope.end.line >= first)
+      keys.push_back(std::to_string(sym.section) + ":" + sym.name);
+  return keys;
 }
 
 std::shared_ptr<const ShapeInference>
-TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker) {
-  if (auto cached = cachedShapes(s))
+TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first,
+                         unsigned last) {
+  std::vector<std::string> keys = functionKeys(*s, first, last);
+  std::lock_guard<std::mutex> lock(shapesMu);
+  auto it = shapes.find(s->uri);
+  if (it == shapes.end() || it->second.version != s->version ||
+      !it->second.shapes)
+    return nullptr;
+  for (const std::string &k : keys)
+    if (!it->second.done.count(k))
+      return nullptr;
+  return it->second.shapes;
+}
+
+std::shared_ptr<const ShapeInference>
+TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
+                      unsigned first, unsigned last) {
+  if (auto cached = cachedShapes(s, first, last))
     return cached;
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
-  auto result = std::make_shared<const ShapeInference>(
-      inferrer->infer(s->text, s->analysis));
+  ShapeInference fresh = inferrer->infer(s->text, s->analysis, first, last);
+  std::vector<std::string> keys = functionKeys(*s, first, last);
   std::lock_guard<std::mutex> lock(shapesMu);
-  auto &slot = shapes[s->uri];
-  if (slot.second == nullptr || slot.first <= s->version)
-    slot = {s->version, result};
-  return result;
+  ShapeCache &c = shapes[s->uri];
+  if (c.version > s->version)
+    return std::make_shared<const ShapeInference>(std::move(fresh));
+  if (c.version != s->version)
+    c = ShapeCache{s->version, nullptr, {}, {}};
+  // Merge with what other requests inferred for this version.
+  auto merged = std::make_shared<ShapeInference>();
+  if (c.shapes)
+    merged->functions = c.shapes->functions;
+  for (FunctionInference &f : fresh.functions)
+    if (!c.done.count(std::to_string(f.section) + ":" + f.name))
+      merged->functions.push_back(std::move(f));
+  std::sort(merged->functions.begin(), merged->functions.end(),
+            [](const FunctionInference &a, const FunctionInference &b) {
+              return a.scope.begin.line < b.scope.begin.line;
+            });
+  c.done.insert(keys.begin(), keys.end());
+  c.shapes = std::move(merged);
+  return c.shapes;
 }
 
 void TosaServer::withShapes(
-    const std::string &uri,
+    const std::string &uri, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
         fn) {
-  withSnapshot(uri, [this, fn = std::move(fn)](
+  withSnapshot(uri, [this, range, fn = std::move(fn)](
                         Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
       return fn(s.takeError(), nullptr);
-    if (auto cached = cachedShapes(*s))
+    unsigned first = 1, last = ~0u;
+    if (std::optional<tosa_lsp::Range> r = (*s)->lines.fromLsp(range)) {
+      first = r->begin.line;
+      last = r->end.line;
+    }
+    if (auto cached = cachedShapes(*s, first, last))
       return fn(std::move(*s), std::move(cached));
-    // Parsing and the pass take as long as the function: off the caller.
-    runHeavy(
-        [this, fn = std::move(fn), s = std::move(*s)](unsigned worker) mutable {
-          auto shapes = shapesFor(s, worker);
-          fn(std::move(s), std::move(shapes));
-        });
+    // Parsing and the pass take as long as the functions: off the caller,
+    // and only waited for when the functions are small.
+    constexpr unsigned kWaitLines = 2000;
+    unsigned lines = 0;
+    for (const SymbolInfo &sym : (*s)->analysis.symbols)
+      if (sym.opName == "func.func" && sym.scope.begin.valid() &&
+          sym.scope.begin.line <= last && sym.scope.end.line >= first)
+        lines += sym.scope.end.line - sym.scope.begin.line + 1;
+    if (lines <= kWaitLines || options.sync) {
+      runHeavy([this, fn = std::move(fn), first, last,
+                s = std::move(*s)](unsigned worker) mutable {
+        auto shapes = shapesFor(s, worker, first, last);
+        fn(std::move(s), std::move(shapes));
+      });
+      return;
+    }
+    Scheduler::SnapshotPtr snap = *s;
+    fn(std::move(*s), nullptr);
+    std::vector<std::string> keys = functionKeys(*snap, first, last);
+    {
+      std::lock_guard<std::mutex> lock(shapesMu);
+      ShapeCache &c = shapes[snap->uri];
+      if (c.version > snap->version)
+        return;
+      if (c.version != snap->version)
+        c = ShapeCache{snap->version, nullptr, {}, {}};
+      if (llvm::all_of(keys, [&](const std::string &k) {
+            return c.inflight.count(k) || c.done.count(k);
+          }))
+        return;
+      c.inflight.insert(keys.begin(), keys.end());
+    }
+    runHeavy([this, first, last, snap = std::move(snap)](unsigned worker) {
+      (void)shapesFor(snap, worker, first, last);
+    });
   });
 }
 
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withShapes(uri, [pos, cb = std::move(cb)](
-                      Expected<Scheduler::SnapshotPtr> snap,
-                      std::shared_ptr<const ShapeInference> shapes) mutable {
-    if (!snap)
-      return cb(snap.takeError());
-    const Snapshot &s = **snap;
-    std::optional<lsp::Hover> out;
-    std::optional<Position> p = s.lines.fromLsp(pos);
-    std::optional<HoverResult> h =
-        p ? tosa_lsp::hover(s.analysis, *p, shapes.get()) : std::nullopt;
-    if (!h)
-      return cb(std::move(out));
-    out.emplace(s.lines.toLsp(h->range));
-    out->contents.kind = MarkupKind::Markdown;
-    out->contents.value = h->markdown;
-    cb(std::move(out));
-  });
+  withShapes(uri, lsp::Range(pos, pos),
+             [pos, cb = std::move(cb)](
+                 Expected<Scheduler::SnapshotPtr> snap,
+                 std::shared_ptr<const ShapeInference> shapes) mutable {
+               if (!snap)
+                 return cb(snap.takeError());
+               const Snapshot &s = **snap;
+               std::optional<lsp::Hover> out;
+               std::optional<Position> p = s.lines.fromLsp(pos);
+               std::optional<HoverResult> h =
+                   p ? tosa_lsp::hover(s.analysis, *p, shapes.get())
+                     : std::nullopt;
+               if (!h)
+                 return cb(std::move(out));
+               out.emplace(s.lines.toLsp(h->range));
+               out->contents.kind = MarkupKind::Markdown;
+               out->contents.value = h->markdown;
+               cb(std::move(out));
+             });
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
                             Callback<std::vector<lsp::InlayHint>> cb) {
-  withShapes(uri, [range, cb = std::move(cb)](
-                      Expected<Scheduler::SnapshotPtr> snap,
-                      std::shared_ptr<const ShapeInference> shapes) mutable {
-    if (!snap)
-      return cb(snap.takeError());
-    const Snapshot &s = **snap;
-    std::vector<lsp::InlayHint> out;
-    std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-    if (!r)
-      return cb(std::move(out));
-    for (const InlayHintData &h :
-         tosa_lsp::inlayHints(s.analysis, *r, s.config.hints, shapes.get())) {
-      lsp::InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
-      hint.label = h.label;
-      hint.paddingLeft = false;
-      out.push_back(std::move(hint));
-    }
-    cb(std::move(out));
-  });
+  withShapes(uri, range,
+             [range, cb = std::move(cb)](
+                 Expected<Scheduler::SnapshotPtr> snap,
+                 std::shared_ptr<const ShapeInference> shapes) mutable {
+               if (!snap)
+                 return cb(snap.takeError());
+               const Snapshot &s = **snap;
+               std::vector<lsp::InlayHint> out;
+               std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+               if (!r)
+                 return cb(std::move(out));
+               for (const InlayHintData &h : tosa_lsp::inlayHints(
+                        s.analysis, *r, s.config.hints, shapes.get())) {
+                 lsp::InlayHint hint(InlayHintKind::Type,
+                                     s.lines.toLsp(h.position));
+                 hint.label = h.label;
+                 hint.paddingLeft = false;
+                 out.push_back(std::move(hint));
+               }
+               cb(std::move(out));
+             });
 }
 
 static std::vector<lsp::Range> toLsp(const Snapshot &s,
@@ -550,7 +621,8 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
   if (fn && wants("source.refineShapes")) {
     // "Refine all shapes in this function": MLIR's tosa-infer-shapes
     // written into the text, offered when the result re-analyses cleanly.
-    std::shared_ptr<const ShapeInference> shapes = shapesFor(s, worker);
+    std::shared_ptr<const ShapeInference> shapes =
+        shapesFor(s, worker, fn->scope.begin.line, fn->scope.end.line);
     std::vector<TextEditData> edits = refineAllEdits(*shapes, fn->name);
     if (!edits.empty() && refinedTextVerifies(validator(worker), s->analysis,
                                               s->text, s->config, edits)) {

@@ -222,16 +222,21 @@ private:
                                  const std::vector<std::string> &only,
                                  unsigned worker);
   Analyzer &validator(unsigned worker);
-  /// MLIR's shape inference of the snapshot's functions, cached per
-  /// document version; computed on `worker` when missing.
+  /// MLIR's shape inference of the snapshot's functions overlapping lines
+  /// [first, last], cached per document version and function; computed on
+  /// `worker` when some are missing.
   std::shared_ptr<const ShapeInference>
-  shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker);
+  shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker, unsigned first,
+            unsigned last);
   std::shared_ptr<const ShapeInference>
-  cachedShapes(const Scheduler::SnapshotPtr &s);
-  /// Runs fn(snapshot, shapes) at once when the shapes are cached, else on
-  /// the pool after computing them.
+  cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first, unsigned last);
+  /// Runs fn(snapshot, shapes of the functions in `range`) at once when
+  /// they are cached, else on the pool after computing them; for functions
+  /// too big to infer while the user waits (hover must stay immediate), at
+  /// once without shapes, inferring them in the background for the next
+  /// request.
   void
-  withShapes(const std::string &uri,
+  withShapes(const std::string &uri, llvm::lsp::Range range,
              llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                         std::shared_ptr<const ShapeInference>)>
                  fn);
@@ -264,12 +269,17 @@ private:
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;
 
-  /// Shape inference per document (one version each); one inferrer (its
-  /// own MLIRContext) per pool worker, the last for the inline caller.
+  /// Shape inference per document (one version each): the functions
+  /// inferred so far ("section:name"); one inferrer (its own MLIRContext)
+  /// per pool worker, the last for the inline caller.
+  struct ShapeCache {
+    int64_t version = -1;
+    std::shared_ptr<const ShapeInference> shapes;
+    std::set<std::string> done;
+    std::set<std::string> inflight; // being inferred in the background
+  };
   std::mutex shapesMu;
-  std::map<std::string,
-           std::pair<int64_t, std::shared_ptr<const ShapeInference>>>
-      shapes;
+  std::map<std::string, ShapeCache> shapes;
   std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
 
   std::mutex compilesMu;

@@ -251,6 +251,27 @@ func.func @b(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
   EXPECT_FALSE(si.opAt({3, 8}));
 }
 
+TEST(ShapeInference, AFunctionUsingAliasesFallsBackToItsSection) {
+  std::string text = R"(
+!in = tensor<2x3xf32>
+func.func @a(%a: !in) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (!in) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+func.func @b(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  return %a : tensor<2x3xf32>
+}
+)";
+  FileAnalysis fa = analyzeText(text);
+  ShapeInferrer inferrer;
+  ShapeInference si = inferrer.infer(text, fa, 4, 4);
+  ASSERT_EQ(si.functions.size(), 1u);
+  EXPECT_EQ(si.functions[0].name, "a");
+  ASSERT_EQ(si.functions[0].ops.size(), 1u);
+  EXPECT_EQ(si.functions[0].ops[0].results[0].inferred, "tensor<3x2xf32>");
+  EXPECT_EQ(si.functions[0].ops[0].range.begin, (Position{4, 8}));
+}
+
 TEST(ShapeInference, SectionsThatDoNotParseAreSkipped) {
   ShapeInference si = inferText(R"(
 func.func @a(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {

@@ -349,6 +349,41 @@ TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
   server.reset();
 }
 
+TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
+  Recorder rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  auto server = std::make_unique<TosaServer>(o, rec);
+  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
+  const int n = 2100;
+  for (int i = 1; i <= n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  server->addDocument("test:///big.mlir", "/nonexistent/big.mlir", 1, text);
+  auto hoverAt = [&](unsigned line, unsigned col) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server->hover("test:///big.mlir", lsp::Position(line, col),
+                    std::move(cb));
+    });
+    EXPECT_TRUE(bool(h));
+    return h && h->has_value() ? (*h)->contents.value : std::string();
+  };
+  // Answered at once (the value's type and origin), without waiting for
+  // the inference of 2100 ops, which starts in the background.
+  std::string first = hoverAt(1000, 3);
+  EXPECT_NE(first.find("`%v999`"), std::string::npos) << first;
+  EXPECT_EQ(first.find("tosa-infer-shapes"), std::string::npos) << first;
+  server->waitIdle();
+  std::string second = hoverAt(1000, 3);
+  EXPECT_NE(second.find("**inferred** `tensor<3x2xf32>`"), std::string::npos)
+      << second;
+  server.reset();
+}
+
 //===----------------------------------------------------------------------===//
 // Configuration: server defaults, project file, editor settings
 //===----------------------------------------------------------------------===//
