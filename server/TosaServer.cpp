@@ -409,25 +409,28 @@ void TosaServer::withShapes(
       });
       return;
     }
+    // The background work is queued before the answer goes out.
     Scheduler::SnapshotPtr snap = *s;
-    fn(std::move(*s), nullptr);
     std::vector<std::string> keys = functionKeys(*snap, first, last);
+    bool start = false;
     {
       std::lock_guard<std::mutex> lock(shapesMu);
       ShapeCache &c = shapes[snap->uri];
-      if (c.version > snap->version)
-        return;
-      if (c.version != snap->version)
+      if (c.version < snap->version)
         c = ShapeCache{snap->version, nullptr, {}, {}};
-      if (llvm::all_of(keys, [&](const std::string &k) {
+      if (c.version == snap->version &&
+          !llvm::all_of(keys, [&](const std::string &k) {
             return c.inflight.count(k) || c.done.count(k);
-          }))
-        return;
-      c.inflight.insert(keys.begin(), keys.end());
+          })) {
+        c.inflight.insert(keys.begin(), keys.end());
+        start = true;
+      }
     }
-    runHeavy([this, first, last, snap = std::move(snap)](unsigned worker) {
-      (void)shapesFor(snap, worker, first, last);
-    });
+    if (start)
+      runHeavy([this, first, last, snap](unsigned worker) {
+        (void)shapesFor(snap, worker, first, last);
+      });
+    fn(std::move(*s), nullptr);
   });
 }
 
