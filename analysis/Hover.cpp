@@ -25,8 +25,35 @@ static std::string valueLine(const ValueInfo &v) {
   return "`" + v.name + "`: `" + v.type + "`";
 }
 
-std::optional<HoverResult> hover(const FileAnalysis &fa, Position pos) {
+static std::optional<HoverResult> hoverNoShapes(const FileAnalysis &fa,
+                                                Position pos, const Lookup &l);
+
+std::optional<HoverResult> hover(const FileAnalysis &fa, Position pos,
+                                 const ShapeInference *shapes) {
   Lookup l = lookup(fa, pos);
+  std::optional<HoverResult> h = hoverNoShapes(fa, pos, l);
+  if (!shapes)
+    return h;
+  const InferredOp *io = nullptr;
+  if (l.op)
+    io = shapes->opAt(l.op->range.begin);
+  else if (l.value && l.value->ownerRange.begin.valid())
+    io = shapes->opAt(l.value->ownerRange.begin);
+  else if (!h)
+    io = shapes->opAt(pos);
+  // Beside a hover that exists anyway, only what it adds.
+  if (!io || (h && !io->refined() && !io->contradicts() &&
+              io->refinedOperands.empty()))
+    return h;
+  std::string md = renderInferred(*io, RenderStyle::Markdown);
+  if (!h)
+    return HoverResult{io->range, md};
+  h->markdown += "\n\n---\n\n" + md;
+  return h;
+}
+
+static std::optional<HoverResult> hoverNoShapes(const FileAnalysis &fa,
+                                                Position pos, const Lookup &l) {
   if (l.op)
     return HoverResult{l.range, opHover(fa, *l.op)};
   if (l.value) {

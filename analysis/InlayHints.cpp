@@ -9,7 +9,8 @@
 namespace tosa_lsp {
 
 std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
-                                      const Config::Hints &options) {
+                                      const Config::Hints &options,
+                                      const ShapeInference *shapes) {
   std::vector<InlayHintData> out;
   unsigned first = range.begin.valid() ? range.begin.line : 1;
   unsigned last = range.end.valid() ? range.end.line : ~0u;
@@ -46,6 +47,39 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                          "may be 1)"});
     }
   }
+  if (shapes && options.inferredShapes)
+    for (const InferredOp *op : shapes->allOps()) {
+      if (!op->resultTypeRange.end.valid() ||
+          (!op->refined() && !op->contradicts()))
+        continue;
+      std::string label, tooltip;
+      for (const InferredResult &r : op->results) {
+        std::string one = !r.contradictions.empty()
+                              ? formatShape(r.shapeFunction) + " (error)"
+                          : r.refined() ? formatShape(r.inferredShape)
+                                        : formatShape(r.declaredShape);
+        label += (label.empty() ? "" : ", ") + one;
+      }
+      label = " inferred: " + label;
+      tooltip =
+          "MLIR's shape inference (tosa-infer-shapes): " + inferredSummary(*op);
+      // Propagated through the function, it knows at least what the
+      // Broadcastable rule alone knows: it replaces that hint.
+      auto same = std::find_if(out.begin(), out.end(), [&](const auto &h) {
+        return h.kind == InlayHintData::InferredShape &&
+               h.position.line == op->resultTypeRange.end.line &&
+               h.position.column == op->resultTypeRange.end.column;
+      });
+      if (same != out.end()) {
+        if (same->label == " inferred: error")
+          continue;
+        same->label = label;
+        same->tooltip = tooltip;
+        continue;
+      }
+      out.push_back({InlayHintData::InferredShape, op->resultTypeRange.end,
+                     label, tooltip});
+    }
   // A range-restricted request gets the hints positioned inside it.
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const InlayHintData &h) {

@@ -5,6 +5,7 @@
 
 #include "Analysis.h"
 #include "Config.h"
+#include "ShapeInference.h"
 
 namespace tosa_lsp {
 
@@ -18,9 +19,12 @@ struct InlayHintData {
 
 /// For Broadcastable ops overlapping `range`: the inferred shape after the
 /// declared result type where they differ, and a marker after results that
-/// need a runtime broadcast check. Sorted by position.
+/// need a runtime broadcast check. With `shapes` (MLIR's shape inference,
+/// propagated through the function), the inferred type of every op it
+/// refines (or whose declared type it contradicts). Sorted by position.
 std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
-                                      const Config::Hints &options);
+                                      const Config::Hints &options,
+                                      const ShapeInference *shapes = nullptr);
 
 } // namespace tosa_lsp
 

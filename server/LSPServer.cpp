@@ -522,7 +522,8 @@ private:
         {"documentSymbolProvider", true},
         {"codeActionProvider",
          json::Object{{"codeActionKinds",
-                       json::Array{"quickfix", "refactor.rewrite", "source"}}}},
+                       json::Array{"quickfix", "refactor.rewrite", "source",
+                                   "source.refineShapes"}}}},
         {"executeCommandProvider",
          json::Object{{"commands",
                        json::Array{"tosa.previewLowering", "tosa.compile"}}}},
@@ -832,26 +833,33 @@ private:
     }
     json::Value value = toJSON(action);
     json::Object &out = *value.getAsObject();
-    // Where lsp::CodeAction lacks a field: the diagnostic keeps its `code`
-    // (lsp::Diagnostic has none), edits to review carry a change
-    // annotation, and refactorings run a command.
+    // Where lsp:: lacks a field: the diagnostic keeps its `code`
+    // (lsp::Diagnostic has none), an edit to review goes as a versioned
+    // document change with annotated edits (lsp::WorkspaceEdit has only
+    // `changes`), and refactorings run a command.
     if (a.diagnostic) {
       out["isPreferred"] = a.preferred;
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
-      json::Object *edit = out.getObject("edit");
-      if (a.confirm && edit) {
-        if (json::Object *changes = edit->getObject("changes"))
-          if (json::Array *edits = changes->getArray(s.uri))
-            for (json::Value &e : *edits)
-              e.getAsObject()->try_emplace("annotationId", "tosa.review");
-        edit->try_emplace(
-            "changeAnnotations",
-            json::Object{
-                {"tosa.review", json::Object{{"label", a.title},
-                                             {"needsConfirmation", true}}}});
-      }
-      return value;
     }
+    if (a.confirm) {
+      json::Array edits;
+      for (const TextEdit &e : a.edits)
+        edits.push_back(json::Object{{"range", toJSON(e.range)},
+                                     {"newText", e.newText},
+                                     {"annotationId", "tosa.review"}});
+      out["edit"] = json::Object{
+          {"documentChanges",
+           json::Array{json::Object{
+               {"textDocument",
+                json::Object{{"uri", s.uri}, {"version", a.version}}},
+               {"edits", std::move(edits)}}}},
+          {"changeAnnotations",
+           json::Object{
+               {"tosa.review", json::Object{{"label", a.title},
+                                            {"needsConfirmation", true}}}}}};
+    }
+    if (a.diagnostic || a.confirm)
+      return value;
     json::Object args{{"uri", s.uri}, {"function", a.function}};
     if (!a.stage.empty())
       args["stage"] = a.stage;

@@ -81,6 +81,7 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
         "tosa-compile", options.compileWorkers, 1u << 20);
   }
   validators.resize((pool ? pool->size() : 0) + 1);
+  inferrers.resize(validators.size());
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce, [this](Scheduler::SnapshotPtr s) {
         this->callbacks.onDiagnostics(std::move(s));
@@ -262,6 +263,10 @@ void TosaServer::removeDocument(const std::string &uri) {
     std::lock_guard<std::mutex> lock(validationMu);
     validations.erase(uri);
   }
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    shapes.erase(uri);
+  }
   scheduler->remove(uri);
 }
 
@@ -315,39 +320,167 @@ template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   };
 }
 
+/// The functions of `s` overlapping lines [first, last], as cache keys.
+static std::vector<std::string> functionKeys(const Snapshot &s, unsigned first,
+                                             unsigned last) {
+  std::vector<std::string> keys;
+  for (const SymbolInfo &sym : s.analysis.symbols)
+    if (sym.opName == "func.func" && sym.scope.begin.valid() &&
+        sym.scope.begin.line <= last && sym.scope.end.line >= first)
+      keys.push_back(std::to_string(sym.section) + ":" + sym.name);
+  return keys;
+}
+
+std::shared_ptr<const ShapeInference>
+TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first,
+                         unsigned last) {
+  std::vector<std::string> keys = functionKeys(*s, first, last);
+  std::lock_guard<std::mutex> lock(shapesMu);
+  auto it = shapes.find(s->uri);
+  if (it == shapes.end() || it->second.version != s->version ||
+      !it->second.shapes)
+    return nullptr;
+  for (const std::string &k : keys)
+    if (!it->second.done.count(k))
+      return nullptr;
+  return it->second.shapes;
+}
+
+std::shared_ptr<const ShapeInference>
+TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
+                      unsigned first, unsigned last) {
+  if (auto cached = cachedShapes(s, first, last))
+    return cached;
+  std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
+  if (!inferrer)
+    inferrer = std::make_unique<ShapeInferrer>();
+  ShapeInference fresh = inferrer->infer(s->text, s->analysis, first, last);
+  std::vector<std::string> keys = functionKeys(*s, first, last);
+  std::lock_guard<std::mutex> lock(shapesMu);
+  ShapeCache &c = shapes[s->uri];
+  if (c.version > s->version)
+    return std::make_shared<const ShapeInference>(std::move(fresh));
+  if (c.version != s->version)
+    c = ShapeCache{s->version, nullptr, {}, {}};
+  // Merge with what other requests inferred for this version.
+  auto merged = std::make_shared<ShapeInference>();
+  if (c.shapes)
+    merged->functions = c.shapes->functions;
+  for (FunctionInference &f : fresh.functions)
+    if (!c.done.count(std::to_string(f.section) + ":" + f.name))
+      merged->functions.push_back(std::move(f));
+  std::sort(merged->functions.begin(), merged->functions.end(),
+            [](const FunctionInference &a, const FunctionInference &b) {
+              return a.scope.begin.line < b.scope.begin.line;
+            });
+  c.done.insert(keys.begin(), keys.end());
+  c.shapes = std::move(merged);
+  return c.shapes;
+}
+
+void TosaServer::withShapes(
+    const std::string &uri, lsp::Range range,
+    unique_function<void(Expected<Scheduler::SnapshotPtr>,
+                         std::shared_ptr<const ShapeInference>)>
+        fn) {
+  withSnapshot(uri, [this, range, fn = std::move(fn)](
+                        Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return fn(s.takeError(), nullptr);
+    unsigned first = 1, last = ~0u;
+    if (std::optional<tosa_lsp::Range> r = (*s)->lines.fromLsp(range)) {
+      first = r->begin.line;
+      last = r->end.line;
+    }
+    if (auto cached = cachedShapes(*s, first, last))
+      return fn(std::move(*s), std::move(cached));
+    // Parsing and the pass take as long as the functions: off the caller,
+    // and only waited for when the functions are small.
+    constexpr unsigned kWaitLines = 2000;
+    unsigned lines = 0;
+    for (const SymbolInfo &sym : (*s)->analysis.symbols)
+      if (sym.opName == "func.func" && sym.scope.begin.valid() &&
+          sym.scope.begin.line <= last && sym.scope.end.line >= first)
+        lines += sym.scope.end.line - sym.scope.begin.line + 1;
+    if (lines <= kWaitLines || options.sync) {
+      runHeavy([this, fn = std::move(fn), first, last,
+                s = std::move(*s)](unsigned worker) mutable {
+        auto shapes = shapesFor(s, worker, first, last);
+        fn(std::move(s), std::move(shapes));
+      });
+      return;
+    }
+    // The background work is queued before the answer goes out.
+    Scheduler::SnapshotPtr snap = *s;
+    std::vector<std::string> keys = functionKeys(*snap, first, last);
+    bool start = false;
+    {
+      std::lock_guard<std::mutex> lock(shapesMu);
+      ShapeCache &c = shapes[snap->uri];
+      if (c.version < snap->version)
+        c = ShapeCache{snap->version, nullptr, {}, {}};
+      if (c.version == snap->version &&
+          !llvm::all_of(keys, [&](const std::string &k) {
+            return c.inflight.count(k) || c.done.count(k);
+          })) {
+        c.inflight.insert(keys.begin(), keys.end());
+        start = true;
+      }
+    }
+    if (start)
+      runHeavy([this, first, last, snap](unsigned worker) {
+        (void)shapesFor(snap, worker, first, last);
+      });
+    fn(std::move(*s), nullptr);
+  });
+}
+
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
-                 std::optional<lsp::Hover> out;
-                 std::optional<Position> p = s.lines.fromLsp(pos);
-                 std::optional<HoverResult> h =
-                     p ? tosa_lsp::hover(s.analysis, *p) : std::nullopt;
-                 if (!h)
-                   return out;
-                 out.emplace(s.lines.toLsp(h->range));
-                 out->contents.kind = MarkupKind::Markdown;
-                 out->contents.value = h->markdown;
-                 return out;
-               }));
+  withShapes(uri, lsp::Range(pos, pos),
+             [pos, cb = std::move(cb)](
+                 Expected<Scheduler::SnapshotPtr> snap,
+                 std::shared_ptr<const ShapeInference> shapes) mutable {
+               if (!snap)
+                 return cb(snap.takeError());
+               const Snapshot &s = **snap;
+               std::optional<lsp::Hover> out;
+               std::optional<Position> p = s.lines.fromLsp(pos);
+               std::optional<HoverResult> h =
+                   p ? tosa_lsp::hover(s.analysis, *p, shapes.get())
+                     : std::nullopt;
+               if (!h)
+                 return cb(std::move(out));
+               out.emplace(s.lines.toLsp(h->range));
+               out->contents.kind = MarkupKind::Markdown;
+               out->contents.value = h->markdown;
+               cb(std::move(out));
+             });
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
                             Callback<std::vector<lsp::InlayHint>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [range](const Snapshot &s) {
-                 std::vector<lsp::InlayHint> out;
-                 std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-                 if (!r)
-                   return out;
-                 for (const InlayHintData &h :
-                      tosa_lsp::inlayHints(s.analysis, *r, s.config.hints)) {
-                   lsp::InlayHint hint(InlayHintKind::Type,
-                                       s.lines.toLsp(h.position));
-                   hint.label = h.label;
-                   hint.paddingLeft = false;
-                   out.push_back(std::move(hint));
-                 }
-                 return out;
-               }));
+  withShapes(uri, range,
+             [range, cb = std::move(cb)](
+                 Expected<Scheduler::SnapshotPtr> snap,
+                 std::shared_ptr<const ShapeInference> shapes) mutable {
+               if (!snap)
+                 return cb(snap.takeError());
+               const Snapshot &s = **snap;
+               std::vector<lsp::InlayHint> out;
+               std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+               if (!r)
+                 return cb(std::move(out));
+               for (const InlayHintData &h : tosa_lsp::inlayHints(
+                        s.analysis, *r, s.config.hints, shapes.get())) {
+                 lsp::InlayHint hint(InlayHintKind::Type,
+                                     s.lines.toLsp(h.position));
+                 hint.label = h.label;
+                 hint.paddingLeft = false;
+                 out.push_back(std::move(hint));
+               }
+               cb(std::move(out));
+             });
 }
 
 static std::vector<lsp::Range> toLsp(const Snapshot &s,
@@ -475,6 +608,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.title = fix.title;
       item.kind = file ? "source" : "quickfix";
       item.confirm = file;
+      item.version = s->version;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
       for (const TextEditData &e : fix.edits)
@@ -492,6 +626,24 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
     item.stage = "linalg";
     item.mode = "fast";
     out.items.push_back(std::move(item));
+  }
+  if (fn && wants("source.refineShapes")) {
+    // "Refine all shapes in this function": MLIR's tosa-infer-shapes
+    // written into the text, offered when the result re-analyses cleanly.
+    std::shared_ptr<const ShapeInference> shapes =
+        shapesFor(s, worker, fn->scope.begin.line, fn->scope.end.line);
+    std::vector<TextEditData> edits = refineAllEdits(*shapes, fn->name);
+    if (!edits.empty() && refinedTextVerifies(validator(worker), s->analysis,
+                                              s->text, s->config, edits)) {
+      CodeActionItem item;
+      item.title = "Refine all shapes in @" + fn->name + " (tosa-infer-shapes)";
+      item.kind = "source.refineShapes";
+      item.confirm = true;
+      item.version = s->version;
+      for (const TextEditData &e : edits)
+        item.edits.push_back({s->lines.toLsp(e.range), e.newText});
+      out.items.push_back(std::move(item));
+    }
   }
   if (fn && wants("source")) {
     CodeActionItem item;

@@ -23,6 +23,7 @@
 #include "Input.h"
 #include "OutputFiles.h"
 #include "Scheduler.h"
+#include "ShapeInference.h"
 #include "WorkerPool.h"
 
 #include "llvm/ADT/FunctionExtras.h"
@@ -63,9 +64,12 @@ struct CodeActionItem {
   /// the edits to this document.
   const Diagnostic *diagnostic = nullptr;
   std::vector<llvm::lsp::TextEdit> edits;
-  /// Shown for review before it is applied (a change annotation with
-  /// needsConfirmation: editors preview it as a diff).
+  /// Shown for review before it applies: the edit goes as a versioned
+  /// document change whose edits carry a change annotation with
+  /// needsConfirmation, so editors preview it as a diff (migrating a file,
+  /// refining its shapes). `version` is the document's.
   bool confirm = false;
+  int64_t version = 0;
   /// Commands: tosa.previewLowering or tosa.compile on `function`.
   std::string command, commandTitle, function, stage, mode, emit;
 };
@@ -219,6 +223,24 @@ private:
                                  const std::vector<std::string> &only,
                                  unsigned worker);
   Analyzer &validator(unsigned worker);
+  /// MLIR's shape inference of the snapshot's functions overlapping lines
+  /// [first, last], cached per document version and function; computed on
+  /// `worker` when some are missing.
+  std::shared_ptr<const ShapeInference>
+  shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker, unsigned first,
+            unsigned last);
+  std::shared_ptr<const ShapeInference>
+  cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first, unsigned last);
+  /// Runs fn(snapshot, shapes of the functions in `range`) at once when
+  /// they are cached, else on the pool after computing them; for functions
+  /// too big to infer while the user waits (hover must stay immediate), at
+  /// once without shapes, inferring them in the background for the next
+  /// request.
+  void
+  withShapes(const std::string &uri, llvm::lsp::Range range,
+             llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
+                                        std::shared_ptr<const ShapeInference>)>
+                 fn);
   std::string writePreviewFile(const std::string &uri, const std::string &path,
                                const std::string &function,
                                llvm::StringRef content);
@@ -247,6 +269,19 @@ private:
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;
+
+  /// Shape inference per document (one version each): the functions
+  /// inferred so far ("section:name"); one inferrer (its own MLIRContext)
+  /// per pool worker, the last for the inline caller.
+  struct ShapeCache {
+    int64_t version = -1;
+    std::shared_ptr<const ShapeInference> shapes;
+    std::set<std::string> done;
+    std::set<std::string> inflight; // being inferred in the background
+  };
+  std::mutex shapesMu;
+  std::map<std::string, ShapeCache> shapes;
+  std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
 
   std::mutex compilesMu;
   std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones

@@ -284,6 +284,106 @@ TEST(TosaServer, CodeActionsRunConcurrentlyOnThePool) {
   server.reset(); // joins the pool and the scheduler
 }
 
+constexpr const char *kChain =
+    "func.func @f(%in: tensor<1x32x32x8xf32>, %w: tensor<16x3x3x8xf32>, %b: "
+    "tensor<16xf32>) -> tensor<1x?x?x16xf32> {\n"
+    "  %zp = \"tosa.const\"() <{values = dense<0.0> : tensor<1xf32>}> : () -> "
+    "tensor<1xf32>\n"
+    "  %0 = tosa.conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = "
+    "array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, "
+    "1>} : (tensor<1x32x32x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>, "
+    "tensor<1xf32>, tensor<1xf32>) -> tensor<1x?x?x16xf32>\n"
+    "  %1 = tosa.clamp %0 {max_val = 6.0 : f32, min_val = 0.0 : f32} : "
+    "(tensor<1x?x?x16xf32>) -> tensor<1x?x?x16xf32>\n"
+    "  return %1 : tensor<1x?x?x16xf32>\n"
+    "}\n";
+
+TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
+  Recorder rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  auto server = std::make_unique<TosaServer>(o, rec);
+  server->addDocument("test:///s.mlir", "/nonexistent/s.mlir", 1, kChain);
+  auto hoverAt = [&](unsigned line, unsigned col) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server->hover("test:///s.mlir", lsp::Position(line, col), std::move(cb));
+    });
+    EXPECT_TRUE(bool(h));
+    return h && h->has_value() ? (*h)->contents.value : std::string();
+  };
+  // conv2d is not Broadcastable: only shape inference has something to say.
+  std::string md = hoverAt(2, 10);
+  EXPECT_NE(md.find("**inferred** `tensor<1x32x32x16xf32>`"), std::string::npos)
+      << md;
+  auto hints = await<std::vector<lsp::InlayHint>>([&](auto cb) {
+    server->inlayHints("test:///s.mlir",
+                       lsp::Range(lsp::Position(0, 0), lsp::Position(6, 0)),
+                       std::move(cb));
+  });
+  ASSERT_TRUE(bool(hints));
+  ASSERT_EQ(hints->size(), 2u);
+  EXPECT_EQ((*hints)[1].label, " inferred: 1x32x32x16");
+  auto actions = await<CodeActions>([&](auto cb) {
+    server->codeActions("test:///s.mlir",
+                        lsp::Range(lsp::Position(3, 9), lsp::Position(3, 9)),
+                        {"source.refineShapes"}, std::move(cb));
+  });
+  ASSERT_TRUE(bool(actions));
+  ASSERT_EQ(actions->items.size(), 1u);
+  EXPECT_EQ(actions->items[0].title,
+            "Refine all shapes in @f (tosa-infer-shapes)");
+  EXPECT_TRUE(actions->items[0].confirm);
+  EXPECT_EQ(actions->items[0].edits.size(), 5u);
+  // A new version is inferred again: the input's height is now 30.
+  std::string text = kChain;
+  for (size_t at; (at = text.find("1x32x32x8")) != std::string::npos;)
+    text.replace(at, 9, "1x30x32x8");
+  lsp::TextDocumentContentChangeEvent change;
+  change.text = text;
+  ASSERT_FALSE(bool(server->changeDocument("test:///s.mlir", 2, {change})));
+  server->waitIdle();
+  md = hoverAt(2, 10);
+  EXPECT_NE(md.find("**inferred** `tensor<1x30x32x16xf32>`"), std::string::npos)
+      << md;
+  server.reset();
+}
+
+TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
+  Recorder rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  auto server = std::make_unique<TosaServer>(o, rec);
+  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
+  const int n = 2100;
+  for (int i = 1; i <= n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  server->addDocument("test:///big.mlir", "/nonexistent/big.mlir", 1, text);
+  auto hoverAt = [&](unsigned line, unsigned col) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server->hover("test:///big.mlir", lsp::Position(line, col),
+                    std::move(cb));
+    });
+    EXPECT_TRUE(bool(h));
+    return h && h->has_value() ? (*h)->contents.value : std::string();
+  };
+  // Answered at once (the value's type and origin), without waiting for
+  // the inference of 2100 ops, which starts in the background.
+  std::string first = hoverAt(1000, 3);
+  EXPECT_NE(first.find("`%v999`"), std::string::npos) << first;
+  EXPECT_EQ(first.find("tosa-infer-shapes"), std::string::npos) << first;
+  server->waitIdle();
+  std::string second = hoverAt(1000, 3);
+  EXPECT_NE(second.find("**inferred** `tensor<3x2xf32>`"), std::string::npos)
+      << second;
+  server.reset();
+}
+
 //===----------------------------------------------------------------------===//
 // Configuration: server defaults, project file, editor settings
 //===----------------------------------------------------------------------===//

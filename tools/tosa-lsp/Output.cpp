@@ -65,6 +65,33 @@ static ojson dimsJson(const BroadcastAnalysis &a) {
   return dims;
 }
 
+ojson inferredToJson(const InferredOp &op) {
+  ojson j;
+  j["line"] = op.range.begin.line;
+  j["column"] = op.range.begin.column;
+  j["name"] = op.name;
+  j["function"] = op.function;
+  j["refined"] = op.refined();
+  j["contradiction"] = op.contradicts();
+  ojson results = ojson::array();
+  for (const InferredResult &r : op.results) {
+    ojson rj;
+    rj["declared"] = r.declared;
+    rj["inferred"] = r.inferred;
+    rj["shapeFunction"] =
+        r.shapeFunction ? shapeJson(r.shapeFunction) : ojson(nullptr);
+    ojson sources = ojson::array();
+    for (const std::string &s : r.dimSources)
+      sources.push_back(s.empty() ? ojson(nullptr) : ojson(s));
+    rj["dimSources"] = sources;
+    rj["contradictions"] = r.contradictions;
+    results.push_back(std::move(rj));
+  }
+  j["results"] = std::move(results);
+  j["refinedOperands"] = op.refinedOperands;
+  return j;
+}
+
 ojson opToJson(const OpReport &op) {
   ojson j;
   j["line"] = op.range.begin.line;

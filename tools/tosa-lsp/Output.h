@@ -4,6 +4,7 @@
 #define TOSA_LSP_TOOLS_OUTPUT_H
 
 #include "Analysis.h"
+#include "ShapeInference.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -13,6 +14,8 @@ namespace tosa_lsp {
 /// The `--format=json` schema documented in README.md.
 nlohmann::ordered_json fileToJson(const FileAnalysis &fa);
 nlohmann::ordered_json opToJson(const OpReport &op);
+/// An op of `explain`'s "shapes": declared and inferred result types.
+nlohmann::ordered_json inferredToJson(const InferredOp &op);
 
 /// mlir-opt's format: `file:line:col: severity: message`, the source line and
 /// a caret, then the notes the same way.

@@ -20,6 +20,7 @@
 #include "Migrate.h"
 #include "Render.h"
 #include "Run.h"
+#include "ShapeInference.h"
 
 #include "TosaServer.h"
 
@@ -39,13 +40,17 @@ constexpr const char *kUsage =
     R"(usage: tosa-lsp <command> [options]
 
 commands:
-  check [--format=text|json] [--show-info] [--lenient] [--config=FILE] FILE...
+  check [--format=text|json] [--show-info] [--lenient] [--infer-shapes]
+        [--config=FILE] FILE...
       Parse and verify each file (split on `// -----`), report every parse,
-      verifier and broadcast error in mlir-opt's format (or JSON).
+      verifier and broadcast error in mlir-opt's format (or JSON);
+      --infer-shapes adds the declared sizes MLIR's shape inference
+      (tosa-infer-shapes, propagated through each function) contradicts.
       FILE may be `-` for standard input. Exit 1 if any error.
   explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
       Per-dimension inferred-vs-declared table for each Broadcastable op in
-      FILE, or only for the op at LINE (and COL).
+      FILE, then declared vs inferred types of every op MLIR's shape
+      inference (tosa-infer-shapes) covers; or only the op at LINE (and COL).
   lower [--function=F] [--stage=linalg|loops|llvm]
         [--mode=fast|upstream|safe|versioned] [--strided] [--annotate]
         [--format=text|json] FILE
@@ -70,6 +75,10 @@ commands:
   fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
+  fix --refine-all [--function=F] [--format=text|json] FILE
+      Print FILE with every `?` MLIR's shape inference (tosa-infer-shapes)
+      can refine set to its size, in every function or only F; tensor.cast
+      back to the declared type where the pass inserts one.
   serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
       Language server on stdin/stdout (also: no command, or --stdio).
       --lit-test: `// -----` delimited input, pretty output, synchronous.
@@ -143,6 +152,12 @@ cl::opt<bool> showInfo("show-info",
                                 "findings"),
                        cl::sub(checkCmd), cl::cat(category));
 
+cl::opt<bool> inferShapes(
+    "infer-shapes",
+    cl::desc("Also run MLIR's shape inference (tosa-infer-shapes) on every "
+             "function and report declared sizes it contradicts"),
+    cl::sub(checkCmd), cl::cat(category));
+
 cl::opt<bool> candidates("candidates",
                          cl::desc("All candidate fixes, not only validated"),
                          cl::sub(fixCmd), cl::cat(category));
@@ -153,11 +168,17 @@ cl::opt<bool> migrate("migrate",
                                "pre-MLIR-22 form rewritten)"),
                       cl::sub(fixCmd), cl::cat(category));
 
+cl::opt<bool> refineAll(
+    "refine-all",
+    cl::desc("Print FILE with every refinable `?` set to the size MLIR's "
+             "shape inference (tosa-infer-shapes) gives it"),
+    cl::sub(fixCmd), cl::cat(category));
+
 cl::opt<std::string> function("function",
                               cl::desc("Only this function (without @)"),
-                              cl::value_desc("name"), cl::sub(lowerCmd),
-                              cl::sub(compileCmd), cl::sub(runCmd),
-                              cl::cat(category));
+                              cl::value_desc("name"), cl::sub(fixCmd),
+                              cl::sub(lowerCmd), cl::sub(compileCmd),
+                              cl::sub(runCmd), cl::cat(category));
 cl::opt<std::string> stage("stage", cl::desc("linalg, loops or llvm"),
                            cl::init("linalg"), cl::sub(lowerCmd),
                            cl::cat(category));
@@ -300,6 +321,11 @@ int runCheck() {
       config.info.refinable = config.info.runtimeChecks =
           config.info.dynamicToStatic = true;
     FileAnalysis fa = analyzer.analyze(text, displayName(path), config);
+    if (inferShapes) {
+      ShapeInferrer inferrer;
+      for (Diagnostic &d : contradictionDiagnostics(inferrer.infer(text, fa)))
+        fa.diagnostics.push_back(std::move(d));
+    }
     anyError |= fa.hasErrors();
     if (*fmt == "json") {
       out["files"].push_back(fileToJson(fa));
@@ -376,18 +402,31 @@ int runExplain() {
   FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
 
   std::vector<const OpReport *> selected;
+  // MLIR's shape inference (tosa-infer-shapes) over the functions asked
+  // about: every op it can infer, not only the Broadcastable ones.
+  ShapeInferrer inferrer;
+  ShapeInference shapes = pos.valid()
+                              ? inferrer.infer(*text, fa, pos.line, pos.line)
+                              : inferrer.infer(*text, fa);
+  std::vector<const InferredOp *> inferred;
   if (pos.valid()) {
     int i = fa.findOp(pos);
-    if (i < 0) {
+    const InferredOp *io = shapes.opAt(pos);
+    if (i < 0 && !io) {
       printError(fa.path + ":" + std::to_string(pos.line) +
                  (pos.column ? ":" + std::to_string(pos.column) : "") +
-                 ": no Broadcastable op at this position");
+                 ": no Broadcastable op and no op with an inferable shape "
+                 "at this position");
       return 2;
     }
-    selected.push_back(&fa.ops[i]);
+    if (i >= 0)
+      selected.push_back(&fa.ops[i]);
+    if (io)
+      inferred.push_back(io);
   } else {
     for (const OpReport &op : fa.ops)
       selected.push_back(&op);
+    inferred = shapes.allOps();
   }
 
   // `explain` is a report: errors in the input are part of it, so only
@@ -397,6 +436,13 @@ int runExplain() {
     out["ops"] = nlohmann::ordered_json::array();
     for (const OpReport *op : selected)
       out["ops"].push_back(opToJson(*op));
+    out["shapes"] = nlohmann::ordered_json::array();
+    for (const InferredOp *op : inferred)
+      out["shapes"].push_back(inferredToJson(*op));
+    out["skipped"] = nlohmann::ordered_json::array();
+    for (const FunctionInference &f : shapes.functions)
+      if (!f.skipped.empty())
+        out["skipped"].push_back({{"function", f.name}, {"reason", f.skipped}});
     std::cout << out.dump(1) << "\n";
     return 0;
   }
@@ -407,13 +453,25 @@ int runExplain() {
   if (!pos.valid())
     for (const Diagnostic &d : fa.diagnostics)
       printDiagnosticText(std::cout, fa, *text, d);
-  if (selected.empty())
+  if (selected.empty() && !pos.valid())
     std::cout << fa.path << ": no Broadcastable ops\n";
   for (const OpReport *op : selected) {
     std::cout << "\n"
               << fa.path << ":" << op->range.begin.line << ":"
               << op->range.begin.column << ": "
               << renderExplanation(*op, style);
+  }
+  if (!pos.valid() && !shapes.functions.empty())
+    std::cout << "\nshape inference (tosa-infer-shapes):\n";
+  for (const FunctionInference &f : shapes.functions)
+    if (!f.skipped.empty() && !pos.valid())
+      std::cout << fa.path << ":" << f.scope.begin.line << ":"
+                << f.scope.begin.column << ": @" << f.name
+                << ": not inferred: " << f.skipped << "\n";
+  for (const InferredOp *op : inferred) {
+    std::cout << "\n"
+              << fa.path << ":" << op->range.begin.line << ":"
+              << op->range.begin.column << ": " << renderInferred(*op, style);
   }
   return 0;
 }
@@ -478,6 +536,49 @@ int runMigrate(Analyzer &analyzer, const FileAnalysis &fa,
   return 0;
 }
 
+/// `fix --refine-all [--function=F] FILE`: the file with every result type
+/// MLIR's shape inference refines written in (what the server's "Refine all
+/// shapes" action applies), checked by re-analysis.
+int runRefineAll(Analyzer &analyzer, const FileAnalysis &fa,
+                 const std::string &text, const Config &config,
+                 const std::string &fmt) {
+  ShapeInferrer inferrer;
+  ShapeInference shapes = inferrer.infer(text, fa);
+  if (!function.empty()) {
+    auto it = llvm::find_if(shapes.functions, [](const FunctionInference &f) {
+      return f.name == function;
+    });
+    if (it == shapes.functions.end()) {
+      printError("no function @" + function + " with inferable shapes");
+      return 2;
+    }
+    if (!it->skipped.empty() || !it->refineProblem.empty()) {
+      printError("@" + function + ": " +
+                 (it->skipped.empty() ? it->refineProblem : it->skipped));
+      return 2;
+    }
+  }
+  for (const FunctionInference &f : shapes.functions)
+    if (!f.refineProblem.empty() && function.empty())
+      std::cerr << "tosa-lsp: note: @" << f.name
+                << " is left as it is: " << f.refineProblem << "\n";
+  std::vector<TextEditData> edits = refineAllEdits(shapes, function);
+  if (!edits.empty() &&
+      !refinedTextVerifies(analyzer, fa, text, config, edits)) {
+    printError("the refined file does not re-analyse cleanly; not applied");
+    return 2;
+  }
+  std::string fixed = applyEdits(text, edits);
+  if (fmt == "json")
+    std::cout << nlohmann::ordered_json{{"text", fixed},
+                                        {"edits", edits.size()}}
+                     .dump(1)
+              << "\n";
+  else
+    std::cout << fixed;
+  return 0;
+}
+
 /// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
 /// with fix N applied (what an editor gets through the server).
 int runFix() {
@@ -495,8 +596,12 @@ int runFix() {
   const Config &config = input->second;
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(text, displayName(*path), config);
+  if (migrate && refineAll)
+    return usageError("fix: --migrate and --refine-all exclude each other");
   if (migrate)
     return runMigrate(analyzer, fa, text, config, *fmt);
+  if (refineAll)
+    return runRefineAll(analyzer, fa, text, config, *fmt);
   // `--candidates` lists (and `--apply=N` indexes) the unvalidated
   // candidates, each marked with whether it passes validation, so the
   // numbers of a listing are always the ones `--apply` takes.

@@ -35,4 +35,4 @@ func.func @f(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>, %c: tensor<?x1xf32>,
 // MD-NEXT:    |---|---|---|---|---|---|---|
 // MD-NEXT:    | 0 | ? | ? | ? | 5 | ? \| ? -> ? | runtime check: scf.if (a ? may be 1); must equal 5 at runtime |
 
-// NOOP: explain.mlir:2:1: no Broadcastable op at this position
+// NOOP: explain.mlir:2:1: no Broadcastable op and no op with an inferable shape at this position

@@ -59,14 +59,18 @@ def main():
     a = migrate[0]
     edit = a["edit"]
     notes = edit.get("changeAnnotations", {})
+    # A versioned document change whose edits carry the review annotation.
+    doc = edit["documentChanges"][0]
+    assert doc["textDocument"]["uri"] == uri, doc["textDocument"]
+    edits = doc["edits"]
     confirm = all(notes.get(e.get("annotationId"), {}).get("needsConfirmation")
-                  for e in edit["changes"][uri])
-    fixed = apply_edits(text, edit["changes"][uri])
+                  for e in edits)
+    fixed = apply_edits(text, edits)
     v = subprocess.run([args.mlir_opt, "--split-input-file", "--allow-unregistered-dialect",
                         "-o", "/dev/null", "-"], input=fixed, capture_output=True, text=True)
     errors = [l for l in v.stderr.splitlines() if ": error: " in l]
     print(f"source: {a['title']} kind={a['kind']} review={'yes' if confirm else 'no'}"
-          f" edits={len(edit['changes'][uri])}"
+          f" edits={len(edits)}"
           f" -> mlir-opt: {'verifies' if v.returncode == 0 else '; '.join(errors)}")
     if args.dump:
         print(fixed)

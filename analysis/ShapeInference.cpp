@@ -1,0 +1,726 @@
+//===- ShapeInference.cpp - MLIR's shape inference, per function ----------===//
+//
+// Each requested section is parsed again in this inferrer's own context
+// (with an AsmParserState, to map ops back to the text); on every function
+// that verified, the declared types are recorded, MLIR's own
+// `tosa-infer-shapes` pass runs (under runContained), and the types it
+// leaves are compared with the declared ones. The op's shape function
+// (InferShapedTypeOpInterface) is then asked once more on the refined
+// operands: for the contradictions the pass silently skips, and, with one
+// operand at a time replaced by an unknown value of the same rank, for
+// which operands each refined dimension depends on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeInference.h"
+
+#include "CrashGuard.h"
+#include "IR.h"
+#include "LineIndex.h"
+#include "Timing.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <set>
+
+using namespace mlir;
+
+namespace tosa_lsp {
+
+namespace {
+
+MaybeShape shapeOf(Type t) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  if (!ranked)
+    return std::nullopt;
+  Shape s(ranked.getShape().begin(), ranked.getShape().end());
+  for (int64_t &d : s)
+    if (ShapedType::isDynamic(d))
+      d = kDynamic;
+  return s;
+}
+
+MaybeShape shapeOf(const ShapedTypeComponents &c) {
+  if (!c.hasRank())
+    return std::nullopt;
+  Shape s(c.getDims().begin(), c.getDims().end());
+  for (int64_t &d : s)
+    if (ShapedType::isDynamic(d))
+      d = kDynamic;
+  return s;
+}
+
+std::string textOf(llvm::SMRange r) {
+  if (!r.Start.isValid() || !r.End.isValid())
+    return "";
+  return std::string(r.Start.getPointer(),
+                     r.End.getPointer() - r.Start.getPointer());
+}
+
+bool overlapsLines(const Range &r, unsigned first, unsigned last) {
+  return r.begin.valid() && r.begin.line <= last &&
+         (r.end.valid() ? r.end.line : r.begin.line) >= first;
+}
+
+bool inside(const Range &outer, Position p) {
+  auto key = [](Position x) { return std::make_pair(x.line, x.column); };
+  return p.valid() && key(outer.begin) <= key(p) && key(p) <= key(outer.end);
+}
+
+/// The op's shape function on `operands` (ranked results only).
+std::optional<std::vector<MaybeShape>> shapeFunction(Operation *op,
+                                                     ValueRange operands) {
+  auto iface = dyn_cast<InferShapedTypeOpInterface>(op);
+  if (!iface)
+    return std::nullopt;
+  SmallVector<ShapedTypeComponents> out;
+  if (failed(iface.inferReturnTypeComponents(
+          op->getContext(), op->getLoc(), operands,
+          op->getDiscardableAttrDictionary(), op->getPropertiesStorage(),
+          op->getRegions(), out)))
+    return std::nullopt;
+  std::vector<MaybeShape> shapes;
+  for (const ShapedTypeComponents &c : out)
+    shapes.push_back(shapeOf(c));
+  return shapes;
+}
+
+/// A type list in an op's text: [begin, end) offsets of each item (trimmed).
+using Items = std::vector<std::pair<size_t, size_t>>;
+
+/// Splits [b, e) of `text` on commas at bracket depth 0.
+Items splitItems(llvm::StringRef text, size_t b, size_t e) {
+  Items out;
+  int depth = 0;
+  size_t start = b;
+  auto push = [&](size_t from, size_t to) {
+    while (from < to && std::isspace(static_cast<unsigned char>(text[from])))
+      ++from;
+    while (to > from && std::isspace(static_cast<unsigned char>(text[to - 1])))
+      --to;
+    if (from < to)
+      out.push_back({from, to});
+  };
+  for (size_t i = b; i < e; ++i) {
+    char c = text[i];
+    if (c == '-' && i + 1 < e && text[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}' || c == '>')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      push(start, i);
+      start = i + 1;
+    }
+  }
+  push(start, e);
+  return out;
+}
+
+/// The operand and result types of an op written `... : (A, B) -> R` or
+/// `-> (R1, R2)`, as offsets in `scope`; false for other forms.
+bool signatureItems(llvm::StringRef scope, Items &operands, Items &results) {
+  std::optional<std::pair<size_t, size_t>> res = detail::findResultType(scope);
+  if (!res)
+    return false;
+  // The `->` before the result type, then the parenthesised operand list.
+  size_t arrow = scope.substr(0, res->first).rfind("->");
+  if (arrow == llvm::StringRef::npos)
+    return false;
+  size_t close = arrow;
+  while (close > 0 &&
+         std::isspace(static_cast<unsigned char>(scope[close - 1])))
+    --close;
+  if (close == 0 || scope[close - 1] != ')')
+    return false;
+  --close;
+  int depth = 0;
+  size_t open = llvm::StringRef::npos;
+  for (size_t i = close + 1; i-- > 0;) {
+    char c = scope[i];
+    if (c == '>' && i > 0 && scope[i - 1] == '-') {
+      --i;
+      continue;
+    }
+    if (c == ')' || c == ']' || c == '}' || c == '>')
+      ++depth;
+    else if (c == '(' || c == '[' || c == '{' || c == '<')
+      if (--depth == 0) {
+        open = i;
+        break;
+      }
+  }
+  if (open == llvm::StringRef::npos)
+    return false;
+  operands = splitItems(scope, open + 1, close);
+  size_t rb = res->first, re = res->second;
+  if (rb < re && scope[rb] == '(' && scope[re - 1] == ')') {
+    ++rb;
+    --re;
+  }
+  results = splitItems(scope, rb, re);
+  return true;
+}
+} // namespace
+
+struct ShapeInferrer::Impl {
+  std::unique_ptr<MLIRContext> context = makeContext();
+
+  static std::unique_ptr<MLIRContext> makeContext() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    auto ctx = std::make_unique<MLIRContext>(registry,
+                                             MLIRContext::Threading::DISABLED);
+    ctx->allowUnregisteredDialects();
+    ctx->loadDialect<tosa::TosaDialect, func::FuncDialect>();
+    return ctx;
+  }
+
+  static void refineEdits(const detail::ParsedSection &ps, func::FuncOp fn,
+                          const llvm::DenseMap<Value, Type> &declared,
+                          FunctionInference &fi);
+  void inferSection(const std::string &text, const LineIndex &lines,
+                    const FileAnalysis &fa, const Section &sec, unsigned first,
+                    unsigned last, ShapeInference &out);
+};
+
+void ShapeInferrer::Impl::refineEdits(
+    const detail::ParsedSection &ps, func::FuncOp fn,
+    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi) {
+  auto changed = [&](Value v) {
+    auto it = declared.find(v);
+    return it != declared.end() && it->second != v.getType();
+  };
+  auto fail = [&](std::string why) {
+    fi.refineEdits.clear();
+    fi.refineProblem = std::move(why);
+  };
+  for (const InferredOp &op : fi.ops)
+    if (op.contradicts())
+      return fail("`" + op.name + "` on line " +
+                  std::to_string(op.range.begin.line) +
+                  " contradicts its declared type; fix that first");
+  auto toRange = [&](const char *b, const char *e) {
+    return ps.toFileRange(
+        {llvm::SMLoc::getFromPointer(b), llvm::SMLoc::getFromPointer(e)});
+  };
+  // Every SSA name the function defines: new names must not collide.
+  std::set<std::string> names;
+  fn.walk([&](Operation *op) {
+    if (const auto *def = ps.state.getOpDef(op))
+      for (const auto &g : def->resultGroups)
+        names.insert(textOf(g.definition.loc));
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        if (const auto *bd = ps.state.getBlockDef(&b))
+          for (const auto &a : bd->arguments)
+            names.insert(textOf(a.loc));
+  });
+
+  bool problem = false;
+  std::vector<tensor::CastOp> casts;
+  fn.walk([&](Operation *op) {
+    if (problem)
+      return;
+    if (auto cast = dyn_cast<tensor::CastOp>(op);
+        cast && !ps.state.getOpDef(op)) {
+      casts.push_back(cast);
+      return;
+    }
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          if (changed(a)) {
+            problem = true;
+            return fail("a block argument of a region is refined (tosa.cond_if "
+                        "/ tosa.while_loop): not written as an edit");
+          }
+    if (op == fn.getOperation())
+      return;
+    bool results = llvm::any_of(op->getResults(), changed);
+    bool operands = llvm::any_of(op->getOperands(), changed);
+    if (!results && !operands)
+      return;
+    const auto *def = ps.state.getOpDef(op);
+    if (!def) {
+      problem = true;
+      return fail("an op without a place in the text is refined");
+    }
+    if (results && def->resultGroups.size() != op->getNumResults()) {
+      problem = true;
+      return fail("`" + op->getName().getStringRef().str() +
+                  "` defines several results under one name");
+    }
+    const char *base = def->scopeLoc.Start.getPointer();
+    llvm::StringRef scope(base, def->scopeLoc.End.getPointer() - base);
+    Items ops, res;
+    if (!signatureItems(scope, ops, res) ||
+        ops.size() != op->getNumOperands() ||
+        res.size() != op->getNumResults()) {
+      problem = true;
+      return fail("the types of `" + op->getName().getStringRef().str() +
+                  "` are not written as `(operands) -> results`");
+    }
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      if (changed(op->getOperand(k)))
+        fi.refineEdits.push_back(
+            {toRange(base + ops[k].first, base + ops[k].second),
+             ps.typeName(op->getOperand(k).getType())});
+    for (unsigned k = 0; k < op->getNumResults(); ++k)
+      if (changed(op->getResult(k)))
+        fi.refineEdits.push_back(
+            {toRange(base + res[k].first, base + res[k].second),
+             ps.typeName(op->getResult(k).getType())});
+  });
+  if (problem)
+    return;
+
+  // The casts the pass inserted for users that keep the declared type.
+  for (tensor::CastOp cast : casts) {
+    Value v = cast.getSource();
+    Operation *producer = v.getDefiningOp();
+    const auto *def = producer ? ps.state.getOpDef(producer) : nullptr;
+    if (!def || def->resultGroups.size() != producer->getNumResults())
+      return fail("a refined value needs a cast and its producer is not "
+                  "written one name per result");
+    const auto *group = &def->resultGroups.front();
+    for (const auto &g : def->resultGroups)
+      if (g.startIndex == llvm::cast<OpResult>(v).getResultNumber())
+        group = &g;
+    std::string source = textOf(group->definition.loc);
+    std::string stem = "%cast_";
+    for (char c : llvm::StringRef(source).drop_front())
+      stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+    std::string name = stem;
+    for (unsigned n = 1; names.count(name); ++n)
+      name = stem + "_" + std::to_string(n);
+    names.insert(name);
+    // After the producer, on a line of its own, indented like it.
+    const char *bufStart = ps.bufferStart;
+    const char *lineStart = def->scopeLoc.Start.getPointer();
+    while (lineStart > bufStart && lineStart[-1] != '\n')
+      --lineStart;
+    std::string indent;
+    for (const char *p = lineStart;
+         p < def->scopeLoc.Start.getPointer() && (*p == ' ' || *p == '\t'); ++p)
+      indent += *p;
+    const char *end = def->scopeLoc.End.getPointer();
+    fi.refineEdits.push_back(
+        {toRange(end, end), "\n" + indent + name + " = tensor.cast " + source +
+                                " : " + ps.typeName(v.getType()) + " to " +
+                                ps.typeName(cast.getType())});
+    // The uses the pass moved to the cast: those inside its users' own text
+    // (not inside ops nested in them).
+    llvm::SmallPtrSet<Operation *, 4> users;
+    for (Operation *u : cast->getUsers())
+      users.insert(u);
+    for (const llvm::SMRange &use : group->definition.uses) {
+      const char *p = use.Start.getPointer();
+      auto within = [&](Operation *op) {
+        const auto *d = ps.state.getOpDef(op);
+        return d && d->scopeLoc.Start.getPointer() <= p &&
+               p < d->scopeLoc.End.getPointer();
+      };
+      for (Operation *u : users) {
+        if (!within(u))
+          continue;
+        bool nested = false;
+        u->walk([&](Operation *inner) {
+          if (inner != u && within(inner))
+            nested = true;
+        });
+        if (!nested)
+          fi.refineEdits.push_back(
+              {toRange(use.Start.getPointer(), use.End.getPointer()), name});
+      }
+    }
+  }
+}
+
+bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
+                         const std::string &text, const Config &config,
+                         const std::vector<TextEditData> &edits) {
+  FileAnalysis after =
+      analyzer.analyze(applyEdits(text, edits), fa.path, config);
+  auto errors = [](const FileAnalysis &a) {
+    return llvm::count_if(a.diagnostics, [](const Diagnostic &d) {
+      return d.severity == Severity::Error;
+    });
+  };
+  if (after.sections.size() != fa.sections.size())
+    return false;
+  for (size_t i = 0; i < fa.sections.size(); ++i)
+    if (fa.sections[i].parsed && !after.sections[i].parsed)
+      return false;
+  return errors(after) <= errors(fa);
+}
+
+ShapeInferrer::ShapeInferrer() : impl(std::make_unique<Impl>()) {}
+ShapeInferrer::~ShapeInferrer() = default;
+
+ShapeInference ShapeInferrer::infer(const std::string &text,
+                                    const FileAnalysis &fa, unsigned firstLine,
+                                    unsigned lastLine) {
+  PhaseTimer timer("shape inference (lazy, not in the pipeline)");
+  ShapeInference out;
+  LineIndex lines(text);
+  for (const Section &sec : fa.sections) {
+    if (sec.lastLine < firstLine || sec.firstLine > lastLine)
+      continue;
+    bool wanted = llvm::any_of(fa.symbols, [&](const SymbolInfo &s) {
+      return s.section == sec.index && s.opName == "func.func" &&
+             overlapsLines(s.scope, firstLine, lastLine);
+    });
+    if (!wanted)
+      continue;
+    if (!sec.parsed || sec.stale || sec.endOffset > text.size())
+      continue;
+    // Asked for some of the section's functions: parse each of them alone
+    // (its text is usually all it needs), the section only when that fails
+    // (aliases, ...) or when it is nested in another symbol's op.
+    std::vector<const SymbolInfo *> fns, wantedFns;
+    bool nested = false;
+    for (const SymbolInfo &s : fa.symbols) {
+      if (s.section != sec.index)
+        continue;
+      if (s.opName != "func.func") {
+        nested = true;
+        continue;
+      }
+      fns.push_back(&s);
+      if (overlapsLines(s.scope, firstLine, lastLine))
+        wantedFns.push_back(&s);
+    }
+    if (nested || wantedFns.size() == fns.size()) {
+      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out);
+      continue;
+    }
+    for (const SymbolInfo *s : wantedFns) {
+      std::optional<size_t> b = lines.offset(s->scope.begin),
+                            e = lines.offset(s->scope.end);
+      size_t before = out.functions.size();
+      if (b && e && *b < *e && *b >= sec.beginOffset && *e <= sec.endOffset) {
+        Section alone = sec;
+        alone.beginOffset = *b;
+        alone.endOffset = *e;
+        alone.firstLine = s->scope.begin.line;
+        alone.firstColumn = s->scope.begin.column;
+        alone.lastLine = s->scope.end.line;
+        impl->inferSection(text, lines, fa, alone, s->scope.begin.line,
+                           s->scope.end.line, out);
+      }
+      if (out.functions.size() == before)
+        impl->inferSection(text, lines, fa, sec, s->scope.begin.line,
+                           s->scope.end.line, out);
+    }
+  }
+  return out;
+}
+
+void ShapeInferrer::Impl::inferSection(const std::string &text,
+                                       const LineIndex &lines,
+                                       const FileAnalysis &fa,
+                                       const Section &sec, unsigned first,
+                                       unsigned last, ShapeInference &out) {
+  // Errors decide what is skipped: a function with an error inside, or the
+  // whole section when an error has no place in it.
+  std::vector<Position> errors;
+  for (const Diagnostic &d : fa.diagnostics)
+    if (d.section == sec.index && d.severity == Severity::Error) {
+      if (!d.range.begin.valid())
+        return;
+      errors.push_back(d.range.begin);
+    }
+
+  MLIRContext &ctx = *context;
+  // Owned here and intentionally leaked if MLIR crashes (see CrashGuard.h).
+  auto ps = std::make_unique<detail::ParsedSection>();
+  ps->section = sec;
+  ps->sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(text).substr(sec.beginOffset,
+                                       sec.endOffset - sec.beginOffset),
+          fa.path),
+      llvm::SMLoc());
+  ps->lines = &lines;
+  ps->bufferStart =
+      ps->sourceMgr.getMemoryBuffer(ps->sourceMgr.getMainFileID())
+          ->getBufferStart();
+  ScopedDiagnosticHandler silence(&ctx,
+                                  [](mlir::Diagnostic &) { return success(); });
+
+  std::vector<FunctionInference> results;
+  std::optional<std::string> crash = runContained([&] {
+    Block block;
+    ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+    if (failed(parseAsmSourceFile(ps->sourceMgr, &block, config, &ps->state)))
+      return;
+    if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
+      Operation *m = &block.front();
+      m->remove();
+      ps->module = OwningOpRef<ModuleOp>(cast<ModuleOp>(m));
+    } else {
+      OpBuilder b(&ctx);
+      ps->module = OwningOpRef<ModuleOp>(b.create<ModuleOp>(b.getUnknownLoc()));
+      ps->module->getBody()->getOperations().splice(
+          ps->module->getBody()->begin(), block.getOperations());
+    }
+    for (Operation &top : *ps->module->getBody()) {
+      auto fn = dyn_cast<func::FuncOp>(top);
+      const AsmParserState::OperationDefinition *def = ps->state.getOpDef(&top);
+      if (!fn || !def)
+        continue;
+      FunctionInference fi;
+      fi.name = fn.getSymName().str();
+      fi.scope = ps->toFileRange(def->scopeLoc);
+      fi.section = sec.index;
+      if (!overlapsLines(fi.scope, first, last))
+        continue;
+      if (llvm::any_of(errors,
+                       [&](Position p) { return inside(fi.scope, p); })) {
+        fi.skipped = "the function has errors";
+        results.push_back(std::move(fi));
+        continue;
+      }
+      if (fn.isExternal()) {
+        fi.skipped = "the function has no body";
+        results.push_back(std::move(fi));
+        continue;
+      }
+      // Before the pass: the ops to report and every value's declared type.
+      std::vector<Operation *> ops;
+      llvm::DenseMap<Value, Type> declared;
+      fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        for (Region &r : op->getRegions())
+          for (Block &b : r)
+            for (BlockArgument a : b.getArguments())
+              declared[a] = a.getType();
+        if (op == fn.getOperation())
+          return;
+        for (Value v : op->getResults())
+          declared[v] = v.getType();
+        if (op->getDialect() && isa<tosa::TosaDialect>(op->getDialect()) &&
+            op->getNumResults() && ps->state.getOpDef(op))
+          ops.push_back(op);
+      });
+      PassManager pm(&ctx, func::FuncOp::getOperationName());
+      pm.addPass(tosa::createTosaInferShapesPass());
+      // What the pass leaves may not verify: a declared static size that
+      // contradicts a propagated one stays (the pass keeps declared types
+      // it cannot join) and its op then fails. Those are the
+      // contradictions reported below, so no verification here.
+      pm.enableVerifier(false);
+      if (failed(pm.run(fn))) {
+        fi.skipped = "tosa-infer-shapes failed on the function";
+        results.push_back(std::move(fi));
+        continue;
+      }
+      auto nameOf = [&](Value v) -> std::string {
+        if (auto r = dyn_cast<OpResult>(v)) {
+          const auto *d = ps->state.getOpDef(r.getOwner());
+          if (!d)
+            return "";
+          const AsmParserState::OperationDefinition::ResultGroupDefinition
+              *group = nullptr;
+          for (const auto &g : d->resultGroups)
+            if (g.startIndex <= r.getResultNumber() &&
+                (!group || g.startIndex > group->startIndex))
+              group = &g;
+          if (!group)
+            return "";
+          std::string name = textOf(group->definition.loc);
+          unsigned n = r.getResultNumber() - group->startIndex;
+          return n || r.getOwner()->getNumResults() > 1 + group->startIndex
+                     ? name + "#" + std::to_string(n)
+                     : name;
+        }
+        auto a = cast<BlockArgument>(v);
+        const auto *bd = ps->state.getBlockDef(a.getOwner());
+        if (!bd || a.getArgNumber() >= bd->arguments.size())
+          return "";
+        return textOf(bd->arguments[a.getArgNumber()].loc);
+      };
+      for (Operation *op : ops) {
+        InferredOp io;
+        io.name = op->getName().getStringRef().str();
+        io.function = fi.name;
+        io.section = sec.index;
+        io.range = ps->opRange(op);
+        OpReport spans;
+        detail::fillOpSpans(*ps, op, spans);
+        io.scope = spans.scope;
+        io.resultTypeRange = spans.resultTypeRange;
+        for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+          Value v = op->getOperand(k);
+          auto it = declared.find(v);
+          if (it != declared.end() && it->second != v.getType())
+            io.refinedOperands.push_back("`" + nameOf(v) + "` (operand #" +
+                                         std::to_string(k) + "): `" +
+                                         ps->typeName(it->second) + "` -> `" +
+                                         ps->typeName(v.getType()) + "`");
+        }
+        std::optional<std::vector<MaybeShape>> fnShapes =
+            shapeFunction(op, op->getOperands());
+        for (OpResult r : op->getResults()) {
+          InferredResult ir;
+          Type before = declared.lookup(r);
+          ir.declared = ps->typeName(before);
+          ir.inferred = ps->typeName(r.getType());
+          ir.declaredShape = shapeOf(before);
+          ir.inferredShape = shapeOf(r.getType());
+          if (fnShapes && r.getResultNumber() < fnShapes->size())
+            ir.shapeFunction = (*fnShapes)[r.getResultNumber()];
+          if (ir.declaredShape && ir.shapeFunction &&
+              ir.declaredShape->size() == ir.shapeFunction->size())
+            for (unsigned d = 0; d < ir.declaredShape->size(); ++d) {
+              int64_t a = (*ir.declaredShape)[d], b = (*ir.shapeFunction)[d];
+              if (a != kDynamic && b != kDynamic && a != b)
+                ir.contradictions.push_back(d);
+            }
+          io.results.push_back(std::move(ir));
+        }
+        // Sources of refined dims: which operands, made unknown, lose them.
+        bool anyRefined = false;
+        for (const InferredResult &ir : io.results)
+          anyRefined |= ir.refined() && ir.declaredShape && ir.inferredShape;
+        // An operand made unknown: same rank, every size dynamic, and not
+        // a constant any more (a block argument).
+        auto weaken = [](Type t) -> Type {
+          if (auto r = dyn_cast<RankedTensorType>(t))
+            return RankedTensorType::get(
+                SmallVector<int64_t>(r.getRank(), ShapedType::kDynamic),
+                r.getElementType(), r.getEncoding());
+          return t;
+        };
+        auto operandLabel = [&](unsigned k) {
+          Value v = op->getOperand(k);
+          std::string name = nameOf(v);
+          name = name.empty()
+                     ? "operand #" + std::to_string(k)
+                     : "`" + name + "` (operand #" + std::to_string(k) + ")";
+          auto it = declared.find(v);
+          if (it != declared.end() && it->second != v.getType())
+            name += ", itself refined";
+          return name;
+        };
+        if (anyRefined && fnShapes) {
+          std::vector<std::vector<std::string>> deps(io.results.size());
+          for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+            Value v = op->getOperand(k);
+            Block scratch;
+            SmallVector<Value> operands(op->getOperands());
+            operands[k] =
+                scratch.addArgument(weaken(v.getType()), op->getLoc());
+            std::optional<std::vector<MaybeShape>> without =
+                shapeFunction(op, operands);
+            std::string name = operandLabel(k);
+            for (unsigned i = 0; i < io.results.size(); ++i) {
+              const InferredResult &ir = io.results[i];
+              if (!ir.refined() || !ir.declaredShape || !ir.inferredShape)
+                continue;
+              deps[i].resize(ir.inferredShape->size());
+              for (unsigned d = 0; d < ir.inferredShape->size(); ++d) {
+                if (d >= ir.declaredShape->size() ||
+                    (*ir.declaredShape)[d] != kDynamic ||
+                    (*ir.inferredShape)[d] == kDynamic)
+                  continue;
+                bool lost = !without || i >= without->size() ||
+                            !(*without)[i] || (*without)[i]->size() <= d ||
+                            (*(*without)[i])[d] == kDynamic;
+                if (lost) {
+                  std::string &s = deps[i][d];
+                  s += (s.empty() ? "" : " and ") + name;
+                }
+              }
+            }
+          }
+          // A size several operands carry (matmul's batch, concat's other
+          // dims) survives losing any one of them: name the operands that
+          // alone still give it.
+          std::vector<std::vector<std::string>> alone(io.results.size());
+          for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+            Block scratch;
+            SmallVector<Value> operands(op->getOperands());
+            for (unsigned j = 0; j < operands.size(); ++j)
+              if (j != k)
+                operands[j] = scratch.addArgument(weaken(operands[j].getType()),
+                                                  op->getLoc());
+            std::optional<std::vector<MaybeShape>> only =
+                shapeFunction(op, operands);
+            for (unsigned i = 0; i < io.results.size(); ++i) {
+              const InferredResult &ir = io.results[i];
+              if (!ir.refined() || !ir.inferredShape)
+                continue;
+              alone[i].resize(ir.inferredShape->size());
+              for (unsigned d = 0; d < ir.inferredShape->size(); ++d)
+                if (only && i < only->size() && (*only)[i] &&
+                    d < (*only)[i]->size() &&
+                    (*(*only)[i])[d] == (*ir.inferredShape)[d]) {
+                  std::string &s = alone[i][d];
+                  s += (s.empty() ? "" : " or ") + operandLabel(k);
+                }
+            }
+          }
+          for (unsigned i = 0; i < io.results.size(); ++i) {
+            InferredResult &ir = io.results[i];
+            if (!ir.refined() || !ir.declaredShape || !ir.inferredShape)
+              continue;
+            ir.dimSources.resize(ir.inferredShape->size());
+            for (unsigned d = 0; d < ir.inferredShape->size(); ++d) {
+              if (d >= ir.declaredShape->size() ||
+                  (*ir.declaredShape)[d] != kDynamic ||
+                  (*ir.inferredShape)[d] == kDynamic)
+                continue;
+              ir.dimSources[d] = d < deps[i].size() && !deps[i][d].empty()
+                                     ? deps[i][d]
+                                 : d < alone[i].size() && !alone[i][d].empty()
+                                     ? alone[i][d]
+                                     : "the op's attributes";
+            }
+          }
+        }
+        fi.ops.push_back(std::move(io));
+      }
+      refineEdits(*ps, fn, declared, fi);
+      results.push_back(std::move(fi));
+    }
+  });
+  if (crash) {
+    // The context may be half-updated: abandon it and what lives in it.
+    (void)ps.release();
+    (void)context.release();
+    context = makeContext();
+    for (const SymbolInfo &s : fa.symbols)
+      if (s.section == sec.index && s.opName == "func.func" &&
+          overlapsLines(s.scope, first, last)) {
+        FunctionInference fi;
+        fi.name = s.name;
+        fi.scope = s.scope;
+        fi.section = sec.index;
+        fi.skipped = "MLIR crashed while inferring shapes (" + *crash + ")";
+        out.functions.push_back(std::move(fi));
+      }
+    return;
+  }
+  for (FunctionInference &f : results)
+    out.functions.push_back(std::move(f));
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,132 @@
+//===- ShapeInference.h - MLIR's shape inference, per function --*- C++ -*-===//
+//
+// Declared vs inferred result shapes of every op MLIR can infer, propagated
+// through each function exactly as `mlir-opt --tosa-infer-shapes` does: the
+// function is re-parsed in a scratch context and the upstream pass runs on
+// it (no rule is re-implemented here). Computed on request, per function,
+// from the text and the finished FileAnalysis (which says what parsed and
+// verified); the results are plain data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
+#define TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
+
+#include "Analysis.h"
+#include "CodeActions.h"
+#include "Render.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+/// One result of an op: its type as declared, after `--tosa-infer-shapes`,
+/// and what the op's own shape function gives on the refined operands.
+struct InferredResult {
+  std::string declared, inferred;
+  /// Ranked shapes (kDynamic for `?`); empty optional when unranked.
+  MaybeShape declaredShape, inferredShape;
+  /// The op's InferShapedTypeOpInterface on the refined operands, if it
+  /// succeeded with a rank. It can contradict the declared type (the pass
+  /// then keeps the declared one).
+  MaybeShape shapeFunction;
+  /// Per dimension of a refined result: where the size comes from, e.g.
+  /// "`%in` (operand #0)". Empty where not refined or unknown.
+  std::vector<std::string> dimSources;
+  /// Dimensions where the declared static size differs from shapeFunction.
+  std::vector<unsigned> contradictions;
+
+  bool refined() const { return declared != inferred; }
+};
+
+/// An op whose result types MLIR can infer, in a function that parsed and
+/// verified.
+struct InferredOp {
+  std::string name;
+  std::string function;  // the enclosing func.func's symbol
+  Range range;           // the op name
+  Range scope;           // the op's whole text
+  Range resultTypeRange; // declared result type(s) as written, if found
+  unsigned section = 0;
+  std::vector<InferredResult> results;
+  /// Operands refined by propagation (name: declared -> inferred).
+  std::vector<std::string> refinedOperands;
+
+  bool refined() const;
+  bool contradicts() const;
+};
+
+struct FunctionInference {
+  std::string name;
+  Range scope;
+  unsigned section = 0;
+  /// Why the function was not inferred (a parse or verifier error, the pass
+  /// failed); empty when it was.
+  std::string skipped;
+  std::vector<InferredOp> ops; // in text order
+  /// "Refine all shapes in this function": every result type the pass
+  /// refines, written into the text (result types and the operand types of
+  /// the users that take the refined type), and a `tensor.cast` back to the
+  /// declared type, after the producer, for the users the pass would give
+  /// one (func.return, ops of other dialects), whose uses are renamed to
+  /// it. SSA names, attributes, comments and layout are kept. Empty when
+  /// nothing is refinable or the edit cannot be written (`refineProblem`).
+  std::vector<TextEditData> refineEdits;
+  std::string refineProblem;
+};
+
+struct ShapeInference {
+  std::vector<FunctionInference> functions; // in text order
+  /// The op whose name range contains `pos` (or on that line when
+  /// `pos.column` is 0), or nullptr.
+  const InferredOp *opAt(Position pos) const;
+  std::vector<const InferredOp *> allOps() const;
+};
+
+/// Owns its own MLIRContext: one per thread.
+class ShapeInferrer {
+public:
+  ShapeInferrer();
+  ~ShapeInferrer();
+  /// Infers every func.func overlapping lines [firstLine, lastLine] of the
+  /// file `fa` was computed from (`text`). Functions in sections that did
+  /// not parse (or are stale), or with an error inside, are listed with the
+  /// reason and not inferred.
+  ShapeInference infer(const std::string &text, const FileAnalysis &fa,
+                       unsigned firstLine = 1, unsigned lastLine = ~0u);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// The "Refine all shapes" edits of `function` (of every function that has
+/// some when empty), sorted by position.
+std::vector<TextEditData> refineAllEdits(const ShapeInference &si,
+                                         const std::string &function = "");
+
+/// Whether `text` with `edits` applied re-analyses with no more errors than
+/// `fa` has (and still parses where it did).
+bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
+                         const std::string &text, const Config &config,
+                         const std::vector<TextEditData> &edits);
+
+/// One error per op whose declared static size contradicts the size its
+/// shape function gives on the operands propagation refined (code
+/// "shape-contradiction"; upstream reports these only after
+/// `--tosa-infer-shapes`, whose output then fails to verify).
+std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si);
+
+/// What is known of one op's results, as prose (`explain`, hover): declared
+/// and inferred types, the source of each refined dimension, refined
+/// operands and contradictions.
+std::string renderInferred(const InferredOp &op, RenderStyle style);
+
+/// One line: "inferred 1x32x32x16 (declared 1x?x?x16)" or "as declared".
+std::string inferredSummary(const InferredOp &op);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H

@@ -1,0 +1,382 @@
+//===- ShapeInferenceTests.cpp - MLIR's shape inference, per function -----===//
+//
+// Declared vs inferred types of every op MLIR can infer (tosa-infer-shapes,
+// propagated through the function), and how hover and inlay hints show
+// them. Expected types are those `mlir-opt-22 --tosa-infer-shapes` prints
+// for the same snippets (test/lit/cli/explain-infer.mlir checks that
+// agreement against mlir-opt itself).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Annotations.h"
+#include "TestSupport.h"
+
+#include "Hover.h"
+#include "InlayHints.h"
+#include "ShapeInference.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+
+namespace {
+
+ShapeInference inferText(const std::string &text, FileAnalysis *out = nullptr) {
+  static ShapeInferrer inferrer;
+  FileAnalysis fa = analyzeText(text);
+  ShapeInference si = inferrer.infer(text, fa);
+  if (out)
+    *out = std::move(fa);
+  return si;
+}
+
+const InferredOp *find(const ShapeInference &si, const std::string &name) {
+  for (const InferredOp *op : si.allOps())
+    if (op->name == name)
+      return op;
+  return nullptr;
+}
+
+/// The inferred type of the first `name` op in a one-function snippet.
+std::string inferredType(const std::string &text, const std::string &name) {
+  ShapeInference si = inferText(text);
+  const InferredOp *op = find(si, name);
+  if (!op || op->results.empty())
+    return "<no " + name + ">";
+  return op->results[0].inferred;
+}
+
+TEST(ShapeInference, Conv2dWithDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%in: tensor<1x?x33x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16xf32>) -> tensor<1x?x?x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x?x33x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x?x?x16xf32>
+  return %0 : tensor<1x?x?x16xf32>
+}
+)",
+                         "tosa.conv2d"),
+            "tensor<1x?x16x16xf32>");
+}
+
+TEST(ShapeInference, MatmulWithDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x?x8xf32>, %b: tensor<2x8x5xf32>) -> tensor<?x?x?xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<2x?x8xf32>, tensor<2x8x5xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+)",
+                         "tosa.matmul"),
+            "tensor<2x?x5xf32>");
+}
+
+TEST(ShapeInference, ReshapeFromConstShape) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x3x4xf32>) -> tensor<?x?xf32> {
+  %s = tosa.const_shape {values = dense<[6, -1]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %0 = tosa.reshape %a, %s : (tensor<2x3x4xf32>, !tosa.shape<2>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)",
+                         "tosa.reshape"),
+            "tensor<6x4xf32>");
+}
+
+TEST(ShapeInference, TransposeWithDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x?x4xf32>) -> tensor<?x?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 2, 0, 1>} : (tensor<2x?x4xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+)",
+                         "tosa.transpose"),
+            "tensor<4x2x?xf32>");
+}
+
+TEST(ShapeInference, ReduceWithDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x?x4xf32>) -> tensor<?x?x?xf32> {
+  %0 = tosa.reduce_sum %a {axis = 2 : i32} : (tensor<2x?x4xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+)",
+                         "tosa.reduce_sum"),
+            "tensor<2x?x1xf32>");
+}
+
+TEST(ShapeInference, PadWithDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x?xf32>) -> tensor<?x?xf32> {
+  %p = tosa.const_shape {values = dense<[1, 1, 2, 2]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %v = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.pad %a, %p, %v : (tensor<2x?xf32>, !tosa.shape<4>, tensor<1xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)",
+                         "tosa.pad"),
+            "tensor<4x?xf32>");
+}
+
+TEST(ShapeInference, ConcatWithDynamicInputs) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<?x3xf32>, %c: tensor<4x?xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.concat %a, %b, %c {axis = 0 : i32} : (tensor<2x3xf32>, tensor<?x3xf32>, tensor<4x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)",
+                         "tosa.concat"),
+            "tensor<?x3xf32>");
+}
+
+TEST(ShapeInference, SliceOfDynamicInput) {
+  EXPECT_EQ(inferredType(R"(
+func.func @f(%a: tensor<?x8xf32>) -> tensor<?x?xf32> {
+  %start = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %size = tosa.const_shape {values = dense<[3, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %0 = tosa.slice %a, %start, %size : (tensor<?x8xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)",
+                         "tosa.slice"),
+            "tensor<3x4xf32>");
+}
+
+const char *kChain = R"(
+func.func @f(%in: tensor<1x32x32x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16xf32>) -> tensor<1x?x?x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x32x32x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x?x?x16xf32>
+  %1 = tosa.clamp %0 {max_val = 6.0 : f32, min_val = 0.0 : f32} : (tensor<1x?x?x16xf32>) -> tensor<1x?x?x16xf32>
+  return %1 : tensor<1x?x?x16xf32>
+}
+)";
+
+TEST(ShapeInference, PropagatesThroughTheFunctionWithSources) {
+  ShapeInference si = inferText(kChain);
+  const InferredOp *conv = find(si, "tosa.conv2d");
+  const InferredOp *clamp = find(si, "tosa.clamp");
+  ASSERT_TRUE(conv && clamp);
+  EXPECT_EQ(conv->results[0].declared, "tensor<1x?x?x16xf32>");
+  EXPECT_EQ(conv->results[0].inferred, "tensor<1x32x32x16xf32>");
+  ASSERT_EQ(conv->results[0].dimSources.size(), 4u);
+  EXPECT_EQ(conv->results[0].dimSources[0], ""); // declared static
+  EXPECT_TRUE(has(conv->results[0].dimSources[1], "`%in` (operand #0)"))
+      << conv->results[0].dimSources[1];
+  // The clamp is refined only because its operand was.
+  EXPECT_EQ(clamp->results[0].inferred, "tensor<1x32x32x16xf32>");
+  ASSERT_EQ(clamp->refinedOperands.size(), 1u);
+  EXPECT_TRUE(has(clamp->refinedOperands[0], "`%0` (operand #0)"));
+  EXPECT_TRUE(has(clamp->results[0].dimSources[1], "itself refined"));
+  EXPECT_FALSE(clamp->contradicts());
+}
+
+TEST(ShapeInference, DeclaredStaticSizeContradictingPropagation) {
+  ShapeInference si = inferText(R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+)");
+  const InferredOp *abs = find(si, "tosa.abs");
+  ASSERT_TRUE(abs);
+  EXPECT_TRUE(abs->contradicts());
+  EXPECT_EQ(abs->results[0].contradictions, std::vector<unsigned>{1});
+  EXPECT_EQ(abs->results[0].shapeFunction, (Shape{3, 2}));
+  EXPECT_TRUE(has(renderInferred(*abs, RenderStyle::Text),
+                  "dim 1 is declared 5 but the op's shape function gives 2"));
+  EXPECT_FALSE(find(si, "tosa.transpose")->contradicts());
+}
+
+TEST(ShapeInference, ContradictionIsAnErrorDiagnosticWithTheInferredSize) {
+  ShapeInference si = inferText(R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+)");
+  std::vector<Diagnostic> ds = contradictionDiagnostics(si);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].severity, Severity::Error);
+  EXPECT_EQ(ds[0].code, "shape-contradiction");
+  EXPECT_EQ(ds[0].range.begin, (Position{4, 8}));
+  EXPECT_TRUE(has(ds[0].message, "gives 3x2: dimension 1 is 2, not 5"))
+      << ds[0].message;
+  EXPECT_TRUE(contradictionDiagnostics(inferText(kChain)).empty());
+}
+
+TEST(ShapeInference, NoContradictionWhenConsistent) {
+  ShapeInference si = inferText(kChain);
+  for (const InferredOp *op : si.allOps())
+    EXPECT_FALSE(op->contradicts()) << op->name;
+}
+
+TEST(ShapeInference, SkipsFunctionsWithErrorsAndInfersTheOthers) {
+  ShapeInference si = inferText(R"(
+func.func @bad(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x2x2xf32>
+  return %0 : tensor<2x2x2xf32>
+}
+func.func @good(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)");
+  ASSERT_EQ(si.functions.size(), 2u);
+  EXPECT_EQ(si.functions[0].name, "bad");
+  EXPECT_EQ(si.functions[0].skipped, "the function has errors");
+  EXPECT_TRUE(si.functions[0].ops.empty());
+  EXPECT_EQ(si.functions[1].skipped, "");
+  ASSERT_EQ(si.functions[1].ops.size(), 1u);
+  EXPECT_EQ(si.functions[1].ops[0].results[0].inferred, "tensor<3x2xf32>");
+}
+
+TEST(ShapeInference, OnlyTheFunctionsAskedFor) {
+  std::string text = R"(
+func.func @a(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+func.func @b(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)";
+  FileAnalysis fa = analyzeText(text);
+  ShapeInferrer inferrer;
+  ShapeInference si = inferrer.infer(text, fa, 7, 7);
+  ASSERT_EQ(si.functions.size(), 1u);
+  EXPECT_EQ(si.functions[0].name, "b");
+  EXPECT_TRUE(si.opAt({7, 8}));
+  EXPECT_FALSE(si.opAt({3, 8}));
+}
+
+TEST(ShapeInference, AFunctionUsingAliasesFallsBackToItsSection) {
+  std::string text = R"(
+!in = tensor<2x3xf32>
+func.func @a(%a: !in) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (!in) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+func.func @b(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  return %a : tensor<2x3xf32>
+}
+)";
+  FileAnalysis fa = analyzeText(text);
+  ShapeInferrer inferrer;
+  ShapeInference si = inferrer.infer(text, fa, 4, 4);
+  ASSERT_EQ(si.functions.size(), 1u);
+  EXPECT_EQ(si.functions[0].name, "a");
+  ASSERT_EQ(si.functions[0].ops.size(), 1u);
+  EXPECT_EQ(si.functions[0].ops[0].results[0].inferred, "tensor<3x2xf32>");
+  EXPECT_EQ(si.functions[0].ops[0].range.begin, (Position{4, 8}));
+}
+
+TEST(ShapeInference, SectionsThatDoNotParseAreSkipped) {
+  ShapeInference si = inferText(R"(
+func.func @a(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+// -----
+func.func @b(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0> : (tensor<2x3xf32>) -> tensor<?x?xf32>
+}
+)");
+  ASSERT_EQ(si.functions.size(), 1u);
+  EXPECT_EQ(si.functions[0].name, "a");
+}
+
+TEST(ShapeInferenceHover, NonBroadcastableOpShowsDeclaredVsInferred) {
+  Annotations a(R"(
+func.func @f(%in: tensor<1x32x32x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16xf32>) -> tensor<1x?x?x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = [[tosa.co$$nv2d]] %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x32x32x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x?x?x16xf32>
+  return %0 : tensor<1x?x?x16xf32>
+}
+)");
+  FileAnalysis fa;
+  ShapeInference si = inferText(a.text, &fa);
+  // Without shape inference there is nothing to say about a conv2d's name.
+  EXPECT_FALSE(hover(fa, a.point()));
+  auto h = hover(fa, a.point(), &si);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->range, a.range());
+  EXPECT_TRUE(has(h->markdown, "**declared** `tensor<1x?x?x16xf32>`   "
+                               "**inferred** `tensor<1x32x32x16xf32>`"))
+      << h->markdown;
+  EXPECT_TRUE(has(h->markdown, "dim 1: ? -> 32 from `%in` (operand #0)"))
+      << h->markdown;
+}
+
+TEST(ShapeInferenceHover, ResultUseOfARefinedOpShowsIt) {
+  Annotations a(R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return %$$0 : tensor<?x?xf32>
+}
+)");
+  FileAnalysis fa;
+  ShapeInference si = inferText(a.text, &fa);
+  auto h = hover(fa, a.point(), &si);
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(has(h->markdown, "`%0`: `tensor<?x?xf32>`")) << h->markdown;
+  EXPECT_TRUE(has(h->markdown, "**inferred** `tensor<3x2xf32>`"))
+      << h->markdown;
+}
+
+TEST(ShapeInferenceHover, NothingAddedWhereInferenceAgrees) {
+  Annotations a(R"(
+func.func @f(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tosa.a$$dd %a, %b : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+)");
+  FileAnalysis fa;
+  ShapeInference si = inferText(a.text, &fa);
+  auto with = hover(fa, a.point(), &si), without = hover(fa, a.point());
+  ASSERT_TRUE(with && without);
+  EXPECT_EQ(with->markdown, without->markdown);
+}
+
+TEST(ShapeInferenceInlayHints, InferredTypeOfEveryRefinedOp) {
+  Annotations a(R"(
+func.func @f(%in: tensor<1x32x32x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16xf32>) -> tensor<1x?x?x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x32x32x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x?x?x16xf32>$$
+  %1 = tosa.clamp %0 {max_val = 6.0 : f32, min_val = 0.0 : f32} : (tensor<1x?x?x16xf32>) -> tensor<1x?x?x16xf32>$$
+  return %1 : tensor<1x?x?x16xf32>
+}
+)");
+  FileAnalysis fa;
+  ShapeInference si = inferText(a.text, &fa);
+  // The Broadcastable rule alone knows nothing here.
+  EXPECT_TRUE(inlayHints(fa, {{1, 1}, {100, 1}}, Config::Hints()).empty());
+  auto hints = inlayHints(fa, {{1, 1}, {100, 1}}, Config::Hints(), &si);
+  ASSERT_EQ(hints.size(), 2u);
+  EXPECT_EQ(hints[0].position, a.point(0));
+  EXPECT_EQ(hints[0].label, " inferred: 1x32x32x16");
+  EXPECT_EQ(hints[1].position, a.point(1));
+  EXPECT_EQ(hints[1].label, " inferred: 1x32x32x16");
+  Config::Hints off;
+  off.inferredShapes = false;
+  EXPECT_TRUE(inlayHints(fa, {{1, 1}, {100, 1}}, off, &si).empty());
+}
+
+TEST(ShapeInferenceInlayHints, ContradictionIsMarked) {
+  ShapeInference si;
+  FileAnalysis fa;
+  std::string text = R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+)";
+  si = inferText(text, &fa);
+  auto hints = inlayHints(fa, {{4, 1}, {4, 200}}, Config::Hints(), &si);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_EQ(hints[0].label, " inferred: 3x2 (error)");
+}
+
+} // namespace
