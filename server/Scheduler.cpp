@@ -53,6 +53,7 @@ void Scheduler::update(const std::string &uri, const std::string &path,
 
 void Scheduler::remove(const std::string &uri) {
   std::vector<std::function<void(SnapshotPtr)>> waiters;
+  bool lastClosed = false;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = docs.find(uri);
@@ -60,7 +61,15 @@ void Scheduler::remove(const std::string &uri) {
       return;
     waiters.swap(it->second->waiters);
     docs.erase(it);
+    lastClosed = docs.empty();
+    freshAnalyzer = lastClosed && !sync;
+    if (lastClosed && sync)
+      ++counters.analyzersReplaced;
   }
+  if (lastClosed && sync)
+    analyzer = std::make_unique<Analyzer>(); // analyses run right here
+  else if (lastClosed)
+    cv.notify_all();
   // Requests still waiting for a first snapshot get an answer: none.
   for (auto &w : waiters)
     w(nullptr);
@@ -166,6 +175,17 @@ void Scheduler::run() {
         uri = u;
         doc = d;
       }
+    if (!doc && freshAnalyzer) {
+      freshAnalyzer = false;
+      lock.unlock();
+      analyzer = std::make_unique<Analyzer>(); // only this thread uses it
+#ifdef __GLIBC__
+      malloc_trim(0);
+#endif
+      lock.lock();
+      ++counters.analyzersReplaced;
+      continue;
+    }
     if (!doc) {
       idle.notify_all();
       cv.wait(lock);
