@@ -39,23 +39,8 @@ LOC_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)\s*$')
 OPNAME_RE = re.compile(r'^\s*(?:%[^=]*=\s*)?"([^"]+)"\(')
 
 
-def find_files(corpus):
-    found = []
-    for root, dirs, files in os.walk(corpus):
-        dirs.sort()
-        for name in sorted(files):
-            if name.endswith(".mlir"):
-                found.append(os.path.join(root, name))
-    return found
-
-
-def run(cmd, timeout):
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "", ""
-    return proc.returncode, proc.stdout, proc.stderr
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpus_sweep import find_files, run  # noqa: E402  (one copy of each)
 
 
 def split_top(text, sep):
