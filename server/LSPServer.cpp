@@ -823,7 +823,7 @@ private:
     lsp::CodeAction action;
     action.title = a.title;
     action.kind = a.kind;
-    if (a.diagnostic) {
+    if (a.diagnostic && !a.confirm) { // edits to review are built below
       action.isPreferred = a.preferred;
       lsp::WorkspaceEdit edit;
       std::vector<lsp::TextEdit> &edits = edit.changes[s.uri];

@@ -31,6 +31,16 @@ namespace tosa_lsp {
 // Choices
 //===----------------------------------------------------------------------===//
 
+/// The analysis' edits (1-based byte positions) in the snapshot's LSP
+/// positions.
+static std::vector<lsp::TextEdit>
+toLspEdits(const Snapshot &s, const std::vector<TextEditData> &edits) {
+  std::vector<lsp::TextEdit> out;
+  for (const TextEditData &e : edits)
+    out.push_back({s.lines.toLsp(e.range), e.newText});
+  return out;
+}
+
 const Choices &choices() {
   static const Choices table = [] {
     Choices c;
@@ -611,8 +621,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.version = s->version;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
-      for (const TextEditData &e : fix.edits)
-        item.edits.push_back({s->lines.toLsp(e.range), e.newText});
+      item.edits = toLspEdits(*s, fix.edits);
       out.items.push_back(std::move(item));
     }
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
@@ -640,8 +649,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.kind = "source.refineShapes";
       item.confirm = true;
       item.version = s->version;
-      for (const TextEditData &e : edits)
-        item.edits.push_back({s->lines.toLsp(e.range), e.newText});
+      item.edits = toLspEdits(*s, edits);
       out.items.push_back(std::move(item));
     }
   }
