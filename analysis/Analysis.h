@@ -132,6 +132,9 @@ struct Section {
   bool reused = false;
   /// Only the top-level op (function) the edit was in was re-analysed.
   bool incremental = false;
+  /// Parsed and verified as two halves on two threads (big sections whose
+  /// top-level ops share no symbols).
+  bool inParts = false;
 };
 
 enum class OpKind {
@@ -302,8 +305,10 @@ public:
                                                     const Config &config,
                                                     AnalysisCache &cache);
   /// Sections of at least `bytes` are verified on a second thread while
-  /// op reports and the index are collected (default 128 KiB; tests use 0
-  /// and SIZE_MAX to compare the two paths).
+  /// op reports and the index are collected, and sections of twice that
+  /// whose top-level ops share no symbols are analysed as two halves on two
+  /// threads (default 128 KiB; tests use 0 and SIZE_MAX to compare the
+  /// paths).
   void setParallelSectionBytes(size_t bytes);
 
 private:

@@ -540,6 +540,45 @@ std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
   return out;
 }
 
+/// Where a section can be cut into two halves that parse and verify alone
+/// exactly as they do together: the start of the top-level op nearest the
+/// middle, after a `}` closing the op before it at column 0. std::nullopt
+/// when something could cross the cut: a symbol named on both sides (calls,
+/// duplicates), aliases, dialect resources. A wrong guess (a cut inside an
+/// op) fails to parse and the caller analyses the section whole.
+std::optional<size_t> splitPoint(std::string_view text) {
+  if (text.find("{-#") != std::string_view::npos || text.empty() ||
+      text[0] == '#' || text[0] == '!' ||
+      text.find("\n#") != std::string_view::npos ||
+      text.find("\n!") != std::string_view::npos)
+    return std::nullopt;
+  size_t cut = std::string_view::npos;
+  for (size_t at = text.find("\n}\n", text.size() / 2);
+       at != std::string_view::npos; at = text.find("\n}\n", at + 1)) {
+    size_t next = text.find_first_not_of(" \t\r\n", at + 3);
+    if (next == std::string_view::npos)
+      return std::nullopt; // The last op: nothing after it.
+    // The next op starts at column 0 (a function's `}` at column 0 inside
+    // an indented module would be followed by an indented line).
+    if (text[next - 1] == '\n' && text[next] != '}') {
+      cut = at + 3;
+      break;
+    }
+  }
+  if (cut == std::string_view::npos)
+    return std::nullopt;
+  std::optional<std::vector<std::string>> first =
+      symbolRefs(text.substr(0, cut));
+  std::optional<std::vector<std::string>> second = symbolRefs(text.substr(cut));
+  if (!first || !second)
+    return std::nullopt;
+  std::set<std::string> names(first->begin(), first->end());
+  for (const std::string &name : *second)
+    if (names.count(name))
+      return std::nullopt;
+  return cut;
+}
+
 struct AnalysisCache::Impl {
   struct Entry {
     std::string text;
@@ -563,6 +602,9 @@ AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
+  /// The second half's context when a section is analysed in two parts
+  /// (analyzeInParts): one context per thread, no locking.
+  std::unique_ptr<MLIRContext> partContext;
   /// A crash on the verifier thread of analyzeSectionUnguarded, for
   /// analyzeSection to handle like one on its own thread.
   std::optional<std::string> deferredCrash;
@@ -588,10 +630,21 @@ struct Analyzer::Impl {
   SectionResult analyzeSection(const FileText &file, const std::string &path,
                                Section sec, const Config &config,
                                SectionUnits *units = nullptr);
+  /// `part` (with its context `partCtx`): analyse only this part of `sec`
+  /// (analyzeInParts); results are `sec`'s.
   void analyzeSectionUnguarded(const FileText &file, const std::string &path,
                                Section sec, const Config &config,
                                SectionResult &result, SectionUnits *units,
-                               UnitJob *job);
+                               UnitJob *job, const Section *part = nullptr,
+                               MLIRContext *partCtx = nullptr);
+  /// A big section whose top-level ops share no symbols, parsed and
+  /// verified as two halves on two threads (the parse is most of an open
+  /// and MLIR's parser is single-threaded). std::nullopt when the section
+  /// cannot be cut or a half fails to parse: then it is analysed whole,
+  /// which reports what went wrong as usual.
+  std::optional<SectionResult>
+  analyzeInParts(const FileText &file, const std::string &path,
+                 const Section &sec, const Config &config, SectionUnits *units);
   /// An edit inside one unit of a section that parsed last time: that unit
   /// alone is parsed and verified (with stubs of what it calls), the rest
   /// is reused. std::nullopt when the result could differ from a full
@@ -1005,10 +1058,108 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   return r;
 }
 
+std::optional<SectionResult>
+Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
+                               const Section &sec, const Config &config,
+                               SectionUnits *units) {
+  size_t size = sec.endOffset - sec.beginOffset;
+  if (lenientLoaded || size < 2 * parallelSectionBytes || size < 2)
+    return std::nullopt;
+  std::optional<size_t> cut = splitPoint(std::string_view(file.text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset));
+  if (!cut)
+    return std::nullopt;
+  Section first = sec, second = sec;
+  first.endOffset = second.beginOffset = sec.beginOffset + *cut;
+  Position at = file.lines.position(second.beginOffset);
+  second.firstLine = at.line;
+  second.firstColumn = at.column;
+  first.lastLine = at.line;
+  if (!partContext)
+    partContext = makeContext();
+
+  SectionResult a, b;
+  SectionUnits unitsA, unitsB;
+  std::optional<std::string> crashA, crashB;
+  {
+    PhaseTimer t("analysis in two parts");
+    llvm::thread other(std::optional<unsigned>(kAnalysisStackBytes), [&] {
+      crashB = runContained([&] {
+        analyzeSectionUnguarded(file, path, sec, config, b,
+                                units ? &unitsB : nullptr, nullptr, &second,
+                                partContext.get());
+      });
+    });
+    crashA = runContained([&] {
+      analyzeSectionUnguarded(file, path, sec, config, a,
+                              units ? &unitsA : nullptr, nullptr, &first,
+                              context.get());
+    });
+    other.join();
+  }
+  if (crashA || crashB) {
+    // Abandoned with their contexts (see analyzeSection); the whole-section
+    // analysis that follows reports the crash.
+    if (crashA) {
+      (void)context.release();
+      context = makeContext();
+    }
+    if (crashB)
+      (void)partContext.release();
+    partContext.reset();
+    return std::nullopt;
+  }
+  if (!a.section.parsed || !b.section.parsed)
+    return std::nullopt;
+
+  // As the whole section would have it: MLIR's diagnostics of both halves,
+  // then the findings of both; ops, values and the rest in file order.
+  SectionResult r;
+  r.section = a.section;
+  r.section.inParts = true;
+  for (SectionResult *half : {&a, &b})
+    for (Diagnostic &d : half->diagnostics)
+      if (d.source != DiagSource::Broadcast)
+        r.diagnostics.push_back(std::move(d));
+  for (SectionResult *half : {&a, &b})
+    for (Diagnostic &d : half->diagnostics)
+      if (d.source == DiagSource::Broadcast)
+        r.diagnostics.push_back(std::move(d));
+  int opBase = static_cast<int>(a.ops.size());
+  for (ValueInfo &v : b.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
+  auto concat = [](auto &to, auto &x, auto &y) {
+    to = std::move(x);
+    to.insert(to.end(), std::make_move_iterator(y.begin()),
+              std::make_move_iterator(y.end()));
+  };
+  concat(r.ops, a.ops, b.ops);
+  concat(r.values, a.values, b.values);
+  concat(r.blocks, a.blocks, b.blocks);
+  concat(r.symbols, a.symbols, b.symbols);
+  concat(r.opSpans, a.opSpans, b.opSpans);
+  if (units) {
+    *units = SectionUnits();
+    if (!unitsA.units.empty() && !unitsB.units.empty()) {
+      for (Unit &u : unitsB.units) {
+        u.begin += *cut;
+        u.end += *cut;
+      }
+      concat(units->units, unitsA.units, unitsB.units);
+      units->moduleFailed = unitsA.moduleFailed || unitsB.moduleFailed;
+    }
+  }
+  return r;
+}
+
 SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              const std::string &path,
                                              Section sec, const Config &config,
                                              SectionUnits *units) {
+  if (std::optional<SectionResult> parts =
+          analyzeInParts(file, path, sec, config, units))
+    return std::move(*parts);
   SectionResult result;
   std::optional<std::string> crash = runContained([&] {
     analyzeSectionUnguarded(file, path, sec, config, result, units, nullptr);
@@ -1041,18 +1192,16 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   return failed;
 }
 
-void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
-                                             const std::string &path,
-                                             Section sec, const Config &config,
-                                             SectionResult &result,
-                                             SectionUnits *units,
-                                             UnitJob *job) {
+void Analyzer::Impl::analyzeSectionUnguarded(
+    const FileText &file, const std::string &path, Section sec,
+    const Config &config, SectionResult &result, SectionUnits *units,
+    UnitJob *job, const Section *part, MLIRContext *partCtx) {
   const std::string &text = file.text;
   const LineIndex &lines = file.lines;
-  MLIRContext &ctx = *context;
+  MLIRContext &ctx = partCtx ? *partCtx : *context;
   {
     detail::ParsedSection ps;
-    ps.section = job ? job->map : sec;
+    ps.section = job ? job->map : part ? *part : sec;
     std::string_view body = std::string_view(text).substr(
         ps.section.beginOffset, ps.section.endOffset - ps.section.beginOffset);
     if (job) {
@@ -1151,7 +1300,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         std::optional<std::string> ns;
         for (size_t i = diagsBefore; i < sectionDiags.size() && !ns; ++i)
           ns = detail::missingDialect(sectionDiags[i].message);
-        if (!ns || !config.lenient.allows(*ns) || ctx.getLoadedDialect(*ns))
+        if (part || !ns || !config.lenient.allows(*ns) ||
+            ctx.getLoadedDialect(*ns))
           break;
         detail::loadLenientDialect(ctx, *ns);
         lenientLoaded = true;
@@ -1196,7 +1346,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
     if (sec.parsed) {
       // Like mlir-opt: a lone top-level module is the root, anything else is
       // wrapped in an implicit one.
-      if (!job && llvm::hasSingleElement(block) &&
+      if (!job && !part && llvm::hasSingleElement(block) &&
           isa<ModuleOp>(block.front())) {
         Operation *m = &block.front();
         m->remove();
@@ -1226,7 +1376,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
       // reports and their decisions are computed here (two cores, one
       // result). Upstream verifiers are what can crash, so they get the
       // contained thread; a crash there loses the section as one here would.
-      if (!job && body.size() >= parallelSectionBytes) {
+      if (!job && !part && body.size() >= parallelSectionBytes) {
         std::optional<std::string> crashed;
         std::vector<Operation *> owners;
         llvm::thread verifier(
@@ -1290,7 +1440,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(const FileText &file,
         op.explicitBcast.forget();
       }
       if (units && !job)
-        collectUnits(ps, failedOps, lines, sec, result, *units);
+        collectUnits(ps, failedOps, lines, ps.section, result, *units);
       if (job) {
         // Drop what belongs to the prefix; keep the stubs' uses (they are
         // uses in this unit of functions defined elsewhere).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace tosa_lsp {
@@ -131,9 +132,22 @@ std::optional<size_t> findDeepJsonNesting(std::string_view text,
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      // To the next quote not escaped by an odd run of backslashes; memchr
+      // because strings are nearly all of a didOpen's bytes.
+      for (size_t from = i + 1;;) {
+        const void *q =
+            std::memchr(text.data() + from, '"', text.size() - from);
+        if (!q)
+          return std::nullopt; // Unterminated: the parser rejects it.
+        size_t j = static_cast<const char *>(q) - text.data(), k = j;
+        while (k > i + 1 && text[k - 1] == '\\')
+          --k;
+        from = j + 1;
+        if ((j - k) % 2 == 0) {
+          i = j;
+          break;
+        }
+      }
     } else if (c == '[' || c == '{') {
       if (++depth > limit)
         return i;

@@ -43,6 +43,18 @@ private:
       std::chrono::steady_clock::now();
 };
 
+inline void timingMark(const char *what) {
+  if (!PhaseTimer::enabled())
+    return;
+  static const auto epoch = std::chrono::steady_clock::now();
+  llvm::errs() << "tosa-lsp mark: " << what << " @"
+               << llvm::format("%.1f",
+                               std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - epoch)
+                                   .count())
+               << "\n";
+}
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_ANALYSIS_TIMING_H

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   g++ cmake ninja-build ccache
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev
+  zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev libmimalloc-dev
   python3 python3-numpy neovim tmux vim binutils clang-format-22
   clang-22 libclang-rt-22-dev # scripts/fuzz.sh: clang with libFuzzer
 )

@@ -115,6 +115,9 @@ public:
     return success();
   }
   std::optional<json::Value> currentId;
+  /// The message just read, parsed (inspect has to parse it anyway): the
+  /// transport loop dispatches it without parsing a 20 MB didOpen twice.
+  std::optional<json::Value> parsed;
 
 private:
   /// One header line, at most 8 KiB kept (a longer one is not a header).
@@ -149,6 +152,7 @@ private:
 
   void inspect(std::string &text) {
     currentId.reset();
+    parsed.reset();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       return; // End of a delimited stream.
     static constexpr const char *kIgnored =
@@ -194,11 +198,73 @@ private:
       if (*method == "shutdown")
         shutdownSeen = true;
     }
+    parsed = std::move(*doc);
   }
   std::FILE *in;
   JSONTransportInputOverFile inner;
   bool shutdownSeen = false;
 };
+
+/// JSONTransport::run, dispatching the value TrackingInput parsed instead
+/// of parsing the message a second time (~90 ms for a 17 MB didOpen).
+/// Returns after `exit` (success) or at the end of the input (an error).
+Error runTransport(TrackingInput &in, MessageHandler &handler) {
+  std::string text;
+  while (!in.isEndOfInput()) {
+    if (in.hasError())
+      return errorCodeToError(std::error_code(errno, std::system_category()));
+    if (failed(in.readMessage(text)))
+      continue;
+    std::optional<json::Value> msg = std::move(in.parsed);
+    in.parsed.reset();
+    if (!msg) { // Empty, or replaced by inspect (an error to answer).
+      if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        continue;
+      Expected<json::Value> doc = json::parse(text);
+      if (!doc) {
+        Logger::error("JSON parse error: {0}", toString(doc.takeError()));
+        continue;
+      }
+      msg = std::move(*doc);
+    }
+    // What JSONTransport::handleMessage does.
+    json::Object *object = msg->getAsObject();
+    if (!object ||
+        object->getString("jsonrpc") != std::optional<StringRef>("2.0"))
+      return Error::success();
+    std::optional<json::Value> id;
+    if (json::Value *i = object->get("id"))
+      id = std::move(*i);
+    std::optional<StringRef> method = object->getString("method");
+    bool more;
+    if (!method) { // A reply to one of our requests.
+      if (!id) {   // JSONTransport would stop here; we carry on.
+        Logger::error("ignoring a message with neither method nor id");
+        continue;
+      }
+      Expected<json::Value> result = json::Value(nullptr);
+      if (const json::Object *err = object->getObject("error")) {
+        StringRef message =
+            err->getString("message").value_or("Unspecified error");
+        result = make_error<LSPError>(
+            message.str(), ErrorCode(err->getInteger("code").value_or(
+                               int64_t(ErrorCode::UnknownErrorCode))));
+      } else if (json::Value *r = object->get("result")) {
+        result = std::move(*r);
+      }
+      more = handler.onReply(std::move(*id), std::move(result));
+    } else {
+      json::Value params = nullptr;
+      if (json::Value *p = object->get("params"))
+        params = std::move(*p);
+      more = id ? handler.onCall(*method, std::move(params), std::move(*id))
+                : handler.onNotify(*method, std::move(params));
+    }
+    if (!more)
+      return Error::success();
+  }
+  return errorCodeToError(std::make_error_code(std::errc::io_error));
+}
 
 std::string idKey(const json::Value &id) {
   std::string s;
@@ -1074,7 +1140,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   ServerOptions opts = options;
   opts.sync |= options.litTest;
   auto server = std::make_unique<Server>(transport, inputRef, output, opts);
-  Error err = transport.run(server->messageHandler());
+  Error err = runTransport(inputRef, server->messageHandler());
   bool clean = !err && server->shutdownRequested;
   if (err)
     Logger::error("transport: {0}", toString(std::move(err)));

@@ -8,7 +8,21 @@
 #include <malloc.h>
 #endif
 
+// mimalloc, when the binary links it (TOSA_LSP_MIMALLOC): weak, so the
+// library and its tests work with any allocator.
+extern "C" void mi_collect(bool force) __attribute__((weak));
+
 namespace tosa_lsp {
+
+/// A big document's analysis leaves hundreds of MiB in the allocator's free
+/// lists; hand them back so a closed document costs nothing.
+static void releaseFreeMemory() {
+  if (mi_collect)
+    mi_collect(true);
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady)
@@ -73,11 +87,7 @@ void Scheduler::remove(const std::string &uri) {
   // Requests still waiting for a first snapshot get an answer: none.
   for (auto &w : waiters)
     w(nullptr);
-#ifdef __GLIBC__
-  // A big document's analysis leaves hundreds of MiB in malloc's free
-  // lists; hand them back so a closed document costs nothing.
-  malloc_trim(0);
-#endif
+  releaseFreeMemory();
 }
 
 Scheduler::SnapshotPtr Scheduler::latest(const std::string &uri) const {
@@ -127,6 +137,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   busy = true;
   lock.unlock();
 
+  timingMark("analysis start");
   std::shared_ptr<const FileAnalysis> fa =
       analyzer->analyzeShared(text, path, config, doc->cache);
   unsigned reused = 0;
@@ -153,8 +164,10 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   }
   lock.unlock();
   if (newest && onReady) {
+    timingMark("publish start");
     PhaseTimer t("publish");
     onReady(snap);
+    timingMark("published");
   }
   for (auto &w : waiters)
     w(snap);
@@ -179,9 +192,7 @@ void Scheduler::run() {
       freshAnalyzer = false;
       lock.unlock();
       analyzer = std::make_unique<Analyzer>(); // only this thread uses it
-#ifdef __GLIBC__
-      malloc_trim(0);
-#endif
+      releaseFreeMemory();
       lock.lock();
       ++counters.analyzersReplaced;
       continue;

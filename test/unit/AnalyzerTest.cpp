@@ -320,7 +320,9 @@ std::string key(const Range &r) {
          "-" + std::to_string(r.end.line) + ":" + std::to_string(r.end.column);
 }
 
-/// What a user can see of an analysis, as comparable lines.
+/// What a user can see of an analysis, as comparable lines. Diagnostics
+/// and op reports in their order (published, indexed); values, symbols and
+/// blocks sorted (lookups go through the position index, which sorts).
 std::vector<std::string> visible(const FileAnalysis &fa) {
   std::vector<std::string> out;
   for (const Diagnostic &d : fa.diagnostics)
@@ -329,11 +331,34 @@ std::vector<std::string> visible(const FileAnalysis &fa) {
     out.push_back("op " + key(op.range) + " " + op.name +
                   (op.verifierFailed ? " failed" : "") +
                   (op.verifierRan ? " ran" : ""));
+  size_t ordered = out.size();
   for (const ValueInfo &v : fa.values)
     out.push_back("value " + v.name + " " + key(v.def) + " " + v.type +
                   " uses " + std::to_string(v.uses.size()) + " report " +
                   std::to_string(v.opReport));
+  for (const SymbolInfo &sym : fa.symbols)
+    out.push_back("symbol " + sym.name + " " + key(sym.nameRange) + " uses " +
+                  std::to_string(sym.uses.size()));
+  for (const BlockInfo &b : fa.blocks)
+    out.push_back("block " + key(b.def) + " uses " +
+                  std::to_string(b.uses.size()));
+  for (const OpSpan &o : fa.opSpans)
+    out.push_back("span " + key(o.nameRange) + " " + key(o.scope));
+  std::sort(out.begin() + ordered, out.end());
   return out;
+}
+
+/// Empty when equal, else the first line where they differ (gtest would
+/// print both vectors whole: thousands of lines).
+std::string difference(const std::vector<std::string> &a,
+                       const std::vector<std::string> &b) {
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    std::string x = i < a.size() ? a[i] : "(end)";
+    std::string y = i < b.size() ? b[i] : "(end)";
+    if (x != y)
+      return "line " + std::to_string(i) + ":\n  " + x + "\n  " + y;
+  }
+  return "";
 }
 
 TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
@@ -357,13 +382,22 @@ TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
     text += "  return %0 : tensor<4x?xf32>\n}\n";
   }
   ASSERT_GE(text.size(), size_t(128) << 10);
-  Analyzer parallel, sequential;
-  parallel.setParallelSectionBytes(0);
+  // Three paths: the verifier beside the reports (the section is at least
+  // the threshold but under twice it), two halves on two threads, and one
+  // thread.
+  Analyzer parallel, halves, sequential;
+  parallel.setParallelSectionBytes(text.size() - 1);
+  halves.setParallelSectionBytes(0);
   sequential.setParallelSectionBytes(SIZE_MAX);
   FileAnalysis a = parallel.analyze(text, "big.mlir", Config());
+  FileAnalysis h = halves.analyze(text, "big.mlir", Config());
   FileAnalysis b = sequential.analyze(text, "big.mlir", Config());
-  std::vector<std::string> va = visible(a), vb = visible(b);
-  EXPECT_EQ(va, vb);
+  std::vector<std::string> va = visible(a), vh = visible(h), vb = visible(b);
+  EXPECT_EQ(difference(va, vb), "");
+  EXPECT_EQ(difference(vh, vb), "");
+  EXPECT_FALSE(a.sections[0].inParts);
+  EXPECT_TRUE(h.sections[0].inParts);
+  EXPECT_FALSE(b.sections[0].inParts);
   // The comparison is not vacuous: errors, failed ops and reports exist.
   EXPECT_GE(errors(a).size(), 700u / 7 + 700u / 11);
   EXPECT_GE(std::count_if(a.ops.begin(), a.ops.end(),
@@ -371,6 +405,63 @@ TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
             700 / 7 + 1);
   EXPECT_GE(a.ops.size(), 700u);
   EXPECT_GE(a.values.size(), 700u);
+}
+
+/// Functions that call each other, or share a name, cannot be cut apart;
+/// those that do not can, and an edit after such an analysis is still
+/// re-analysed a function at a time with the same result as a full one.
+TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
+  auto fn = [](int i, const std::string &callee) {
+    std::string n = std::to_string(i);
+    std::string body =
+        "func.func @f" + n +
+        "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
+        "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+        "tensor<4x?xf32>\n";
+    if (!callee.empty())
+      body += "  %1 = func.call @" + callee +
+              "(%a, %b) : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+              "tensor<4x?xf32>\n";
+    return body + "  return %0 : tensor<4x?xf32>\n}\n";
+  };
+  std::string apart, calling;
+  for (int i = 0; i < 40; ++i) {
+    apart += fn(i, "");
+    calling += fn(i, i == 39 ? "f0" : ""); // the last calls the first
+  }
+  Analyzer analyzer;
+  analyzer.setParallelSectionBytes(0);
+  FileAnalysis a = analyzer.analyze(apart, "a.mlir", Config());
+  EXPECT_TRUE(a.sections[0].inParts);
+  EXPECT_TRUE(errors(a).empty());
+  FileAnalysis c = analyzer.analyze(calling, "c.mlir", Config());
+  EXPECT_FALSE(c.sections[0].inParts);
+  EXPECT_TRUE(errors(c).empty());
+  // A file wrapped in `module { ... }` has one top-level op.
+  FileAnalysis m =
+      analyzer.analyze("module {\n" + apart + "}\n", "m.mlir", Config());
+  EXPECT_FALSE(m.sections[0].inParts);
+
+  // Edits in either half, after an analysis in halves.
+  AnalysisCache cache;
+  Analyzer incremental, fresh;
+  incremental.setParallelSectionBytes(0);
+  fresh.setParallelSectionBytes(SIZE_MAX);
+  FileAnalysis first = incremental.analyze(apart, "a.mlir", Config(), &cache);
+  ASSERT_TRUE(first.sections[0].inParts);
+  std::string text = apart;
+  for (const char *name : {"@f3(", "@f35("}) {
+    size_t at = text.find("tosa.add", text.find(name));
+    text.replace(at, 8, "tosa.sub");
+    text.insert(text.find('\n', at) + 1,
+                "  %9 = tosa.exp %a : (tensor<1x?xf32>) -> tensor<1x?xf32>\n");
+    FileAnalysis inc = incremental.analyze(text, "a.mlir", Config(), &cache);
+    EXPECT_TRUE(inc.sections[0].incremental) << name;
+    EXPECT_EQ(difference(visible(inc),
+                         visible(fresh.analyze(text, "a.mlir", Config()))),
+              "")
+        << name;
+  }
 }
 
 } // namespace

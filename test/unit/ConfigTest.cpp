@@ -116,3 +116,22 @@ TEST(Config, OutputDirRootFollowsWhoSetIt) {
   EXPECT_EQ(c->compile.outputDirRoot, "/repo");
   EXPECT_TRUE(c->compile.overwrite);
 }
+
+// The nesting check runs on every protocol message before any recursive JSON
+// code: brackets inside strings never count, whatever the escapes before
+// the closing quote.
+TEST(Config, DeepJsonNestingSkipsStrings) {
+  using tosa_lsp::findDeepJsonNesting;
+  EXPECT_EQ(findDeepJsonNesting("[[[", 2), std::optional<size_t>(2));
+  EXPECT_EQ(findDeepJsonNesting("[[]]", 2), std::nullopt);
+  EXPECT_EQ(findDeepJsonNesting(R"(["[[[["])", 2), std::nullopt);
+  // An escaped quote does not end the string; an escaped backslash does not
+  // escape the quote after it.
+  EXPECT_EQ(findDeepJsonNesting(R"(["\"[[[["])", 2), std::nullopt);
+  EXPECT_EQ(findDeepJsonNesting(R"(["\\", [[ ])", 2), std::optional<size_t>(8));
+  EXPECT_EQ(findDeepJsonNesting(R"(["\\\"[[", [[ ])", 2),
+            std::optional<size_t>(12));
+  EXPECT_EQ(findDeepJsonNesting(R"({"a":"", "b":[[]]})", 2),
+            std::optional<size_t>(14));
+  EXPECT_EQ(findDeepJsonNesting(R"(["unterminated [[[[)", 2), std::nullopt);
+}
