@@ -834,6 +834,11 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   if (k == su.units.size())
     return std::nullopt;
   const Unit &u = su.units[k];
+  // A unit that is most of the section (a one-function model): analysing
+  // the section whole is as much work, runs on both cores and needs no
+  // merge.
+  if (2 * (u.end - u.begin) > oldText.size())
+    return std::nullopt;
   ptrdiff_t delta = static_cast<ptrdiff_t>(newText.size()) -
                     static_cast<ptrdiff_t>(oldText.size());
   size_t newEnd = u.end + delta;

@@ -193,7 +193,8 @@ std::optional<Config> applyConfig(const json &root, std::string &error,
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
-                      "info", "compile", "lenientDialects"}))
+                      "info", "compile", "lenientDialects", "shapeChecks"}) ||
+      !top.getBool("shapeChecks", config.shapeChecks))
     return std::nullopt;
   if (root.contains("lenientDialects")) {
     const json &l = root["lenientDialects"];

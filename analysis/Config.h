@@ -35,6 +35,11 @@ struct Config {
     bool dynamicToStatic = true;
   } info;
 
+  /// Declared static sizes that MLIR's shape inference (tosa-infer-shapes)
+  /// contradicts, as errors. The server finds them in the background after
+  /// each analysis, a function at a time; `check --infer-shapes` too.
+  bool shapeChecks = true;
+
   /// Custom syntax of ops of dialects MLIR 22 lacks (`util.*`, `check.*` in
   /// IREE's tests) parsed leniently as unregistered ops (Lenient.h):
   /// `"lenientDialects": true` (every namespace that is not registered,

@@ -378,9 +378,15 @@ ShapeInferrer::~ShapeInferrer() = default;
 ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const FileAnalysis &fa, unsigned firstLine,
                                     unsigned lastLine) {
+  return infer(text, LineIndex(text), fa, firstLine, lastLine);
+}
+
+ShapeInference ShapeInferrer::infer(const std::string &text,
+                                    const LineIndex &lines,
+                                    const FileAnalysis &fa, unsigned firstLine,
+                                    unsigned lastLine) {
   PhaseTimer timer("shape inference (lazy, not in the pipeline)");
   ShapeInference out;
-  LineIndex lines(text);
   for (const Section &sec : fa.sections) {
     if (sec.lastLine < firstLine || sec.firstLine > lastLine)
       continue;

@@ -13,6 +13,7 @@
 #define TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
 
 #include "Analysis.h"
+#include "LineIndex.h"
 #include "CodeActions.h"
 #include "Render.h"
 
@@ -96,6 +97,10 @@ public:
   /// reason and not inferred.
   ShapeInference infer(const std::string &text, const FileAnalysis &fa,
                        unsigned firstLine = 1, unsigned lastLine = ~0u);
+  /// The same with the text's line index (the server keeps one).
+  ShapeInference infer(const std::string &text, const LineIndex &lines,
+                       const FileAnalysis &fa, unsigned firstLine,
+                       unsigned lastLine);
 
 private:
   struct Impl;

@@ -34,6 +34,8 @@ public:
   /// Byte offset of an LSP position (a character past the end of the line
   /// is the end of the line); std::nullopt when the line does not exist.
   std::optional<size_t> offset(llvm::lsp::Position p) const;
+  /// Byte offsets (our 1-based positions).
+  const LineIndex &index() const { return lines; }
 
 private:
   const std::string &text;

@@ -552,8 +552,9 @@ private:
   // TosaServer callbacks
   //===--------------------------------------------------------------------===//
 
-  void onDiagnostics(Scheduler::SnapshotPtr s) override {
-    publishDiagnostics(*s);
+  void onDiagnostics(Scheduler::SnapshotPtr s,
+                     const std::vector<Diagnostic> &extra) override {
+    publishDiagnostics(*s, extra);
   }
   void onError(const std::string &message) override {
     showMessage(json::Object{{"type", int(MessageType::Error)},
@@ -735,7 +736,8 @@ private:
   /// Streams the notification straight to the output: with 10^5
   /// diagnostics a json::Value tree (built, copied, sorted, printed) costs
   /// more than analysing the file.
-  void publishDiagnostics(const Snapshot &s) {
+  void publishDiagnostics(const Snapshot &s,
+                          const std::vector<Diagnostic> &extra) {
     std::string text;
     {
       PhaseTimer t("diagnostics to JSON");
@@ -747,6 +749,8 @@ private:
         os.attributeObject("params", [&] {
           os.attributeArray("diagnostics", [&] {
             for (const Diagnostic &d : s.analysis.diagnostics)
+              writeDiagnostic(os, s, d);
+            for (const Diagnostic &d : extra)
               writeDiagnostic(os, s, d);
           });
           os.attribute("uri", s.uri);

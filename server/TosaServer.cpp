@@ -2,6 +2,8 @@
 
 #include "TosaServer.h"
 
+#include "llvm/Support/xxhash.h"
+
 #include "CompileJob.h"
 #include "Convert.h"
 #include "OutputFiles.h"
@@ -93,9 +95,8 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
   validators.resize((pool ? pool->size() : 0) + 1);
   inferrers.resize(validators.size());
   scheduler = std::make_unique<Scheduler>(
-      options.sync, options.debounce, [this](Scheduler::SnapshotPtr s) {
-        this->callbacks.onDiagnostics(std::move(s));
-      });
+      options.sync, options.debounce,
+      [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); });
 }
 
 TosaServer::~TosaServer() {
@@ -197,6 +198,7 @@ nlohmann::json TosaServer::defaultSettings() {
         {"runtimeChecks", d.info.runtimeChecks},
         {"dynamicToStatic", d.info.dynamicToStatic}}},
       {"lenientDialects", d.lenient.enabled},
+      {"shapeChecks", d.shapeChecks},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},
@@ -264,6 +266,151 @@ Error TosaServer::changeDocument(
   return Error::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Diagnostics and shape checks
+//===----------------------------------------------------------------------===//
+
+std::vector<TosaServer::FunctionText>
+TosaServer::functionTexts(const Snapshot &s) const {
+  std::vector<FunctionText> out;
+  const LineIndex &lines = s.lines.index();
+  for (const SymbolInfo &sym : s.analysis.symbols) {
+    if (sym.opName != "func.func" || !sym.scope.begin.valid() ||
+        !sym.scope.end.valid() || sym.section >= s.analysis.sections.size())
+      continue;
+    const Section &sec = s.analysis.sections[sym.section];
+    if (!sec.parsed || sec.stale)
+      continue;
+    std::optional<size_t> b = lines.offset(sym.scope.begin),
+                          e = lines.offset(sym.scope.end);
+    if (!b || !e || *e < *b)
+      continue;
+    // The column is part of the key: a function moved sideways has other
+    // columns in its diagnostics.
+    uint64_t hash = llvm::xxh3_64bits(StringRef(s.text).substr(*b, *e - *b)) ^
+                    sym.scope.begin.column;
+    out.push_back({hash, sym.scope.begin.line, sym.scope.end.line});
+  }
+  return out;
+}
+
+std::vector<Diagnostic>
+TosaServer::knownShapeErrors(const std::string &uri,
+                             const std::vector<FunctionText> &fns,
+                             std::vector<FunctionText> *missing) {
+  std::vector<Diagnostic> out;
+  std::lock_guard<std::mutex> lock(shapeChecksMu);
+  ShapeChecks &known = shapeChecks[uri];
+  for (const FunctionText &f : fns) {
+    auto it = known.find(f.hash);
+    if (it == known.end()) {
+      if (missing)
+        missing->push_back(f);
+      continue;
+    }
+    for (Diagnostic d : it->second) {
+      auto shift = [&](Range &r) {
+        if (r.begin.valid())
+          r.begin.line += f.firstLine;
+        if (r.end.valid())
+          r.end.line += f.firstLine;
+      };
+      shift(d.range);
+      for (DiagNote &n : d.notes)
+        shift(n.range);
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+void TosaServer::publish(Scheduler::SnapshotPtr s) {
+  std::vector<FunctionText> fns, missing;
+  std::vector<Diagnostic> extra;
+  if (s->config.shapeChecks) {
+    fns = functionTexts(*s);
+    extra = knownShapeErrors(s->uri, fns, &missing);
+  }
+  {
+    std::lock_guard<std::mutex> lock(publishMu);
+    callbacks.onDiagnostics(s, extra);
+  }
+  if (!missing.empty())
+    runHeavy([this, s, missing = std::move(missing)](unsigned worker) mutable {
+      checkShapes(std::move(s), std::move(missing), worker);
+    });
+}
+
+void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
+                             std::vector<FunctionText> missing,
+                             unsigned worker) {
+  auto stillLatest = [&] {
+    Scheduler::SnapshotPtr latest = scheduler->latest(s->uri);
+    return latest && latest->version == s->version;
+  };
+  std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
+  if (!inferrer)
+    inferrer = std::make_unique<ShapeInferrer>();
+  // A few thousand lines per call: the pass is per function either way,
+  // and a newer version stops the work between calls.
+  constexpr unsigned kBatchLines = 4000;
+  bool found = false;
+  for (size_t i = 0; i < missing.size();) {
+    if (!stillLatest())
+      return;
+    size_t j = i + 1;
+    while (j < missing.size() &&
+           missing[j].lastLine - missing[i].firstLine < kBatchLines)
+      ++j;
+    ShapeInference si = inferrer->infer(s->text, s->lines.index(), s->analysis,
+                                        missing[i].firstLine,
+                                        missing[j - 1].lastLine);
+    std::vector<Diagnostic> errors = contradictionDiagnostics(si);
+    std::lock_guard<std::mutex> lock(shapeChecksMu);
+    ShapeChecks &known = shapeChecks[s->uri];
+    for (size_t k = i; k < j; ++k) {
+      const FunctionText &f = missing[k];
+      std::vector<Diagnostic> &mine = known[f.hash];
+      mine.clear();
+      for (const Diagnostic &d : errors) {
+        if (!d.range.begin.valid() || d.range.begin.line < f.firstLine ||
+            d.range.begin.line > f.lastLine)
+          continue;
+        Diagnostic rel = d;
+        auto shift = [&](Range &r) {
+          if (r.begin.valid())
+            r.begin.line -= f.firstLine;
+          if (r.end.valid())
+            r.end.line -= f.firstLine;
+        };
+        shift(rel.range);
+        for (DiagNote &n : rel.notes)
+          shift(n.range);
+        mine.push_back(std::move(rel));
+        found = true;
+      }
+    }
+    i = j;
+  }
+  std::vector<FunctionText> fns = functionTexts(*s);
+  {
+    // Forget functions this version no longer has.
+    std::lock_guard<std::mutex> lock(shapeChecksMu);
+    ShapeChecks &known = shapeChecks[s->uri];
+    std::set<uint64_t> keep;
+    for (const FunctionText &f : fns)
+      keep.insert(f.hash);
+    for (auto it = known.begin(); it != known.end();)
+      it = keep.count(it->first) ? std::next(it) : known.erase(it);
+  }
+  if (!found)
+    return; // The first publish already said everything.
+  std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
+  std::lock_guard<std::mutex> lock(publishMu);
+  if (stillLatest())
+    callbacks.onDiagnostics(s, extra);
+}
+
 void TosaServer::removeDocument(const std::string &uri) {
   {
     std::lock_guard<std::mutex> lock(docsMu);
@@ -276,6 +423,10 @@ void TosaServer::removeDocument(const std::string &uri) {
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     shapes.erase(uri);
+  }
+  {
+    std::lock_guard<std::mutex> lock(shapeChecksMu);
+    shapeChecks.erase(uri);
   }
   scheduler->remove(uri);
 }

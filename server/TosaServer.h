@@ -123,8 +123,12 @@ public:
   /// Called from any thread.
   struct Callbacks {
     virtual ~Callbacks() = default;
-    /// A finished analysis that is still the newest version.
-    virtual void onDiagnostics(Scheduler::SnapshotPtr) {}
+    /// A finished analysis that is still the newest version: publish its
+    /// diagnostics and `extra` (errors from MLIR's shape inference). Called
+    /// again for the same version when the background shape checks find
+    /// more; never for a version older than one already published.
+    virtual void onDiagnostics(Scheduler::SnapshotPtr,
+                               const std::vector<Diagnostic> &extra) {}
     /// Something the user should see (bad configuration), once per cause.
     virtual void onError(const std::string &message) {}
   };
@@ -282,6 +286,31 @@ private:
   std::mutex shapesMu;
   std::map<std::string, ShapeCache> shapes;
   std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
+
+  /// Shape checks (Config::shapeChecks): each function's contradictions,
+  /// keyed by a hash of its text with lines relative to its first line, so
+  /// a version re-infers only the functions an edit changed.
+  struct FunctionText {
+    uint64_t hash = 0;
+    unsigned firstLine = 0, lastLine = 0;
+  };
+  using ShapeChecks = std::map<uint64_t, std::vector<Diagnostic>>;
+  std::mutex shapeChecksMu;
+  std::map<std::string, ShapeChecks> shapeChecks; // by document
+  /// Held while publishing: a background re-publish of a version never
+  /// lands after the publish of a newer one.
+  std::mutex publishMu;
+  /// Publishes a new snapshot with the shape errors known for its
+  /// functions, and starts the checks of the others on the pool.
+  void publish(Scheduler::SnapshotPtr s);
+  void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing,
+                   unsigned worker);
+  std::vector<FunctionText> functionTexts(const Snapshot &s) const;
+  /// The known shape errors of `fns`, in file positions; `missing` gets the
+  /// functions not checked yet.
+  std::vector<Diagnostic> knownShapeErrors(const std::string &uri,
+                                           const std::vector<FunctionText> &fns,
+                                           std::vector<FunctionText> *missing);
 
   std::mutex compilesMu;
   std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones

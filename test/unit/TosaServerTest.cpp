@@ -42,10 +42,13 @@ const char *kDynamic =
 struct Recorder : TosaServer::Callbacks {
   std::mutex mu;
   std::vector<Scheduler::SnapshotPtr> published;
+  std::vector<std::vector<Diagnostic>> extras; // one per publish
   std::vector<std::string> errors;
-  void onDiagnostics(Scheduler::SnapshotPtr s) override {
+  void onDiagnostics(Scheduler::SnapshotPtr s,
+                     const std::vector<Diagnostic> &extra) override {
     std::lock_guard<std::mutex> lock(mu);
     published.push_back(std::move(s));
+    extras.push_back(extra);
   }
   void onError(const std::string &message) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -347,6 +350,69 @@ TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
   EXPECT_NE(md.find("**inferred** `tensor<1x30x32x16xf32>`"), std::string::npos)
       << md;
   server.reset();
+}
+
+// @g's abs is declared 3x5 where propagation gives 3x2: mlir-opt-22
+// accepts the file, its --tosa-infer-shapes output fails to verify.
+const char *kContradiction =
+    "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "  return %0 : tensor<2xf32>\n"
+    "}\n"
+    "func.func @g(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {\n"
+    "  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+    "(tensor<2x3xf32>) -> tensor<?x?xf32>\n"
+    "  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>\n"
+    "  return %1 : tensor<3x5xf32>\n"
+    "}\n";
+
+TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///c.mlir", "/nonexistent/c.mlir", 1,
+                     kContradiction);
+  // The analysis first (MLIR's verifier accepts the file), then the same
+  // version again with the error shape inference found.
+  ASSERT_EQ(rec.published.size(), 2u);
+  EXPECT_TRUE(rec.extras[0].empty());
+  EXPECT_EQ(rec.published[1]->version, 1);
+  ASSERT_EQ(rec.extras[1].size(), 1u);
+  const Diagnostic &d = rec.extras[1][0];
+  EXPECT_EQ(d.code, "shape-contradiction");
+  EXPECT_EQ(d.severity, Severity::Error);
+  EXPECT_EQ(d.range.begin.line, 7u);
+  EXPECT_EQ(d.range.begin.column, 8u);
+  EXPECT_NE(d.message.find("dimension 1 is 2, not 5"), std::string::npos)
+      << d.message;
+
+  // An edit in @f, which moves @g down a line: @g is not inferred again,
+  // its error is in the first publish at its new place; @f has none.
+  std::string text = kContradiction;
+  text.insert(text.find("  return %0"),
+              "  %1 = tosa.abs %0 : (tensor<2xf32>) -> tensor<2xf32>\n");
+  lsp::TextDocumentContentChangeEvent change;
+  change.text = text;
+  ASSERT_FALSE(bool(server.changeDocument("test:///c.mlir", 2, {change})));
+  // @f was checked too and has nothing: no second publish.
+  ASSERT_EQ(rec.published.size(), 3u);
+  ASSERT_EQ(rec.published[2]->version, 2);
+  ASSERT_EQ(rec.extras[2].size(), 1u);
+  EXPECT_EQ(rec.extras[2][0].range.begin.line, 8u);
+
+  // Fixing the declared type clears it; turned off, nothing is inferred.
+  for (size_t at; (at = text.find("3x5")) != std::string::npos;)
+    text.replace(at, 3, "3x2");
+  change.text = text;
+  ASSERT_FALSE(bool(server.changeDocument("test:///c.mlir", 3, {change})));
+  EXPECT_TRUE(rec.extras.back().empty());
+  EXPECT_EQ(rec.published.back()->version, 3);
+  server.setSettings({{"shapeChecks", false}});
+  size_t before = rec.published.size();
+  text = kContradiction;
+  change.text = text;
+  ASSERT_FALSE(bool(server.changeDocument("test:///c.mlir", 4, {change})));
+  ASSERT_EQ(rec.published.size(), before + 1); // no second publish
+  EXPECT_TRUE(rec.extras.back().empty());
 }
 
 TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
