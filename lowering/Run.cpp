@@ -3,152 +3,147 @@
 #include "Run.h"
 
 #include "LoweringIR.h"
+#include "RunMemRef.h"
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstddef>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
 #include <random>
+#include <type_traits>
+#include <utility>
 
 using namespace mlir;
 
 namespace tosa_lsp {
+using detail::ElementKind;
+using detail::kMaxRunRank;
+
 namespace {
 
-enum class Kind { F32, F64, I1, I8, I16, I32, I64 };
-
-std::optional<Kind> kindOf(Type t) {
+std::optional<ElementKind> kindOf(Type t) {
   if (t.isF32())
-    return Kind::F32;
+    return ElementKind::F32;
   if (t.isF64())
-    return Kind::F64;
+    return ElementKind::F64;
   if (auto i = dyn_cast<IntegerType>(t))
     switch (i.getWidth()) {
     case 1:
-      return Kind::I1;
+      return ElementKind::I1;
     case 8:
-      return Kind::I8;
+      return ElementKind::I8;
     case 16:
-      return Kind::I16;
+      return ElementKind::I16;
     case 32:
-      return Kind::I32;
+      return ElementKind::I32;
     case 64:
-      return Kind::I64;
+      return ElementKind::I64;
     }
   return std::nullopt;
 }
 
-size_t byteWidth(Kind k) {
-  switch (k) {
-  case Kind::F32:
-  case Kind::I32:
-    return 4;
-  case Kind::F64:
-  case Kind::I64:
-    return 8;
-  case Kind::I16:
-    return 2;
-  case Kind::I1:
-  case Kind::I8:
-    return 1;
-  }
-  return 1;
+bool isFloat(ElementKind k) {
+  return k == ElementKind::F32 || k == ElementKind::F64;
 }
 
-bool isFloat(Kind k) { return k == Kind::F32 || k == Kind::F64; }
-
-void store(Kind k, char *p, double v) {
-  switch (k) {
-  case Kind::F32: {
-    float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    return;
-  }
-  case Kind::F64:
-    std::memcpy(p, &v, 8);
-    return;
-  case Kind::I1:
-    *p = v != 0;
-    return;
-  case Kind::I8:
-    *reinterpret_cast<int8_t *>(p) = static_cast<int8_t>(v);
-    return;
-  case Kind::I16: {
-    int16_t x = static_cast<int16_t>(v);
-    std::memcpy(p, &x, 2);
-    return;
-  }
-  case Kind::I32: {
-    int32_t x = static_cast<int32_t>(v);
-    std::memcpy(p, &x, 4);
-    return;
-  }
-  case Kind::I64: {
-    int64_t x = static_cast<int64_t>(v);
-    std::memcpy(p, &x, 8);
-    return;
-  }
-  }
+template <typename T, typename Fn, int... Ranks>
+bool withRank(int64_t rank, Fn &fn, std::integer_sequence<int, Ranks...>) {
+  return ((rank == Ranks &&
+           (fn(T(), std::integral_constant<int, Ranks>()), true)) ||
+          ...);
 }
 
-llvm::json::Value load(Kind k, const char *p) {
-  switch (k) {
-  case Kind::F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return static_cast<double>(f);
+/// Calls `fn(T(), std::integral_constant<int, rank>())`, T the C type of
+/// `kind`'s elements: descriptors are StridedMemRefType<T, rank>, whose rank
+/// is a template argument. False when rank is above kMaxRunRank.
+template <typename Fn>
+bool withDescriptorType(ElementKind kind, int64_t rank, Fn &&fn) {
+  auto ranks = std::make_integer_sequence<int, kMaxRunRank + 1>();
+  switch (kind) {
+  case ElementKind::F32:
+    return withRank<float>(rank, fn, ranks);
+  case ElementKind::F64:
+    return withRank<double>(rank, fn, ranks);
+  case ElementKind::I1:
+  case ElementKind::I8:
+    return withRank<int8_t>(rank, fn, ranks);
+  case ElementKind::I16:
+    return withRank<int16_t>(rank, fn, ranks);
+  case ElementKind::I32:
+    return withRank<int32_t>(rank, fn, ranks);
+  case ElementKind::I64:
+    return withRank<int64_t>(rank, fn, ranks);
   }
-  case Kind::F64: {
-    double d;
-    std::memcpy(&d, p, 8);
-    return d;
-  }
-  case Kind::I1:
-    return *p != 0;
-  case Kind::I8:
-    return static_cast<int64_t>(*reinterpret_cast<const int8_t *>(p));
-  case Kind::I16: {
-    int16_t x;
-    std::memcpy(&x, p, 2);
+  llvm_unreachable("unknown element kind");
+}
+
+// JSON numbers are doubles; i1 is stored as a 0 or 1 byte.
+template <typename T> T fromDouble(ElementKind k, double v) {
+  if (k == ElementKind::I1)
+    return v != 0;
+  return static_cast<T>(v);
+}
+
+template <typename T> llvm::json::Value toValue(ElementKind k, T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<double>(x);
+  } else {
+    if (k == ElementKind::I1)
+      return x != 0;
     return static_cast<int64_t>(x);
   }
-  case Kind::I32: {
-    int32_t x;
-    std::memcpy(&x, p, 4);
-    return static_cast<int64_t>(x);
-  }
-  case Kind::I64: {
-    int64_t x;
-    std::memcpy(&x, p, 8);
-    return x;
-  }
-  }
-  return nullptr;
 }
 
-/// A dense row-major input and its memref descriptor.
+/// Nested lists in index order; DynamicMemRefType applies offset and strides.
+template <typename T>
+llvm::json::Value toJSON(ElementKind k, DynamicMemRefType<T> m) {
+  if (m.rank == 0)
+    return toValue(k, *m);
+  llvm::json::Array out;
+  for (int64_t i = 0; i < m.sizes[0]; ++i)
+    out.push_back(toJSON(k, m[i]));
+  return out;
+}
+
+/// A dense row-major input and MLIR's descriptor of a buffer holding it.
 struct Input {
-  Kind kind;
+  ElementKind kind;
   std::vector<int64_t> shape;
-  std::vector<char> data;
-  std::vector<int64_t> descriptor; // alloc, aligned, offset, sizes, strides
-  void *descriptorPtr = nullptr;
+  std::vector<double> values;  // row-major, before conversion to `kind`
+  std::shared_ptr<void> owner; // an OwningMemRef<T, rank>
+  void *descriptor = nullptr;  // its StridedMemRefType<T, rank>
+  void *allocated = nullptr;   // its buffer, to recognise returned inputs
+  llvm::json::Value echo = nullptr;
 
-  void finish() {
-    size_t r = shape.size();
-    descriptor.assign(3 + 2 * r, 0);
-    int64_t ptr = reinterpret_cast<int64_t>(data.data());
-    descriptor[0] = descriptor[1] = ptr;
-    int64_t stride = 1;
-    for (size_t i = r; i-- > 0;) {
-      descriptor[3 + i] = shape[i];
-      descriptor[3 + r + i] = stride;
-      stride *= shape[i];
-    }
-    descriptorPtr = descriptor.data();
+  /// Allocates the buffer and its descriptor; the rank was checked.
+  void materialize() {
+    bool ok = withDescriptorType(kind, shape.size(), [&](auto elt, auto rank) {
+      using T = decltype(elt);
+      auto memref =
+          std::make_shared<OwningMemRef<T, decltype(rank)::value>>(shape);
+      T *data = (*memref)->data;
+      // Zero-filled; a list with a bare number where the others have lists
+      // (e.g. [3, [1, 2]]) gives fewer values than elements.
+      int64_t count = 1;
+      for (int64_t d : shape)
+        count *= d;
+      for (int64_t e = 0; e < count && e < int64_t(values.size()); ++e)
+        data[e] = fromDouble<T>(kind, values[e]);
+      descriptor = &**memref;
+      allocated = (*memref)->basePtr;
+      echo = toJSON(kind, DynamicMemRefType<T>(**memref));
+      owner = std::move(memref);
+    });
+    assert(ok && "rank checked before");
+    (void)ok;
   }
 };
 
@@ -175,40 +170,45 @@ bool shapeOf(const llvm::json::Value &v, std::vector<int64_t> &shape,
   return true;
 }
 
-bool flatten(const llvm::json::Value &v, Input &in, size_t &index,
+bool flatten(const llvm::json::Value &v, std::vector<double> &values,
              std::string &error) {
   if (const llvm::json::Array *a = v.getAsArray()) {
     for (const llvm::json::Value &e : *a)
-      if (!flatten(e, in, index, error))
+      if (!flatten(e, values, error))
         return false;
     return true;
   }
-  double x;
   if (auto d = v.getAsNumber())
-    x = *d;
+    values.push_back(*d);
   else if (auto b = v.getAsBoolean())
-    x = *b;
+    values.push_back(*b);
   else {
     error = "inputs must be numbers, booleans or nested lists of them";
     return false;
   }
-  store(in.kind, in.data.data() + index * byteWidth(in.kind), x);
-  ++index;
   return true;
 }
 
-llvm::json::Value toJSON(Kind k, const char *base, const int64_t *sizes,
-                         const int64_t *strides, size_t rank, size_t dim) {
-  if (dim == rank)
-    return load(k, base);
-  llvm::json::Array out;
-  for (int64_t i = 0; i < sizes[dim]; ++i)
-    out.push_back(toJSON(k, base + i * strides[dim] * byteWidth(k), sizes,
-                         strides, rank, dim + 1));
-  return out;
+std::string rankError(const std::string &what, int64_t rank) {
+  return "tosa-lsp: error: " + what + " has rank " + std::to_string(rank) +
+         "; run supports ranks up to " + std::to_string(kMaxRunRank);
 }
 
 } // namespace
+
+std::optional<llvm::json::Value>
+detail::memrefToJSON(ElementKind kind, int64_t rank, const void *descriptor) {
+  std::optional<llvm::json::Value> out;
+  withDescriptorType(kind, rank, [&](auto elt, auto n) {
+    using T = decltype(elt);
+    out = toJSON(
+        kind,
+        DynamicMemRefType<T>(
+            *static_cast<const StridedMemRefType<T, decltype(n)::value> *>(
+                descriptor)));
+  });
+  return out;
+}
 
 RunResult runFunction(const std::string &text, const std::string &path,
                       const RunOptions &options) {
@@ -255,12 +255,17 @@ RunResult runFunction(const std::string &text, const std::string &path,
   llvm::json::Array echoed;
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
     auto type = dyn_cast<RankedTensorType>(sig.getInput(i));
-    std::optional<Kind> kind =
+    std::optional<ElementKind> kind =
         type ? kindOf(type.getElementType()) : std::nullopt;
     if (!kind) {
       r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
                          " must be a ranked tensor of f32, f64, i1, i8, i16, "
                          "i32 or i64");
+      return r;
+    }
+    if (type.getRank() > kMaxRunRank) {
+      r.errors.push_back(
+          rankError("argument #" + std::to_string(i), type.getRank()));
       return r;
     }
     Input &in = inputs[i];
@@ -313,51 +318,58 @@ RunResult runFunction(const std::string &text, const std::string &path,
       }
       count *= in.shape[d];
     }
-    in.data.assign(std::max<int64_t>(count, 1) * byteWidth(in.kind), 0);
     if (!given.empty()) {
-      size_t index = 0;
-      if (!flatten(given[i], in, index, error)) {
+      if (!flatten(given[i], in.values, error)) {
         r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
                            ": " + error);
         return r;
       }
     } else {
-      for (int64_t e = 0; e < count; ++e) {
-        double v = isFloat(in.kind)
-                       ? std::uniform_real_distribution<double>(-1, 1)(rng)
-                   : in.kind == Kind::I1
-                       ? double(rng() % 2)
-                       : double(static_cast<int64_t>(rng() % 21) - 10);
-        store(in.kind, in.data.data() + e * byteWidth(in.kind), v);
-      }
+      for (int64_t e = 0; e < count; ++e)
+        in.values.push_back(
+            isFloat(in.kind)
+                ? std::uniform_real_distribution<double>(-1, 1)(rng)
+            : in.kind == ElementKind::I1
+                ? double(rng() % 2)
+                : double(static_cast<int64_t>(rng() % 21) - 10));
     }
-    in.finish();
-    std::vector<int64_t> strides(in.descriptor.begin() + 3 + in.shape.size(),
-                                 in.descriptor.end());
-    echoed.push_back(toJSON(in.kind, in.data.data(), in.shape.data(),
-                            strides.data(), in.shape.size(), 0));
+    in.materialize();
+    echoed.push_back(std::move(in.echo));
   }
 
-  // Results: one descriptor per result, laid out back to back (all fields
-  // are 8 bytes, so there is no padding).
-  std::vector<std::optional<Kind>> resultKinds;
-  std::vector<size_t> resultRanks, resultOffsets;
-  size_t words = 0;
-  for (Type t : sig.getResults()) {
+  // Results: the C interface writes them through a pointer to one
+  // descriptor, or to a struct of them in order; laid out here like that
+  // struct in C.
+  struct Output {
+    ElementKind kind;
+    int64_t rank;
+    size_t offset;
+  };
+  std::vector<Output> outputs;
+  size_t bytes = 0;
+  for (auto [k, t] : llvm::enumerate(sig.getResults())) {
     auto type = dyn_cast<RankedTensorType>(t);
-    std::optional<Kind> kind =
+    std::optional<ElementKind> kind =
         type ? kindOf(type.getElementType()) : std::nullopt;
     if (!kind) {
       r.errors.push_back("tosa-lsp: error: results must be ranked tensors of "
                          "f32, f64, i1, i8, i16, i32 or i64");
       return r;
     }
-    resultKinds.push_back(kind);
-    resultRanks.push_back(type.getRank());
-    resultOffsets.push_back(words);
-    words += 3 + 2 * type.getRank();
+    if (!withDescriptorType(*kind, type.getRank(), [&](auto elt, auto rank) {
+          using Descriptor =
+              StridedMemRefType<decltype(elt), decltype(rank)::value>;
+          bytes = llvm::alignTo(bytes, alignof(Descriptor));
+          outputs.push_back({*kind, type.getRank(), bytes});
+          bytes += sizeof(Descriptor);
+        })) {
+      r.errors.push_back(
+          rankError("result #" + std::to_string(k), type.getRank()));
+      return r;
+    }
   }
-  std::vector<int64_t> results(std::max<size_t>(words, 1), 0);
+  std::vector<std::max_align_t> results(
+      std::max<size_t>(llvm::divideCeil(bytes, sizeof(std::max_align_t)), 1));
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -380,7 +392,7 @@ RunResult runFunction(const std::string &text, const std::string &path,
   if (sig.getNumResults())
     args.push_back(&resultPtr);
   for (Input &in : inputs)
-    args.push_back(&in.descriptorPtr);
+    args.push_back(&in.descriptor);
   if (llvm::Error e =
           (*engine)->invokePacked("_mlir_ciface_" + options.function, args)) {
     r.errors.push_back("tosa-lsp: error: calling @" + options.function +
@@ -389,25 +401,28 @@ RunResult runFunction(const std::string &text, const std::string &path,
   }
 
   llvm::json::Array outs;
-  for (size_t k = 0; k < resultKinds.size(); ++k) {
-    const int64_t *d = results.data() + resultOffsets[k];
-    size_t rank = resultRanks[k];
-    char *aligned = reinterpret_cast<char *>(d[1]);
-    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-    llvm::json::Array shape;
-    for (size_t i = 0; i < rank; ++i)
-      shape.push_back(sizes[i]);
-    outs.push_back(llvm::json::Object{
-        {"shape", std::move(shape)},
-        {"data",
-         toJSON(*resultKinds[k], aligned + d[2] * byteWidth(*resultKinds[k]),
-                sizes, strides, rank, 0)}});
-    // The callee allocated it; unless it returned an input buffer.
-    bool isInput = false;
-    for (Input &in : inputs)
-      isInput |= reinterpret_cast<int64_t>(in.data.data()) == d[0];
-    if (!isInput)
-      std::free(reinterpret_cast<void *>(d[0]));
+  llvm::SmallPtrSet<void *, 4> freed;
+  for (const Output &o : outputs) {
+    const char *descriptor =
+        reinterpret_cast<const char *>(results.data()) + o.offset;
+    withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
+      using T = decltype(elt);
+      DynamicMemRefType<T> memref(
+          *reinterpret_cast<
+              const StridedMemRefType<T, decltype(rank)::value> *>(descriptor));
+      llvm::json::Array shape;
+      for (int64_t i = 0; i < memref.rank; ++i)
+        shape.push_back(memref.sizes[i]);
+      outs.push_back(llvm::json::Object{{"shape", std::move(shape)},
+                                        {"data", toJSON(o.kind, memref)}});
+      // The callee allocated it; unless it returned an input buffer.
+      void *allocated = memref.basePtr;
+      bool isInput = llvm::any_of(
+          inputs, [&](const Input &in) { return in.allocated == allocated; });
+      // Each buffer once, should two results share one.
+      if (!isInput && freed.insert(allocated).second)
+        std::free(allocated);
+    });
   }
   llvm::json::Object out{{"function", options.function},
                          {"inputs", std::move(echoed)},

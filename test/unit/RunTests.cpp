@@ -1,0 +1,160 @@
+//===- RunTests.cpp - `run`'s memref descriptors --------------------------===//
+//
+// Results are read through MLIR's StridedMemRefType/DynamicMemRefType; these
+// tests fail when a descriptor field (offset, sizes, strides) or the layout
+// of several result descriptors is read wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Run.h"
+#include "RunMemRef.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp;
+using detail::ElementKind;
+
+namespace {
+
+std::string compact(const llvm::json::Value &v) {
+  return llvm::formatv("{0}", v).str();
+}
+
+/// The "results" of a successful run, compact.
+std::string runResults(const std::string &text, const std::string &function,
+                       const std::string &inputs) {
+  RunOptions options;
+  options.function = function;
+  options.inputs = inputs;
+  RunResult r = runFunction(text, "t.mlir", options);
+  EXPECT_TRUE(r.ok) << (r.errors.empty() ? "" : r.errors.front());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r.json);
+  if (!json) {
+    ADD_FAILURE() << llvm::toString(json.takeError());
+    return "";
+  }
+  const llvm::json::Value *results = json->getAsObject()->get("results");
+  return results ? compact(*results) : "";
+}
+
+std::string firstError(const std::string &text, const std::string &function,
+                       const std::string &inputs) {
+  RunOptions options;
+  options.function = function;
+  options.inputs = inputs;
+  RunResult r = runFunction(text, "t.mlir", options);
+  EXPECT_FALSE(r.ok);
+  return r.errors.empty() ? "" : r.errors.front();
+}
+
+TEST(RunMemRef, HonoursOffsetAndStrides) {
+  int32_t buffer[12];
+  for (int32_t i = 0; i < 12; ++i)
+    buffer[i] = i;
+  // A 2x3 view from element 1, column-major with a padded column of 4.
+  StridedMemRefType<int32_t, 2> m{buffer, buffer, 1, {2, 3}, {1, 4}};
+  std::optional<llvm::json::Value> v =
+      detail::memrefToJSON(ElementKind::I32, 2, &m);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(compact(*v), "[[1,5,9],[2,6,10]]");
+}
+
+TEST(RunMemRef, RankZeroAndBytesOfI1) {
+  float floats[3] = {0.5f, 1.5f, 2.5f};
+  StridedMemRefType<float, 0> scalar{floats, floats, 2};
+  std::optional<llvm::json::Value> v =
+      detail::memrefToJSON(ElementKind::F32, 0, &scalar);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(compact(*v), "2.5");
+
+  int8_t bytes[3] = {0, 2, 1};
+  StridedMemRefType<int8_t, 1> bools{bytes, bytes, 0, {3}, {1}};
+  v = detail::memrefToJSON(ElementKind::I1, 1, &bools);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(compact(*v), "[false,true,true]");
+}
+
+TEST(RunMemRef, RankAboveTheLimitIsNoValue) {
+  StridedMemRefType<float, detail::kMaxRunRank> m{};
+  EXPECT_TRUE(detail::memrefToJSON(ElementKind::F32, detail::kMaxRunRank, &m));
+  EXPECT_FALSE(
+      detail::memrefToJSON(ElementKind::F32, detail::kMaxRunRank + 1, &m));
+}
+
+// Descriptors of ranks 2, 0 and 1 back to back: a wrong size for any of
+// them shifts the ones after it.
+TEST(Run, SeveralResultsOfMixedRanks) {
+  const char *text =
+      "func.func @multi(%a: tensor<2x3xi32>, %b: tensor<i32>, %c: "
+      "tensor<3xi1>) -> (tensor<2x3xi32>, tensor<i32>, tensor<3xi1>, "
+      "tensor<1x3xi32>) {\n"
+      "  %s = tosa.const_shape {values = dense<[1, 1]> : tensor<2xindex>} : "
+      "() -> !tosa.shape<2>\n"
+      "  %r = tosa.reshape %b, %s : (tensor<i32>, !tosa.shape<2>) -> "
+      "tensor<1x1xi32>\n"
+      "  %0 = tosa.add %a, %r : (tensor<2x3xi32>, tensor<1x1xi32>) -> "
+      "tensor<2x3xi32>\n"
+      "  %1 = tosa.logical_not %c : (tensor<3xi1>) -> tensor<3xi1>\n"
+      "  %2 = tosa.sub %r, %a : (tensor<1x1xi32>, tensor<2x3xi32>) -> "
+      "tensor<2x3xi32>\n"
+      "  %3 = tosa.reduce_sum %2 {axis = 0 : i32} : (tensor<2x3xi32>) -> "
+      "tensor<1x3xi32>\n"
+      "  return %0, %b, %1, %3 : tensor<2x3xi32>, tensor<i32>, tensor<3xi1>, "
+      "tensor<1x3xi32>\n"
+      "}\n";
+  EXPECT_EQ(
+      runResults(text, "multi", "[[[1,2,3],[4,5,6]], 10, [true,false,true]]"),
+      "[{\"data\":[[11,12,13],[14,15,16]],\"shape\":[2,3]},"
+      "{\"data\":10,\"shape\":[]},"
+      "{\"data\":[false,true,false],\"shape\":[3]},"
+      "{\"data\":[[15,13,11]],\"shape\":[1,3]}]");
+}
+
+TEST(Run, RankZeroResult) {
+  const char *text =
+      "func.func @scalar(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"
+      "  %0 = tosa.add %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+      "  return %0 : tensor<f32>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "scalar", "[1.5, 2.25]"),
+            "[{\"data\":3.75,\"shape\":[]}]");
+}
+
+TEST(Run, HighestRank) {
+  const char *text =
+      "func.func @r8(%a: tensor<1x1x1x1x1x1x2x3xi16>) -> "
+      "tensor<1x1x1x1x1x1x2x3xi16> {\n"
+      "  %0 = tosa.add %a, %a : (tensor<1x1x1x1x1x1x2x3xi16>, "
+      "tensor<1x1x1x1x1x1x2x3xi16>) -> tensor<1x1x1x1x1x1x2x3xi16>\n"
+      "  return %0 : tensor<1x1x1x1x1x1x2x3xi16>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "r8", "[[[[[[[[[1,2,3],[4,5,6]]]]]]]]]"),
+            "[{\"data\":[[[[[[[[2,4,6],[8,10,12]]]]]]]],"
+            "\"shape\":[1,1,1,1,1,1,2,3]}]");
+}
+
+TEST(Run, RankAboveTheLimitIsAnError) {
+  const char *argument = "func.func @r9(%a: tensor<1x1x1x1x1x1x1x1x2xf32>) -> "
+                         "tensor<1x1x1x1x1x1x1x1x2xf32> {\n"
+                         "  return %a : tensor<1x1x1x1x1x1x1x1x2xf32>\n"
+                         "}\n";
+  EXPECT_EQ(firstError(argument, "r9", "[[[[[[[[[[1,2]]]]]]]]]]"),
+            "tosa-lsp: error: argument #0 has rank 9; run supports ranks up "
+            "to 8");
+  const char *result =
+      "func.func @r9(%a: tensor<2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32> {\n"
+      "  %s = tosa.const_shape {values = dense<[1, 1, 1, 1, 1, 1, 1, 1, 2]> "
+      ": tensor<9xindex>} : () -> !tosa.shape<9>\n"
+      "  %0 = tosa.reshape %a, %s : (tensor<2xf32>, !tosa.shape<9>) -> "
+      "tensor<1x1x1x1x1x1x1x1x2xf32>\n"
+      "  return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>\n"
+      "}\n";
+  EXPECT_EQ(firstError(result, "r9", "[[1,2]]"),
+            "tosa-lsp: error: result #0 has rank 9; run supports ranks up to "
+            "8");
+}
+
+} // namespace
