@@ -1389,7 +1389,11 @@ void Analyzer::Impl::analyzeSectionUnguarded(
               crashed = runContained([&] {
                 verify();
                 PhaseTimer t("index (after verify, beside op reports)");
-                detail::collectIndex(ps, reportOf, index, &owners);
+                // Not reportOf: this thread fills it meanwhile (a DenseMap
+                // read during a rehash can probe forever). linkReports
+                // joins them after.
+                const llvm::DenseMap<Operation *, unsigned> none;
+                detail::collectIndex(ps, none, index, &owners);
               });
             });
         {

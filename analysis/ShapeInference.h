@@ -13,8 +13,8 @@
 #define TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
 
 #include "Analysis.h"
-#include "LineIndex.h"
 #include "CodeActions.h"
+#include "LineIndex.h"
 #include "Render.h"
 
 #include <memory>

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <random>
 #include <type_traits>
@@ -148,25 +149,31 @@ struct Input {
 };
 
 /// Shape of a nested JSON list; error when ragged.
+/// The shape of a nested list: the sizes along its first elements, then
+/// checked everywhere (`[5, [1, 2, 3]]` is ragged, whichever comes first).
 bool shapeOf(const llvm::json::Value &v, std::vector<int64_t> &shape,
              size_t depth, std::string &error) {
-  const llvm::json::Array *a = v.getAsArray();
-  if (!a) {
-    if (depth != shape.size() && !shape.empty()) {
-      error = "ragged nested list";
-      return false;
-    }
-    return true;
-  }
-  if (depth == shape.size())
+  shape.clear();
+  for (const llvm::json::Value *e = &v; const auto *a = e->getAsArray();) {
     shape.push_back(static_cast<int64_t>(a->size()));
-  else if (shape[depth] != static_cast<int64_t>(a->size())) {
+    if (a->empty())
+      break;
+    e = &a->front();
+  }
+  std::function<bool(const llvm::json::Value &, size_t)> check =
+      [&](const llvm::json::Value &e, size_t d) {
+        const llvm::json::Array *a = e.getAsArray();
+        if (!a)
+          return d == shape.size();
+        if (d >= shape.size() || shape[d] != static_cast<int64_t>(a->size()))
+          return false;
+        return llvm::all_of(
+            *a, [&](const llvm::json::Value &x) { return check(x, d + 1); });
+      };
+  if (!check(v, depth)) {
     error = "ragged nested list";
     return false;
   }
-  for (const llvm::json::Value &e : *a)
-    if (!shapeOf(e, shape, depth + 1, error))
-      return false;
   return true;
 }
 

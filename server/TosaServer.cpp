@@ -100,6 +100,7 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
 }
 
 TosaServer::~TosaServer() {
+  stopping = true;
   cancelCompiles();
   scheduler.reset(); // no new work after this
   pool.reset();
@@ -333,6 +334,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   {
     std::lock_guard<std::mutex> lock(publishMu);
+    publishedVersions[s->uri] = s->version;
     callbacks.onDiagnostics(s, extra);
   }
   if (!missing.empty())
@@ -345,8 +347,8 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
                              std::vector<FunctionText> missing,
                              unsigned worker) {
   auto stillLatest = [&] {
-    Scheduler::SnapshotPtr latest = scheduler->latest(s->uri);
-    return latest && latest->version == s->version;
+    std::lock_guard<std::mutex> lock(publishMu);
+    return !stopping && isPublished(*s);
   };
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
@@ -362,9 +364,9 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     while (j < missing.size() &&
            missing[j].lastLine - missing[i].firstLine < kBatchLines)
       ++j;
-    ShapeInference si = inferrer->infer(s->text, s->lines.index(), s->analysis,
-                                        missing[i].firstLine,
-                                        missing[j - 1].lastLine);
+    ShapeInference si =
+        inferrer->infer(s->text, s->lines.index(), s->analysis,
+                        missing[i].firstLine, missing[j - 1].lastLine);
     std::vector<Diagnostic> errors = contradictionDiagnostics(si);
     std::lock_guard<std::mutex> lock(shapeChecksMu);
     ShapeChecks &known = shapeChecks[s->uri];
@@ -407,8 +409,13 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     return; // The first publish already said everything.
   std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
   std::lock_guard<std::mutex> lock(publishMu);
-  if (stillLatest())
+  if (isPublished(*s))
     callbacks.onDiagnostics(s, extra);
+}
+
+bool TosaServer::isPublished(const Snapshot &s) {
+  auto it = publishedVersions.find(s.uri);
+  return it != publishedVersions.end() && it->second == s.version;
 }
 
 void TosaServer::removeDocument(const std::string &uri) {
@@ -427,6 +434,10 @@ void TosaServer::removeDocument(const std::string &uri) {
   {
     std::lock_guard<std::mutex> lock(shapeChecksMu);
     shapeChecks.erase(uri);
+  }
+  {
+    std::lock_guard<std::mutex> lock(publishMu);
+    publishedVersions.erase(uri);
   }
   scheduler->remove(uri);
 }

@@ -300,6 +300,12 @@ private:
   /// Held while publishing: a background re-publish of a version never
   /// lands after the publish of a newer one.
   std::mutex publishMu;
+  /// The version last published per document (under publishMu): what the
+  /// background checks compare with, never the Scheduler, which the
+  /// destructor stops before the pool.
+  std::map<std::string, int64_t> publishedVersions;
+  bool isPublished(const Snapshot &s);
+  std::atomic<bool> stopping{false}; // the destructor runs: drop checks
   /// Publishes a new snapshot with the shape errors known for its
   /// functions, and starts the checks of the others on the pool.
   void publish(Scheduler::SnapshotPtr s);
