@@ -290,6 +290,7 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
     s.ok = false; // ResultRankMismatch, or ResultRankDiffers for TOSA
     return s;
   }
+  s.inferredIsDeclared = true;
   for (size_t d = 0; d < rank; ++d) {
     int64_t act = (*declared)[d];
     bool inferredStatic = inferred[d] != kDynamic;
@@ -298,6 +299,7 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
     s.anyRefinable |= inferredStatic && !actualStatic;
     if (inferredStatic && actualStatic && act != inferred[d])
       s.ok = false;
+    s.inferredIsDeclared &= act == inferred[d];
   }
   return s;
 }

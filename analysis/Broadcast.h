@@ -178,6 +178,9 @@ struct BroadcastSummary {
   bool anyRefinable = false;    // ... .anyRefinable()
   bool anyRuntimeCheck = false; // ... .anyRuntimeCheck()
   bool anyDynamicToStatic = false;
+  /// The inferred shape exists and equals the declared one (nothing for an
+  /// inlay hint to show).
+  bool inferredIsDeclared = false;
 };
 BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
                                     const MaybeShape &declared,

@@ -18,6 +18,13 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
     const OpReport &op = fa.ops[i];
     if (op.kind != OpKind::Implicit || !op.resultTypeRange.end.valid())
       continue;
+    // Most ops have nothing to show: the summary says so without building
+    // the per-dimension records (a label needs an inferred shape other
+    // than the declared one, or a runtime check).
+    if (const std::optional<BroadcastSummary> &s = op.summary;
+        s && s->inferredIsDeclared &&
+        !(options.runtimeChecks && s->anyRuntimeCheck))
+      continue;
     const BroadcastAnalysis &a = op.implicit;
     if (options.inferredShapes && a.inferable) {
       std::string label;

@@ -285,7 +285,9 @@ TEST(Summary, AgreesWithTheFullAnalysis) {
       bool same = quick.ok == full.ok() &&
                   quick.anyRefinable == full.anyRefinable() &&
                   quick.anyRuntimeCheck == full.anyRuntimeCheck() &&
-                  quick.anyDynamicToStatic == full.anyDynamicToStatic();
+                  quick.anyDynamicToStatic == full.anyDynamicToStatic() &&
+                  quick.inferredIsDeclared ==
+                      (full.inferred && full.inferred == full.declared);
       if (!same && ++disagreements <= 5) {
         std::string ops;
         for (const MaybeShape &o : operands)
