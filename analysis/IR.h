@@ -44,6 +44,10 @@ struct ParsedSection {
   size_t prefixLen = 0;
   unsigned prefixLines = 0;
 
+  const char *bufferEnd() const {
+    return sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferEnd();
+  }
+
   Position toFilePosition(unsigned line, unsigned column) const;
   Position toFilePosition(llvm::SMLoc loc) const;
   Range toFileRange(llvm::SMRange range) const;

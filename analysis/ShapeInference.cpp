@@ -177,6 +177,66 @@ bool signatureItems(llvm::StringRef scope, Items &operands, Items &results) {
   results = splitItems(scope, rb, re);
   return true;
 }
+
+/// The operand types of an op without results written `... : A, B` (after
+/// the last `:` at bracket depth 0), e.g. `tosa.yield %1, %2 : A, B`.
+bool trailingTypeItems(llvm::StringRef scope, Items &operands) {
+  int depth = 0;
+  size_t colon = llvm::StringRef::npos;
+  for (size_t i = 0; i < scope.size(); ++i) {
+    char c = scope[i];
+    if (c == '"') {
+      for (++i; i < scope.size() && scope[i] != '"'; ++i)
+        if (scope[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '-' && i + 1 < scope.size() && scope[i + 1] == '>')
+      return false; // Has a function type: not this form.
+    if (c == '(' || c == '[' || c == '{' || c == '<')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}' || c == '>')
+      --depth;
+    else if (c == ':' && depth == 0)
+      colon = i;
+  }
+  if (colon == llvm::StringRef::npos)
+    return false;
+  operands = splitItems(scope, colon + 1, scope.size());
+  return true;
+}
+
+/// The type written after a block argument's name in `^bb0(%x: T, ...)`,
+/// as [begin, end) pointers; std::nullopt when the header does not write
+/// one there (an argument named by its op, like a while_loop's condition).
+std::optional<std::pair<const char *, const char *>>
+blockArgType(llvm::SMRange name, const char *limit) {
+  const char *p = name.End.getPointer();
+  while (p < limit && (*p == ' ' || *p == '\t'))
+    ++p;
+  if (p >= limit || *p != ':')
+    return std::nullopt;
+  ++p;
+  while (p < limit && (*p == ' ' || *p == '\t'))
+    ++p;
+  const char *b = p;
+  int depth = 0;
+  for (; p < limit; ++p) {
+    char c = *p;
+    if (c == '<' || c == '(' || c == '[')
+      ++depth;
+    else if (c == '>' || c == ')' || c == ']') {
+      if (depth == 0)
+        break;
+      --depth;
+    } else if (depth == 0 &&
+               (c == ',' || std::isspace(static_cast<unsigned char>(c))))
+      break;
+  }
+  if (p == b)
+    return std::nullopt;
+  return std::make_pair(b, p);
+}
 } // namespace
 
 struct ShapeInferrer::Impl {
@@ -244,14 +304,38 @@ void ShapeInferrer::Impl::refineEdits(
       casts.push_back(cast);
       return;
     }
+    // Region arguments (tosa.cond_if, tosa.while_loop): a type written in
+    // the block's header is edited there; one the header does not write
+    // (a while_loop's condition arguments) comes from the op's operand of
+    // the same position, which must then be refined to the same type.
     for (Region &r : op->getRegions())
       for (Block &b : r)
-        for (BlockArgument a : b.getArguments())
-          if (changed(a)) {
-            problem = true;
-            return fail("a block argument of a region is refined (tosa.cond_if "
-                        "/ tosa.while_loop): not written as an edit");
+        for (BlockArgument a : b.getArguments()) {
+          if (!changed(a))
+            continue;
+          const auto *bd = ps.state.getBlockDef(&b);
+          std::optional<std::pair<const char *, const char *>> at;
+          if (bd && a.getArgNumber() < bd->arguments.size() &&
+              bd->arguments[a.getArgNumber()].loc.isValid())
+            at = blockArgType(bd->arguments[a.getArgNumber()].loc,
+                              ps.bufferEnd());
+          if (at) {
+            fi.refineEdits.push_back(
+                {toRange(at->first, at->second), ps.typeName(a.getType())});
+            continue;
           }
+          unsigned inputs =
+              op->getNumOperands() - (isa<tosa::IfOp>(op) ? 1 : 0);
+          unsigned k = a.getArgNumber() + (isa<tosa::IfOp>(op) ? 1 : 0);
+          if (b.getNumArguments() != inputs || k >= op->getNumOperands() ||
+              op->getOperand(k).getType() != a.getType()) {
+            problem = true;
+            return fail("a region argument of `" +
+                        op->getName().getStringRef().str() +
+                        "` is refined but its type is written nowhere to "
+                        "edit");
+          }
+        }
     if (op == fn.getOperation())
       return;
     bool results = llvm::any_of(op->getResults(), changed);
@@ -263,26 +347,32 @@ void ShapeInferrer::Impl::refineEdits(
       problem = true;
       return fail("an op without a place in the text is refined");
     }
-    if (results && def->resultGroups.size() != op->getNumResults()) {
-      problem = true;
-      return fail("`" + op->getName().getStringRef().str() +
-                  "` defines several results under one name");
-    }
     const char *base = def->scopeLoc.Start.getPointer();
     llvm::StringRef scope(base, def->scopeLoc.End.getPointer() - base);
     Items ops, res;
-    if (!signatureItems(scope, ops, res) ||
-        ops.size() != op->getNumOperands() ||
-        res.size() != op->getNumResults()) {
+    // `(operands) -> results`; a cond_if writes its condition's type before
+    // the list of the others; a terminator `: operand types`.
+    unsigned skipped = 0;
+    bool written = false;
+    if (signatureItems(scope, ops, res) && res.size() == op->getNumResults()) {
+      skipped = op->getNumOperands() - ops.size();
+      written =
+          ops.size() == op->getNumOperands() ||
+          (isa<tosa::IfOp>(op) && skipped == 1 && !changed(op->getOperand(0)));
+    } else if (op->getNumResults() == 0 && trailingTypeItems(scope, ops) &&
+               ops.size() == op->getNumOperands()) {
+      written = true;
+    }
+    if (!written) {
       problem = true;
       return fail("the types of `" + op->getName().getStringRef().str() +
                   "` are not written as `(operands) -> results`");
     }
-    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+    for (unsigned k = skipped; k < op->getNumOperands(); ++k)
       if (changed(op->getOperand(k)))
-        fi.refineEdits.push_back(
-            {toRange(base + ops[k].first, base + ops[k].second),
-             ps.typeName(op->getOperand(k).getType())});
+        fi.refineEdits.push_back({toRange(base + ops[k - skipped].first,
+                                          base + ops[k - skipped].second),
+                                  ps.typeName(op->getOperand(k).getType())});
     for (unsigned k = 0; k < op->getNumResults(); ++k)
       if (changed(op->getResult(k)))
         fi.refineEdits.push_back(
@@ -297,14 +387,22 @@ void ShapeInferrer::Impl::refineEdits(
     Value v = cast.getSource();
     Operation *producer = v.getDefiningOp();
     const auto *def = producer ? ps.state.getOpDef(producer) : nullptr;
-    if (!def || def->resultGroups.size() != producer->getNumResults())
-      return fail("a refined value needs a cast and its producer is not "
-                  "written one name per result");
+    if (!def || def->resultGroups.empty())
+      return fail("a refined value needs a cast and its producer has no "
+                  "result name in the text");
+    // Its name: `%x`, or `%x#N` in a group (`%x:2 = ...`).
+    unsigned number = llvm::cast<OpResult>(v).getResultNumber();
     const auto *group = &def->resultGroups.front();
     for (const auto &g : def->resultGroups)
-      if (g.startIndex == llvm::cast<OpResult>(v).getResultNumber())
+      if (g.startIndex <= number)
         group = &g;
+    unsigned groupSize = producer->getNumResults() - group->startIndex;
+    for (const auto &g : def->resultGroups)
+      if (g.startIndex > group->startIndex)
+        groupSize = std::min(groupSize, g.startIndex - group->startIndex);
     std::string source = textOf(group->definition.loc);
+    if (groupSize > 1)
+      source += "#" + std::to_string(number - group->startIndex);
     std::string stem = "%cast_";
     for (char c : llvm::StringRef(source).drop_front())
       stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
@@ -331,7 +429,18 @@ void ShapeInferrer::Impl::refineEdits(
     llvm::SmallPtrSet<Operation *, 4> users;
     for (Operation *u : cast->getUsers())
       users.insert(u);
-    for (const llvm::SMRange &use : group->definition.uses) {
+    for (llvm::SMRange use : group->definition.uses) {
+      // The parser records `%x` of a use `%x#1`: take the number too.
+      const char *e = use.End.getPointer();
+      if (groupSize > 1 && e < ps.bufferEnd() && *e == '#') {
+        ++e;
+        while (e < ps.bufferEnd() &&
+               std::isdigit(static_cast<unsigned char>(*e)))
+          ++e;
+        use.End = llvm::SMLoc::getFromPointer(e);
+      }
+      if (textOf(use) != source)
+        continue; // Another result of the group.
       const char *p = use.Start.getPointer();
       auto within = [&](Operation *op) {
         const auto *d = ps.state.getOpDef(op);

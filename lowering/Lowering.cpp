@@ -88,11 +88,12 @@ const char *modeName(LowerMode m) {
 
 std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
-  // plus what it misses to compile every element-wise op: tosa.apply_scale
+  // plus what it misses to compile control flow (tosa-to-scf: cond_if and
+  // while_loop; a no-op elsewhere) and every element-wise op: tosa.apply_scale
   // (integer tosa.mul with a shift), clones from buffer deallocation, and
   // math ops LLVM has no intrinsic for (math.erf -> libm).
   bool upstream = mode == LowerMode::Upstream;
-  std::string p = "func.func(tosa-to-linalg-named,tosa-to-linalg,"
+  std::string p = "func.func(tosa-to-scf,tosa-to-linalg-named,tosa-to-linalg,"
                   "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
   // Beyond upstream: fold the size-1 tests that an enclosing version already
   // decided (cse makes them the same value, canonicalize propagates scf.if
@@ -103,7 +104,8 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
   if (upstream) {
-    p += ",one-shot-bufferize{bufferize-function-boundaries}";
+    p += ",one-shot-bufferize{bufferize-function-boundaries "
+         "allow-return-allocs-from-loops}";
   } else {
     // Results written straight into `F_into`'s destination argument;
     // contiguous memrefs at function boundaries give unit-stride inner
@@ -114,7 +116,8 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
                      "bufferize-function-boundaries "
                      "function-boundary-type-conversion=") +
          (strided ? "fully-dynamic-layout-map" : "identity-layout-map") +
-         " unknown-type-conversion=identity-layout-map}"
+         " unknown-type-conversion=identity-layout-map"
+         " allow-return-allocs-from-loops}"
          ",drop-equivalent-buffer-results";
   }
   p += ",convert-linalg-to-loops";
