@@ -19,6 +19,7 @@ import {
 import {
   configChangeAction, didChangeConfigurationParams, loweringMode, loweringStage, Mode, MODES, Stage, STAGES,
   toServerSettings,
+  userSetGetter,
 } from './settings';
 import {
   compileFailureReason, compileScopes, hasSections, LogLevel, openSettingCommand, parseLogLine, pickEntries,
@@ -73,7 +74,7 @@ function workspaceFolder(): string | undefined {
 
 function serverSettings() {
   const c = config();
-  return toServerSettings(k => c.get(k), { workspaceFolder: workspaceFolder(), userHome: os.homedir() });
+  return toServerSettings(userSetGetter(c), { workspaceFolder: workspaceFolder(), userHome: os.homedir() });
 }
 
 async function startClient(): Promise<void> {

@@ -3,12 +3,18 @@
 // configuration comes in as a getter so tests can use a plain object.
 import { DiscoveryEnv, expandVariables } from './discovery';
 
+/** A getter that answers only what the user set (undefined otherwise):
+ *  the server owns the defaults, and a value the user never set must not
+ *  override the project's `.tosa-lsp.json`. */
 export type ConfigGetter = (key: string) => unknown;
 
+/** Only the keys the user set; the server fills in the rest (its defaults,
+ *  then the project file, then these). */
 export interface ServerSettings {
-  hints: { inferredShapes: boolean; runtimeChecks: boolean };
-  info: { refinable: boolean; runtimeChecks: boolean; dynamicToStatic: boolean };
-  extraBroadcastableOps: string[];
+  hints?: { inferredShapes?: boolean; runtimeChecks?: boolean };
+  info?: { refinable?: boolean; runtimeChecks?: boolean; dynamicToStatic?: boolean };
+  shapeChecks?: boolean;
+  extraBroadcastableOps?: string[];
   compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
 }
 
@@ -17,37 +23,45 @@ export const MODES = ['fast', 'upstream', 'safe', 'versioned'] as const;
 export type Stage = typeof STAGES[number];
 export type Mode = typeof MODES[number];
 
-function bool(get: ConfigGetter, key: string, dflt: boolean): boolean {
-  const v = get(key);
-  return typeof v === 'boolean' ? v : dflt;
-}
-
 function positiveInt(get: ConfigGetter, key: string): number | undefined {
   const v = get(key);
   return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
 }
 
+/** The booleans of `keys` under `prefix.` the user set, or undefined. */
+function bools<K extends string>(get: ConfigGetter, prefix: string,
+                                 keys: readonly K[]): Partial<Record<K, boolean>> | undefined {
+  const out: Partial<Record<K, boolean>> = {};
+  let any = false;
+  for (const k of keys) {
+    const v = get(`${prefix}.${k}`);
+    if (typeof v === 'boolean') {
+      out[k] = v;
+      any = true;
+    }
+  }
+  return any ? out : undefined;
+}
+
 /** Keys under `tosaLsp.` (the getter is for the `tosaLsp` section). */
 export function toServerSettings(get: ConfigGetter,
                                  env?: Pick<DiscoveryEnv, 'workspaceFolder' | 'userHome'>): ServerSettings {
+  const out: ServerSettings = { compile: {} };
+  const hints = bools(get, 'hints', ['inferredShapes', 'runtimeChecks'] as const);
+  if (hints)
+    out.hints = hints;
+  const info = bools(get, 'info', ['refinable', 'runtimeChecks', 'dynamicToStatic'] as const);
+  if (info)
+    out.info = info;
+  const shapeChecks = get('shapeChecks');
+  if (typeof shapeChecks === 'boolean')
+    out.shapeChecks = shapeChecks;
   const ops = get('extraBroadcastableOps');
-  const out: ServerSettings = {
-    hints: {
-      inferredShapes: bool(get, 'hints.inferredShapes', true),
-      runtimeChecks: bool(get, 'hints.runtimeChecks', true),
-    },
-    info: {
-      refinable: bool(get, 'info.refinable', true),
-      runtimeChecks: bool(get, 'info.runtimeChecks', true),
-      dynamicToStatic: bool(get, 'info.dynamicToStatic', true),
-    },
-    extraBroadcastableOps: Array.isArray(ops)
-      ? [...new Set(ops.filter((o): o is string => typeof o === 'string')
-                       .map(o => o.trim().replace(/^"(.*)"$/, '$1'))
-                       .filter(o => o.length > 0))]
-      : [],
-    compile: {},
-  };
+  if (Array.isArray(ops))
+    out.extraBroadcastableOps =
+      [...new Set(ops.filter((o): o is string => typeof o === 'string')
+                     .map(o => o.trim().replace(/^"(.*)"$/, '$1'))
+                     .filter(o => o.length > 0))];
   const dir = get('compile.outputDir');
   if (typeof dir === 'string' && dir.trim() !== '')
     out.compile.outputDir = env ? expandVariables(dir, env) : dir.trim();
@@ -61,6 +75,18 @@ export function toServerSettings(get: ConfigGetter,
   if (m !== undefined)
     out.compile.memoryLimitMB = m;
   return out;
+}
+
+/** What the user set for `key` (folder, then workspace, then user
+ *  settings), never the default from package.json. */
+export interface Inspectable {
+  inspect(key: string): { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined;
+}
+export function userSetGetter(c: Inspectable): ConfigGetter {
+  return k => {
+    const i = c.inspect(k);
+    return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  };
 }
 
 /** The didChangeConfiguration payload: nested under "tosaLsp". */

@@ -1,16 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import {
-  didChangeConfigurationParams, loweringMode, loweringStage, objectGetter, toServerSettings,
+  didChangeConfigurationParams, loweringMode, loweringStage, objectGetter, toServerSettings, userSetGetter,
 } from '../settings';
 
-test('defaults when nothing is set', () => {
-  assert.deepEqual(toServerSettings(objectGetter({})), {
-    hints: { inferredShapes: true, runtimeChecks: true },
-    info: { refinable: true, runtimeChecks: true, dynamicToStatic: true },
-    extraBroadcastableOps: [],
-    compile: {},
-  });
+test('nothing set: nothing sent (the server and the project file decide)', () => {
+  assert.deepEqual(toServerSettings(objectGetter({})), { compile: {} });
 });
 
 test('VS Code keys map to the server JSON', () => {
@@ -20,6 +15,7 @@ test('VS Code keys map to the server JSON', () => {
     'info.refinable': false,
     'info.runtimeChecks': false,
     'info.dynamicToStatic': true,
+    'shapeChecks': false,
     'extraBroadcastableOps': ['tfl.add', ' "tfl.mul" ', '', 'tfl.add', 3],
     'compile.outputDir': '${workspaceFolder}/out',
     'compile.overwrite': true,
@@ -29,22 +25,46 @@ test('VS Code keys map to the server JSON', () => {
   assert.deepEqual(s, {
     hints: { inferredShapes: false, runtimeChecks: true },
     info: { refinable: false, runtimeChecks: false, dynamicToStatic: true },
+    shapeChecks: false,
     extraBroadcastableOps: ['tfl.add', 'tfl.mul'],
     compile: { outputDir: '/ws/out', overwrite: true, timeoutSeconds: 30, memoryLimitMB: 2048 },
   });
 });
 
-test('bad values fall back to defaults / are left out', () => {
+test('only the keys set, one of a group alone', () => {
+  assert.deepEqual(toServerSettings(objectGetter({ 'info.refinable': false })),
+                   { info: { refinable: false }, compile: {} });
+});
+
+test('bad values are left out', () => {
   const s = toServerSettings(objectGetter({
     'hints.inferredShapes': 'yes',
+    'shapeChecks': 1,
     'extraBroadcastableOps': 'tfl.add',
     'compile.outputDir': '  ',
     'compile.timeoutSeconds': -1,
     'compile.memoryLimitMB': 1.5,
   }));
-  assert.equal(s.hints.inferredShapes, true);
-  assert.deepEqual(s.extraBroadcastableOps, []);
-  assert.deepEqual(s.compile, {});
+  assert.deepEqual(s, { compile: {} });
+});
+
+test('the getter answers what the user set, never package.json defaults', () => {
+  const values: Record<string, { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown; defaultValue?: unknown }> = {
+    'hints.inferredShapes': { defaultValue: true },
+    'info.refinable': { defaultValue: true, globalValue: false },
+    'info.runtimeChecks': { defaultValue: false, globalValue: false, workspaceValue: true },
+    'info.dynamicToStatic': { globalValue: true, workspaceValue: true, workspaceFolderValue: false },
+  };
+  const get = userSetGetter({ inspect: k => values[k] });
+  assert.equal(get('hints.inferredShapes'), undefined);
+  assert.equal(get('info.refinable'), false);
+  assert.equal(get('info.runtimeChecks'), true);
+  assert.equal(get('info.dynamicToStatic'), false);
+  assert.equal(get('shapeChecks'), undefined);
+  assert.deepEqual(toServerSettings(get), {
+    info: { refinable: false, runtimeChecks: true, dynamicToStatic: false },
+    compile: {},
+  });
 });
 
 test('~ in outputDir', () => {
