@@ -2,6 +2,7 @@
 
 #include "TosaServer.h"
 
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/xxhash.h"
 
 #include "CompileJob.h"
@@ -91,6 +92,7 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
     pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20);
     compilePool = std::make_unique<WorkerPool>(
         "tosa-compile", options.compileWorkers, 1u << 20);
+    shapeCheckPool = std::make_unique<WorkerPool>("tosa-shapes", 1, 256u << 20);
   }
   validators.resize((pool ? pool->size() : 0) + 1);
   inferrers.resize(validators.size());
@@ -103,6 +105,7 @@ TosaServer::~TosaServer() {
   stopping = true;
   cancelCompiles();
   scheduler.reset(); // no new work after this
+  shapeCheckPool.reset();
   pool.reset();
   compilePool.reset();
 }
@@ -337,20 +340,26 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     publishedVersions[s->uri] = s->version;
     callbacks.onDiagnostics(s, extra);
   }
-  if (!missing.empty())
-    runHeavy([this, s, missing = std::move(missing)](unsigned worker) mutable {
-      checkShapes(std::move(s), std::move(missing), worker);
-    });
+  if (missing.empty())
+    return;
+  auto task = [this, s, missing = std::move(missing)](unsigned) mutable {
+    checkShapes(std::move(s), std::move(missing));
+  };
+  if (shapeCheckPool)
+    shapeCheckPool->run(std::move(task));
+  else
+    task(0);
 }
 
 void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
-                             std::vector<FunctionText> missing,
-                             unsigned worker) {
+                             std::vector<FunctionText> missing) {
+  if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
+    (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
   auto stillLatest = [&] {
     std::lock_guard<std::mutex> lock(publishMu);
     return !stopping && isPublished(*s);
   };
-  std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
+  std::unique_ptr<ShapeInferrer> &inferrer = shapeCheckInferrer;
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
   // A few thousand lines per call: the pass is per function either way,
@@ -407,10 +416,14 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
   }
   if (!found)
     return; // The first publish already said everything.
-  std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
-  std::lock_guard<std::mutex> lock(publishMu);
-  if (isPublished(*s))
-    callbacks.onDiagnostics(s, extra);
+  // Published from the ordinary pool: this thread at its priority must
+  // not hold publishMu while writing megabytes.
+  runHeavy([this, s, fns = std::move(fns)](unsigned) {
+    std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
+    std::lock_guard<std::mutex> lock(publishMu);
+    if (!stopping && isPublished(*s))
+      callbacks.onDiagnostics(s, extra);
+  });
 }
 
 bool TosaServer::isPublished(const Snapshot &s) {

@@ -309,8 +309,7 @@ private:
   /// Publishes a new snapshot with the shape errors known for its
   /// functions, and starts the checks of the others on the pool.
   void publish(Scheduler::SnapshotPtr s);
-  void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing,
-                   unsigned worker);
+  void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing);
   std::vector<FunctionText> functionTexts(const Snapshot &s) const;
   /// The known shape errors of `fns`, in file positions; `missing` gets the
   /// functions not checked yet.
@@ -326,8 +325,14 @@ private:
   std::optional<TempDir> previewDir;               // removed with the server
   std::map<std::string, std::string> previewFiles; // uri + function -> stem
 
+  /// The background shape checks' own inferrer (one thread).
+  std::unique_ptr<ShapeInferrer> shapeCheckInferrer;
+
   // Last: their threads call into the members above.
   std::unique_ptr<WorkerPool> compilePool;
+  /// One thread at the lowest priority (SCHED_IDLE) for the shape checks:
+  /// they use only what no analysis, request or edit needs.
+  std::unique_ptr<WorkerPool> shapeCheckPool;
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<Scheduler> scheduler;
 };
