@@ -158,21 +158,23 @@ std::optional<size_t> findDeepJsonNesting(std::string_view text,
   return std::nullopt;
 }
 
-std::optional<Config> parseConfig(const std::string &text, std::string &error) {
-  return parseConfig(text, error, Config());
+static llvm::Error configError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::optional<Config> parseConfig(const std::string &text, std::string &error,
-                                  const Config &base) {
+llvm::Expected<Config> parseConfig(const std::string &text) {
+  return parseConfig(text, Config());
+}
+
+llvm::Expected<Config> parseConfig(const std::string &text,
+                                   const Config &base) {
   // A configuration is a few levels deep; refuse hostile nesting before
   // any recursive code (parser, dump, destructor) sees it.
   constexpr unsigned kMaxConfigDepth = 64;
-  if (std::optional<size_t> at = findDeepJsonNesting(text, kMaxConfigDepth)) {
-    error = "invalid JSON: nested deeper than " +
-            std::to_string(kMaxConfigDepth) + " levels at byte " +
-            std::to_string(*at);
-    return std::nullopt;
-  }
+  if (std::optional<size_t> at = findDeepJsonNesting(text, kMaxConfigDepth))
+    return configError("invalid JSON: nested deeper than " +
+                       std::to_string(kMaxConfigDepth) + " levels at byte " +
+                       std::to_string(*at));
   json root;
   try {
     root = json::parse(text);
@@ -180,15 +182,16 @@ std::optional<Config> parseConfig(const std::string &text, std::string &error,
     // nlohmann's message already has the byte position.
     std::string what = e.what();
     auto pos = what.find("parse error");
-    error =
-        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos));
-    return std::nullopt;
+    return configError("invalid JSON: " +
+                       (pos == std::string::npos ? what : what.substr(pos)));
   }
-  return applyConfig(root, error, base);
+  return applyConfig(root, base);
 }
 
-std::optional<Config> applyConfig(const json &root, std::string &error,
-                                  const Config &base) {
+/// applyConfig's work; on failure sets `error` (the readers above report
+/// through it) and returns std::nullopt.
+static std::optional<Config> applyConfigTo(const json &root, std::string &error,
+                                           const Config &base) {
   Config config = base;
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
@@ -308,6 +311,14 @@ std::optional<Config> applyConfig(const json &root, std::string &error,
     }
   }
   return config;
+}
+
+llvm::Expected<Config> applyConfig(const json &root, const Config &base) {
+  std::string error;
+  std::optional<Config> config = applyConfigTo(root, error, base);
+  if (!config)
+    return configError(error);
+  return std::move(*config);
 }
 
 } // namespace tosa_lsp

@@ -1,12 +1,15 @@
 //===- Config.h - .tosa-lsp.json project configuration ----------*- C++ -*-===//
 //
 // The options a project can set in `.tosa-lsp.json`. Parsing is pure (text
-// in, Config or error out); finding and reading the file is the caller's job.
+// in, Config or llvm::Error out); finding and reading the file is the
+// caller's job.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOSA_LSP_ANALYSIS_CONFIG_H
 #define TOSA_LSP_ANALYSIS_CONFIG_H
+
+#include "llvm/Support/Error.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -75,26 +78,25 @@ struct Config {
   bool isBroadcastableName(std::string_view name) const;
 };
 
-/// Parses `.tosa-lsp.json` text on top of the defaults. On failure returns
-/// std::nullopt and sets `error` to a one-line message naming the problem
-/// (bad JSON with its position, unknown key, wrong type, a compile limit
-/// out of range).
 /// Offset where `text` (JSON) first nests deeper than `limit` arrays and
 /// objects, if it does (strings skipped). Checked before any recursive JSON
 /// code (parser, dump, destructor) sees untrusted text.
 std::optional<size_t> findDeepJsonNesting(std::string_view text,
                                           unsigned limit);
 
-std::optional<Config> parseConfig(const std::string &text, std::string &error);
+/// Parses `.tosa-lsp.json` text on top of the defaults. On failure, an
+/// error whose message is one line naming the problem (bad JSON with its
+/// position, unknown key, wrong type, a compile limit out of range), not
+/// the file: the caller knows which file it read.
+llvm::Expected<Config> parseConfig(const std::string &text);
 /// The same, on top of `base` instead of the defaults (project file, then
 /// editor settings).
-std::optional<Config> parseConfig(const std::string &text, std::string &error,
-                                  const Config &base);
+llvm::Expected<Config> parseConfig(const std::string &text, const Config &base);
 
 /// The same on a JSON value already parsed (editor settings arrive as
 /// data: merged as such, never printed and parsed again).
-std::optional<Config> applyConfig(const nlohmann::json &value,
-                                  std::string &error, const Config &base);
+llvm::Expected<Config> applyConfig(const nlohmann::json &value,
+                                   const Config &base);
 
 } // namespace tosa_lsp
 

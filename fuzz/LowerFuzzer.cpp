@@ -91,22 +91,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (knobs & 0x80)
     options.function = firstFunction(text);
 
-  LowerResult result = lower(text, "fuzz.mlir", options);
+  llvm::Expected<LowerResult> result = lower(text, "fuzz.mlir", options);
+  if (!result) {
+    if (llvm::toString(result.takeError())
+            .find("MLIR crashed while lowering") != std::string::npos)
+      saveContained(text + static_cast<char>(knobs));
+    return 0;
+  }
 
   // What the preview relies on: every mapping of a preview points into its
-  // text. (After a failure callers ignore mappings; lower() then returns
-  // those of the sections before the failing one.)
+  // text.
   unsigned lines = 1;
-  for (char c : result.text)
+  for (char c : result->text)
     lines += c == '\n';
-  if (result.ok)
-    for (const PreviewMapping &m : result.mappings)
-      if (m.previewLine == 0 || m.previewLine > lines)
-        __builtin_trap();
-  for (const std::string &e : result.errors)
-    if (e.find("MLIR crashed while lowering") != std::string::npos) {
-      saveContained(text + static_cast<char>(knobs));
-      break;
-    }
+  for (const PreviewMapping &m : result->mappings)
+    if (m.previewLine == 0 || m.previewLine > lines)
+      __builtin_trap();
   return 0;
 }

@@ -254,33 +254,26 @@ void widenBooleanMemoryAccesses(llvm::Module &m) {
 
 } // namespace
 
-CompileResult
+llvm::Expected<CompileResult>
 compile(const std::string &text, const std::string &path,
         const CompileOptions &options,
         const std::function<void(const std::string &)> &progress) {
   CompileResult r;
-  r.output = options.output;
   auto step = [&](const std::string &s) {
     r.log += s + "\n";
     if (progress)
       progress(s);
   };
-  if (options.output.empty()) {
-    r.errors.push_back("tosa-lsp: error: compile needs an output path (-o)");
-    return r;
-  }
+  if (options.output.empty())
+    return makeError(ErrorTopic::Output, "no output path given");
 
   detail::LoweredSection ls;
-  if (!detail::lowerForNative(text, path, options.function, options.mode,
-                              options.strided, ls, r.errors, [&] {
-                                step("lowering: " +
-                                     pipelineFor(LowerStage::LLVM, options.mode,
-                                                 options.strided));
-                              })) {
-    if (r.errors.empty())
-      r.errors.push_back(path + ": error: lowering failed");
-    return r;
-  }
+  if (llvm::Error err = detail::lowerForNative(
+          text, path, options.function, options.mode, options.strided, ls, [&] {
+            step("lowering: " +
+                 pipelineFor(LowerStage::LLVM, options.mode, options.strided));
+          }))
+    return std::move(err);
   // The header uses the TOSA-level signatures lowerSection recorded for the
   // entry points before lowering.
   HeaderWriter header;
@@ -295,11 +288,8 @@ compile(const std::string &text, const std::string &path,
                     .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
                     .getNumResults()
               : 0);
-  if (options.header && !headerOk) {
-    r.errors.push_back(path +
-                       ": error: cannot write a C header: " + header.error);
-    return r;
-  }
+  if (options.header && !headerOk)
+    return sourceError(path, 0, 0, "cannot write a C header: " + header.error);
 
   // Everything is produced in memory or in a private temp directory first;
   // the user-visible files are only created at the end (writeOutputs).
@@ -314,9 +304,8 @@ compile(const std::string &text, const std::string &path,
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(*ls.module, llvmContext, path);
     if (!llvmModule) {
-      r.errors.insert(r.errors.end(), ls.errors.begin(), ls.errors.end());
-      r.errors.push_back(path + ": error: translation to LLVM IR failed");
-      return r;
+      ls.diagnostics.push_back({path, 0, 0, "translation to LLVM IR failed"});
+      return sourceErrors(std::move(ls.diagnostics));
     }
     // Only the entry points are exported: helpers such as dealloc_helper
     // and private functions get internal linkage, so several objects from
@@ -339,11 +328,8 @@ compile(const std::string &text, const std::string &path,
     std::string targetError;
     const llvm::Target *target =
         llvm::TargetRegistry::lookupTarget(triple, targetError);
-    if (!target) {
-      r.errors.push_back("tosa-lsp: error: no target for " + triple.str() +
-                         ": " + targetError);
-      return r;
-    }
+    if (!target)
+      return makeError("no target for " + triple.str() + ": " + targetError);
     llvm::CodeGenOptLevel cgLevel =
         options.optLevel == 0   ? llvm::CodeGenOptLevel::None
         : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
@@ -361,10 +347,8 @@ compile(const std::string &text, const std::string &path,
     }
     std::unique_ptr<llvm::MCSubtargetInfo> sti(
         target->createMCSubtargetInfo(triple, cpu, features));
-    if (!sti || !sti->isCPUStringValid(cpu)) {
-      r.errors.push_back("tosa-lsp: error: unknown CPU '" + cpu + "'");
-      return r;
-    }
+    if (!sti || !sti->isCPUStringValid(cpu))
+      return makeError("unknown CPU '" + cpu + "'");
     std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
         triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
         std::nullopt, cgLevel));
@@ -380,11 +364,8 @@ compile(const std::string &text, const std::string &path,
     step("optimizing: -O" + std::to_string(options.optLevel) + " for " +
          triple.str() + " (cpu " + cpu + ")");
     if (llvm::Error e = makeOptimizingTransformer(options.optLevel, 0,
-                                                  tm.get())(llvmModule.get())) {
-      r.errors.push_back("tosa-lsp: error: optimization failed: " +
-                         llvm::toString(std::move(e)));
-      return r;
-    }
+                                                  tm.get())(llvmModule.get()))
+      return makeError("optimization failed: " + llvm::toString(std::move(e)));
     bool needsRuntime = false;
     for (const llvm::Function &f : *llvmModule) {
       if (!f.isDeclaration() && f.hasExternalLinkage())
@@ -407,23 +388,17 @@ compile(const std::string &text, const std::string &path,
       if (tm->addPassesToEmitFile(pm, os, nullptr,
                                   options.emit == EmitKind::Asm
                                       ? llvm::CodeGenFileType::AssemblyFile
-                                      : llvm::CodeGenFileType::ObjectFile)) {
-        r.errors.push_back("tosa-lsp: error: the target cannot emit this "
-                           "file type");
-        return r;
-      }
+                                      : llvm::CodeGenFileType::ObjectFile))
+        return makeError("the target cannot emit this file type");
       pm.run(*llvmModule);
       if (options.emit != EmitKind::Shared) {
         outData = code.str().str();
       } else {
         // The linker works in a private directory, removed on every path.
         TempDir work("tosa-lsp-link");
-        if (work.error()) {
-          r.errors.push_back("tosa-lsp: error: cannot create a temp "
-                             "directory: " +
-                             work.error().message());
-          return r;
-        }
+        if (work.error())
+          return makeError("cannot create a temp directory: " +
+                           work.error().message());
         llvm::SmallString<256> objPath(work.path()), soPath(work.path());
         llvm::sys::path::append(objPath, "code.o");
         llvm::sys::path::append(soPath, "code.so");
@@ -433,19 +408,15 @@ compile(const std::string &text, const std::string &path,
           obj << code;
           obj.close();
           if (ec || obj.has_error()) {
-            r.errors.push_back("tosa-lsp: error: cannot write " +
-                               std::string(objPath) + ": " +
-                               (ec ? ec : obj.error()).message());
+            std::string why = (ec ? ec : obj.error()).message();
             obj.clear_error();
-            return r;
+            return makeError("cannot write " + objPath + ": " + why);
           }
         }
         auto cc = llvm::sys::findProgramByName("cc");
-        if (!cc) {
-          r.errors.push_back("tosa-lsp: error: no system linker driver `cc` "
-                             "on PATH (install gcc or clang)");
-          return r;
-        }
+        if (!cc)
+          return makeError("no system linker driver `cc` on PATH (install "
+                           "gcc or clang)");
         std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
                                              soPath, objPath,   "-lm"};
         // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy).
@@ -463,19 +434,14 @@ compile(const std::string &text, const std::string &path,
         std::string linkError;
         int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 120, 0,
                                            &linkError);
-        if (rc != 0) {
-          r.errors.push_back("tosa-lsp: error: linking failed (" +
-                             std::to_string(rc) + "): " + linkError);
-          return r;
-        }
+        if (rc != 0)
+          return makeError("linking failed (" + std::to_string(rc) +
+                           "): " + linkError);
         auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
-        if (!so) {
-          r.errors.push_back("tosa-lsp: error: cannot read the linked "
-                             "library: " +
-                             so.getError().message());
-          return r;
-        }
+        if (!so)
+          return makeError("cannot read the linked library: " +
+                           so.getError().message());
         outData = (*so)->getBuffer().str();
         executable = true;
       }
@@ -498,11 +464,8 @@ compile(const std::string &text, const std::string &path,
   }
   llvm::Expected<std::vector<std::string>> written =
       writeOutputs(stem, files, options.onExisting, options.protectedPaths);
-  if (!written) {
-    r.errors.push_back("tosa-lsp: error: " +
-                       llvm::toString(written.takeError()));
-    return r;
-  }
+  if (!written)
+    return written.takeError();
   r.output = (*written)[0];
   step("output: " + r.output);
   if (options.header) {
@@ -510,7 +473,6 @@ compile(const std::string &text, const std::string &path,
     step("header: " + r.headerPath);
   }
   r.bytes = outData.size();
-  r.ok = true;
   return r;
 }
 

@@ -10,6 +10,7 @@
 #ifndef TOSA_LSP_LOWERING_COMPILE_H
 #define TOSA_LSP_LOWERING_COMPILE_H
 
+#include "Errors.h"
 #include "Lowering.h"
 #include "OutputFiles.h"
 
@@ -25,7 +26,7 @@ std::optional<EmitKind> parseEmit(const std::string &s);
 struct CompileOptions {
   std::string function; // empty: every function of the (single) section
   EmitKind emit = EmitKind::Object;
-  std::string output;  // required
+  std::string output;  // required (ErrorTopic::Output when empty)
   bool header = false; // also write OUTPUT-without-extension.h
   /// When OUTPUT (or its header) exists. Outputs are only ever created
   /// exclusively or renamed into place, never written through a symlink.
@@ -41,18 +42,22 @@ struct CompileOptions {
 };
 
 struct CompileResult {
-  bool ok = false;
   std::string output; // the path written (OUTPUT-1.so with NewName)
   std::string headerPath;
   /// Defined external functions of the result (for obj/shared/asm/ir).
   std::vector<std::string> symbols;
   size_t bytes = 0;
-  /// What was done, step by step (pipeline, target, linker command).
+  /// What was done, step by step (pipeline, target, linker command): the
+  /// lines given to `progress`.
   std::string log;
-  std::vector<std::string> errors;
 };
 
-CompileResult
+/// Compiles the file, or the section defining `options.function`, and
+/// writes the outputs. Errors (Errors.h): MLIR's diagnostics as
+/// SourceErrors; otherwise one-line messages (writeOutputs' among them,
+/// ErrorTopic::OutputExists when an output exists and may not be replaced).
+/// Nothing is written on failure.
+llvm::Expected<CompileResult>
 compile(const std::string &text, const std::string &path,
         const CompileOptions &options,
         const std::function<void(const std::string &)> &progress = {});

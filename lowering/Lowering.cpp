@@ -133,6 +133,11 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
 
 namespace detail {
 
+static llvm::Error noFunctionError(const std::string &function,
+                                   const std::string &path) {
+  return makeError("no function @" + function + " in " + path);
+}
+
 DialectRegistry &loweringRegistry() {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
@@ -162,24 +167,20 @@ const Section *sectionDefining(const std::string &text,
   return nullptr;
 }
 
-bool lowerForNative(const std::string &text, const std::string &path,
-                    const std::string &function, LowerMode mode, bool strided,
-                    LoweredSection &out, std::vector<std::string> &errors,
-                    const std::function<void()> &before) {
+llvm::Error lowerForNative(const std::string &text, const std::string &path,
+                           const std::string &function, LowerMode mode,
+                           bool strided, LoweredSection &out,
+                           const std::function<void()> &before) {
   std::vector<Section> sections = splitSections(text);
-  if (function.empty() && sections.size() > 1) {
-    errors.push_back(path + ": error: the file has " +
-                     std::to_string(sections.size()) +
-                     " `// -----` sections; choose one with --function");
-    return false;
-  }
+  if (function.empty() && sections.size() > 1)
+    return makeError(ErrorTopic::Function,
+                     path + " has " + std::to_string(sections.size()) +
+                         " `// -----` sections; choose a function");
   const Section *sec = function.empty()
                            ? &sections.front()
                            : sectionDefining(text, sections, function);
-  if (!sec) {
-    errors.push_back(path + ": error: no function @" + function);
-    return false;
-  }
+  if (!sec)
+    return noFunctionError(function, path);
   if (before)
     before();
   LowerOptions lowerOpts;
@@ -188,23 +189,23 @@ bool lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.mode = mode;
   lowerOpts.cInterface = true;
   lowerOpts.strided = strided;
-  return lowerSection(text, path, *sec, lowerOpts, out, errors);
+  return lowerSection(text, path, *sec, lowerOpts, out);
 }
 
 /// Some MLIR 22 custom parsers fail without a diagnostic; the analysis
 /// knows how to place an error for that, so ask it (failure path only).
-static std::string silentParseError(const std::string &text,
-                                    const std::string &path,
-                                    const Section &sec) {
+static SourceDiagnostic silentParseError(const std::string &text,
+                                         const std::string &path,
+                                         const Section &sec) {
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(text, path, Config());
   for (const Diagnostic &d : fa.diagnostics)
     if (d.severity == Severity::Error && d.section == sec.index &&
         d.range.begin.valid())
-      return path + ":" + std::to_string(d.range.begin.line) + ":" +
-             std::to_string(d.range.begin.column) + ": error: " + d.message;
-  return path + ": error: the input did not parse and MLIR's parser gave "
-                "no reason (a custom parser failed silently)";
+      return {path, d.range.begin.line, d.range.begin.column, d.message};
+  return {path, 0, 0,
+          "the input did not parse and MLIR's parser gave no reason (a "
+          "custom parser failed silently)"};
 }
 
 /// Adds `F_into(args..., dest...)`: F writing its results into buffers the
@@ -262,21 +263,19 @@ static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
 LoweredSection::LoweredSection()
     : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
 
-bool lowerSection(const std::string &text, const std::string &path,
-                  const Section &sec, const LowerOptions &options,
-                  LoweredSection &out, std::vector<std::string> &errors) {
+llvm::Error lowerSection(const std::string &text, const std::string &path,
+                         const Section &sec, const LowerOptions &options,
+                         LoweredSection &out) {
   registerPassesOnce();
   std::string_view secView = std::string_view(text).substr(
       sec.beginOffset, sec.endOffset - sec.beginOffset);
   if (auto deep = findExcessiveNesting(secView)) {
     size_t off = sec.beginOffset + *deep;
     unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
-    errors.push_back(path + ":" + std::to_string(line) +
-                     ": error: nesting deeper than " +
-                     std::to_string(kMaxNesting) +
-                     " levels; not lowered (the MLIR parser would overflow "
-                     "its stack)");
-    return false;
+    return sourceError(path, line, 0,
+                       "nesting deeper than " + std::to_string(kMaxNesting) +
+                           " levels; not lowered (the MLIR parser would "
+                           "overflow its stack)");
   }
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
@@ -286,34 +285,35 @@ bool lowerSection(const std::string &text, const std::string &path,
   out.sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
 
-  auto where = [&](Location loc) {
-    std::ostringstream os;
+  // At file positions: the section's first line (and column) added.
+  auto at = [firstLine = sec.firstLine, firstColumn = sec.firstColumn,
+             path](Location loc, std::string message) {
+    SourceDiagnostic d{path, 0, 0, std::move(message)};
     if (auto f = fileLocOf(loc); f && f->getLine() != 0) {
-      unsigned line = f->getLine() + sec.firstLine - 1;
-      unsigned col = f->getLine() == 1 ? f->getColumn() + sec.firstColumn - 1
-                                       : f->getColumn();
-      os << f->getFilename().str() << ":" << line << ":" << col << ": ";
-    } else {
-      os << path << ": ";
+      d.file = f->getFilename().str();
+      d.line = f->getLine() + firstLine - 1;
+      d.column =
+          f->getLine() == 1 ? f->getColumn() + firstColumn - 1 : f->getColumn();
     }
-    return os.str();
+    return d;
   };
   // Registered for the section's lifetime: LLVM IR translation, later,
   // reports through it too.
   out.handlerId =
-      ctx.getDiagEngine().registerHandler([&out, where](mlir::Diagnostic &d) {
+      ctx.getDiagEngine().registerHandler([&out, at](mlir::Diagnostic &d) {
         if (d.getSeverity() == DiagnosticSeverity::Error)
-          out.errors.push_back(where(d.getLocation()) + "error: " + d.str());
+          out.diagnostics.push_back(at(d.getLocation(), d.str()));
         return success();
       });
-  struct CopyErrors {
-    LoweredSection &out;
-    std::vector<std::string> &errors;
-    ~CopyErrors() {
-      errors.insert(errors.end(), out.errors.begin(), out.errors.end());
-      out.errors.clear();
-    }
-  } copyErrors{out, errors};
+  // What failed: the diagnostics reported so far (taken: later failures
+  // of this section report only their own), else "lowering failed".
+  auto failure = [&] {
+    std::vector<SourceDiagnostic> diags = std::move(out.diagnostics);
+    out.diagnostics.clear();
+    if (diags.empty())
+      diags.push_back({path, 0, 0, "lowering failed"});
+    return sourceErrors(std::move(diags));
+  };
 
   // With --function, errors elsewhere in the file must not stop the
   // preview: parse without verifying, keep the function and what it
@@ -321,14 +321,14 @@ bool lowerSection(const std::string &text, const std::string &path,
   ParserConfig config(&ctx, /*verifyAfterParse=*/options.function.empty());
   out.module = parseSourceFile<ModuleOp>(out.sourceMgr, config);
   if (!out.module) {
-    if (out.errors.empty())
-      out.errors.push_back(silentParseError(text, path, sec));
-    return false;
+    if (out.diagnostics.empty())
+      out.diagnostics.push_back(silentParseError(text, path, sec));
+    return failure();
   }
   if (!options.function.empty()) {
     Operation *fn = out.module->lookupSymbol(options.function);
     if (!fn)
-      return false;
+      return noFunctionError(options.function, path);
     llvm::SmallPtrSet<Operation *, 8> keep;
     SmallVector<Operation *> work{fn};
     while (!work.empty()) {
@@ -347,7 +347,7 @@ bool lowerSection(const std::string &text, const std::string &path,
       if (isa<SymbolOpInterface>(op) && !keep.contains(&op))
         op.erase();
     if (failed(verify(*out.module)))
-      return false;
+      return failure();
   }
   // Remember which source op each location names, before passes rewrite.
   out.module->walk([&](Operation *op) {
@@ -358,7 +358,7 @@ bool lowerSection(const std::string &text, const std::string &path,
   if (!options.function.empty()) {
     auto fn = out.module->lookupSymbol<func::FuncOp>(options.function);
     if (!fn)
-      return false;
+      return noFunctionError(options.function, path);
   }
   if (options.cInterface) {
     // With --function, only F is an entry point: the others become private
@@ -402,44 +402,44 @@ bool lowerSection(const std::string &text, const std::string &path,
   llvm::StringRef inner(pipeline);
   inner.consume_front("builtin.module(");
   inner.consume_back(")");
-  if (failed(parsePassPipeline(inner, pm, perr))) {
-    errors.push_back(path + ": error: bad pass pipeline: " + pipelineErrors);
-    return false;
-  }
+  if (failed(parsePassPipeline(inner, pm, perr)))
+    return makeError("bad pass pipeline: " + pipelineErrors);
   if (failed(pm.run(*out.module)))
-    return false;
+    return failure();
   if (options.stage == LowerStage::LLVM)
     flushBeforeAbort(*out.module);
-  return true;
+  return llvm::Error::success();
 }
 
 } // namespace detail
 
-static LowerResult lowerUnguarded(const std::string &text,
-                                  const std::string &path,
-                                  const LowerOptions &options);
+static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
+                                                  const std::string &path,
+                                                  const LowerOptions &options);
 
-LowerResult lower(const std::string &text, const std::string &path,
-                  const LowerOptions &options) {
-  LowerResult result;
-  // MLIR's own passes crash on some valid input (tosa.reduce_max with a
-  // dynamic result dim in MLIR 22): report it, never take the caller down.
-  std::optional<std::string> crash =
-      runContained([&] { result = lowerUnguarded(text, path, options); });
-  if (!crash)
-    return result;
-  LowerResult failed;
-  failed.pipeline = pipelineFor(options.stage, options.mode, options.strided);
-  failed.errors.push_back(
-      path + ": error: MLIR crashed while lowering (" + *crash +
-      "), a bug in the upstream pass pipeline on this input; no preview " +
-      "is available for it. Pipeline: " + failed.pipeline);
-  return failed;
-}
-
-static LowerResult lowerUnguarded(const std::string &text,
+llvm::Expected<LowerResult> lower(const std::string &text,
                                   const std::string &path,
                                   const LowerOptions &options) {
+  std::optional<llvm::Expected<LowerResult>> result;
+  // MLIR's own passes crash on some valid input (tosa.reduce_max with a
+  // dynamic result dim in MLIR 22): report it, never take the caller down.
+  std::optional<std::string> crash = runContained(
+      [&] { result.emplace(lowerUnguarded(text, path, options)); });
+  if (!crash)
+    return std::move(*result);
+  if (result) // cannot happen: the crash came before the result
+    llvm::consumeError(result->takeError());
+  return sourceError(
+      path, 0, 0,
+      "MLIR crashed while lowering (" + *crash +
+          "), a bug in the upstream pass pipeline on this input; no preview "
+          "is available for it. Pipeline: " +
+          pipelineFor(options.stage, options.mode, options.strided));
+}
+
+static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
+                                                  const std::string &path,
+                                                  const LowerOptions &options) {
   LowerResult result;
   result.pipeline = pipelineFor(options.stage, options.mode, options.strided);
   std::vector<Section> sections = splitSections(text);
@@ -447,6 +447,9 @@ static LowerResult lowerUnguarded(const std::string &text,
   std::ostringstream os;
   unsigned previewLine = 1;
   bool first = true;
+  // Diagnostics of sections that mention @F but do not define it, reported
+  // with the failure that ends the search, if one does.
+  llvm::Error skipped = llvm::Error::success();
   for (const Section &sec : sections) {
     // With --function, only the section that defines it.
     if (!options.function.empty()) {
@@ -457,14 +460,21 @@ static LowerResult lowerUnguarded(const std::string &text,
         continue;
     }
     detail::LoweredSection ls;
-    std::vector<std::string> errors;
-    bool ok = detail::lowerSection(text, path, sec, options, ls, errors);
-    result.errors.insert(result.errors.end(), errors.begin(), errors.end());
-    if (!ok) {
-      if (ls.module && !options.function.empty() &&
-          !ls.module->lookupSymbol<func::FuncOp>(options.function))
-        continue; // Another function of that name pattern; keep looking.
-      return result;
+    if (llvm::Error err = detail::lowerSection(text, path, sec, options, ls)) {
+      if (!ls.module || options.function.empty() ||
+          ls.module->lookupSymbol<func::FuncOp>(options.function))
+        return llvm::joinErrors(std::move(skipped), std::move(err));
+      // Another function of that name pattern; keep looking. Its
+      // diagnostics are kept; "no function" is said once, below.
+      skipped = llvm::joinErrors(
+          std::move(skipped),
+          llvm::handleErrors(
+              std::move(err),
+              [](std::unique_ptr<SourceErrors> e) -> llvm::Error {
+                return llvm::Error(std::move(e));
+              },
+              [](const llvm::ErrorInfoBase &) {}));
+      continue;
     }
     Operation *root = ls.module->getOperation();
     if (!options.function.empty()) {
@@ -533,12 +543,11 @@ static LowerResult lowerUnguarded(const std::string &text,
     previewLine += lines.size();
     result.mappings.insert(result.mappings.end(), maps.begin(), maps.end());
   }
-  if (!foundFunction) {
-    result.errors.push_back(path + ": error: no function @" + options.function);
-    return result;
-  }
+  if (!foundFunction)
+    return llvm::joinErrors(std::move(skipped),
+                            detail::noFunctionError(options.function, path));
+  llvm::consumeError(std::move(skipped));
   result.text = os.str();
-  result.ok = true;
   return result;
 }
 

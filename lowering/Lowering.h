@@ -3,12 +3,16 @@
 // Runs MLIR's own passes (the upstream TOSA pipeline) on a file or one
 // function and returns the lowered IR as text, with a mapping from each
 // printed op back to the source op it came from (through MLIR locations).
-// Plain data out; no LSP, no server.
+// Plain data (or an llvm::Error, see Errors.h) out; no LSP, no server.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOSA_LSP_LOWERING_LOWERING_H
 #define TOSA_LSP_LOWERING_LOWERING_H
+
+#include "Errors.h"
+
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -54,11 +58,8 @@ struct PreviewMapping {
 };
 
 struct LowerResult {
-  bool ok = false;
   std::string text;
   std::vector<PreviewMapping> mappings;
-  /// mlir-opt style `file:line:col: error: message` lines.
-  std::vector<std::string> errors;
   /// The pass pipeline that ran, for the record.
   std::string pipeline;
 };
@@ -71,8 +72,13 @@ std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
 /// Suffix of the destination-passing twin of an entry point.
 inline constexpr const char *kIntoSuffix = "_into";
 
-LowerResult lower(const std::string &text, const std::string &path,
-                  const LowerOptions &options);
+/// The lowered IR of the file, or of the section defining
+/// `options.function`. Errors (Errors.h): MLIR's diagnostics as
+/// SourceErrors, with line numbers of the file (a crash of MLIR's passes is
+/// one at the file); "no function @F in PATH" when no section defines F.
+llvm::Expected<LowerResult> lower(const std::string &text,
+                                  const std::string &path,
+                                  const LowerOptions &options);
 
 } // namespace tosa_lsp
 

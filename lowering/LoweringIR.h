@@ -40,8 +40,9 @@ struct LoweredSection {
   std::map<std::string, mlir::FunctionType> signatures;
   /// The destination-passing twins among entryPoints.
   std::set<std::string> destinationEntries;
-  /// Errors reported by MLIR while this section lives.
-  std::vector<std::string> errors;
+  /// Errors MLIR reports while this section lives (LLVM IR translation and
+  /// the JIT report through the handler too), with file line numbers.
+  std::vector<SourceDiagnostic> diagnostics;
   mlir::DiagnosticEngine::HandlerID handlerId = 0;
   ~LoweredSection() {
     if (handlerId)
@@ -49,11 +50,13 @@ struct LoweredSection {
   }
 };
 
-/// Parses `sec` of `text`, verifies it and runs the stage's pipeline.
-/// Errors are appended in mlir-opt's format with file line numbers.
-bool lowerSection(const std::string &text, const std::string &path,
-                  const Section &sec, const LowerOptions &options,
-                  LoweredSection &out, std::vector<std::string> &errors);
+/// Parses `sec` of `text`, verifies it and runs the stage's pipeline. On
+/// failure, MLIR's diagnostics as SourceErrors (a file-level "lowering
+/// failed" when MLIR gave none), or "no function @F in PATH" when the
+/// section parsed but does not define `options.function`.
+llvm::Error lowerSection(const std::string &text, const std::string &path,
+                         const Section &sec, const LowerOptions &options,
+                         LoweredSection &out);
 
 /// The `// -----` section of `text` that defines @function, or nullptr.
 const Section *sectionDefining(const std::string &text,
@@ -63,11 +66,12 @@ const Section *sectionDefining(const std::string &text,
 /// What `compile` and `run` build: the section defining `function` (the
 /// only section when `function` is empty) lowered to the LLVM dialect with
 /// C interfaces. `before` runs once the section is chosen (progress).
-/// Errors are appended in mlir-opt's format.
-bool lowerForNative(const std::string &text, const std::string &path,
-                    const std::string &function, LowerMode mode, bool strided,
-                    LoweredSection &out, std::vector<std::string> &errors,
-                    const std::function<void()> &before = nullptr);
+/// Errors as lowerSection's; a function is needed (ErrorTopic::Function)
+/// when the file has several sections and `function` is empty.
+llvm::Error lowerForNative(const std::string &text, const std::string &path,
+                           const std::string &function, LowerMode mode,
+                           bool strided, LoweredSection &out,
+                           const std::function<void()> &before = nullptr);
 
 /// --mode=safe: a `cf.assert` before each element-wise op for every
 /// dimension whose runtime sizes could disagree (or miss a static result

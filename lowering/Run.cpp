@@ -196,9 +196,9 @@ bool flatten(const llvm::json::Value &v, std::vector<double> &values,
   return true;
 }
 
-std::string rankError(const std::string &what, int64_t rank) {
-  return "tosa-lsp: error: " + what + " has rank " + std::to_string(rank) +
-         "; run supports ranks up to " + std::to_string(kMaxRunRank);
+llvm::Error rankError(const std::string &what, int64_t rank) {
+  return makeError(what + " has rank " + std::to_string(rank) +
+                   "; run supports ranks up to " + std::to_string(kMaxRunRank));
 }
 
 } // namespace
@@ -217,24 +217,21 @@ detail::memrefToJSON(ElementKind kind, int64_t rank, const void *descriptor) {
   return out;
 }
 
-RunResult runFunction(const std::string &text, const std::string &path,
-                      const RunOptions &options) {
-  RunResult r;
-  if (options.function.empty()) {
-    r.errors.push_back("tosa-lsp: error: run needs --function");
-    return r;
-  }
+llvm::Expected<RunResult> runFunction(const std::string &text,
+                                      const std::string &path,
+                                      const RunOptions &options) {
+  if (options.function.empty())
+    return makeError(ErrorTopic::Function, "no function given to run");
   // Lower exactly like `compile`.
   detail::LoweredSection ls;
-  if (!detail::lowerForNative(text, path, options.function, options.mode,
-                              /*strided=*/false, ls, r.errors))
-    return r;
+  if (llvm::Error err =
+          detail::lowerForNative(text, path, options.function, options.mode,
+                                 /*strided=*/false, ls))
+    return std::move(err);
   auto sigIt = ls.signatures.find(options.function);
-  if (sigIt == ls.signatures.end()) {
-    r.errors.push_back(path + ": error: @" + options.function +
-                       " is not a public function with a body");
-    return r;
-  }
+  if (sigIt == ls.signatures.end())
+    return makeError("@" + options.function +
+                     " is not a public function with a body");
   FunctionType sig = sigIt->second;
 
   // Inputs: JSON, or random with the given shapes.
@@ -243,60 +240,56 @@ RunResult runFunction(const std::string &text, const std::string &path,
   if (!options.inputs.empty()) {
     llvm::Expected<llvm::json::Value> parsed =
         llvm::json::parse(options.inputs);
-    if (!parsed) {
-      r.errors.push_back("tosa-lsp: error: --inputs is not valid JSON: " +
-                         llvm::toString(parsed.takeError()));
-      return r;
-    }
-    if (auto *a = parsed->getAsArray())
+    if (!parsed)
+      return makeError(ErrorTopic::Inputs,
+                       "the inputs are not valid JSON: " +
+                           llvm::toString(parsed.takeError()));
+    const llvm::json::Array *a = parsed->getAsArray();
+    if (a)
       given = *a;
     if (given.size() != sig.getNumInputs()) {
-      r.errors.push_back("tosa-lsp: error: @" + options.function + " takes " +
-                         std::to_string(sig.getNumInputs()) +
-                         " arguments; --inputs must be a JSON array of that "
-                         "many values");
-      return r;
+      std::string takes = "@" + options.function + " takes " +
+                          std::to_string(sig.getNumInputs()) + " arguments";
+      return makeError(ErrorTopic::Inputs,
+                       a ? takes + ", given " + std::to_string(a->size())
+                         : "the inputs are not a JSON array; " + takes);
     }
   }
+  // Input sizes come from the JSON values, or from the shapes asked for.
+  ErrorTopic sizesFrom =
+      given.empty() ? ErrorTopic::Shapes : ErrorTopic::Inputs;
   std::mt19937_64 rng(options.seed);
   llvm::json::Array echoed;
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
     auto type = dyn_cast<RankedTensorType>(sig.getInput(i));
     std::optional<ElementKind> kind =
         type ? kindOf(type.getElementType()) : std::nullopt;
-    if (!kind) {
-      r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
-                         " must be a ranked tensor of f32, f64, i1, i8, i16, "
-                         "i32 or i64");
-      return r;
-    }
-    if (type.getRank() > kMaxRunRank) {
-      r.errors.push_back(
-          rankError("argument #" + std::to_string(i), type.getRank()));
-      return r;
-    }
+    if (!kind)
+      return makeError("argument #" + std::to_string(i) +
+                       " must be a ranked tensor of f32, f64, i1, i8, i16, "
+                       "i32 or i64");
+    if (type.getRank() > kMaxRunRank)
+      return rankError("argument #" + std::to_string(i), type.getRank());
     Input &in = inputs[i];
     in.kind = *kind;
     std::string error;
     if (!given.empty()) {
-      if (!shapeOf(given[i], in.shape, 0, error)) {
-        r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
-                           ": " + error);
-        return r;
-      }
+      if (!shapeOf(given[i], in.shape, 0, error))
+        return makeError(ErrorTopic::Inputs,
+                         "argument #" + std::to_string(i) + ": " + error);
     } else {
-      // Dynamic dims from --shape, else 2.
+      // Dynamic dims from the shapes asked for, else 2.
       std::vector<int64_t> want;
       if (i < options.shapes.size()) {
         llvm::SmallVector<llvm::StringRef> parts;
         llvm::StringRef(options.shapes[i]).split(parts, 'x', -1, false);
         for (llvm::StringRef p : parts) {
           int64_t v;
-          if (p.getAsInteger(10, v) || v < 0) {
-            r.errors.push_back("tosa-lsp: error: bad --shape '" +
-                               options.shapes[i] + "' (expected e.g. 2x3)");
-            return r;
-          }
+          if (p.getAsInteger(10, v) || v < 0)
+            return makeError(ErrorTopic::Shapes,
+                             "bad shape '" + options.shapes[i] +
+                                 "' for argument #" + std::to_string(i) +
+                                 ", expected e.g. 2x3");
           want.push_back(v);
         }
       }
@@ -305,32 +298,26 @@ RunResult runFunction(const std::string &text, const std::string &path,
                            : type.isDynamicDim(d) ? 2
                                                   : type.getDimSize(d));
     }
-    if (static_cast<int64_t>(in.shape.size()) != type.getRank()) {
-      r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
-                         " has rank " + std::to_string(type.getRank()) +
-                         " but the input has rank " +
-                         std::to_string(in.shape.size()));
-      return r;
-    }
+    if (static_cast<int64_t>(in.shape.size()) != type.getRank())
+      return makeError(sizesFrom, "argument #" + std::to_string(i) +
+                                      " has rank " +
+                                      std::to_string(type.getRank()) +
+                                      " but the input has rank " +
+                                      std::to_string(in.shape.size()));
     int64_t count = 1;
     for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d]) {
-        r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
-                           " dimension " + std::to_string(d) + " must be " +
-                           std::to_string(type.getDimSize(d)) +
-                           ", the input "
-                           "has " +
-                           std::to_string(in.shape[d]));
-        return r;
-      }
+      if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d])
+        return makeError(sizesFrom,
+                         "argument #" + std::to_string(i) + " dimension " +
+                             std::to_string(d) + " must be " +
+                             std::to_string(type.getDimSize(d)) +
+                             ", the input has " + std::to_string(in.shape[d]));
       count *= in.shape[d];
     }
     if (!given.empty()) {
-      if (!flatten(given[i], in.values, error)) {
-        r.errors.push_back("tosa-lsp: error: argument #" + std::to_string(i) +
-                           ": " + error);
-        return r;
-      }
+      if (!flatten(given[i], in.values, error))
+        return makeError(ErrorTopic::Inputs,
+                         "argument #" + std::to_string(i) + ": " + error);
     } else {
       for (int64_t e = 0; e < count; ++e)
         in.values.push_back(
@@ -358,22 +345,17 @@ RunResult runFunction(const std::string &text, const std::string &path,
     auto type = dyn_cast<RankedTensorType>(t);
     std::optional<ElementKind> kind =
         type ? kindOf(type.getElementType()) : std::nullopt;
-    if (!kind) {
-      r.errors.push_back("tosa-lsp: error: results must be ranked tensors of "
-                         "f32, f64, i1, i8, i16, i32 or i64");
-      return r;
-    }
+    if (!kind)
+      return makeError("results must be ranked tensors of f32, f64, i1, i8, "
+                       "i16, i32 or i64");
     if (!withDescriptorType(*kind, type.getRank(), [&](auto elt, auto rank) {
           using Descriptor =
               StridedMemRefType<decltype(elt), decltype(rank)::value>;
           bytes = llvm::alignTo(bytes, alignof(Descriptor));
           outputs.push_back({*kind, type.getRank(), bytes});
           bytes += sizeof(Descriptor);
-        })) {
-      r.errors.push_back(
-          rankError("result #" + std::to_string(k), type.getRank()));
-      return r;
-    }
+        }))
+      return rankError("result #" + std::to_string(k), type.getRank());
   }
   std::vector<std::max_align_t> results(
       std::max<size_t>(llvm::divideCeil(bytes, sizeof(std::max_align_t)), 1));
@@ -388,12 +370,10 @@ RunResult runFunction(const std::string &text, const std::string &path,
   llvm::SmallVector<llvm::StringRef> libs = {runtime};
   engineOpts.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*ls.module, engineOpts);
-  if (!engine) {
-    r.errors.insert(r.errors.end(), ls.errors.begin(), ls.errors.end());
-    r.errors.push_back("tosa-lsp: error: JIT compilation failed: " +
-                       llvm::toString(engine.takeError()));
-    return r;
-  }
+  if (!engine)
+    return llvm::joinErrors(sourceErrors(std::move(ls.diagnostics)),
+                            makeError("JIT compilation failed: " +
+                                      llvm::toString(engine.takeError())));
   void *resultPtr = results.data();
   llvm::SmallVector<void *> args;
   if (sig.getNumResults())
@@ -401,11 +381,9 @@ RunResult runFunction(const std::string &text, const std::string &path,
   for (Input &in : inputs)
     args.push_back(&in.descriptor);
   if (llvm::Error e =
-          (*engine)->invokePacked("_mlir_ciface_" + options.function, args)) {
-    r.errors.push_back("tosa-lsp: error: calling @" + options.function +
-                       " failed: " + llvm::toString(std::move(e)));
-    return r;
-  }
+          (*engine)->invokePacked("_mlir_ciface_" + options.function, args))
+    return makeError("calling @" + options.function +
+                     " failed: " + llvm::toString(std::move(e)));
 
   llvm::json::Array outs;
   llvm::SmallPtrSet<void *, 4> freed;
@@ -438,9 +416,7 @@ RunResult runFunction(const std::string &text, const std::string &path,
   llvm::raw_string_ostream os(s);
   os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
   os.flush();
-  r.json = s;
-  r.ok = true;
-  return r;
+  return RunResult{s};
 }
 
 } // namespace tosa_lsp

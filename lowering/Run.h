@@ -9,6 +9,7 @@
 #ifndef TOSA_LSP_LOWERING_RUN_H
 #define TOSA_LSP_LOWERING_RUN_H
 
+#include "Errors.h"
 #include "Lowering.h"
 
 #include <string>
@@ -17,7 +18,7 @@
 namespace tosa_lsp {
 
 struct RunOptions {
-  std::string function;
+  std::string function; // required (ErrorTopic::Function when empty)
   LowerMode mode = LowerMode::Fast;
   /// JSON: an array with one nested list (or number) per argument.
   std::string inputs;
@@ -29,13 +30,15 @@ struct RunOptions {
 };
 
 struct RunResult {
-  bool ok = false;
   std::string json; // {"function", "inputs", "results"}
-  std::vector<std::string> errors;
 };
 
-RunResult runFunction(const std::string &text, const std::string &path,
-                      const RunOptions &options);
+/// Errors (Errors.h): lowering's; inputs that do not fit the function's
+/// signature (ErrorTopic::Inputs, or ErrorTopic::Shapes for random ones);
+/// a signature run cannot call; JIT and call failures.
+llvm::Expected<RunResult> runFunction(const std::string &text,
+                                      const std::string &path,
+                                      const RunOptions &options);
 
 } // namespace tosa_lsp
 

@@ -140,11 +140,10 @@ void TosaServer::setSettings(const nlohmann::json &value) {
   nlohmann::json clean = withoutNulls(*s);
   std::optional<nlohmann::json> accepted;
   if (clean.is_object() && !clean.empty()) {
-    std::string error;
-    if (applyConfig(clean, error, Config()))
+    if (Expected<Config> checked = applyConfig(clean, Config()))
       accepted = std::move(clean);
     else
-      reportOnce("editor settings: " + error);
+      reportOnce("editor settings: " + toString(checked.takeError()));
   }
   {
     std::lock_guard<std::mutex> lock(configMu);
@@ -180,13 +179,12 @@ Config TosaServer::configFor(const std::string &path) {
   }
   if (!s)
     return project.config;
-  std::string error;
-  std::optional<Config> merged = applyConfig(*s, error, project.config);
+  Expected<Config> merged = applyConfig(*s, project.config);
   if (!merged) { // cannot happen: checked in setSettings
-    reportOnce("editor settings: " + error);
+    reportOnce("editor settings: " + toString(merged.takeError()));
     return project.config;
   }
-  return *merged;
+  return std::move(*merged);
 }
 
 nlohmann::json TosaServer::defaultSettings() {
@@ -892,13 +890,12 @@ void TosaServer::previewLowering(PreviewRequest req,
   auto work = [this, cb = std::move(cb), text = doc->text, path = doc->path,
                opts, uri = req.uri,
                writeFile = req.writeFile](unsigned) mutable {
-    LowerResult r = lower(text, path, opts);
-    if (!r.ok) {
-      std::string msg = "lowering failed";
-      for (const std::string &e : r.errors)
-        msg += "\n" + e;
-      return cb(make_error<LSPError>(msg, ErrorCode::RequestFailed));
-    }
+    Expected<LowerResult> lowered = lower(text, path, opts);
+    if (!lowered)
+      return cb(make_error<LSPError>("lowering failed\n" +
+                                         toString(lowered.takeError()),
+                                     ErrorCode::RequestFailed));
+    LowerResult &r = *lowered;
     PreviewResult out;
     LineTable preview(r.text);
     LineTable source(text); // the text that was lowered, not a snapshot

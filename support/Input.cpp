@@ -2,6 +2,8 @@
 
 #include "Input.h"
 
+#include "Errors.h"
+
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,7 +19,7 @@ std::string displayName(const std::string &path) {
 }
 
 static llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return makeError(message);
 }
 
 /// Reads a regular file (or stdin for "-") of at most `cap` bytes. Devices
@@ -119,10 +121,9 @@ llvm::Expected<Config> loadConfig(const std::string &explicitPath,
       readRegularFile(*path, kMaxConfigBytes, "a configuration file");
   if (!buf)
     return buf.takeError();
-  std::string why;
-  std::optional<Config> config = parseConfig((*buf)->getBuffer().str(), why);
+  llvm::Expected<Config> config = parseConfig((*buf)->getBuffer().str());
   if (!config)
-    return fail(*path + ": " + why);
+    return fail(*path + ": " + llvm::toString(config.takeError()));
   // A repository must not be able to make the server replace files: only
   // the editor settings (the user's own) may allow it.
   if (config->compile.overwrite)

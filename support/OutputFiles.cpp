@@ -2,6 +2,8 @@
 
 #include "OutputFiles.h"
 
+#include "Errors.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,10 +35,7 @@ std::string sanitizeFileName(StringRef name) {
   return out.empty() ? "module" : out;
 }
 
-static Error fail(const Twine &msg) {
-  return createStringError(std::make_error_code(std::errc::invalid_argument),
-                           msg);
-}
+static Error fail(const Twine &msg) { return makeError(msg); }
 
 static bool isInside(StringRef p, StringRef root) {
   if (root == "/" || p == root)
@@ -205,8 +204,8 @@ writeOutputs(const std::string &stem, ArrayRef<OutputFile> files,
       return paths;
     removeAll(created);
     if (onExisting == OnExisting::Fail)
-      return fail(takenPath +
-                  " already exists; not replacing it (--force replaces it)");
+      return makeError(ErrorTopic::OutputExists,
+                       takenPath + " already exists; not replacing it");
   }
   return fail("no free name for " + stem + " (tried " + stem + "-1 to " + stem +
               "-999)");

@@ -50,7 +50,8 @@ struct OutputFile {
 /// O_NOFOLLOW (or, with Replace, written beside and renamed over). A target
 /// that is the same file as one of `protectedPaths` (by device and inode,
 /// so hard links and symlinks count) is refused. Returns the paths written;
-/// on error nothing is left behind.
+/// on error nothing is left behind. A taken name with OnExisting::Fail is
+/// an ErrorTopic::OutputExists error (Errors.h).
 llvm::Expected<std::vector<std::string>>
 writeOutputs(const std::string &stem, llvm::ArrayRef<OutputFile> files,
              OnExisting onExisting, llvm::ArrayRef<std::string> protectedPaths);

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Errors.h"
+#include "Lowering.h"
 #include "Run.h"
 #include "RunMemRef.h"
 
@@ -29,9 +31,12 @@ std::string runResults(const std::string &text, const std::string &function,
   RunOptions options;
   options.function = function;
   options.inputs = inputs;
-  RunResult r = runFunction(text, "t.mlir", options);
-  EXPECT_TRUE(r.ok) << (r.errors.empty() ? "" : r.errors.front());
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r.json);
+  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  if (!r) {
+    ADD_FAILURE() << llvm::toString(r.takeError());
+    return "";
+  }
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r->json);
   if (!json) {
     ADD_FAILURE() << llvm::toString(json.takeError());
     return "";
@@ -40,14 +45,18 @@ std::string runResults(const std::string &text, const std::string &function,
   return results ? compact(*results) : "";
 }
 
-std::string firstError(const std::string &text, const std::string &function,
-                       const std::string &inputs) {
+/// The error of a failed run, every line.
+std::string runError(const std::string &text, const std::string &function,
+                     const std::string &inputs) {
   RunOptions options;
   options.function = function;
   options.inputs = inputs;
-  RunResult r = runFunction(text, "t.mlir", options);
-  EXPECT_FALSE(r.ok);
-  return r.errors.empty() ? "" : r.errors.front();
+  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  if (r) {
+    ADD_FAILURE() << "ran: " << r->json;
+    return "";
+  }
+  return llvm::toString(r.takeError());
 }
 
 TEST(RunMemRef, HonoursOffsetAndStrides) {
@@ -141,9 +150,8 @@ TEST(Run, RankAboveTheLimitIsAnError) {
                          "tensor<1x1x1x1x1x1x1x1x2xf32> {\n"
                          "  return %a : tensor<1x1x1x1x1x1x1x1x2xf32>\n"
                          "}\n";
-  EXPECT_EQ(firstError(argument, "r9", "[[[[[[[[[[1,2]]]]]]]]]]"),
-            "tosa-lsp: error: argument #0 has rank 9; run supports ranks up "
-            "to 8");
+  EXPECT_EQ(runError(argument, "r9", "[[[[[[[[[[1,2]]]]]]]]]]"),
+            "argument #0 has rank 9; run supports ranks up to 8");
   const char *result =
       "func.func @r9(%a: tensor<2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32> {\n"
       "  %s = tosa.const_shape {values = dense<[1, 1, 1, 1, 1, 1, 1, 1, 2]> "
@@ -152,9 +160,77 @@ TEST(Run, RankAboveTheLimitIsAnError) {
       "tensor<1x1x1x1x1x1x1x1x2xf32>\n"
       "  return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>\n"
       "}\n";
-  EXPECT_EQ(firstError(result, "r9", "[[1,2]]"),
-            "tosa-lsp: error: result #0 has rank 9; run supports ranks up to "
-            "8");
+  EXPECT_EQ(runError(result, "r9", "[[1,2]]"),
+            "result #0 has rank 9; run supports ranks up to 8");
+}
+
+// Library errors describe the thing; the option it is about is a topic the
+// CLI turns into its flag. No "tosa-lsp:" or "error:" in them.
+TEST(Run, ErrorsHaveTopicsNotFlags) {
+  const char *text = "func.func @add(%a: tensor<2xf32>, %b: tensor<2xf32>) -> "
+                     "tensor<2xf32> {\n"
+                     "  %0 = tosa.add %a, %b : (tensor<2xf32>, tensor<2xf32>) "
+                     "-> tensor<2xf32>\n"
+                     "  return %0 : tensor<2xf32>\n"
+                     "}\n";
+  auto failure = [&](const RunOptions &options) {
+    llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+    std::pair<std::optional<ErrorTopic>, std::string> out;
+    if (r) {
+      ADD_FAILURE() << "ran: " << r->json;
+      return out;
+    }
+    llvm::handleAllErrors(r.takeError(), [&](const llvm::ErrorInfoBase &e) {
+      out = {topicOf(e), e.message()};
+    });
+    return out;
+  };
+  RunOptions options;
+  options.function = "add";
+  options.inputs = "[[1, 2]]";
+  EXPECT_EQ(failure(options),
+            std::make_pair(std::optional<ErrorTopic>(ErrorTopic::Inputs),
+                           std::string("@add takes 2 arguments, given 1")));
+  options.inputs = "[1, 2";
+  auto [topic, message] = failure(options);
+  EXPECT_EQ(topic, ErrorTopic::Inputs);
+  EXPECT_EQ(message.rfind("the inputs are not valid JSON: ", 0), 0u) << message;
+  options.inputs.clear();
+  options.shapes = {"2y"};
+  EXPECT_EQ(failure(options),
+            std::make_pair(std::optional<ErrorTopic>(ErrorTopic::Shapes),
+                           std::string("bad shape '2y' for argument #0, "
+                                       "expected e.g. 2x3")));
+  options.function.clear();
+  EXPECT_EQ(failure(options).first, ErrorTopic::Function);
+  options.function = "nope";
+  EXPECT_EQ(failure(options),
+            std::make_pair(std::optional<ErrorTopic>(),
+                           std::string("no function @nope in t.mlir")));
+}
+
+// MLIR's diagnostics stay data, at file positions (the second section
+// starts on line 3), in mlir-opt's form when printed.
+TEST(Lowering, DiagnosticsAreDataAtFilePositions) {
+  const char *text = "func.func @ok() { return }\n"
+                     "// -----\n"
+                     "func.func @bad(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
+                     "  return %a : tensor<2xf32>\n"
+                     "}\n";
+  llvm::Expected<LowerResult> r = lower(text, "t.mlir", LowerOptions());
+  ASSERT_FALSE(static_cast<bool>(r));
+  std::vector<SourceDiagnostic> diags;
+  llvm::handleAllErrors(
+      r.takeError(), [&](const SourceErrors &e) { diags = e.diagnostics(); },
+      [&](const llvm::ErrorInfoBase &e) {
+        ADD_FAILURE() << "not a diagnostic: " << e.message();
+      });
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].file, "t.mlir");
+  EXPECT_EQ(diags[0].line, 4u);
+  EXPECT_EQ(diags[0].column, 3u);
+  EXPECT_EQ(diags[0].str().rfind("t.mlir:4:3: error: ", 0), 0u)
+      << diags[0].str();
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "Compile.h"
 #include "Config.h"
 #include "CrashGuard.h"
+#include "Errors.h"
 #include "LSPServer.h"
 #include "Lowering.h"
 #include "Migrate.h"
@@ -254,8 +255,52 @@ cl::opt<bool> stdio("stdio",
                     cl::sub(serveCmd), cl::cat(category));
 
 /// The one wording of every CLI error: `tosa-lsp: error: MESSAGE`.
-void printError(const std::string &msg) {
-  std::cerr << "tosa-lsp: error: " << msg << "\n";
+std::string errorLine(const std::string &msg) {
+  return "tosa-lsp: error: " + msg;
+}
+
+void printError(const std::string &msg) { std::cerr << errorLine(msg) << "\n"; }
+
+/// The option a library error is about (Errors.h), as a hint to add.
+std::string optionHint(const ErrorInfoBase &e) {
+  std::optional<ErrorTopic> topic = topicOf(e);
+  if (!topic)
+    return "";
+  switch (*topic) {
+  case ErrorTopic::Function:
+    return " (--function)";
+  case ErrorTopic::Inputs:
+    return " (--inputs)";
+  case ErrorTopic::Shapes:
+    return " (--shape)";
+  case ErrorTopic::Output:
+    return " (-o)";
+  case ErrorTopic::OutputExists:
+    return " (--force replaces it)";
+  }
+  return "";
+}
+
+/// The lines a library error prints as: diagnostics about the input in
+/// mlir-opt's form `file:line:col: error: ...`, anything else in the one
+/// wording, with the option it is about.
+std::vector<std::string> errorLines(Error e) {
+  std::vector<std::string> lines;
+  handleAllErrors(
+      std::move(e),
+      [&](const SourceErrors &s) {
+        for (const SourceDiagnostic &d : s.diagnostics())
+          lines.push_back(d.str());
+      },
+      [&](const ErrorInfoBase &other) {
+        lines.push_back(errorLine(other.message() + optionHint(other)));
+      });
+  return lines;
+}
+
+void printError(Error e) {
+  for (const std::string &line : errorLines(std::move(e)))
+    std::cerr << line << "\n";
 }
 
 int usageError(const std::string &msg) {
@@ -281,12 +326,12 @@ std::optional<std::pair<std::string, Config>>
 readWithConfig(const std::string &path) {
   Expected<std::string> text = readInput(path);
   if (!text) {
-    printError(toString(text.takeError()));
+    printError(text.takeError());
     return std::nullopt;
   }
   Expected<Config> config = loadConfig(configPath, path);
   if (!config) {
-    printError(toString(config.takeError()));
+    printError(config.takeError());
     return std::nullopt;
   }
   return std::make_pair(std::move(*text), std::move(*config));
@@ -388,12 +433,12 @@ int runExplain() {
     }
   }
   if (!text) {
-    printError(toString(text.takeError()));
+    printError(text.takeError());
     return 2;
   }
   Expected<Config> config = loadConfig(configPath, path);
   if (!config) {
-    printError(toString(config.takeError()));
+    printError(config.takeError());
     return 2;
   }
   if (!lenient)
@@ -480,7 +525,7 @@ int runExplain() {
 std::optional<std::string> readOrReport(const std::string &path) {
   Expected<std::string> text = readInput(path);
   if (!text) {
-    printError(toString(text.takeError()));
+    printError(text.takeError());
     return std::nullopt;
   }
   return std::move(*text);
@@ -690,11 +735,12 @@ int runLower() {
   std::optional<std::string> text = readOrReport(*path);
   if (!text)
     return 2;
-  LowerResult r = lower(*text, displayName(*path), opts);
-  for (const std::string &e : r.errors)
-    std::cerr << e << "\n";
-  if (!r.ok)
+  Expected<LowerResult> lowered = lower(*text, displayName(*path), opts);
+  if (!lowered) {
+    printError(lowered.takeError());
     return 1;
+  }
+  const LowerResult &r = *lowered;
   if (*fmt == "text") {
     std::cout << r.text;
     return 0;
@@ -751,32 +797,40 @@ int runCompile() {
   if (*path != "-")
     opts.protectedPaths.push_back(*path);
   std::string name = shownName.empty() ? displayName(*path) : shownName;
-  CompileResult r;
+  std::string log; // the steps, also when compile fails
+  std::optional<Expected<CompileResult>> compiled;
   if (std::optional<std::string> crash = runContained([&] {
-        r = compile(*text, name, opts, [&](const std::string &stepText) {
-          if (!quiet)
-            std::cerr << "tosa-lsp: " << stepText << "\n";
-        });
-      })) {
-    r = CompileResult();
-    r.errors.push_back(name + ": error: MLIR/LLVM crashed while compiling (" +
-                       *crash + "), a bug in the upstream pipeline on this " +
-                       "input");
-  }
-  for (const std::string &err : r.errors)
+        compiled.emplace(
+            compile(*text, name, opts, [&](const std::string &stepText) {
+              log += stepText + "\n";
+              if (!quiet)
+                std::cerr << "tosa-lsp: " << stepText << "\n";
+            }));
+      }))
+    compiled.emplace(
+        sourceError(name, 0, 0,
+                    "MLIR/LLVM crashed while compiling (" + *crash +
+                        "), a bug in the upstream pipeline on this input"));
+  Expected<CompileResult> &r = *compiled;
+  bool ok = static_cast<bool>(r);
+  // The JSON's "errors" are the lines printed (the server shows them).
+  std::vector<std::string> errors;
+  if (!ok)
+    errors = errorLines(r.takeError());
+  for (const std::string &err : errors)
     std::cerr << err << "\n";
   if (*fmt == "json") {
     nlohmann::ordered_json out;
-    out["ok"] = r.ok;
-    out["output"] = r.output;
-    out["header"] = r.headerPath;
-    out["symbols"] = r.symbols;
-    out["bytes"] = r.bytes;
-    out["log"] = r.log;
-    out["errors"] = r.errors;
+    out["ok"] = ok;
+    out["output"] = ok ? r->output : opts.output;
+    out["header"] = ok ? r->headerPath : "";
+    out["symbols"] = ok ? r->symbols : std::vector<std::string>();
+    out["bytes"] = ok ? r->bytes : 0;
+    out["log"] = log;
+    out["errors"] = errors;
     std::cout << out.dump(1) << "\n";
   }
-  return r.ok ? 0 : 1;
+  return ok ? 0 : 1;
 }
 
 /// `run FILE --function F`: JIT and print the results as JSON.
@@ -803,19 +857,18 @@ int runRun() {
   std::optional<std::string> text = readOrReport(path);
   if (!text)
     return 2;
-  RunResult r;
+  std::optional<Expected<RunResult>> ran;
   if (std::optional<std::string> crash = runContained(
-          [&] { r = runFunction(*text, displayName(path), opts); })) {
-    r = RunResult();
-    r.errors.push_back(displayName(path) +
-                       ": error: MLIR/LLVM crashed while running (" + *crash +
-                       "), a bug in the upstream pipeline on this input");
-  }
-  for (const std::string &err : r.errors)
-    std::cerr << err << "\n";
-  if (!r.ok)
+          [&] { ran.emplace(runFunction(*text, displayName(path), opts)); }))
+    ran.emplace(
+        sourceError(displayName(path), 0, 0,
+                    "MLIR/LLVM crashed while running (" + *crash +
+                        "), a bug in the upstream pipeline on this input"));
+  if (!*ran) {
+    printError(ran->takeError());
     return 1;
-  std::cout << r.json << "\n";
+  }
+  std::cout << (*ran)->json << "\n";
   return 0;
 }
 
