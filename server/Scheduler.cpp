@@ -68,6 +68,7 @@ void Scheduler::update(const std::string &uri, const std::string &path,
 void Scheduler::remove(const std::string &uri) {
   std::vector<std::function<void(SnapshotPtr)>> waiters;
   bool lastClosed = false;
+  unsigned replaced = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = docs.find(uri);
@@ -79,6 +80,7 @@ void Scheduler::remove(const std::string &uri) {
     freshAnalyzer = lastClosed && !sync;
     if (lastClosed && sync)
       ++counters.analyzersReplaced;
+    replaced = counters.analyzersReplaced;
   }
   if (lastClosed && sync)
     analyzer = std::make_unique<Analyzer>(); // analyses run right here
@@ -87,6 +89,16 @@ void Scheduler::remove(const std::string &uri) {
   // Requests still waiting for a first snapshot get an answer: none.
   for (auto &w : waiters)
     w(nullptr);
+  if (lastClosed && !sync) {
+    // Collect once the worker has dropped its Analyzer, and here: mimalloc
+    // takes back what threads that have exited freed (each analysis' own
+    // threads) only when the main thread collects. Bounded: a close never
+    // waits long for an analysis still running.
+    std::unique_lock<std::mutex> lock(mu);
+    idle.wait_for(lock, std::chrono::seconds(1), [&] {
+      return stopping || !docs.empty() || counters.analyzersReplaced > replaced;
+    });
+  }
   releaseFreeMemory();
 }
 
@@ -201,6 +213,7 @@ void Scheduler::run() {
       releaseFreeMemory();
       lock.lock();
       ++counters.analyzersReplaced;
+      idle.notify_all();
       continue;
     }
     if (!doc) {

@@ -332,6 +332,13 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   if (s->config.shapeChecks) {
     fns = functionTexts(*s);
     extra = knownShapeErrors(s->uri, fns, &missing);
+    // A function longer than this is checked when a hover or inlay hint
+    // infers it (and by `check --infer-shapes`), not in the background:
+    // inferring a 10^5-line function holds a second parse of it for
+    // seconds.
+    llvm::erase_if(missing, [](const FunctionText &f) {
+      return f.lastLine - f.firstLine >= kShapeCheckLines;
+    });
   }
   {
     std::lock_guard<std::mutex> lock(publishMu);
@@ -442,10 +449,14 @@ void TosaServer::removeDocument(const std::string &uri) {
     std::lock_guard<std::mutex> lock(shapesMu);
     shapes.erase(uri);
   }
+  bool last;
   {
     std::lock_guard<std::mutex> lock(shapeChecksMu);
     shapeChecks.erase(uri);
+    last = shapeChecks.empty();
   }
+  if (last && shapeCheckPool) // Its context keeps what it parsed.
+    shapeCheckPool->run([this](unsigned) { shapeCheckInferrer.reset(); });
   {
     std::lock_guard<std::mutex> lock(publishMu);
     publishedVersions.erase(uri);

@@ -295,6 +295,7 @@ private:
     unsigned firstLine = 0, lastLine = 0;
   };
   using ShapeChecks = std::map<uint64_t, std::vector<Diagnostic>>;
+  static constexpr unsigned kShapeCheckLines = 2000;
   std::mutex shapeChecksMu;
   std::map<std::string, ShapeChecks> shapeChecks; // by document
   /// Held while publishing: a background re-publish of a version never

@@ -26,7 +26,12 @@
 #include "TosaServer.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#if TOSA_LSP_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -349,6 +354,7 @@ int runCheck() {
   nlohmann::ordered_json out;
   out["files"] = nlohmann::ordered_json::array();
   bool anyError = false, inputError = false;
+  std::unique_ptr<FileAnalysis> kept; // the last file's: see the end
   for (const std::string &path : files) {
     auto input = readWithConfig(path);
     if (!input) {
@@ -365,7 +371,9 @@ int runCheck() {
     if (showInfo)
       config.info.refinable = config.info.runtimeChecks =
           config.info.dynamicToStatic = true;
-    FileAnalysis fa = analyzer.analyze(text, displayName(path), config);
+    kept = std::make_unique<FileAnalysis>(
+        analyzer.analyze(text, displayName(path), config));
+    FileAnalysis &fa = *kept;
     if (inferShapes) {
       ShapeInferrer inferrer;
       for (Diagnostic &d : contradictionDiagnostics(inferrer.infer(text, fa)))
@@ -383,7 +391,15 @@ int runCheck() {
   if (*fmt == "json")
     std::cout << out.dump(1) << "\n";
   std::cout.flush();
-  return inputError ? 2 : anyError ? 1 : 0;
+  llvm::outs().flush();
+  llvm::errs().flush();
+  // Like clang's -disable-free: the OS takes back the last analysis and
+  // MLIR's context at once instead of freeing their 10^6 objects one by
+  // one.
+  llvm::sys::Process::Exit(inputError ? 2
+                           : anyError ? 1
+                                      : 0,
+                           /*NoCleanup=*/true);
 }
 
 /// Splits "file.mlir:12:8" into path and position, preferring an existing
@@ -900,6 +916,14 @@ int reportParseErrors(const std::string &messages) {
 } // namespace
 
 int main(int argc, char **argv) {
+#if TOSA_LSP_MIMALLOC
+  // Freed memory goes back to the OS at once, not after mimalloc's delays
+  // (which only run on later allocations): a closed 50k-line document
+  // otherwise stays ~60 MiB above baseline, and the peak is lower too.
+  mi_option_set(mi_option_decommit_delay, 0);
+  mi_option_set(mi_option_segment_decommit_delay, 0);
+  mi_option_set(mi_option_decommit_extend_delay, 0);
+#endif
   std::vector<const char *> args(argv, argv + argc);
   // No command (or only server flags): editors start us as a server.
   std::string first = argc > 1 ? argv[1] : "";
