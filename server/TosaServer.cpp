@@ -231,7 +231,12 @@ lsp::DiagnosticSeverity TosaServer::severity(const Diagnostic &d) {
 // Documents
 //===----------------------------------------------------------------------===//
 
+void TosaServer::touch() {
+  lastActivity = std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
 void TosaServer::schedule(const std::string &uri, const Document &doc) {
+  touch();
   scheduler->update(uri, doc.path, doc.version, doc.text, configFor(doc.path));
 }
 
@@ -370,9 +375,25 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
   // A few thousand lines per call: the pass is per function either way,
   // and a newer version stops the work between calls.
   constexpr unsigned kBatchLines = 4000;
+  // Also only after a quiet second: right after an open or an edit come
+  // the requests of a user looking at the result, and even an idle-priority
+  // thread shares memory bandwidth and caches with them.
+  auto quiet = [&] {
+    for (;;) {
+      if (!stillLatest())
+        return false;
+      auto since = std::chrono::steady_clock::now() -
+                   std::chrono::steady_clock::time_point(
+                       std::chrono::steady_clock::duration(lastActivity.load()));
+      if (!shapeCheckPool || since >= kShapeCheckQuiet)
+        return true;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          kShapeCheckQuiet - since, std::chrono::milliseconds(100)));
+    }
+  };
   bool found = false;
   for (size_t i = 0; i < missing.size();) {
-    if (!stillLatest())
+    if (!quiet())
       return;
     size_t j = i + 1;
     while (j < missing.size() &&
@@ -484,6 +505,7 @@ Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {
 void TosaServer::withSnapshot(
     const std::string &uri,
     unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
+  touch();
   // Scheduler waiters are std::function (copyable): share the callback.
   auto shared = std::make_shared<decltype(fn)>(std::move(fn));
   bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {

@@ -296,6 +296,11 @@ private:
   };
   using ShapeChecks = std::map<uint64_t, std::vector<Diagnostic>>;
   static constexpr unsigned kShapeCheckLines = 2000;
+  static constexpr std::chrono::milliseconds kShapeCheckQuiet{1000};
+  /// When a document changed or a request came last (steady_clock ticks):
+  /// shape checks wait for a quiet second.
+  std::atomic<int64_t> lastActivity{0};
+  void touch();
   std::mutex shapeChecksMu;
   std::map<std::string, ShapeChecks> shapeChecks; // by document
   /// Held while publishing: a background re-publish of a version never
