@@ -100,6 +100,10 @@ void fillOpSpans(const ParsedSection &section, mlir::Operation *op,
 /// Offsets [begin, end) of the result type after the last top-level `->`
 /// of an op's text.
 std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope);
+/// End of the type written at `b` in `text`: brackets balanced, up to
+/// whitespace, `,` or `{` at bracket depth 0, or a closing bracket it did
+/// not open.
+size_t typeEnd(llvm::StringRef text, size_t b);
 
 /// Appends the section's values, blocks and symbols (plain data). With
 /// `owners`, also the defining op of each value appended (null for block

@@ -75,11 +75,18 @@ std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
   size_t b = arrow + 2;
   while (b < scope.size() && (scope[b] == ' ' || scope[b] == '\t'))
     ++b;
+  size_t e = typeEnd(scope, b);
+  if (e == b)
+    return std::nullopt;
+  return std::make_pair(b, e);
+}
+
+size_t typeEnd(llvm::StringRef text, size_t b) {
   size_t e = b;
-  depth = 0;
-  for (; e < scope.size(); ++e) {
-    char c = scope[e];
-    if (c == '-' && e + 1 < scope.size() && scope[e + 1] == '>') {
+  int depth = 0;
+  for (; e < text.size(); ++e) {
+    char c = text[e];
+    if (c == '-' && e + 1 < text.size() && text[e + 1] == '>') {
       ++e;
       continue;
     }
@@ -93,9 +100,7 @@ std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
                               c == ',' || c == '{'))
       break;
   }
-  if (e == b)
-    return std::nullopt;
-  return std::make_pair(b, e);
+  return e;
 }
 
 void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {

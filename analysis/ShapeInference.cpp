@@ -219,23 +219,10 @@ blockArgType(llvm::SMRange name, const char *limit) {
   ++p;
   while (p < limit && (*p == ' ' || *p == '\t'))
     ++p;
-  const char *b = p;
-  int depth = 0;
-  for (; p < limit; ++p) {
-    char c = *p;
-    if (c == '<' || c == '(' || c == '[')
-      ++depth;
-    else if (c == '>' || c == ')' || c == ']') {
-      if (depth == 0)
-        break;
-      --depth;
-    } else if (depth == 0 &&
-               (c == ',' || std::isspace(static_cast<unsigned char>(c))))
-      break;
-  }
-  if (p == b)
+  size_t n = detail::typeEnd(llvm::StringRef(p, limit - p), 0);
+  if (n == 0)
     return std::nullopt;
-  return std::make_pair(b, p);
+  return std::make_pair(p, p + n);
 }
 } // namespace
 

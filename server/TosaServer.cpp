@@ -382,9 +382,10 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     for (;;) {
       if (!stillLatest())
         return false;
-      auto since = std::chrono::steady_clock::now() -
-                   std::chrono::steady_clock::time_point(
-                       std::chrono::steady_clock::duration(lastActivity.load()));
+      auto since =
+          std::chrono::steady_clock::now() -
+          std::chrono::steady_clock::time_point(
+              std::chrono::steady_clock::duration(lastActivity.load()));
       if (!shapeCheckPool || since >= kShapeCheckQuiet)
         return true;
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
