@@ -338,9 +338,8 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     fns = functionTexts(*s);
     extra = knownShapeErrors(s->uri, fns, &missing);
     // A function longer than this is checked when a hover or inlay hint
-    // infers it (and by `check --infer-shapes`), not in the background:
-    // inferring a 10^5-line function holds a second parse of it for
-    // seconds.
+    // infers it (shapesFor), not in the background: inferring a
+    // 10^5-line function holds a second parse of it for seconds.
     llvm::erase_if(missing, [](const FunctionText &f) {
       return f.lastLine - f.firstLine >= kShapeCheckLines;
     });
@@ -403,31 +402,8 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     ShapeInference si =
         inferrer->infer(s->text, s->lines.index(), s->analysis,
                         missing[i].firstLine, missing[j - 1].lastLine);
-    std::vector<Diagnostic> errors = contradictionDiagnostics(si);
-    std::lock_guard<std::mutex> lock(shapeChecksMu);
-    ShapeChecks &known = shapeChecks[s->uri];
-    for (size_t k = i; k < j; ++k) {
-      const FunctionText &f = missing[k];
-      std::vector<Diagnostic> &mine = known[f.hash];
-      mine.clear();
-      for (const Diagnostic &d : errors) {
-        if (!d.range.begin.valid() || d.range.begin.line < f.firstLine ||
-            d.range.begin.line > f.lastLine)
-          continue;
-        Diagnostic rel = d;
-        auto shift = [&](Range &r) {
-          if (r.begin.valid())
-            r.begin.line -= f.firstLine;
-          if (r.end.valid())
-            r.end.line -= f.firstLine;
-        };
-        shift(rel.range);
-        for (DiagNote &n : rel.notes)
-          shift(n.range);
-        mine.push_back(std::move(rel));
-        found = true;
-      }
-    }
+    found |= storeShapeErrors(s->uri, llvm::ArrayRef(missing).slice(i, j - i),
+                              contradictionDiagnostics(si));
     i = j;
   }
   std::vector<FunctionText> fns = functionTexts(*s);
@@ -441,12 +417,47 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     for (auto it = known.begin(); it != known.end();)
       it = keep.count(it->first) ? std::next(it) : known.erase(it);
   }
-  if (!found)
-    return; // The first publish already said everything.
-  // Published from the ordinary pool: this thread at its priority must
-  // not hold publishMu while writing megabytes.
-  runHeavy([this, s, fns = std::move(fns)](unsigned) {
-    std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
+  if (found) // Else the first publish already said everything.
+    republish(std::move(s));
+}
+
+bool TosaServer::storeShapeErrors(const std::string &uri,
+                                  llvm::ArrayRef<FunctionText> fns,
+                                  const std::vector<Diagnostic> &errors) {
+  bool found = false;
+  std::lock_guard<std::mutex> lock(shapeChecksMu);
+  ShapeChecks &known = shapeChecks[uri];
+  for (const FunctionText &f : fns) {
+    std::vector<Diagnostic> mine;
+    for (const Diagnostic &d : errors) {
+      if (!d.range.begin.valid() || d.range.begin.line < f.firstLine ||
+          d.range.begin.line > f.lastLine)
+        continue;
+      Diagnostic rel = d;
+      auto shift = [&](Range &r) {
+        if (r.begin.valid())
+          r.begin.line -= f.firstLine;
+        if (r.end.valid())
+          r.end.line -= f.firstLine;
+      };
+      shift(rel.range);
+      for (DiagNote &n : rel.notes)
+        shift(n.range);
+      mine.push_back(std::move(rel));
+    }
+    auto [it, inserted] = known.try_emplace(f.hash);
+    found |= !mine.empty() && (inserted || it->second.empty());
+    it->second = std::move(mine);
+  }
+  return found;
+}
+
+void TosaServer::republish(Scheduler::SnapshotPtr s) {
+  // From the ordinary pool: a shape-check thread at its priority must not
+  // hold publishMu while writing megabytes.
+  runHeavy([this, s = std::move(s)](unsigned) {
+    std::vector<Diagnostic> extra =
+        knownShapeErrors(s->uri, functionTexts(*s), nullptr);
     std::lock_guard<std::mutex> lock(publishMu);
     if (!stopping && isPublished(*s))
       callbacks.onDiagnostics(s, extra);
@@ -571,7 +582,18 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
-  ShapeInference fresh = inferrer->infer(s->text, s->analysis, first, last);
+  ShapeInference fresh =
+      inferrer->infer(s->text, s->lines.index(), s->analysis, first, last);
+  if (s->config.shapeChecks) {
+    // What a hover or inlay hint inferred also counts for the shape checks
+    // (functions too long for the background ones, among others).
+    std::vector<FunctionText> fns = functionTexts(*s);
+    llvm::erase_if(fns, [&](const FunctionText &f) {
+      return f.lastLine < first || f.firstLine > last;
+    });
+    if (storeShapeErrors(s->uri, fns, contradictionDiagnostics(fresh)))
+      republish(s);
+  }
   std::vector<std::string> keys = functionKeys(*s, first, last);
   std::lock_guard<std::mutex> lock(shapesMu);
   ShapeCache &c = shapes[s->uri];

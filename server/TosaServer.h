@@ -317,6 +317,14 @@ private:
   void publish(Scheduler::SnapshotPtr s);
   void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing);
   std::vector<FunctionText> functionTexts(const Snapshot &s) const;
+  /// Records the shape errors found in `fns` (file positions in, relative
+  /// kept); true when one of them has an error it did not have before.
+  bool storeShapeErrors(const std::string &uri,
+                        llvm::ArrayRef<FunctionText> fns,
+                        const std::vector<Diagnostic> &errors);
+  /// Publishes `s` again with the shape errors known now, if it is still
+  /// the latest published version.
+  void republish(Scheduler::SnapshotPtr s);
   /// The known shape errors of `fns`, in file positions; `missing` gets the
   /// functions not checked yet.
   std::vector<Diagnostic> knownShapeErrors(const std::string &uri,

@@ -415,6 +415,38 @@ TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
   EXPECT_TRUE(rec.extras.back().empty());
 }
 
+// A function over the background checks' limit is checked when a hover
+// infers it: the error then comes in a publish of its own.
+TEST(TosaServer, ShapeErrorsOfLongFunctionsComeWithTheirInference) {
+  std::string text = "func.func @g(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {\n";
+  for (int i = 0; i < 2100; ++i)
+    text += "  %f" + std::to_string(i) +
+            " = tosa.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n";
+  text += "  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+          "(tensor<2x3xf32>) -> tensor<?x?xf32>\n"
+          "  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>\n"
+          "  return %1 : tensor<3x5xf32>\n}\n";
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///l.mlir", "/nonexistent/l.mlir", 1, text);
+  ASSERT_EQ(rec.published.size(), 1u); // not checked in the background
+  EXPECT_TRUE(rec.extras[0].empty());
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover("test:///l.mlir", lsp::Position(2102, 9), std::move(cb));
+  });
+  ASSERT_TRUE(bool(h));
+  ASSERT_EQ(rec.published.size(), 2u);
+  EXPECT_EQ(rec.published[1]->version, 1);
+  ASSERT_EQ(rec.extras[1].size(), 1u);
+  EXPECT_EQ(rec.extras[1][0].code, "shape-contradiction");
+  EXPECT_EQ(rec.extras[1][0].range.begin.line, 2103u); // 1-based
+  // Known from now on: a second hover publishes nothing new.
+  (void)await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover("test:///l.mlir", lsp::Position(2102, 9), std::move(cb));
+  });
+  EXPECT_EQ(rec.published.size(), 2u);
+}
+
 TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
   Recorder rec;
   TosaServer::Options o;
