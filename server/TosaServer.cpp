@@ -470,9 +470,11 @@ bool TosaServer::isPublished(const Snapshot &s) {
 }
 
 void TosaServer::removeDocument(const std::string &uri) {
+  bool last;
   {
     std::lock_guard<std::mutex> lock(docsMu);
     docs.erase(uri);
+    last = docs.empty();
   }
   {
     std::lock_guard<std::mutex> lock(validationMu);
@@ -482,14 +484,25 @@ void TosaServer::removeDocument(const std::string &uri) {
     std::lock_guard<std::mutex> lock(shapesMu);
     shapes.erase(uri);
   }
-  bool last;
   {
     std::lock_guard<std::mutex> lock(shapeChecksMu);
     shapeChecks.erase(uri);
-    last = shapeChecks.empty();
   }
-  if (last && shapeCheckPool) // Its context keeps what it parsed.
-    shapeCheckPool->run([this](unsigned) { shapeCheckInferrer.reset(); });
+  if (last) {
+    // The MLIRContexts of validation and inference keep every type,
+    // attribute and location they uniqued: hundreds of MiB after a big
+    // file. Dropped when the last document closes; each slot belongs to
+    // one pool thread, so only while the pool is idle (its tasks come from
+    // this thread, which is here).
+    if (shapeCheckPool)
+      shapeCheckPool->run([this](unsigned) { shapeCheckInferrer.reset(); });
+    if (!pool || pool->isIdle()) {
+      for (auto &v : validators)
+        v.reset();
+      for (auto &i : inferrers)
+        i.reset();
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(publishMu);
     publishedVersions.erase(uri);

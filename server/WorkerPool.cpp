@@ -40,6 +40,11 @@ void WorkerPool::waitIdle() {
   idle.wait(lock, [&] { return queue.empty() && active == 0; });
 }
 
+bool WorkerPool::isIdle() {
+  std::lock_guard<std::mutex> lock(mu);
+  return queue.empty() && active == 0;
+}
+
 void WorkerPool::loop(unsigned worker) {
   llvm::set_thread_name(llvm::Twine(name) + "-" + llvm::Twine(worker));
   std::unique_lock<std::mutex> lock(mu);

@@ -38,6 +38,8 @@ public:
   unsigned size() const { return threads.size(); }
   /// Blocks until the queue is empty and no task runs (tests).
   void waitIdle();
+  /// Nothing queued and nothing running, now.
+  bool isIdle();
 
 private:
   void loop(unsigned worker);
