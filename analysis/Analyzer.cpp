@@ -38,6 +38,13 @@ constexpr unsigned kAnalysisStackBytes = 256u << 20;
 /// Sections at least this big verify on a second thread (below it the
 /// thread costs more than it saves).
 constexpr size_t kDefaultParallelSectionBytes = 128u << 10;
+/// MLIR attaches "see current operation: ..." to an op's error by printing
+/// the op numbered within its whole function (an AsmState of the
+/// function): O(function) per error, quadratic in a pre-MLIR-22 model where
+/// every op fails. After this many errors in a section the note is left
+/// out.
+constexpr unsigned kErrorsWithOpNote = 64;
+constexpr llvm::StringLiteral kOpNotePrefix = "see current operation: ";
 } // namespace
 
 namespace tosa_lsp {
@@ -1126,6 +1133,14 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     for (Diagnostic &d : half->diagnostics)
       if (d.source != DiagSource::Broadcast)
         r.diagnostics.push_back(std::move(d));
+  // Each half counted its own errors towards kErrorsWithOpNote: past the
+  // section's first ones, the whole section would not have the note.
+  unsigned errors = 0;
+  for (Diagnostic &d : r.diagnostics)
+    if (d.severity == Severity::Error && ++errors > kErrorsWithOpNote)
+      llvm::erase_if(d.notes, [](const DiagNote &n) {
+        return llvm::StringRef(n.message).starts_with(kOpNotePrefix);
+      });
   for (SectionResult *half : {&a, &b})
     for (Diagnostic &d : half->diagnostics)
       if (d.source == DiagSource::Broadcast)
@@ -1242,12 +1257,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         return ps.opRange(currentOp);
       return {};
     };
-    // MLIR attaches "see current operation: ..." to an op's error by
-    // printing the op numbered within its whole function (an AsmState of
-    // the function): O(function) per error, quadratic in a pre-MLIR-22
-    // model where every op fails. After the first errors of a section the
-    // note is left out.
-    constexpr unsigned kErrorsWithOpNote = 64;
+    // See kErrorsWithOpNote.
     unsigned errorsSeen = 0;
     ctx.printOpOnDiagnostic(true);
     auto restoreNotes =

@@ -1,6 +1,7 @@
 //===- AnalyzerTest.cpp - parsing, all-errors verification, op reports ----===//
 
 #include "Analysis.h"
+#include "TestSupport.h"
 #include "Config.h"
 
 #include <gtest/gtest.h>
@@ -315,52 +316,6 @@ TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
 
 namespace {
 
-std::string key(const Range &r) {
-  return std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column) +
-         "-" + std::to_string(r.end.line) + ":" + std::to_string(r.end.column);
-}
-
-/// What a user can see of an analysis, as comparable lines. Diagnostics
-/// and op reports in their order (published, indexed); values, symbols and
-/// blocks sorted (lookups go through the position index, which sorts).
-std::vector<std::string> visible(const FileAnalysis &fa) {
-  std::vector<std::string> out;
-  for (const Diagnostic &d : fa.diagnostics)
-    out.push_back("diag " + key(d.range) + " " + d.code + " " + d.message);
-  for (const OpReport &op : fa.ops)
-    out.push_back("op " + key(op.range) + " " + op.name +
-                  (op.verifierFailed ? " failed" : "") +
-                  (op.verifierRan ? " ran" : ""));
-  size_t ordered = out.size();
-  for (const ValueInfo &v : fa.values)
-    out.push_back("value " + v.name + " " + key(v.def) + " " + v.type +
-                  " uses " + std::to_string(v.uses.size()) + " report " +
-                  std::to_string(v.opReport));
-  for (const SymbolInfo &sym : fa.symbols)
-    out.push_back("symbol " + sym.name + " " + key(sym.nameRange) + " uses " +
-                  std::to_string(sym.uses.size()));
-  for (const BlockInfo &b : fa.blocks)
-    out.push_back("block " + key(b.def) + " uses " +
-                  std::to_string(b.uses.size()));
-  for (const OpSpan &o : fa.opSpans)
-    out.push_back("span " + key(o.nameRange) + " " + key(o.scope));
-  std::sort(out.begin() + ordered, out.end());
-  return out;
-}
-
-/// Empty when equal, else the first line where they differ (gtest would
-/// print both vectors whole: thousands of lines).
-std::string difference(const std::vector<std::string> &a,
-                       const std::vector<std::string> &b) {
-  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    std::string x = i < a.size() ? a[i] : "(end)";
-    std::string y = i < b.size() ? b[i] : "(end)";
-    if (x != y)
-      return "line " + std::to_string(i) + ":\n  " + x + "\n  " + y;
-  }
-  return "";
-}
-
 TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
   // Big enough for the second thread at the default threshold too, with
   // verifier errors, consumers of failed ops and broadcast errors.
@@ -392,9 +347,9 @@ TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
   FileAnalysis a = parallel.analyze(text, "big.mlir", Config());
   FileAnalysis h = halves.analyze(text, "big.mlir", Config());
   FileAnalysis b = sequential.analyze(text, "big.mlir", Config());
-  std::vector<std::string> va = visible(a), vh = visible(h), vb = visible(b);
-  EXPECT_EQ(difference(va, vb), "");
-  EXPECT_EQ(difference(vh, vb), "");
+  std::vector<std::string> va = observe(a), vh = observe(h), vb = observe(b);
+  EXPECT_EQ(firstDifference(va, vb), "");
+  EXPECT_EQ(firstDifference(vh, vb), "");
   EXPECT_FALSE(a.sections[0].inParts);
   EXPECT_TRUE(h.sections[0].inParts);
   EXPECT_FALSE(b.sections[0].inParts);
@@ -457,8 +412,8 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
                 "  %9 = tosa.exp %a : (tensor<1x?xf32>) -> tensor<1x?xf32>\n");
     FileAnalysis inc = incremental.analyze(text, "a.mlir", Config(), &cache);
     EXPECT_TRUE(inc.sections[0].incremental) << name;
-    EXPECT_EQ(difference(visible(inc),
-                         visible(fresh.analyze(text, "a.mlir", Config()))),
+    EXPECT_EQ(firstDifference(observe(inc),
+                         observe(fresh.analyze(text, "a.mlir", Config()))),
               "")
         << name;
   }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Analysis.h"
+#include "TestSupport.h"
 #include "Config.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -20,53 +21,6 @@
 using namespace tosa_lsp;
 
 namespace {
-
-std::string pos(const Position &p) {
-  return std::to_string(p.line) + ":" + std::to_string(p.column);
-}
-std::string rng(const Range &r) { return pos(r.begin) + "-" + pos(r.end); }
-std::string rngs(std::vector<Range> rs) {
-  std::sort(rs.begin(), rs.end(), [](const Range &a, const Range &b) {
-    return std::make_tuple(a.begin.line, a.begin.column) <
-           std::make_tuple(b.begin.line, b.begin.column);
-  });
-  std::string s;
-  for (const Range &r : rs)
-    s += rng(r) + " ";
-  return s;
-}
-
-/// Everything a client can observe, as sorted lines.
-std::vector<std::string> observe(const FileAnalysis &fa) {
-  std::vector<std::string> out;
-  for (const Diagnostic &d : fa.diagnostics) {
-    std::string notes;
-    for (const DiagNote &n : d.notes)
-      notes += rng(n.range) + n.message + ";";
-    out.push_back("diag " + rng(d.range) + " " + severityName(d.severity) +
-                  " " + d.code + " " + d.message + " " + notes);
-  }
-  for (const OpReport &op : fa.ops)
-    out.push_back("op " + op.name + " " + rng(op.range) + " " + rng(op.scope) +
-                  " " + rng(op.resultTypeRange) + " " +
-                  rng(op.resultNameRange) + " " +
-                  std::to_string(op.verifierFailed) +
-                  std::to_string(op.verifierRan) + std::to_string(op.ok()));
-  for (const ValueInfo &v : fa.values)
-    out.push_back("value " + v.name + " " + rng(v.def) + " " + rngs(v.uses) +
-                  v.type + " " + v.origin + " " + rng(v.ownerRange) + " op:" +
-                  (v.opReport >= 0 ? rng(fa.ops[v.opReport].range) : "-"));
-  for (const BlockInfo &b : fa.blocks)
-    out.push_back("block " + b.name + " " + rng(b.def) + " " + rngs(b.uses));
-  for (const SymbolInfo &s : fa.symbols)
-    out.push_back("symbol " + s.name + " " + s.opName + " " + rng(s.nameRange) +
-                  " " + rng(s.scope) + " " + rngs(s.uses));
-  for (const OpSpan &o : fa.opSpans)
-    out.push_back("span " + o.name + " " + rng(o.nameRange) + " " +
-                  rng(o.scope));
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 const char *kFunctions = R"(#map = affine_map<(d0) -> (d0)>
 func.func @f(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {

@@ -6,7 +6,10 @@
 #include "Analysis.h"
 #include "Config.h"
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace tosa_lsp {
 
@@ -18,6 +21,76 @@ inline FileAnalysis analyzeText(const std::string &text) {
 
 inline bool has(const std::string &haystack, const std::string &needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+namespace test {
+inline std::string pos(const Position &p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
+inline std::string rng(const Range &r) {
+  return pos(r.begin) + "-" + pos(r.end);
+}
+inline std::string rngs(std::vector<Range> rs) {
+  std::sort(rs.begin(), rs.end(), [](const Range &a, const Range &b) {
+    return std::make_tuple(a.begin.line, a.begin.column) <
+           std::make_tuple(b.begin.line, b.begin.column);
+  });
+  std::string s;
+  for (const Range &r : rs)
+    s += rng(r) + " ";
+  return s;
+}
+} // namespace test
+
+/// Everything a client can observe of an analysis, as comparable lines:
+/// diagnostics and op reports in their order (published, indexed), then
+/// values, blocks, symbols and op spans sorted (lookups go through the
+/// position index, which sorts).
+inline std::vector<std::string> observe(const FileAnalysis &fa) {
+  using test::rng;
+  using test::rngs;
+  std::vector<std::string> out;
+  for (const Diagnostic &d : fa.diagnostics) {
+    std::string notes;
+    for (const DiagNote &n : d.notes)
+      notes += rng(n.range) + n.message + ";";
+    out.push_back("diag " + rng(d.range) + " " + severityName(d.severity) +
+                  " " + d.code + " " + d.message + " " + notes);
+  }
+  for (const OpReport &op : fa.ops)
+    out.push_back("op " + op.name + " " + rng(op.range) + " " + rng(op.scope) +
+                  " " + rng(op.resultTypeRange) + " " +
+                  rng(op.resultNameRange) + " " +
+                  std::to_string(op.verifierFailed) +
+                  std::to_string(op.verifierRan) + std::to_string(op.ok()));
+  size_t ordered = out.size();
+  for (const ValueInfo &v : fa.values)
+    out.push_back("value " + v.name + " " + rng(v.def) + " " + rngs(v.uses) +
+                  v.type + " " + v.origin + " " + rng(v.ownerRange) + " op:" +
+                  (v.opReport >= 0 ? rng(fa.ops[v.opReport].range) : "-"));
+  for (const BlockInfo &b : fa.blocks)
+    out.push_back("block " + b.name + " " + rng(b.def) + " " + rngs(b.uses));
+  for (const SymbolInfo &s : fa.symbols)
+    out.push_back("symbol " + s.name + " " + s.opName + " " + rng(s.nameRange) +
+                  " " + rng(s.scope) + " " + rngs(s.uses));
+  for (const OpSpan &o : fa.opSpans)
+    out.push_back("span " + o.name + " " + rng(o.nameRange) + " " +
+                  rng(o.scope));
+  std::sort(out.begin() + ordered, out.end());
+  return out;
+}
+
+/// Empty when equal, else the first line where they differ (gtest would
+/// print both vectors whole: thousands of lines).
+inline std::string firstDifference(const std::vector<std::string> &a,
+                                   const std::vector<std::string> &b) {
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    std::string x = i < a.size() ? a[i] : "(end)";
+    std::string y = i < b.size() ? b[i] : "(end)";
+    if (x != y)
+      return "line " + std::to_string(i) + ":\n  " + x + "\n  " + y;
+  }
+  return "";
 }
 
 } // namespace tosa_lsp
