@@ -118,6 +118,11 @@ struct Diagnostic {
   unsigned section = 0;
 };
 
+/// Moves a range, or a diagnostic with its notes, `delta` lines (invalid
+/// positions stay invalid).
+void shiftLines(Range &r, int delta);
+void shiftLines(Diagnostic &d, int delta);
+
 /// A `// -----` separated part of the file, parsed on its own.
 struct Section {
   unsigned index = 0;

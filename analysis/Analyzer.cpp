@@ -48,6 +48,20 @@ constexpr llvm::StringLiteral kOpNotePrefix = "see current operation: ";
 } // namespace
 
 namespace tosa_lsp {
+
+void shiftLines(Range &r, int delta) {
+  if (r.begin.valid())
+    r.begin.line += delta;
+  if (r.end.valid())
+    r.end.line += delta;
+}
+
+void shiftLines(Diagnostic &d, int delta) {
+  shiftLines(d.range, delta);
+  for (DiagNote &n : d.notes)
+    shiftLines(n.range, delta);
+}
+
 namespace detail {
 
 Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
@@ -238,50 +252,41 @@ struct UnitJob {
   std::map<std::string, std::vector<Range>> stubUses;
 };
 
-void shiftRange(Range &r, int delta) {
-  if (r.begin.valid())
-    r.begin.line += delta;
-  if (r.end.valid())
-    r.end.line += delta;
-}
-
 /// Moves a previous version's section results to where the section is now.
 void shiftSection(SectionResult &s, int delta, unsigned index) {
   for (Diagnostic &d : s.diagnostics) {
-    shiftRange(d.range, delta);
-    for (DiagNote &n : d.notes)
-      shiftRange(n.range, delta);
+    shiftLines(d, delta);
     d.section = index;
   }
   for (OpReport &op : s.ops) {
     for (Range *r :
          {&op.range, &op.scope, &op.resultNameRange, &op.resultTypeRange})
-      shiftRange(*r, delta);
+      shiftLines(*r, delta);
     op.section = index;
   }
   for (ValueInfo &v : s.values) {
-    shiftRange(v.def, delta);
-    shiftRange(v.ownerRange, delta);
+    shiftLines(v.def, delta);
+    shiftLines(v.ownerRange, delta);
     for (Range &u : v.uses)
-      shiftRange(u, delta);
+      shiftLines(u, delta);
     v.section = index;
   }
   for (BlockInfo &b : s.blocks) {
-    shiftRange(b.def, delta);
+    shiftLines(b.def, delta);
     for (Range &u : b.uses)
-      shiftRange(u, delta);
+      shiftLines(u, delta);
     b.section = index;
   }
   for (OpSpan &span : s.opSpans) {
-    shiftRange(span.nameRange, delta);
-    shiftRange(span.scope, delta);
+    shiftLines(span.nameRange, delta);
+    shiftLines(span.scope, delta);
     span.section = index;
   }
   for (SymbolInfo &sym : s.symbols) {
-    shiftRange(sym.nameRange, delta);
-    shiftRange(sym.scope, delta);
+    shiftLines(sym.nameRange, delta);
+    shiftLines(sym.scope, delta);
     for (Range &u : sym.uses)
-      shiftRange(u, delta);
+      shiftLines(u, delta);
     sym.section = index;
   }
 }
@@ -290,6 +295,18 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
 struct Slice {
   size_t diagnostics[2], ops[2], values[2], blocks[2], symbols[2], opSpans[2];
 };
+
+/// Appends `from` to `to` by moving (a 200k-line file has ~10^5 ops and
+/// values).
+template <typename T>
+void appendMoved(std::vector<T> &to, std::vector<T> &from) {
+  if (to.empty()) {
+    to = std::move(from);
+    return;
+  }
+  to.insert(to.end(), std::make_move_iterator(from.begin()),
+            std::make_move_iterator(from.end()));
+}
 
 /// Concatenates section results into the file's analysis; `slices` (if
 /// given) receives each section's place in it.
@@ -308,15 +325,6 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
     d.code = "split-marker-near-miss";
     fa.diagnostics.push_back(std::move(d));
   }
-  // Moves, not copies: a 200k-line file has ~10^5 ops and values.
-  auto append = [](auto &to, auto &from) {
-    if (to.empty()) {
-      to = std::move(from);
-      return;
-    }
-    to.insert(to.end(), std::make_move_iterator(from.begin()),
-              std::make_move_iterator(from.end()));
-  };
   for (SectionResult &r : results) {
     fa.sections.push_back(r.section);
     int base = static_cast<int>(fa.ops.size());
@@ -327,7 +335,7 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
     Slice slice;
     auto put = [&](auto &to, auto &from, size_t (&range)[2]) {
       range[0] = to.size();
-      append(to, from);
+      appendMoved(to, from);
       range[1] = to.size();
     };
     put(fa.diagnostics, r.diagnostics, slice.diagnostics);
@@ -1150,9 +1158,8 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     if (v.opReport >= 0)
       v.opReport += opBase;
   auto concat = [](auto &to, auto &x, auto &y) {
-    to = std::move(x);
-    to.insert(to.end(), std::make_move_iterator(y.begin()),
-              std::make_move_iterator(y.end()));
+    appendMoved(to, x);
+    appendMoved(to, y);
   };
   concat(r.ops, a.ops, b.ops);
   concat(r.values, a.values, b.values);

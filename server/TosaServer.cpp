@@ -316,15 +316,7 @@ TosaServer::knownShapeErrors(const std::string &uri,
       continue;
     }
     for (Diagnostic d : it->second) {
-      auto shift = [&](Range &r) {
-        if (r.begin.valid())
-          r.begin.line += f.firstLine;
-        if (r.end.valid())
-          r.end.line += f.firstLine;
-      };
-      shift(d.range);
-      for (DiagNote &n : d.notes)
-        shift(n.range);
+      shiftLines(d, static_cast<int>(f.firstLine));
       out.push_back(std::move(d));
     }
   }
@@ -418,7 +410,7 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
       it = keep.count(it->first) ? std::next(it) : known.erase(it);
   }
   if (found) // Else the first publish already said everything.
-    republish(std::move(s));
+    republish(std::move(s), std::move(fns));
 }
 
 bool TosaServer::storeShapeErrors(const std::string &uri,
@@ -434,15 +426,7 @@ bool TosaServer::storeShapeErrors(const std::string &uri,
           d.range.begin.line > f.lastLine)
         continue;
       Diagnostic rel = d;
-      auto shift = [&](Range &r) {
-        if (r.begin.valid())
-          r.begin.line -= f.firstLine;
-        if (r.end.valid())
-          r.end.line -= f.firstLine;
-      };
-      shift(rel.range);
-      for (DiagNote &n : rel.notes)
-        shift(n.range);
+      shiftLines(rel, -static_cast<int>(f.firstLine));
       mine.push_back(std::move(rel));
     }
     auto [it, inserted] = known.try_emplace(f.hash);
@@ -452,12 +436,12 @@ bool TosaServer::storeShapeErrors(const std::string &uri,
   return found;
 }
 
-void TosaServer::republish(Scheduler::SnapshotPtr s) {
+void TosaServer::republish(Scheduler::SnapshotPtr s,
+                           std::vector<FunctionText> fns) {
   // From the ordinary pool: a shape-check thread at its priority must not
   // hold publishMu while writing megabytes.
-  runHeavy([this, s = std::move(s)](unsigned) {
-    std::vector<Diagnostic> extra =
-        knownShapeErrors(s->uri, functionTexts(*s), nullptr);
+  runHeavy([this, s = std::move(s), fns = std::move(fns)](unsigned) {
+    std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
     std::lock_guard<std::mutex> lock(publishMu);
     if (!stopping && isPublished(*s))
       callbacks.onDiagnostics(s, extra);
@@ -600,12 +584,12 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   if (s->config.shapeChecks) {
     // What a hover or inlay hint inferred also counts for the shape checks
     // (functions too long for the background ones, among others).
-    std::vector<FunctionText> fns = functionTexts(*s);
-    llvm::erase_if(fns, [&](const FunctionText &f) {
-      return f.lastLine < first || f.firstLine > last;
-    });
-    if (storeShapeErrors(s->uri, fns, contradictionDiagnostics(fresh)))
-      republish(s);
+    std::vector<FunctionText> fns = functionTexts(*s), inferred;
+    for (const FunctionText &f : fns)
+      if (f.lastLine >= first && f.firstLine <= last)
+        inferred.push_back(f);
+    if (storeShapeErrors(s->uri, inferred, contradictionDiagnostics(fresh)))
+      republish(s, std::move(fns));
   }
   std::vector<std::string> keys = functionKeys(*s, first, last);
   std::lock_guard<std::mutex> lock(shapesMu);

@@ -322,9 +322,9 @@ private:
   bool storeShapeErrors(const std::string &uri,
                         llvm::ArrayRef<FunctionText> fns,
                         const std::vector<Diagnostic> &errors);
-  /// Publishes `s` again with the shape errors known now, if it is still
-  /// the latest published version.
-  void republish(Scheduler::SnapshotPtr s);
+  /// Publishes `s` (whose functions are `fns`) again with the shape errors
+  /// known now, if it is still the latest published version.
+  void republish(Scheduler::SnapshotPtr s, std::vector<FunctionText> fns);
   /// The known shape errors of `fns`, in file positions; `missing` gets the
   /// functions not checked yet.
   std::vector<Diagnostic> knownShapeErrors(const std::string &uri,

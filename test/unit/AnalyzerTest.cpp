@@ -1,8 +1,8 @@
 //===- AnalyzerTest.cpp - parsing, all-errors verification, op reports ----===//
 
 #include "Analysis.h"
-#include "TestSupport.h"
 #include "Config.h"
+#include "TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -413,7 +413,7 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
     FileAnalysis inc = incremental.analyze(text, "a.mlir", Config(), &cache);
     EXPECT_TRUE(inc.sections[0].incremental) << name;
     EXPECT_EQ(firstDifference(observe(inc),
-                         observe(fresh.analyze(text, "a.mlir", Config()))),
+                              observe(fresh.analyze(text, "a.mlir", Config()))),
               "")
         << name;
   }

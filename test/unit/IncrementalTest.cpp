@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Analysis.h"
-#include "TestSupport.h"
 #include "Config.h"
+#include "TestSupport.h"
 
 #include "llvm/ADT/STLExtras.h"
 
