@@ -6,6 +6,7 @@
 #include "Analysis.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -17,9 +18,13 @@ namespace tosa_lsp {
 class LineIndex {
 public:
   explicit LineIndex(std::string_view text) : size(text.size()) {
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n')
-        starts.push_back(i + 1);
+    // memchr: a byte loop over a 20 MB file took ~15 ms per version.
+    const char *begin = text.data(), *end = begin + text.size();
+    for (const char *p = begin;
+         p < end &&
+         (p = static_cast<const char *>(std::memchr(p, '\n', end - p)));
+         ++p)
+      starts.push_back(p - begin + 1);
   }
   /// std::nullopt for an invalid position or one past the end of the text.
   std::optional<size_t> offset(Position p) const {
