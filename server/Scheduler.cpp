@@ -14,9 +14,7 @@ extern "C" void mi_collect(bool force) __attribute__((weak));
 
 namespace tosa_lsp {
 
-/// A big document's analysis leaves hundreds of MiB in the allocator's free
-/// lists; hand them back so a closed document costs nothing.
-static void releaseFreeMemory() {
+void releaseFreeMemory() {
   if (mi_collect)
     mi_collect(true);
 #ifdef __GLIBC__

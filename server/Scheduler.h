@@ -26,6 +26,11 @@
 
 namespace tosa_lsp {
 
+/// A big document's analysis leaves hundreds of MiB in the allocator's free
+/// lists; hands back what the calling thread's allocator holds (with
+/// mimalloc, the main thread also takes back what exited threads freed).
+void releaseFreeMemory();
+
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version, std::string text,

@@ -394,6 +394,8 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     ShapeInference si =
         inferrer->infer(s->text, s->lines.index(), s->analysis,
                         missing[i].firstLine, missing[j - 1].lastLine);
+    if (!stillLatest()) // Closed meanwhile: store nothing for it.
+      return;
     found |= storeShapeErrors(s->uri, llvm::ArrayRef(missing).slice(i, j - i),
                               contradictionDiagnostics(si));
     i = j;
@@ -479,13 +481,20 @@ void TosaServer::removeDocument(const std::string &uri) {
     // one pool thread, so only while the pool is idle (its tasks come from
     // this thread, which is here).
     if (shapeCheckPool)
-      shapeCheckPool->run([this](unsigned) { shapeCheckInferrer.reset(); });
+      shapeCheckPool->run([this](unsigned) {
+        shapeCheckInferrer.reset();
+        releaseFreeMemory();
+      });
     if (!pool || pool->isIdle()) {
       for (auto &v : validators)
         v.reset();
       for (auto &i : inferrers)
         i.reset();
     }
+    // What those contexts (and the requests' results) allocated lives in
+    // the pool threads' heaps: each thread hands back its own.
+    if (pool)
+      pool->runOnEachWhenIdle(releaseFreeMemory);
   }
   {
     std::lock_guard<std::mutex> lock(publishMu);

@@ -45,11 +45,31 @@ bool WorkerPool::isIdle() {
   return queue.empty() && active == 0;
 }
 
+void WorkerPool::runOnEachWhenIdle(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    each = std::move(fn);
+    ++eachGeneration;
+  }
+  wake.notify_all();
+}
+
 void WorkerPool::loop(unsigned worker) {
   llvm::set_thread_name(llvm::Twine(name) + "-" + llvm::Twine(worker));
   std::unique_lock<std::mutex> lock(mu);
+  unsigned eachSeen = 0;
   for (;;) {
-    wake.wait(lock, [&] { return stopping || !queue.empty(); });
+    wake.wait(lock, [&] {
+      return stopping || !queue.empty() || eachSeen != eachGeneration;
+    });
+    if (queue.empty() && eachSeen != eachGeneration && !stopping) {
+      eachSeen = eachGeneration;
+      std::function<void()> fn = each;
+      lock.unlock();
+      fn();
+      lock.lock();
+      continue;
+    }
     if (queue.empty()) // stopping, nothing left to run
       return;
     {

@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,9 @@ public:
   void waitIdle();
   /// Nothing queued and nothing running, now.
   bool isIdle();
+  /// Has every thread run `fn` once, when it has no task left: what a
+  /// thread's allocator holds can only be handed back by that thread.
+  void runOnEachWhenIdle(std::function<void()> fn);
 
 private:
   void loop(unsigned worker);
@@ -50,6 +54,8 @@ private:
   std::deque<Task> queue;
   unsigned active = 0;
   bool stopping = false;
+  std::function<void()> each;
+  unsigned eachGeneration = 0;
   std::vector<std::unique_ptr<llvm::thread>> threads;
 };
 
