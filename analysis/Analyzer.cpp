@@ -1072,21 +1072,23 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
         shift(v.ownerRange);
         shiftAll(v.uses);
       });
-  auto oldBlocks = slice(previous.blocks, old.slice.blocks);
-  copyPlanned(
-      oldBlocks,
-      plan(
-          oldBlocks, [](const BlockInfo &b) { return b.def.begin; }, all),
-      fresh.blocks, r.blocks, none, [&](BlockInfo &b) {
+  // Every old item a candidate, nothing to adjust but lines.
+  auto mergeAll = [&](auto oldItems, auto &newItems, auto anchor, auto &out,
+                      auto shiftItem) {
+    copyPlanned(oldItems, plan(oldItems, anchor, all), newItems, out, none,
+                shiftItem);
+  };
+  mergeAll(
+      slice(previous.blocks, old.slice.blocks), fresh.blocks,
+      [](const BlockInfo &b) { return b.def.begin; }, r.blocks,
+      [&](BlockInfo &b) {
         shift(b.def);
         shiftAll(b.uses);
       });
-  auto oldSpans = slice(previous.opSpans, old.slice.opSpans);
-  copyPlanned(
-      oldSpans,
-      plan(
-          oldSpans, [](const OpSpan &o) { return o.nameRange.begin; }, all),
-      fresh.opSpans, r.opSpans, none, [&](OpSpan &o) {
+  mergeAll(
+      slice(previous.opSpans, old.slice.opSpans), fresh.opSpans,
+      [](const OpSpan &o) { return o.nameRange.begin; }, r.opSpans,
+      [&](OpSpan &o) {
         shift(o.nameRange);
         shift(o.scope);
       });
@@ -1114,13 +1116,13 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
     if (it != job.stubUses.end())
       sym.uses.insert(sym.uses.end(), it->second.begin(), it->second.end());
   }
-  auto symbolAnchor = [](const SymbolInfo &x) { return x.nameRange.begin; };
-  copyPlanned(llvm::ArrayRef(prevSymbols),
-              plan(llvm::ArrayRef(prevSymbols), symbolAnchor, all),
-              fresh.symbols, r.symbols, none, [&](SymbolInfo &x) {
-                shift(x.nameRange);
-                shift(x.scope);
-              });
+  mergeAll(
+      llvm::ArrayRef(prevSymbols), fresh.symbols,
+      [](const SymbolInfo &x) { return x.nameRange.begin; }, r.symbols,
+      [&](SymbolInfo &x) {
+        shift(x.nameRange);
+        shift(x.scope);
+      });
   for (SymbolInfo &sym : r.symbols)
     std::sort(sym.uses.begin(), sym.uses.end(),
               [](const Range &a, const Range &b) {
