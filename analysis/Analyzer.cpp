@@ -280,43 +280,53 @@ size_t commonSuffix(std::string_view a, std::string_view b, size_t limit) {
   return n;
 }
 
+/// Every range an item carries: what moves when lines above it change.
+/// One list per kind, for shifting a whole section and for the merge.
+template <typename Fn> void forEachRange(Diagnostic &d, Fn fn) {
+  fn(d.range);
+  for (DiagNote &n : d.notes)
+    fn(n.range);
+}
+template <typename Fn> void forEachRange(OpReport &o, Fn fn) {
+  for (Range *r : {&o.range, &o.scope, &o.resultNameRange, &o.resultTypeRange})
+    fn(*r);
+}
+template <typename Fn> void forEachRange(ValueInfo &v, Fn fn) {
+  fn(v.def);
+  fn(v.ownerRange);
+  for (Range &u : v.uses)
+    fn(u);
+}
+template <typename Fn> void forEachRange(BlockInfo &b, Fn fn) {
+  fn(b.def);
+  for (Range &u : b.uses)
+    fn(u);
+}
+template <typename Fn> void forEachRange(OpSpan &o, Fn fn) {
+  fn(o.nameRange);
+  fn(o.scope);
+}
+template <typename Fn> void forEachRange(SymbolInfo &sym, Fn fn) {
+  fn(sym.nameRange);
+  fn(sym.scope);
+  for (Range &u : sym.uses)
+    fn(u);
+}
+
 /// Moves a previous version's section results to where the section is now.
 void shiftSection(SectionResult &s, int delta, unsigned index) {
-  for (Diagnostic &d : s.diagnostics) {
-    shiftLines(d, delta);
-    d.section = index;
-  }
-  for (OpReport &op : s.ops) {
-    for (Range *r :
-         {&op.range, &op.scope, &op.resultNameRange, &op.resultTypeRange})
-      shiftLines(*r, delta);
-    op.section = index;
-  }
-  for (ValueInfo &v : s.values) {
-    shiftLines(v.def, delta);
-    shiftLines(v.ownerRange, delta);
-    for (Range &u : v.uses)
-      shiftLines(u, delta);
-    v.section = index;
-  }
-  for (BlockInfo &b : s.blocks) {
-    shiftLines(b.def, delta);
-    for (Range &u : b.uses)
-      shiftLines(u, delta);
-    b.section = index;
-  }
-  for (OpSpan &span : s.opSpans) {
-    shiftLines(span.nameRange, delta);
-    shiftLines(span.scope, delta);
-    span.section = index;
-  }
-  for (SymbolInfo &sym : s.symbols) {
-    shiftLines(sym.nameRange, delta);
-    shiftLines(sym.scope, delta);
-    for (Range &u : sym.uses)
-      shiftLines(u, delta);
-    sym.section = index;
-  }
+  auto move = [&](auto &items) {
+    for (auto &item : items) {
+      forEachRange(item, [&](Range &r) { shiftLines(r, delta); });
+      item.section = index;
+    }
+  };
+  move(s.diagnostics);
+  move(s.ops);
+  move(s.values);
+  move(s.blocks);
+  move(s.opSpans);
+  move(s.symbols);
 }
 
 /// Where one section's items lie in the assembled FileAnalysis.
@@ -1024,19 +1034,11 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   for (ValueInfo &v : fresh.values)
     if (v.opReport >= 0)
       v.opReport += opBase;
-  auto diagShift = [&](Diagnostic &d) {
-    shift(d.range);
-    for (DiagNote &n : d.notes)
-      shift(n.range);
-  };
+  auto shiftItem = [&](auto &item) { forEachRange(item, shift); };
 
   // The two biggest copies (ops, values) run on two threads.
   llvm::thread other(std::optional<unsigned>(), [&] {
-    copyPlanned(oldOps, opPlan, fresh.ops, r.ops, none, [&](OpReport &o) {
-      for (Range *x :
-           {&o.range, &o.scope, &o.resultNameRange, &o.resultTypeRange})
-        shift(*x);
-    });
+    copyPlanned(oldOps, opPlan, fresh.ops, r.ops, none, shiftItem);
     // Diagnostics: MLIR's (by unit) before broadcast findings (by unit),
     // as a full analysis orders them.
     auto oldDiags = slice(previous.diagnostics, old.slice.diagnostics);
@@ -1050,7 +1052,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
         if (select(d))
           added.push_back(std::move(d));
       copyPlanned(oldDiags, plan(oldDiags, anchor, select), added,
-                  r.diagnostics, none, diagShift);
+                  r.diagnostics, none, shiftItem);
     }
   });
   auto oldValues = slice(previous.values, old.slice.values);
@@ -1067,31 +1069,19 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
                          ? at
                          : at + static_cast<int>(addedOps);
       },
-      [&](ValueInfo &v) {
-        shift(v.def);
-        shift(v.ownerRange);
-        shiftAll(v.uses);
-      });
+      shiftItem);
   // Every old item a candidate, nothing to adjust but lines.
   auto mergeAll = [&](auto oldItems, auto &newItems, auto anchor, auto &out,
-                      auto shiftItem) {
+                      auto shiftOld) {
     copyPlanned(oldItems, plan(oldItems, anchor, all), newItems, out, none,
-                shiftItem);
+                shiftOld);
   };
   mergeAll(
       slice(previous.blocks, old.slice.blocks), fresh.blocks,
-      [](const BlockInfo &b) { return b.def.begin; }, r.blocks,
-      [&](BlockInfo &b) {
-        shift(b.def);
-        shiftAll(b.uses);
-      });
+      [](const BlockInfo &b) { return b.def.begin; }, r.blocks, shiftItem);
   mergeAll(
       slice(previous.opSpans, old.slice.opSpans), fresh.opSpans,
-      [](const OpSpan &o) { return o.nameRange.begin; }, r.opSpans,
-      [&](OpSpan &o) {
-        shift(o.nameRange);
-        shift(o.scope);
-      });
+      [](const OpSpan &o) { return o.nameRange.begin; }, r.opSpans, shiftItem);
   // Symbols (few): uses cross units. Old uses inside the unit give way to
   // the new ones (the unit's own symbol's, or those recorded on the stubs).
   std::vector<SymbolInfo> prevSymbols(
@@ -1119,7 +1109,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   mergeAll(
       llvm::ArrayRef(prevSymbols), fresh.symbols,
       [](const SymbolInfo &x) { return x.nameRange.begin; }, r.symbols,
-      [&](SymbolInfo &x) {
+      [&](SymbolInfo &x) { // Not forEachRange: the uses are moved above.
         shift(x.nameRange);
         shift(x.scope);
       });
