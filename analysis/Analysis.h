@@ -12,6 +12,7 @@
 #include "Broadcast.h"
 #include "ExplicitBroadcast.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,63 +25,43 @@ namespace tosa_lsp {
 
 struct Config;
 
-/// An immutable value that copies share: an analysis is copied when a
-/// document's unchanged functions are reused, and the per-op broadcast
-/// reports are most of its bytes. Reads through `->`, `*` or a const
-/// reference; assigning a new value replaces it for this copy only.
-///
-/// A value made with `lazy` is computed from its inputs on first use, and
-/// `forget` drops it again (the inputs stay): the document pipeline reads
-/// each op's decisions once for the diagnostics and keeps only the inputs,
-/// so a big file does not hold every per-dimension record; a hover
-/// recomputes the few it shows (microseconds).
-template <typename T> class Shared {
+/// A value computed on first use and shared by copies: each op's
+/// broadcast analysis is computed from its packed inputs (`OpReport::
+/// packedShapes`) when a hover, an explanation or a finding asks for it.
+/// Nothing is allocated until then: a 200k-line file holds 200k ops, and a
+/// lazily computed closure per op (its captures, a mutex, the optional
+/// result) was ~600 bytes of every op's ~1.2 KB. Thread-safe: the first
+/// value stored wins, so a reference handed out is never replaced.
+template <typename T> class CachedValue {
 public:
-  Shared() = default;
-  Shared(T value) : state(std::make_shared<State>()) {
-    state->value.emplace(std::move(value));
-  }
-  static Shared lazy(std::function<T()> make) {
-    Shared s;
-    s.state = std::make_shared<State>();
-    s.state->make = std::move(make);
-    return s;
-  }
-  Shared &operator=(T value) {
-    *this = Shared(std::move(value));
+  CachedValue() = default;
+  CachedValue(const CachedValue &o) : value(std::atomic_load(&o.value)) {}
+  CachedValue(CachedValue &&o) : value(std::atomic_load(&o.value)) {}
+  CachedValue &operator=(const CachedValue &o) {
+    std::atomic_store(&value, std::atomic_load(&o.value));
     return *this;
   }
-  const T &get() const {
-    if (!state)
-      return empty();
-    std::lock_guard<std::mutex> lock(state->mu);
-    if (!state->value)
-      state->value.emplace(state->make());
-    return *state->value;
+  CachedValue &operator=(CachedValue &&o) { return *this = o; }
+
+  template <typename Make> const T &get(Make make) const {
+    if (std::shared_ptr<const T> v = std::atomic_load(&value))
+      return *v; // kept alive by `value`, which is never replaced
+    auto fresh = std::make_shared<const T>(make());
+    std::shared_ptr<const T> expected;
+    if (std::atomic_compare_exchange_strong(&value, &expected, fresh))
+      return *fresh;
+    return *expected;
   }
-  operator const T &() const { return get(); }
-  const T *operator->() const { return &get(); }
-  const T &operator*() const { return get(); }
-  /// Drops a lazily computed value. Only while no other thread can see this
-  /// value (references from get() die with it).
-  void forget() const {
-    if (state && state->make) {
-      std::lock_guard<std::mutex> lock(state->mu);
-      state->value.reset();
-    }
+  /// Replaces the value for this copy (before anyone reads it).
+  void set(T v) {
+    std::atomic_store(&value, std::make_shared<const T>(std::move(v)));
   }
+  /// Drops a computed value. Only while no other thread can see this one
+  /// (references from get() die with it).
+  void forget() const { std::atomic_store(&value, std::shared_ptr<const T>()); }
 
 private:
-  struct State {
-    std::mutex mu;
-    std::function<T()> make;
-    std::optional<T> value;
-  };
-  static const T &empty() {
-    static const T value{};
-    return value;
-  }
-  std::shared_ptr<State> state;
+  mutable std::shared_ptr<const T> value;
 };
 
 /// 1-based line and byte column, as MLIR locations and mlir-opt print them.
@@ -175,11 +156,27 @@ struct OpReport {
   Range resultNameRange;
   Range resultTypeRange;
 
-  Shared<BroadcastAnalysis> implicit; // OpKind::Implicit
+  /// What the broadcast analysis starts from, in one vector (one
+  /// allocation per op): the number of operands; each operand's shape and
+  /// then the result's (the target of the explicit kinds), each as its
+  /// rank (-1: unranked) and sizes; for the explicit kinds, the number of
+  /// dimensions listed and the list.
+  std::vector<int64_t> packedShapes;
   /// Its verdict and flags, computed without the records (always set for
   /// OpKind::Implicit by the document pipeline).
   std::optional<BroadcastSummary> summary;
-  Shared<ExplicitBroadcastAnalysis> explicitBcast; // the other kinds
+
+  /// The analyses, computed from `packedShapes` on first use.
+  const BroadcastAnalysis &implicit() const;              // OpKind::Implicit
+  const ExplicitBroadcastAnalysis &explicitBcast() const; // the other kinds
+  /// Gives the op an implicit analysis of its own (a composition rendered
+  /// as an implicit op).
+  void setImplicit(BroadcastAnalysis a) { implicitCache.set(std::move(a)); }
+  /// Drops computed analyses; the inputs stay (see CachedValue::forget).
+  void forgetAnalyses() const {
+    implicitCache.forget();
+    explicitCache.forget();
+  }
 
   bool ok() const;
   std::vector<MaybeShape> operandShapes() const;
@@ -187,7 +184,14 @@ struct OpReport {
   /// std::nullopt when nothing can be inferred.
   MaybeShape inferredShape() const;
   const std::vector<Violation> &violations() const;
+
+private:
+  CachedValue<BroadcastAnalysis> implicitCache;
+  CachedValue<ExplicitBroadcastAnalysis> explicitCache;
 };
+
+/// Appends `shape` to packed shapes (see OpReport::packedShapes).
+void packShape(std::vector<int64_t> &out, const MaybeShape &shape);
 
 /// An SSA value (op result or block argument) with its definition and uses.
 struct ValueInfo {

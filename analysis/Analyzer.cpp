@@ -1523,8 +1523,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       // decisions are read once here, then only their inputs are kept.
       for (const OpReport &op : result.ops) {
         appendFindings(op, config, sectionDiags);
-        op.implicit.forget();
-        op.explicitBcast.forget();
+        op.forgetAnalyses();
       }
       if (units && !job)
         collectUnits(ps, failedOps, lines, ps.section, result, *units);

@@ -138,11 +138,11 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.operandNumbers = {0};
       r.operandTypes = {section.typeName(op->getOperand(0).getType())};
       r.resultType = section.typeName(op->getOperand(1).getType());
-      r.explicitBcast = Shared<ExplicitBroadcastAnalysis>::lazy(
-          [in = std::move(*in), init = std::move(*init),
-           dims = std::move(*dims)] {
-            return analyzeLinalgBroadcast(in, init, dims);
-          });
+      r.packedShapes.push_back(1);
+      packShape(r.packedShapes, *in);
+      packShape(r.packedShapes, *init);
+      r.packedShapes.push_back(static_cast<int64_t>(dims->size()));
+      r.packedShapes.insert(r.packedShapes.end(), dims->begin(), dims->end());
       reportOf[op] = out.size();
       out.push_back(std::move(r));
       return;
@@ -167,26 +167,28 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.operandTypes.push_back(section.typeName(op->getOperand(i).getType()));
     }
 
+    std::optional<std::vector<int64_t>> dims;
     if (*kind == OpKind::Implicit) {
       r.tosa = tosaElementwise().contains(r.name);
       BroadcastOptions opts;
       opts.requireEqualRanks = r.tosa;
       r.summary = summarizeBroadcast(shapes, *result, opts);
-      r.implicit = Shared<BroadcastAnalysis>::lazy(
-          [shapes = std::move(shapes), result = std::move(*result), opts] {
-            return analyzeBroadcast(shapes, result, opts);
-          });
     } else {
-      auto dims = intList(getAttr(op, "broadcast_dimensions"));
+      dims = intList(getAttr(op, "broadcast_dimensions"));
       if (!dims)
         return;
-      r.explicitBcast = Shared<ExplicitBroadcastAnalysis>::lazy(
-          [inDim = *kind == OpKind::BroadcastInDim, shapes = std::move(shapes),
-           result = std::move(*result), dims = std::move(*dims)] {
-            return inDim
-                       ? analyzeBroadcastInDim(shapes[0], result, dims)
-                       : analyzeBinaryInDim(shapes[0], shapes[1], result, dims);
-          });
+    }
+    size_t words = 3 + (dims ? dims->size() : 0);
+    for (const MaybeShape &s : shapes)
+      words += 1 + (s ? s->size() : 0);
+    r.packedShapes.reserve(words + (*result ? (*result)->size() : 0));
+    r.packedShapes.push_back(static_cast<int64_t>(shapes.size()));
+    for (const MaybeShape &s : shapes)
+      packShape(r.packedShapes, s);
+    packShape(r.packedShapes, *result);
+    if (dims) {
+      r.packedShapes.push_back(static_cast<int64_t>(dims->size()));
+      r.packedShapes.insert(r.packedShapes.end(), dims->begin(), dims->end());
     }
     reportOf[op] = out.size();
     out.push_back(std::move(r));

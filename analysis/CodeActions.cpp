@@ -264,7 +264,7 @@ const ValueInfo *resultValue(const FixIndex &ix, const FileAnalysis &fa,
 std::optional<FixData> resultTypeFix(const FixIndex &ix, const FileAnalysis &fa,
                                      const std::string &text,
                                      const LineIndex &off, const OpReport &op) {
-  const BroadcastAnalysis &a = op.implicit;
+  const BroadcastAnalysis &a = op.implicit();
   bool wrong = false;
   for (const Violation &v : a.violations)
     wrong |= v.kind == ViolationKind::ResultDimMismatch ||
@@ -363,7 +363,7 @@ std::optional<FixData> resultTypeFix(const FixIndex &ix, const FileAnalysis &fa,
 std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
                                  const std::string &text, const LineIndex &off,
                                  const OpReport &op) {
-  const BroadcastAnalysis &a = op.implicit;
+  const BroadcastAnalysis &a = op.implicit();
   if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred ||
       op.resultName.empty() ||
       op.resultName.find_first_of(":#") != std::string::npos)
@@ -403,7 +403,7 @@ std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
 std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
                                   const std::string &text, const LineIndex &off,
                                   const OpReport &op) {
-  const BroadcastAnalysis &a = op.implicit;
+  const BroadcastAnalysis &a = op.implicit();
   if (!op.tosa || a.rankExpanded.empty())
     return std::nullopt;
   for (const Violation &v : a.violations)

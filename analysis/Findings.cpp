@@ -46,46 +46,119 @@ const char *opKindName(OpKind k) {
   return "";
 }
 
+void packShape(std::vector<int64_t> &out, const MaybeShape &shape) {
+  if (!shape) {
+    out.push_back(-1);
+    return;
+  }
+  out.push_back(static_cast<int64_t>(shape->size()));
+  out.insert(out.end(), shape->begin(), shape->end());
+}
+
+namespace {
+
+/// Reads OpReport::packedShapes back.
+struct PackedShapes {
+  std::vector<MaybeShape> operands;
+  MaybeShape result;
+  std::vector<int64_t> dims;
+
+  explicit PackedShapes(const std::vector<int64_t> &packed) {
+    size_t at = 0;
+    auto next = [&]() -> int64_t {
+      return at < packed.size() ? packed[at++] : 0;
+    };
+    auto shape = [&]() -> MaybeShape {
+      int64_t rank = next();
+      if (rank < 0)
+        return std::nullopt;
+      Shape s;
+      for (int64_t i = 0; i < rank && at < packed.size(); ++i)
+        s.push_back(packed[at++]);
+      return s;
+    };
+    int64_t n = next();
+    for (int64_t i = 0; i < n; ++i)
+      operands.push_back(shape());
+    result = shape();
+    int64_t numDims = next();
+    for (int64_t i = 0; i < numDims && at < packed.size(); ++i)
+      dims.push_back(packed[at++]);
+  }
+  const MaybeShape &operand(size_t i) const {
+    static const MaybeShape none;
+    return i < operands.size() ? operands[i] : none;
+  }
+};
+
+} // namespace
+
+const BroadcastAnalysis &OpReport::implicit() const {
+  return implicitCache.get([&] {
+    PackedShapes p(packedShapes);
+    BroadcastOptions opts;
+    opts.requireEqualRanks = tosa;
+    return analyzeBroadcast(p.operands, p.result, opts);
+  });
+}
+
+const ExplicitBroadcastAnalysis &OpReport::explicitBcast() const {
+  return explicitCache.get([&] {
+    PackedShapes p(packedShapes);
+    switch (kind) {
+    case OpKind::BroadcastInDim:
+      return analyzeBroadcastInDim(p.operand(0), p.result, p.dims);
+    case OpKind::LinalgBroadcast:
+      return analyzeLinalgBroadcast(p.operand(0), p.result, p.dims);
+    case OpKind::BinaryInDim:
+      return analyzeBinaryInDim(p.operand(0), p.operand(1), p.result, p.dims);
+    case OpKind::Implicit:
+      break;
+    }
+    return ExplicitBroadcastAnalysis();
+  });
+}
+
 bool OpReport::ok() const {
   if (kind == OpKind::Implicit)
-    return summary ? summary->ok : implicit->ok();
-  return explicitBcast->ok();
+    return summary ? summary->ok : implicit().ok();
+  return explicitBcast().ok();
 }
 
 const std::vector<Violation> &OpReport::violations() const {
   if (kind == OpKind::Implicit)
-    return implicit->violations;
-  if (explicitBcast->composition && explicitBcast->violations.empty())
-    return explicitBcast->composition->violations;
-  return explicitBcast->violations;
+    return implicit().violations;
+  if (explicitBcast().composition && explicitBcast().violations.empty())
+    return explicitBcast().composition->violations;
+  return explicitBcast().violations;
 }
 
 std::vector<MaybeShape> OpReport::operandShapes() const {
   if (kind == OpKind::Implicit)
-    return implicit->operands;
-  if (kind == OpKind::BinaryInDim && explicitBcast->composition)
-    return explicitBcast->composition->operands;
-  return {explicitBcast->operand};
+    return implicit().operands;
+  if (kind == OpKind::BinaryInDim && explicitBcast().composition)
+    return explicitBcast().composition->operands;
+  return {explicitBcast().operand};
 }
 
 MaybeShape OpReport::declaredShape() const {
   if (kind == OpKind::Implicit)
-    return implicit->declared;
+    return implicit().declared;
   if (kind == OpKind::BinaryInDim)
-    return explicitBcast->composition ? explicitBcast->composition->declared
-                                      : MaybeShape();
-  return explicitBcast->target;
+    return explicitBcast().composition ? explicitBcast().composition->declared
+                                       : MaybeShape();
+  return explicitBcast().target;
 }
 
 MaybeShape OpReport::inferredShape() const {
   if (kind == OpKind::Implicit)
-    return implicit->inferred;
+    return implicit().inferred;
   if (kind == OpKind::BinaryInDim)
-    return explicitBcast->composition ? explicitBcast->composition->inferred
-                                      : MaybeShape();
+    return explicitBcast().composition ? explicitBcast().composition->inferred
+                                       : MaybeShape();
   // The target of a broadcast_in_dim is given, not inferred; report it when
   // the mapping is valid.
-  return explicitBcast->ok() ? explicitBcast->target : MaybeShape();
+  return explicitBcast().ok() ? explicitBcast().target : MaybeShape();
 }
 
 bool FileAnalysis::hasErrors() const {
@@ -167,7 +240,7 @@ void appendFindings(const OpReport &op, const Config &config,
   }
   if (op.kind != OpKind::Implicit)
     return;
-  const BroadcastAnalysis &a = op.implicit;
+  const BroadcastAnalysis &a = op.implicit();
   std::vector<unsigned> refinable, runtime, dynStatic;
   for (const DimReport &d : a.dims) {
     if (d.refinable)

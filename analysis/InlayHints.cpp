@@ -25,7 +25,7 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
         s && s->inferredIsDeclared &&
         !(options.runtimeChecks && s->anyRuntimeCheck))
       continue;
-    const BroadcastAnalysis &a = op.implicit;
+    const BroadcastAnalysis &a = op.implicit();
     if (options.inferredShapes && a.inferable) {
       std::string label;
       if (!a.inferred)

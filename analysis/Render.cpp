@@ -117,7 +117,7 @@ std::string code(const std::string &s, RenderStyle style) {
 
 void renderImplicit(const OpReport &op, RenderStyle style,
                     std::ostringstream &os) {
-  const BroadcastAnalysis &a = op.implicit;
+  const BroadcastAnalysis &a = op.implicit();
   if (!a.inferable) {
     os << (style == RenderStyle::Markdown ? "" : "  ")
        << "no ranked operand: the result shape cannot be inferred and is not "
@@ -160,7 +160,7 @@ void renderImplicit(const OpReport &op, RenderStyle style,
 
 void renderExplicit(const OpReport &op, RenderStyle style,
                     std::ostringstream &os) {
-  const ExplicitBroadcastAnalysis &e = op.explicitBcast;
+  const ExplicitBroadcastAnalysis &e = op.explicitBcast();
   std::string dims = "[";
   for (size_t i = 0; i < e.broadcastDimensions.size(); ++i)
     dims += (i ? ", " : "") + std::to_string(e.broadcastDimensions[i]);
@@ -209,7 +209,7 @@ void renderExplicit(const OpReport &op, RenderStyle style,
        << (style == RenderStyle::Markdown ? "\n\n" : "\n");
     OpReport inner = op;
     inner.kind = OpKind::Implicit;
-    inner.implicit = *e.composition;
+    inner.setImplicit(*e.composition);
     renderImplicit(inner, style, os);
   }
 }

@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tosa_lsp {
@@ -27,7 +28,19 @@ public:
                     std::chrono::steady_clock::now() - start)
                     .count();
     llvm::errs() << "tosa-lsp timing: " << what << " "
-                 << llvm::format("%.1f", ms) << " ms\n";
+                 << llvm::format("%.1f", ms) << " ms (RSS " << rssMiB()
+                 << " MiB)\n";
+  }
+  /// Resident set size now, from /proc/self/statm (0 where absent): the
+  /// memory figures of bench/ are attributed to phases with it.
+  static unsigned long rssMiB() {
+    unsigned long size = 0, resident = 0;
+    if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%lu %lu", &size, &resident) != 2)
+        resident = 0;
+      std::fclose(f);
+    }
+    return resident * 4096 / (1024 * 1024);
   }
   static bool enabled() {
     static const bool on = [] {

@@ -108,7 +108,7 @@ func.func @f(%a: tensor<3xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
   EXPECT_EQ(errs[0]->range.begin.line, 3u);
   ASSERT_EQ(fa.ops.size(), 2u);
   EXPECT_TRUE(fa.ops[1].ok());
-  EXPECT_TRUE(fa.ops[1].implicit->dims[0].refinable);
+  EXPECT_TRUE(fa.ops[1].implicit().dims[0].refinable);
   bool sawRefinable = false;
   for (const Diagnostic &d : fa.diagnostics)
     sawRefinable |=
@@ -162,6 +162,47 @@ func.func @f(%a: tensor<3xf32>, %init: tensor<3x4xf32>) -> tensor<2x3xf32> {
   auto errs = errors(fa);
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_EQ(errs[0]->range.begin.line, 4u);
+}
+
+TEST(Analyzer, PackedInputsGiveTheSameAnalysesAsTheShapes) {
+  // Each op keeps only its shapes, packed; the analyses computed from them
+  // on demand must equal the ones computed from the shapes directly.
+  auto fa = analyze(R"(
+func.func @f(%a: tensor<3xf32>, %u: tensor<*xf32>, %b: tensor<2x1xf32>, %init: tensor<3x4xf32>) {
+  %0 = "test.broadcastable"(%a, %u, %b) : (tensor<3xf32>, tensor<*xf32>, tensor<2x1xf32>) -> tensor<2x?xf32>
+  %1 = "stablehlo.broadcast_in_dim"(%a) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %2 = linalg.broadcast ins(%a : tensor<3xf32>) outs(%init : tensor<3x4xf32>) dimensions = [1]
+  %3 = tosa.add %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<*xf32>
+  return
+}
+)");
+  ASSERT_EQ(fa.ops.size(), 4u);
+  const BroadcastAnalysis &i = fa.ops[0].implicit();
+  BroadcastAnalysis direct = analyzeBroadcast(
+      {Shape{3}, std::nullopt, Shape{2, 1}}, Shape{2, kDynamic});
+  EXPECT_EQ(i.operands, direct.operands);
+  EXPECT_EQ(i.declared, direct.declared);
+  EXPECT_EQ(i.inferred, direct.inferred);
+  EXPECT_EQ(i.ok(), direct.ok());
+  // The same object on every call (computed once, shared).
+  EXPECT_EQ(&fa.ops[0].implicit(), &i);
+  FileAnalysis copy = fa;
+  EXPECT_EQ(&copy.ops[0].implicit(), &i);
+
+  ExplicitBroadcastAnalysis inDim =
+      analyzeBroadcastInDim(Shape{3}, Shape{2, 3}, {1});
+  EXPECT_EQ(fa.ops[1].explicitBcast().target, inDim.target);
+  EXPECT_EQ(fa.ops[1].explicitBcast().operand, inDim.operand);
+  EXPECT_EQ(fa.ops[1].ok(), inDim.ok());
+  ExplicitBroadcastAnalysis lb =
+      analyzeLinalgBroadcast(Shape{3}, Shape{3, 4}, {1});
+  EXPECT_EQ(fa.ops[2].explicitBcast().addedDims, lb.addedDims);
+  EXPECT_EQ(fa.ops[2].explicitBcast().target, lb.target);
+  // An unranked result and TOSA's equal-rank rule survive the packing.
+  EXPECT_EQ(fa.ops[3].declaredShape(), std::nullopt);
+  EXPECT_TRUE(fa.ops[3].tosa);
+  EXPECT_EQ(fa.ops[3].operandShapes(),
+            (std::vector<MaybeShape>{Shape{3}, Shape{3}}));
 }
 
 TEST(Analyzer, ForeignLocationsLandOnTheOp) {

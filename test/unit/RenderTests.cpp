@@ -25,7 +25,7 @@ const char *kConflict =
 TEST(Render, RuleAndNotesPerDimension) {
   FileAnalysis fa = analyzeText(kStretch);
   ASSERT_EQ(fa.ops.size(), 1u);
-  const BroadcastAnalysis &a = fa.ops[0].implicit;
+  const BroadcastAnalysis &a = fa.ops[0].implicit();
   ASSERT_EQ(a.dims.size(), 2u);
   EXPECT_EQ(ruleText(a.dims[0]), "1 | >1 -> >1");
   EXPECT_EQ(dimNotes(a.dims[0], a), "#0 stretched from 1; from #1");

@@ -114,9 +114,9 @@ ojson opToJson(const OpReport &op) {
   j["verifierRan"] = op.verifierRan;
   j["verifierFailed"] = op.verifierFailed;
   if (op.kind == OpKind::Implicit) {
-    j["dims"] = dimsJson(op.implicit);
+    j["dims"] = dimsJson(op.implicit());
   } else {
-    const ExplicitBroadcastAnalysis &e = op.explicitBcast;
+    const ExplicitBroadcastAnalysis &e = op.explicitBcast();
     j["broadcastDimensions"] = e.broadcastDimensions;
     ojson mapping = ojson::array();
     for (const DimMapping &m : e.mappings) {
