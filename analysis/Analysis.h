@@ -319,6 +319,11 @@ public:
   /// threads (default 128 KiB; tests use 0 and SIZE_MAX to compare the
   /// paths).
   void setParallelSectionBytes(size_t bytes);
+  /// Forgets what the MLIRContexts uniqued (every type, attribute and
+  /// location of the files analysed: hundreds of MiB after a big one) and
+  /// has the analysis threads hand back their allocators' free memory.
+  /// Between analyses only.
+  void releaseMemory();
 
 private:
   struct Impl;

@@ -7,6 +7,7 @@
 #include "LineIndex.h"
 #include "MLIRShared.h"
 #include "Migrate.h"
+#include "TaskThread.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -655,6 +656,10 @@ AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
+  /// Where analyses run (big stacks; see TaskThread.h), and the second
+  /// thread of a big section (verifier, second half, merge).
+  TaskThread analysisThread{kAnalysisStackBytes};
+  TaskThread helperThread{kAnalysisStackBytes};
   /// The second half's context when a section is analysed in two parts
   /// (analyzeInParts): one context per thread, no locking.
   std::unique_ptr<MLIRContext> partContext;
@@ -725,11 +730,17 @@ Analyzer::analyzeShared(const std::string &text, const std::string &path,
                         const Config &config, AnalysisCache &cache) {
   std::shared_ptr<const FileAnalysis> result;
   PhaseTimer total("analysis (total)");
-  llvm::thread worker(std::optional<unsigned>(kAnalysisStackBytes), [&] {
-    impl->analyze(text, path, config, &cache, &result);
-  });
-  worker.join();
+  impl->analysisThread.run(
+      [&] { impl->analyze(text, path, config, &cache, &result); });
   return result;
+}
+
+void Analyzer::releaseMemory() {
+  impl->context = Impl::makeContext();
+  impl->partContext.reset();
+  impl->lenientLoaded = false;
+  impl->analysisThread.stop();
+  impl->helperThread.stop();
 }
 
 void Analyzer::setParallelSectionBytes(size_t bytes) {
@@ -744,10 +755,8 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
   // stack of their own (the nesting limit keeps them well inside it).
   FileAnalysis result;
   PhaseTimer total("analysis (total)");
-  llvm::thread worker(std::optional<unsigned>(kAnalysisStackBytes), [&] {
-    result = impl->analyze(text, path, config, cache);
-  });
-  worker.join();
+  impl->analysisThread.run(
+      [&] { result = impl->analyze(text, path, config, cache); });
   return result;
 }
 
@@ -1037,7 +1046,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   auto shiftItem = [&](auto &item) { forEachRange(item, shift); };
 
   // The two biggest copies (ops, values) run on two threads.
-  llvm::thread other(std::optional<unsigned>(), [&] {
+  TaskThread::Running other = helperThread.beside([&] {
     copyPlanned(oldOps, opPlan, fresh.ops, r.ops, none, shiftItem);
     // Diagnostics: MLIR's (by unit) before broadcast findings (by unit),
     // as a full analysis orders them.
@@ -1164,7 +1173,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   std::optional<std::string> crashA, crashB;
   {
     PhaseTimer t("analysis in two parts");
-    llvm::thread other(std::optional<unsigned>(kAnalysisStackBytes), [&] {
+    TaskThread::Running other = helperThread.beside([&] {
       crashB = runContained([&] {
         analyzeSectionUnguarded(file, path, sec, config, b,
                                 units ? &unitsB : nullptr, nullptr, &second,
@@ -1462,18 +1471,17 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       if (!job && !part && body.size() >= parallelSectionBytes) {
         std::optional<std::string> crashed;
         std::vector<Operation *> owners;
-        llvm::thread verifier(
-            std::optional<unsigned>(kAnalysisStackBytes), [&] {
-              crashed = runContained([&] {
-                verify();
-                PhaseTimer t("index (after verify, beside op reports)");
-                // Not reportOf: this thread fills it meanwhile (a DenseMap
-                // read during a rehash can probe forever). linkReports
-                // joins them after.
-                const llvm::DenseMap<Operation *, unsigned> none;
-                detail::collectIndex(ps, none, index, &owners);
-              });
-            });
+        TaskThread::Running verifier = helperThread.beside([&] {
+          crashed = runContained([&] {
+            verify();
+            PhaseTimer t("index (after verify, beside op reports)");
+            // Not reportOf: this thread fills it meanwhile (a DenseMap
+            // read during a rehash can probe forever). linkReports
+            // joins them after.
+            const llvm::DenseMap<Operation *, unsigned> none;
+            detail::collectIndex(ps, none, index, &owners);
+          });
+        });
         {
           PhaseTimer t("op reports (beside verify)");
           detail::collectOpReports(ps, config, result.ops, reportOf);

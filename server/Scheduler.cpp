@@ -4,23 +4,7 @@
 
 #include "Timing.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
-// mimalloc, when the binary links it (TOSA_LSP_MIMALLOC): weak, so the
-// library and its tests work with any allocator.
-extern "C" void mi_collect(bool force) __attribute__((weak));
-
 namespace tosa_lsp {
-
-void releaseFreeMemory() {
-  if (mi_collect)
-    mi_collect(true);
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady)
@@ -81,17 +65,16 @@ void Scheduler::remove(const std::string &uri) {
     replaced = counters.analyzersReplaced;
   }
   if (lastClosed && sync)
-    analyzer = std::make_unique<Analyzer>(); // analyses run right here
+    analyzer->releaseMemory(); // analyses run right here
   else if (lastClosed)
     cv.notify_all();
   // Requests still waiting for a first snapshot get an answer: none.
   for (auto &w : waiters)
     w(nullptr);
   if (lastClosed && !sync) {
-    // Collect once the worker has dropped its Analyzer, and here: mimalloc
-    // takes back what threads that have exited freed (each analysis' own
-    // threads) only when the main thread collects. Bounded: a close never
-    // waits long for an analysis still running.
+    // Collect once the worker has released its Analyzer's memory, and
+    // here (the snapshots were freed on this thread). Bounded: a close
+    // never waits long for an analysis still running.
     std::unique_lock<std::mutex> lock(mu);
     idle.wait_for(lock, std::chrono::seconds(1), [&] {
       return stopping || !docs.empty() || counters.analyzersReplaced > replaced;
@@ -207,7 +190,7 @@ void Scheduler::run() {
     if (!doc && freshAnalyzer) {
       freshAnalyzer = false;
       lock.unlock();
-      analyzer = std::make_unique<Analyzer>(); // only this thread uses it
+      analyzer->releaseMemory(); // only this thread uses it
       releaseFreeMemory();
       lock.lock();
       ++counters.analyzersReplaced;

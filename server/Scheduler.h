@@ -14,6 +14,7 @@
 #include "CodeActions.h"
 #include "Config.h"
 #include "Convert.h"
+#include "TaskThread.h" // releaseFreeMemory
 
 #include "llvm/Support/thread.h"
 
@@ -25,11 +26,6 @@
 #include <mutex>
 
 namespace tosa_lsp {
-
-/// A big document's analysis leaves hundreds of MiB in the allocator's free
-/// lists; hands back what the calling thread's allocator holds (with
-/// mimalloc, the main thread also takes back what exited threads freed).
-void releaseFreeMemory();
 
 /// One analysed version of a document; immutable, shared between threads.
 struct Snapshot {
@@ -91,7 +87,8 @@ public:
   struct Stats {
     unsigned analyses = 0;
     unsigned sectionsReused = 0;
-    /// Analyzers replaced after the last document closed.
+    /// Times the Analyzer released its memory (Analyzer::releaseMemory)
+    /// after the last document closed.
     unsigned analyzersReplaced = 0;
   };
   Stats stats() const;
@@ -124,9 +121,10 @@ private:
   bool busy = false;
   Stats counters;
   std::unique_ptr<Analyzer> analyzer;
-  /// The last document closed: the worker replaces the Analyzer when idle,
-  /// since its MLIRContext keeps every type, attribute and location it
-  /// ever uniqued (a 200k-line file leaves ~100 MiB behind otherwise).
+  /// The last document closed: the worker has the Analyzer release its
+  /// memory when idle, since its MLIRContext keeps every type, attribute
+  /// and location it ever uniqued (a 200k-line file leaves ~100 MiB
+  /// behind otherwise).
   bool freshAnalyzer = false;
   std::unique_ptr<llvm::thread> worker;
 };

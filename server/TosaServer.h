@@ -213,6 +213,8 @@ private:
     int64_t version = 0;
   };
   std::optional<Document> document(const std::string &uri) const;
+  /// The version of the text last received (no copy of the text).
+  std::optional<int64_t> currentVersion(const std::string &uri) const;
   void schedule(const std::string &uri, const Document &doc);
   void reportOnce(const std::string &message);
   /// Runs fn(snapshot) now, or when the first snapshot exists, on the

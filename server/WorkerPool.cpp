@@ -45,7 +45,7 @@ bool WorkerPool::isIdle() {
   return queue.empty() && active == 0;
 }
 
-void WorkerPool::runOnEachWhenIdle(std::function<void()> fn) {
+void WorkerPool::runOnEachWhenIdle(std::function<void(unsigned)> fn) {
   {
     std::lock_guard<std::mutex> lock(mu);
     each = std::move(fn);
@@ -64,9 +64,9 @@ void WorkerPool::loop(unsigned worker) {
     });
     if (queue.empty() && eachSeen != eachGeneration && !stopping) {
       eachSeen = eachGeneration;
-      std::function<void()> fn = each;
+      std::function<void(unsigned)> fn = each;
       lock.unlock();
-      fn();
+      fn(worker);
       lock.lock();
       continue;
     }

@@ -43,7 +43,7 @@ public:
   bool isIdle();
   /// Has every thread run `fn` once, when it has no task left: what a
   /// thread's allocator holds can only be handed back by that thread.
-  void runOnEachWhenIdle(std::function<void()> fn);
+  void runOnEachWhenIdle(std::function<void(unsigned worker)> fn);
 
 private:
   void loop(unsigned worker);
@@ -54,7 +54,7 @@ private:
   std::deque<Task> queue;
   unsigned active = 0;
   bool stopping = false;
-  std::function<void()> each;
+  std::function<void(unsigned)> each;
   unsigned eachGeneration = 0;
   std::vector<std::unique_ptr<llvm::thread>> threads;
 };

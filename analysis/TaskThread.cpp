@@ -1,0 +1,158 @@
+//===- TaskThread.cpp - a long-lived thread that runs one task at a time --===//
+
+#include "TaskThread.h"
+
+#include "llvm/Support/thread.h"
+
+#include <cstdint>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#ifdef __linux__
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+// mimalloc, when the binary links it (TOSA_LSP_MIMALLOC): weak, so the
+// library and its tests work with any allocator.
+extern "C" void mi_collect(bool force) __attribute__((weak));
+
+namespace tosa_lsp {
+
+void releaseFreeMemory() {
+  if (mi_collect)
+    mi_collect(true);
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+TaskThread::TaskThread(unsigned stackBytes) : stackBytes(stackBytes) {}
+
+TaskThread::~TaskThread() { stop(); }
+
+void TaskThread::stop() {
+  std::unique_ptr<llvm::thread> t;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!thread)
+      return;
+    stopping = true;
+    t = std::move(thread);
+  }
+  cv.notify_all();
+  t->join();
+  std::lock_guard<std::mutex> lock(mu);
+  stopping = false;
+}
+
+bool TaskThread::start(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (busy)
+    return false;
+  if (!thread)
+    thread = std::make_unique<llvm::thread>(std::optional<unsigned>(stackBytes),
+                                            [this] { loop(); });
+  task = std::move(fn);
+  busy = true;
+  cv.notify_all();
+  return true;
+}
+
+void TaskThread::wait() {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return !busy; });
+}
+
+void TaskThread::run(std::function<void()> fn) {
+  if (!start(fn)) {
+    // Busy (a nested use): a thread of its own, as before.
+    llvm::thread t(std::optional<unsigned>(stackBytes), fn);
+    t.join();
+    return;
+  }
+  wait();
+}
+
+TaskThread::Running TaskThread::beside(std::function<void()> fn) {
+  Running r;
+  if (start(fn))
+    r.on = this;
+  else
+    r.own = std::make_unique<llvm::thread>(std::optional<unsigned>(stackBytes),
+                                           std::move(fn));
+  return r;
+}
+
+void TaskThread::Running::join() {
+  if (on)
+    on->wait();
+  else if (own && own->joinable())
+    own->join();
+  on = nullptr;
+  own.reset();
+}
+
+namespace {
+
+/// The part of this thread's stack below the caller's frame: a deeply
+/// nested file can touch most of the 256 MiB, and a thread that lives on
+/// would keep those pages resident (an exiting one gave them back).
+struct StackBelow {
+  char *lowest = nullptr;
+  StackBelow() {
+#ifdef __linux__
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+      return;
+    void *addr = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+      lowest = static_cast<char *>(addr);
+    pthread_attr_destroy(&attr);
+#endif
+  }
+  /// Gives back the pages between the stack's end and `frame`, less a
+  /// margin for the frames still to come.
+  void release(const void *frame) const {
+#ifdef __linux__
+    if (!lowest)
+      return;
+    uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t top = reinterpret_cast<uintptr_t>(frame) - (1u << 20);
+    top &= ~(page - 1);
+    uintptr_t bottom = reinterpret_cast<uintptr_t>(lowest);
+    bottom = (bottom + page - 1) & ~(page - 1);
+    if (top > bottom)
+      (void)madvise(reinterpret_cast<void *>(bottom), top - bottom,
+                    MADV_DONTNEED);
+#else
+    (void)frame;
+#endif
+  }
+};
+
+} // namespace
+
+void TaskThread::loop() {
+  StackBelow stack;
+  std::unique_lock<std::mutex> lock(mu);
+  for (;;) {
+    cv.wait(lock, [&] { return stopping || busy; });
+    if (!busy) // stopping, and nothing to run
+      return;
+    std::function<void()> fn = std::move(task);
+    lock.unlock();
+    fn();
+    fn = nullptr; // its captures die here, not under the lock
+    int here = 0;
+    stack.release(&here);
+    lock.lock();
+    busy = false;
+    cv.notify_all();
+  }
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,80 @@
+//===- TaskThreadTest.cpp - the analysis' long-lived threads --------------===//
+
+#include "TaskThread.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <thread>
+
+using namespace tosa_lsp;
+
+namespace {
+
+// Deep enough to overflow a default 8 MiB stack; fine on the 64 MiB one.
+unsigned recurse(unsigned depth) {
+  volatile char frame[4096];
+  frame[0] = static_cast<char>(depth);
+  return depth == 0 ? frame[0] : recurse(depth - 1) + frame[0] % 2;
+}
+
+// Thread ids are reused once a thread is joined; a thread-local counter
+// tells a long-lived thread from a new one.
+thread_local int tasksOnThisThread = 0;
+
+TEST(TaskThread, RunsOnOneLongLivedThreadWithItsStack) {
+  TaskThread t(64u << 20);
+  int first = 0, second = 0;
+  std::thread::id id;
+  t.run([&] {
+    first = ++tasksOnThisThread;
+    id = std::this_thread::get_id();
+  });
+  t.run([&] {
+    second = ++tasksOnThisThread;
+    (void)recurse(4000); // ~16 MiB of frames
+  });
+  EXPECT_NE(id, std::this_thread::get_id());
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2); // the same thread both times
+}
+
+TEST(TaskThread, StopEndsTheThreadAndTheNextTaskStartsANewOne) {
+  TaskThread t(1u << 20);
+  int before = 0, after = 0;
+  t.run([&] { before = ++tasksOnThisThread; });
+  t.stop();
+  t.stop(); // idempotent
+  t.run([&] { after = ++tasksOnThisThread; });
+  EXPECT_EQ(before, 1);
+  EXPECT_EQ(after, 1); // a new thread
+}
+
+TEST(TaskThread, BesideRunsConcurrentlyAndFallsBackWhenBusy) {
+  TaskThread t(1u << 20);
+  std::atomic<int> state{0};
+  {
+    // The task waits for this thread: only a concurrent run finishes.
+    TaskThread::Running r = t.beside([&] {
+      while (state.load() != 1)
+        std::this_thread::yield();
+      state = 2;
+    });
+    // Busy: the second task gets a thread of its own, also concurrent.
+    std::atomic<bool> ran{false};
+    TaskThread::Running r2 = t.beside([&] { ran = true; });
+    r2.join();
+    EXPECT_TRUE(ran);
+    state = 1;
+    r.join();
+    EXPECT_EQ(state.load(), 2);
+  }
+  // Joined on destruction too.
+  int x = 0;
+  {
+    TaskThread::Running r = t.beside([&] { x = 7; });
+  }
+  EXPECT_EQ(x, 7);
+}
+
+} // namespace
