@@ -190,8 +190,12 @@ private:
   CachedValue<ExplicitBroadcastAnalysis> explicitCache;
 };
 
-/// Appends `shape` to packed shapes (see OpReport::packedShapes).
-void packShape(std::vector<int64_t> &out, const MaybeShape &shape);
+/// The packed inputs of an op (OpReport::packedShapes): its operands'
+/// shapes, its result's (or target's) and, for the explicit kinds, the
+/// dimension list.
+std::vector<int64_t> packShapes(const std::vector<MaybeShape> &operands,
+                                const MaybeShape &result,
+                                const std::vector<int64_t> *dims = nullptr);
 
 /// An SSA value (op result or block argument) with its definition and uses.
 struct ValueInfo {

@@ -138,11 +138,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       r.operandNumbers = {0};
       r.operandTypes = {section.typeName(op->getOperand(0).getType())};
       r.resultType = section.typeName(op->getOperand(1).getType());
-      r.packedShapes.push_back(1);
-      packShape(r.packedShapes, *in);
-      packShape(r.packedShapes, *init);
-      r.packedShapes.push_back(static_cast<int64_t>(dims->size()));
-      r.packedShapes.insert(r.packedShapes.end(), dims->begin(), dims->end());
+      r.packedShapes = packShapes({*in}, *init, &*dims);
       reportOf[op] = out.size();
       out.push_back(std::move(r));
       return;
@@ -178,18 +174,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       if (!dims)
         return;
     }
-    size_t words = 3 + (dims ? dims->size() : 0);
-    for (const MaybeShape &s : shapes)
-      words += 1 + (s ? s->size() : 0);
-    r.packedShapes.reserve(words + (*result ? (*result)->size() : 0));
-    r.packedShapes.push_back(static_cast<int64_t>(shapes.size()));
-    for (const MaybeShape &s : shapes)
-      packShape(r.packedShapes, s);
-    packShape(r.packedShapes, *result);
-    if (dims) {
-      r.packedShapes.push_back(static_cast<int64_t>(dims->size()));
-      r.packedShapes.insert(r.packedShapes.end(), dims->begin(), dims->end());
-    }
+    r.packedShapes = packShapes(shapes, *result, dims ? &*dims : nullptr);
     reportOf[op] = out.size();
     out.push_back(std::move(r));
   });

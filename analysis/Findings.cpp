@@ -46,18 +46,36 @@ const char *opKindName(OpKind k) {
   return "";
 }
 
-void packShape(std::vector<int64_t> &out, const MaybeShape &shape) {
-  if (!shape) {
-    out.push_back(-1);
-    return;
+std::vector<int64_t> packShapes(const std::vector<MaybeShape> &operands,
+                                const MaybeShape &result,
+                                const std::vector<int64_t> *dims) {
+  size_t words = 3 + (result ? result->size() : 0) + (dims ? dims->size() : 0);
+  for (const MaybeShape &s : operands)
+    words += 1 + (s ? s->size() : 0);
+  std::vector<int64_t> out;
+  out.reserve(words);
+  auto shape = [&](const MaybeShape &s) {
+    if (!s) {
+      out.push_back(-1);
+      return;
+    }
+    out.push_back(static_cast<int64_t>(s->size()));
+    out.insert(out.end(), s->begin(), s->end());
+  };
+  out.push_back(static_cast<int64_t>(operands.size()));
+  for (const MaybeShape &s : operands)
+    shape(s);
+  shape(result);
+  if (dims) {
+    out.push_back(static_cast<int64_t>(dims->size()));
+    out.insert(out.end(), dims->begin(), dims->end());
   }
-  out.push_back(static_cast<int64_t>(shape->size()));
-  out.insert(out.end(), shape->begin(), shape->end());
+  return out;
 }
 
 namespace {
 
-/// Reads OpReport::packedShapes back.
+/// Reads OpReport::packedShapes back (what packShapes wrote).
 struct PackedShapes {
   std::vector<MaybeShape> operands;
   MaybeShape result;
