@@ -684,8 +684,6 @@ private:
   // Diagnostics
   //===--------------------------------------------------------------------===//
 
-  /// One diagnostic, streamed (keys in the order json::Value prints them,
-  /// so transcripts read the same either way).
   /// JSON string literals of the messages and codes of one publish: 10^5
   /// diagnostics share a few thousand texts, and json::OStream escapes a
   /// string a character at a time.
@@ -704,6 +702,8 @@ private:
     llvm::StringMap<std::string> quoted;
   };
 
+  /// One diagnostic, streamed (keys in the order json::Value prints them,
+  /// so transcripts read the same either way).
   static void writeDiagnostic(json::OStream &os, const Snapshot &s,
                               const Diagnostic &d,
                               QuotedStrings *quoted = nullptr) {

@@ -50,7 +50,7 @@ void Scheduler::update(const std::string &uri, const std::string &path,
 void Scheduler::remove(const std::string &uri) {
   std::vector<std::function<void(SnapshotPtr)>> waiters;
   bool lastClosed = false;
-  unsigned replaced = 0;
+  unsigned releases = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = docs.find(uri);
@@ -59,10 +59,10 @@ void Scheduler::remove(const std::string &uri) {
     waiters.swap(it->second->waiters);
     docs.erase(it);
     lastClosed = docs.empty();
-    freshAnalyzer = lastClosed && !sync;
+    releaseAnalyzerMemory = lastClosed && !sync;
     if (lastClosed && sync)
-      ++counters.analyzersReplaced;
-    replaced = counters.analyzersReplaced;
+      ++counters.memoryReleases;
+    releases = counters.memoryReleases;
   }
   if (lastClosed && sync)
     analyzer->releaseMemory(); // analyses run right here
@@ -77,7 +77,7 @@ void Scheduler::remove(const std::string &uri) {
     // never waits long for an analysis still running.
     std::unique_lock<std::mutex> lock(mu);
     idle.wait_for(lock, std::chrono::seconds(1), [&] {
-      return stopping || !docs.empty() || counters.analyzersReplaced > replaced;
+      return stopping || !docs.empty() || counters.memoryReleases > releases;
     });
   }
   releaseFreeMemory();
@@ -187,13 +187,13 @@ void Scheduler::run() {
         uri = u;
         doc = d;
       }
-    if (!doc && freshAnalyzer) {
-      freshAnalyzer = false;
+    if (!doc && releaseAnalyzerMemory) {
+      releaseAnalyzerMemory = false;
       lock.unlock();
       analyzer->releaseMemory(); // only this thread uses it
       releaseFreeMemory();
       lock.lock();
-      ++counters.analyzersReplaced;
+      ++counters.memoryReleases;
       idle.notify_all();
       continue;
     }

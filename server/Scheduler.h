@@ -89,7 +89,7 @@ public:
     unsigned sectionsReused = 0;
     /// Times the Analyzer released its memory (Analyzer::releaseMemory)
     /// after the last document closed.
-    unsigned analyzersReplaced = 0;
+    unsigned memoryReleases = 0;
   };
   Stats stats() const;
 
@@ -125,7 +125,7 @@ private:
   /// memory when idle, since its MLIRContext keeps every type, attribute
   /// and location it ever uniqued (a 200k-line file leaves ~100 MiB
   /// behind otherwise).
-  bool freshAnalyzer = false;
+  bool releaseAnalyzerMemory = false;
   std::unique_ptr<llvm::thread> worker;
 };
 

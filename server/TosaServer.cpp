@@ -499,21 +499,20 @@ void TosaServer::removeDocument(const std::string &uri) {
         shapeCheckInferrer.reset();
         releaseFreeMemory();
       });
+    auto dropSlot = [this](unsigned worker) {
+      validators[worker].reset();
+      inferrers[worker].reset();
+    };
     if (!pool) {
-      for (auto &v : validators)
-        v.reset();
-      for (auto &i : inferrers)
-        i.reset();
+      for (unsigned w = 0; w < validators.size(); ++w)
+        dropSlot(w);
     } else {
-      // Each thread drops its own slots once it has finished what it is
+      // Each thread drops its own slot once it has finished what it is
       // doing (a big function's inference can run for seconds after the
       // close) and hands back its heap: what those contexts and the
       // requests' results allocated lives there.
-      pool->runOnEachWhenIdle([this](unsigned worker) {
-        if (worker < validators.size())
-          validators[worker].reset();
-        if (worker < inferrers.size())
-          inferrers[worker].reset();
+      pool->runOnEachWhenIdle([dropSlot](unsigned worker) {
+        dropSlot(worker);
         releaseFreeMemory();
       });
     }

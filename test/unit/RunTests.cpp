@@ -25,13 +25,19 @@ std::string compact(const llvm::json::Value &v) {
   return llvm::formatv("{0}", v).str();
 }
 
-/// The "results" of a successful run, compact.
-std::string runResults(const std::string &text, const std::string &function,
-                       const std::string &inputs) {
+llvm::Expected<RunResult> run(const std::string &text,
+                              const std::string &function,
+                              const std::string &inputs) {
   RunOptions options;
   options.function = function;
   options.inputs = inputs;
-  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  return runFunction(text, "t.mlir", options);
+}
+
+/// The "results" of a successful run, compact.
+std::string runResults(const std::string &text, const std::string &function,
+                       const std::string &inputs) {
+  llvm::Expected<RunResult> r = run(text, function, inputs);
   if (!r) {
     ADD_FAILURE() << llvm::toString(r.takeError());
     return "";
@@ -48,10 +54,7 @@ std::string runResults(const std::string &text, const std::string &function,
 /// The error of a failed run, every line.
 std::string runError(const std::string &text, const std::string &function,
                      const std::string &inputs) {
-  RunOptions options;
-  options.function = function;
-  options.inputs = inputs;
-  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  llvm::Expected<RunResult> r = run(text, function, inputs);
   if (r) {
     ADD_FAILURE() << "ran: " << r->json;
     return "";

@@ -98,16 +98,16 @@ TEST(Scheduler, UnchangedSectionsAreReused) {
 
 namespace {
 
-TEST(Scheduler, ClosingTheLastDocumentReplacesTheAnalyzer) {
-  // Its MLIRContext keeps everything it uniqued: a fresh one gives the
-  // memory back once nothing is open.
+TEST(Scheduler, ClosingTheLastDocumentReleasesTheAnalyzersMemory) {
+  // Its MLIRContext keeps everything it uniqued: a fresh context (and the
+  // end of its threads) gives the memory back once nothing is open.
   Scheduler s(/*sync=*/true, std::chrono::milliseconds(0), nullptr);
   s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   s.update("test:///b.mlir", "/b.mlir", 1, kText, Config());
   s.remove("test:///a.mlir");
-  EXPECT_EQ(s.stats().analyzersReplaced, 0u); // b is still open
+  EXPECT_EQ(s.stats().memoryReleases, 0u); // b is still open
   s.remove("test:///b.mlir");
-  EXPECT_EQ(s.stats().analyzersReplaced, 1u);
+  EXPECT_EQ(s.stats().memoryReleases, 1u);
   s.update("test:///a.mlir", "/a.mlir", 2, kText, Config());
   ASSERT_NE(s.latest("test:///a.mlir"), nullptr); // the new one works
   EXPECT_TRUE(s.latest("test:///a.mlir")->analysis.diagnostics.empty());
@@ -116,9 +116,9 @@ TEST(Scheduler, ClosingTheLastDocumentReplacesTheAnalyzer) {
   async.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   async.waitIdle();
   async.remove("test:///a.mlir");
-  for (int i = 0; i < 500 && async.stats().analyzersReplaced == 0; ++i)
+  for (int i = 0; i < 500 && async.stats().memoryReleases == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(async.stats().analyzersReplaced, 1u);
+  EXPECT_EQ(async.stats().memoryReleases, 1u);
 }
 
 } // namespace
