@@ -42,8 +42,8 @@ std::optional<HoverResult> hover(const FileAnalysis &fa, Position pos,
   else if (!h)
     io = shapes->opAt(pos);
   // Beside a hover that exists anyway, only what it adds.
-  if (!io || (h && !io->refined() && !io->contradicts() &&
-              io->refinedOperands.empty()))
+  if (!io ||
+      (h && !io->refined() && !io->contradicts() && !io->hasRefinedOperands()))
     return h;
   std::string md = renderInferred(*io, RenderStyle::Markdown);
   if (!h)

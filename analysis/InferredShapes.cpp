@@ -6,15 +6,193 @@
 
 namespace tosa_lsp {
 
-bool InferredOp::refined() const {
-  return std::any_of(results.begin(), results.end(),
-                     [](const InferredResult &r) { return r.refined(); });
+// An InferredOp's code, in order (each item one uint32_t):
+//   name, function, number of results;
+//   per result: declared, inferred (type strings), shapeFunction (shape or
+//     kNone), number of contradictions and their dimensions, number of
+//     dimension sources (0 or one per inferred dimension) and per source
+//     its kind, number of operands and their numbers;
+//   number of operands named (0 when nothing names them); per operand: its
+//     name, whether it was refined, and then its declared and refined types.
+
+InferredOpWriter::InferredOpWriter()
+    : pool(std::make_shared<InferencePool>()) {}
+
+uint32_t InferredOpWriter::intern(const std::string &s) {
+  auto [it, added] = stringIds.try_emplace(s, pool->strings.size());
+  if (added) {
+    pool->strings.push_back(s);
+    pool->typeShapes.push_back(InferencePool::kNone);
+  }
+  return it->second;
 }
 
-bool InferredOp::contradicts() const {
-  return std::any_of(
-      results.begin(), results.end(),
-      [](const InferredResult &r) { return !r.contradictions.empty(); });
+uint32_t InferredOpWriter::internShape(const MaybeShape &shape) {
+  auto [it, added] = shapeIds.try_emplace(shape, pool->shapes.size());
+  if (added)
+    pool->shapes.push_back(shape);
+  return it->second;
+}
+
+uint32_t InferredOpWriter::internType(const std::string &text,
+                                      const MaybeShape &shape) {
+  uint32_t id = intern(text);
+  if (pool->typeShapes[id] == InferencePool::kNone)
+    pool->typeShapes[id] = internShape(shape);
+  return id;
+}
+
+InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
+                                   const std::vector<Result> &results,
+                                   const std::vector<Operand> &operands) {
+  InferredOp op;
+  op.pool = pool;
+  std::vector<uint32_t> &c = op.code;
+  c.push_back(name);
+  c.push_back(function);
+  c.push_back(results.size());
+  for (const Result &r : results) {
+    c.push_back(r.declared);
+    c.push_back(r.inferred);
+    c.push_back(r.shapeFunction);
+    c.push_back(r.contradictions.size());
+    c.insert(c.end(), r.contradictions.begin(), r.contradictions.end());
+    c.push_back(r.dimSources.size());
+    for (const DimSource &d : r.dimSources) {
+      c.push_back(d.kind);
+      c.push_back(d.operands.size());
+      c.insert(c.end(), d.operands.begin(), d.operands.end());
+    }
+    if (r.declared != r.inferred)
+      op.flags |= InferredOp::kRefined;
+    if (!r.contradictions.empty())
+      op.flags |= InferredOp::kContradicts;
+  }
+  c.push_back(operands.size());
+  for (const Operand &o : operands) {
+    c.push_back(o.name);
+    c.push_back(o.refined);
+    if (o.refined) {
+      c.push_back(o.declared);
+      c.push_back(o.inferred);
+      op.flags |= InferredOp::kRefinedOperands;
+    }
+  }
+  c.shrink_to_fit();
+  return op;
+}
+
+const std::string &InferredOp::name() const { return pool->strings[code[0]]; }
+
+const std::string &InferredOp::function() const {
+  return pool->strings[code[1]];
+}
+
+namespace {
+
+/// Reads an InferredOp's code (layout above).
+struct CodeReader {
+  const std::vector<uint32_t> &code;
+  size_t at = 0;
+  uint32_t next() { return at < code.size() ? code[at++] : 0; }
+};
+
+struct DecodedOperand {
+  const std::string *name = nullptr;
+  const std::string *declared = nullptr, *inferred = nullptr;
+};
+
+} // namespace
+
+/// Decodes the code into results and operands (labels need both).
+static void decode(const InferencePool &pool, const std::vector<uint32_t> &code,
+                   std::vector<InferredResult> *results,
+                   std::vector<std::vector<DimSource>> *sources,
+                   std::vector<DecodedOperand> &operands) {
+  CodeReader r{code};
+  auto shape = [&](uint32_t id) -> MaybeShape {
+    return id < pool.shapes.size() ? pool.shapes[id] : std::nullopt;
+  };
+  r.next(); // name
+  r.next(); // function
+  uint32_t numResults = r.next();
+  for (uint32_t i = 0; i < numResults; ++i) {
+    InferredResult res;
+    uint32_t declared = r.next(), inferred = r.next();
+    uint32_t shapeFunction = r.next();
+    if (results) {
+      res.declared = pool.strings[declared];
+      res.inferred = pool.strings[inferred];
+      res.declaredShape = shape(pool.typeShapes[declared]);
+      res.inferredShape = shape(pool.typeShapes[inferred]);
+      res.shapeFunction = shape(shapeFunction);
+    }
+    for (uint32_t n = r.next(); n; --n)
+      res.contradictions.push_back(r.next());
+    std::vector<DimSource> dims(r.next());
+    for (DimSource &d : dims) {
+      d.kind = static_cast<DimSource::Kind>(r.next());
+      d.operands.resize(r.next());
+      for (unsigned &k : d.operands)
+        k = r.next();
+    }
+    if (results)
+      results->push_back(std::move(res));
+    if (sources)
+      sources->push_back(std::move(dims));
+  }
+  operands.resize(r.next());
+  for (DecodedOperand &o : operands) {
+    o.name = &pool.strings[r.next()];
+    if (r.next()) {
+      o.declared = &pool.strings[r.next()];
+      o.inferred = &pool.strings[r.next()];
+    }
+  }
+}
+
+std::vector<InferredResult> InferredOp::results() const {
+  std::vector<InferredResult> out;
+  std::vector<std::vector<DimSource>> sources;
+  std::vector<DecodedOperand> operands;
+  decode(*pool, code, &out, &sources, operands);
+  // "`%in` (operand #0)", ", itself refined" when propagation refined it.
+  auto label = [&](unsigned k) {
+    std::string name = k < operands.size() ? *operands[k].name : "";
+    std::string out =
+        name.empty() ? "operand #" + std::to_string(k)
+                     : "`" + name + "` (operand #" + std::to_string(k) + ")";
+    if (k < operands.size() && operands[k].declared)
+      out += ", itself refined";
+    return out;
+  };
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const DimSource &d : sources[i]) {
+      std::string text;
+      if (d.kind == DimSource::Attributes)
+        text = "the op's attributes";
+      for (unsigned k : d.operands)
+        text += (text.empty()                 ? ""
+                 : d.kind == DimSource::AllOf ? " and "
+                                              : " or ") +
+                label(k);
+      out[i].dimSources.push_back(std::move(text));
+    }
+  return out;
+}
+
+std::vector<std::string> InferredOp::refinedOperands() const {
+  std::vector<std::string> out;
+  if (!hasRefinedOperands())
+    return out;
+  std::vector<DecodedOperand> operands;
+  decode(*pool, code, nullptr, nullptr, operands);
+  for (size_t k = 0; k < operands.size(); ++k)
+    if (operands[k].declared)
+      out.push_back("`" + *operands[k].name + "` (operand #" +
+                    std::to_string(k) + "): `" + *operands[k].declared +
+                    "` -> `" + *operands[k].inferred + "`");
+  return out;
 }
 
 const InferredOp *ShapeInference::opAt(Position pos) const {
@@ -57,9 +235,12 @@ static std::string dimText(int64_t d) {
 
 std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
   std::vector<Diagnostic> out;
-  for (const InferredOp *op : si.allOps())
-    for (size_t i = 0; i < op->results.size(); ++i) {
-      const InferredResult &r = op->results[i];
+  for (const InferredOp *op : si.allOps()) {
+    if (!op->contradicts())
+      continue;
+    std::vector<InferredResult> results = op->results();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const InferredResult &r = results[i];
       if (r.contradictions.empty())
         continue;
       Diagnostic d;
@@ -73,11 +254,11 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
         dims += std::string(dims.empty() ? "" : ", ") + "dimension " +
                 std::to_string(k) + " is " + dimText((*r.shapeFunction)[k]) +
                 ", not " + dimText((*r.declaredShape)[k]);
-      d.message = "'" + op->name + "' result #" + std::to_string(i) +
+      d.message = "'" + op->name() + "' result #" + std::to_string(i) +
                   " is declared " + r.declared +
                   " but shape inference (tosa-infer-shapes) gives " +
                   formatShape(r.shapeFunction) + ": " + dims;
-      for (const std::string &s : op->refinedOperands) {
+      for (const std::string &s : op->refinedOperands()) {
         std::string plain;
         for (char c : s)
           if (c != '`')
@@ -86,16 +267,18 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
       }
       out.push_back(std::move(d));
     }
+  }
   return out;
 }
 
 std::string inferredSummary(const InferredOp &op) {
   std::string out;
-  for (size_t i = 0; i < op.results.size(); ++i) {
-    const InferredResult &r = op.results[i];
+  std::vector<InferredResult> results = op.results();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const InferredResult &r = results[i];
     if (!out.empty())
       out += ", ";
-    if (op.results.size() > 1)
+    if (results.size() > 1)
       out += "#" + std::to_string(i) + " ";
     if (!r.contradictions.empty())
       out += "declared " + formatShape(r.declaredShape) +
@@ -116,13 +299,14 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
   std::string nl = md ? "\n\n" : "\n";
   std::string indent = md ? "- " : "  ";
   std::string out;
-  out += op.name + " in @" + op.function + ": " +
+  out += op.name() + " in @" + op.function() + ": " +
          (op.contradicts() ? "error"
           : op.refined()   ? "refinable"
                            : "as declared") +
          " (tosa-infer-shapes)" + nl;
-  for (size_t i = 0; i < op.results.size(); ++i) {
-    const InferredResult &r = op.results[i];
+  std::vector<InferredResult> results = op.results();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const InferredResult &r = results[i];
     out += indent + "result #" + std::to_string(i) + ": " + bold("declared") +
            " " + code(r.declared) + "   " + bold("inferred") + " " +
            code(r.inferred) + nl;
@@ -131,7 +315,7 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
           d < r.inferredShape->size())
         out += (md ? "  - " : "    ") + std::string("dim ") +
                std::to_string(d) + ": ? -> " + dimText((*r.inferredShape)[d]) +
-               " from " + (md ? r.dimSources[d] : r.dimSources[d]) + nl;
+               " from " + r.dimSources[d] + nl;
     for (unsigned d : r.contradictions)
       out +=
           (md ? "  - " : "    ") + bold("error") + ": dim " +
@@ -141,9 +325,9 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
           dimText((*r.shapeFunction)[d]) + " (" + formatShape(r.shapeFunction) +
           ") on its operands; at run time the result has that size" + nl;
   }
-  if (!op.refinedOperands.empty()) {
+  if (op.hasRefinedOperands()) {
     out += indent + "operands refined by propagation:" + nl;
-    for (const std::string &s : op.refinedOperands)
+    for (const std::string &s : op.refinedOperands())
       out += (md ? "  - " : "    ") + s + nl;
   }
   if (!md) {

@@ -57,10 +57,11 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
   if (shapes && options.inferredShapes)
     for (const InferredOp *op : shapes->allOps()) {
       if (!op->resultTypeRange.end.valid() ||
-          (!op->refined() && !op->contradicts()))
+          (!op->refined() && !op->contradicts()) ||
+          !contains(range, op->resultTypeRange.end))
         continue;
       std::string label, tooltip;
-      for (const InferredResult &r : op->results) {
+      for (const InferredResult &r : op->results()) {
         std::string one = !r.contradictions.empty()
                               ? formatShape(r.shapeFunction) + " (error)"
                           : r.refined() ? formatShape(r.inferredShape)

@@ -261,7 +261,7 @@ void ShapeInferrer::Impl::refineEdits(
   };
   for (const InferredOp &op : fi.ops)
     if (op.contradicts())
-      return fail("`" + op.name + "` on line " +
+      return fail("`" + op.name() + "` on line " +
                   std::to_string(op.range.begin.line) +
                   " contradicts its declared type; fix that first");
   auto toRange = [&](const char *b, const char *e) {
@@ -569,6 +569,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                   [](mlir::Diagnostic &) { return success(); });
 
   std::vector<FunctionInference> results;
+  InferredOpWriter writer;
   std::optional<std::string> crash = runContained([&] {
     Block block;
     ParserConfig config(&ctx, /*verifyAfterParse=*/false);
@@ -659,49 +660,62 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
           return "";
         return textOf(bd->arguments[a.getArgNumber()].loc);
       };
+      // Types, op names and SSA names go into the run's pool once.
+      llvm::DenseMap<Type, uint32_t> typeIds;
+      auto typeId = [&](Type t) {
+        auto [it, added] = typeIds.try_emplace(t, 0);
+        if (added)
+          it->second = writer.internType(ps->typeName(t), shapeOf(t));
+        return it->second;
+      };
+      uint32_t functionId = writer.intern(fi.name);
       for (Operation *op : ops) {
-        InferredOp io;
-        io.name = op->getName().getStringRef().str();
-        io.function = fi.name;
-        io.section = sec.index;
-        io.range = ps->opRange(op);
-        OpReport spans;
-        detail::fillOpSpans(*ps, op, spans);
-        io.scope = spans.scope;
-        io.resultTypeRange = spans.resultTypeRange;
+        std::vector<InferredOpWriter::Result> results;
+        std::vector<InferredOpWriter::Operand> operands(op->getNumOperands());
+        bool anyOperandRefined = false;
         for (unsigned k = 0; k < op->getNumOperands(); ++k) {
           Value v = op->getOperand(k);
           auto it = declared.find(v);
-          if (it != declared.end() && it->second != v.getType())
-            io.refinedOperands.push_back("`" + nameOf(v) + "` (operand #" +
-                                         std::to_string(k) + "): `" +
-                                         ps->typeName(it->second) + "` -> `" +
-                                         ps->typeName(v.getType()) + "`");
+          if (it != declared.end() && it->second != v.getType()) {
+            operands[k].refined = anyOperandRefined = true;
+            operands[k].declared = typeId(it->second);
+            operands[k].inferred = typeId(v.getType());
+          }
         }
         std::optional<std::vector<MaybeShape>> fnShapes =
             shapeFunction(op, op->getOperands());
+        // The shapes each result is compared with (decoded from the pool
+        // only when rendered).
+        std::vector<MaybeShape> declaredShapes, inferredShapes;
         for (OpResult r : op->getResults()) {
-          InferredResult ir;
+          InferredOpWriter::Result ir;
           Type before = declared.lookup(r);
-          ir.declared = ps->typeName(before);
-          ir.inferred = ps->typeName(r.getType());
-          ir.declaredShape = shapeOf(before);
-          ir.inferredShape = shapeOf(r.getType());
-          if (fnShapes && r.getResultNumber() < fnShapes->size())
-            ir.shapeFunction = (*fnShapes)[r.getResultNumber()];
-          if (ir.declaredShape && ir.shapeFunction &&
-              ir.declaredShape->size() == ir.shapeFunction->size())
-            for (unsigned d = 0; d < ir.declaredShape->size(); ++d) {
-              int64_t a = (*ir.declaredShape)[d], b = (*ir.shapeFunction)[d];
-              if (a != kDynamic && b != kDynamic && a != b)
-                ir.contradictions.push_back(d);
-            }
-          io.results.push_back(std::move(ir));
+          ir.declared = typeId(before);
+          ir.inferred = typeId(r.getType());
+          declaredShapes.push_back(shapeOf(before));
+          inferredShapes.push_back(shapeOf(r.getType()));
+          const MaybeShape &declaredShape = declaredShapes.back();
+          if (fnShapes && r.getResultNumber() < fnShapes->size()) {
+            const MaybeShape &fnShape = (*fnShapes)[r.getResultNumber()];
+            ir.shapeFunction = writer.internShape(fnShape);
+            if (declaredShape && fnShape &&
+                declaredShape->size() == fnShape->size())
+              for (unsigned d = 0; d < declaredShape->size(); ++d) {
+                int64_t a = (*declaredShape)[d], b = (*fnShape)[d];
+                if (a != kDynamic && b != kDynamic && a != b)
+                  ir.contradictions.push_back(d);
+              }
+          }
+          results.push_back(std::move(ir));
         }
         // Sources of refined dims: which operands, made unknown, lose them.
+        auto refinedAt = [&](unsigned i) {
+          return results[i].declared != results[i].inferred &&
+                 declaredShapes[i] && inferredShapes[i];
+        };
         bool anyRefined = false;
-        for (const InferredResult &ir : io.results)
-          anyRefined |= ir.refined() && ir.declaredShape && ir.inferredShape;
+        for (unsigned i = 0; i < results.size(); ++i)
+          anyRefined |= refinedAt(i);
         // An operand made unknown: same rank, every size dynamic, and not
         // a constant any more (a block argument).
         auto weaken = [](Type t) -> Type {
@@ -711,19 +725,9 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                 r.getElementType(), r.getEncoding());
           return t;
         };
-        auto operandLabel = [&](unsigned k) {
-          Value v = op->getOperand(k);
-          std::string name = nameOf(v);
-          name = name.empty()
-                     ? "operand #" + std::to_string(k)
-                     : "`" + name + "` (operand #" + std::to_string(k) + ")";
-          auto it = declared.find(v);
-          if (it != declared.end() && it->second != v.getType())
-            name += ", itself refined";
-          return name;
-        };
         if (anyRefined && fnShapes) {
-          std::vector<std::vector<std::string>> deps(io.results.size());
+          std::vector<std::vector<DimSource>> deps(results.size()),
+              alone(results.size());
           for (unsigned k = 0; k < op->getNumOperands(); ++k) {
             Value v = op->getOperand(k);
             Block scratch;
@@ -732,31 +736,26 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                 scratch.addArgument(weaken(v.getType()), op->getLoc());
             std::optional<std::vector<MaybeShape>> without =
                 shapeFunction(op, operands);
-            std::string name = operandLabel(k);
-            for (unsigned i = 0; i < io.results.size(); ++i) {
-              const InferredResult &ir = io.results[i];
-              if (!ir.refined() || !ir.declaredShape || !ir.inferredShape)
+            for (unsigned i = 0; i < results.size(); ++i) {
+              if (!refinedAt(i))
                 continue;
-              deps[i].resize(ir.inferredShape->size());
-              for (unsigned d = 0; d < ir.inferredShape->size(); ++d) {
-                if (d >= ir.declaredShape->size() ||
-                    (*ir.declaredShape)[d] != kDynamic ||
-                    (*ir.inferredShape)[d] == kDynamic)
+              const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+              deps[i].resize(inf.size());
+              for (unsigned d = 0; d < inf.size(); ++d) {
+                if (d >= decl.size() || decl[d] != kDynamic ||
+                    inf[d] == kDynamic)
                   continue;
                 bool lost = !without || i >= without->size() ||
                             !(*without)[i] || (*without)[i]->size() <= d ||
                             (*(*without)[i])[d] == kDynamic;
-                if (lost) {
-                  std::string &s = deps[i][d];
-                  s += (s.empty() ? "" : " and ") + name;
-                }
+                if (lost)
+                  deps[i][d].operands.push_back(k);
               }
             }
           }
           // A size several operands carry (matmul's batch, concat's other
           // dims) survives losing any one of them: name the operands that
           // alone still give it.
-          std::vector<std::vector<std::string>> alone(io.results.size());
           for (unsigned k = 0; k < op->getNumOperands(); ++k) {
             Block scratch;
             SmallVector<Value> operands(op->getOperands());
@@ -766,38 +765,51 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                                   op->getLoc());
             std::optional<std::vector<MaybeShape>> only =
                 shapeFunction(op, operands);
-            for (unsigned i = 0; i < io.results.size(); ++i) {
-              const InferredResult &ir = io.results[i];
-              if (!ir.refined() || !ir.inferredShape)
+            for (unsigned i = 0; i < results.size(); ++i) {
+              if (results[i].declared == results[i].inferred ||
+                  !inferredShapes[i])
                 continue;
-              alone[i].resize(ir.inferredShape->size());
-              for (unsigned d = 0; d < ir.inferredShape->size(); ++d)
+              const Shape &inf = *inferredShapes[i];
+              alone[i].resize(inf.size());
+              for (unsigned d = 0; d < inf.size(); ++d)
                 if (only && i < only->size() && (*only)[i] &&
-                    d < (*only)[i]->size() &&
-                    (*(*only)[i])[d] == (*ir.inferredShape)[d]) {
-                  std::string &s = alone[i][d];
-                  s += (s.empty() ? "" : " or ") + operandLabel(k);
-                }
+                    d < (*only)[i]->size() && (*(*only)[i])[d] == inf[d])
+                  alone[i][d].operands.push_back(k);
             }
           }
-          for (unsigned i = 0; i < io.results.size(); ++i) {
-            InferredResult &ir = io.results[i];
-            if (!ir.refined() || !ir.declaredShape || !ir.inferredShape)
+          for (unsigned i = 0; i < results.size(); ++i) {
+            if (!refinedAt(i))
               continue;
-            ir.dimSources.resize(ir.inferredShape->size());
-            for (unsigned d = 0; d < ir.inferredShape->size(); ++d) {
-              if (d >= ir.declaredShape->size() ||
-                  (*ir.declaredShape)[d] != kDynamic ||
-                  (*ir.inferredShape)[d] == kDynamic)
+            const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+            std::vector<DimSource> &sources = results[i].dimSources;
+            sources.resize(inf.size());
+            for (unsigned d = 0; d < inf.size(); ++d) {
+              if (d >= decl.size() || decl[d] != kDynamic || inf[d] == kDynamic)
                 continue;
-              ir.dimSources[d] = d < deps[i].size() && !deps[i][d].empty()
-                                     ? deps[i][d]
-                                 : d < alone[i].size() && !alone[i][d].empty()
-                                     ? alone[i][d]
-                                     : "the op's attributes";
+              if (d < deps[i].size() && !deps[i][d].operands.empty())
+                sources[d] = {DimSource::AllOf, deps[i][d].operands};
+              else if (d < alone[i].size() && !alone[i][d].operands.empty())
+                sources[d] = {DimSource::AnyOf, alone[i][d].operands};
+              else
+                sources[d].kind = DimSource::Attributes;
             }
           }
         }
+        // Operands are named in the sources and refined operands only.
+        if (anyRefined || anyOperandRefined)
+          for (unsigned k = 0; k < op->getNumOperands(); ++k)
+            operands[k].name = writer.intern(nameOf(op->getOperand(k)));
+        else
+          operands.clear();
+        InferredOp io =
+            writer.write(writer.intern(op->getName().getStringRef().str()),
+                         functionId, results, operands);
+        io.section = sec.index;
+        io.range = ps->opRange(op);
+        OpReport spans;
+        detail::fillOpSpans(*ps, op, spans);
+        io.scope = spans.scope;
+        io.resultTypeRange = spans.resultTypeRange;
         fi.ops.push_back(std::move(io));
       }
       refineEdits(*ps, fn, declared, fi);

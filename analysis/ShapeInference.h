@@ -17,6 +17,9 @@
 #include "LineIndex.h"
 #include "Render.h"
 
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +28,7 @@ namespace tosa_lsp {
 
 /// One result of an op: its type as declared, after `--tosa-infer-shapes`,
 /// and what the op's own shape function gives on the refined operands.
+/// Decoded from an InferredOp on request (InferredOp::results).
 struct InferredResult {
   std::string declared, inferred;
   /// Ranked shapes (kDynamic for `?`); empty optional when unranked.
@@ -42,21 +46,87 @@ struct InferredResult {
   bool refined() const { return declared != inferred; }
 };
 
+/// The strings and shapes the ops of one inference run refer to, each
+/// stored once: a 200k-line function has as many ops but a few dozen
+/// distinct types (strings per op were ~1 KB of its ~1.3 KB).
+struct InferencePool {
+  std::vector<std::string> strings;
+  std::vector<MaybeShape> shapes;
+  /// Per string that is a type: the index of its shape, or kNone.
+  std::vector<uint32_t> typeShapes;
+  static constexpr uint32_t kNone = ~0u;
+};
+
 /// An op whose result types MLIR can infer, in a function that parsed and
-/// verified.
-struct InferredOp {
-  std::string name;
-  std::string function;  // the enclosing func.func's symbol
+/// verified. Stored compactly (indices into a shared InferencePool); what
+/// is rendered from it is decoded when asked for.
+class InferredOp {
+public:
   Range range;           // the op name
   Range scope;           // the op's whole text
   Range resultTypeRange; // declared result type(s) as written, if found
   unsigned section = 0;
-  std::vector<InferredResult> results;
-  /// Operands refined by propagation (name: declared -> inferred).
-  std::vector<std::string> refinedOperands;
 
-  bool refined() const;
-  bool contradicts() const;
+  const std::string &name() const;
+  const std::string &function() const; // the enclosing func.func's symbol
+  std::vector<InferredResult> results() const;
+  /// Operands refined by propagation (name: declared -> inferred).
+  std::vector<std::string> refinedOperands() const;
+  bool hasRefinedOperands() const { return flags & kRefinedOperands; }
+
+  bool refined() const { return flags & kRefined; }
+  bool contradicts() const { return flags & kContradicts; }
+
+private:
+  friend class InferredOpWriter;
+  enum : uint8_t { kRefined = 1, kContradicts = 2, kRefinedOperands = 4 };
+  std::shared_ptr<const InferencePool> pool;
+  /// The encoded record (layout in InferredShapes.cpp, InferredOpWriter).
+  std::vector<uint32_t> code;
+  uint8_t flags = 0;
+};
+
+/// How one dimension of a refined result got its size (InferredOpWriter).
+struct DimSource {
+  enum Kind : uint8_t {
+    None,       // not refined, or not known
+    AllOf,      // lost when any of `operands` is made unknown ("and")
+    AnyOf,      // each of `operands` alone still gives it ("or")
+    Attributes, // none of the operands: the op's attributes
+  } kind = None;
+  std::vector<unsigned> operands;
+};
+
+/// Builds InferredOps of one inference run; they share its pool.
+class InferredOpWriter {
+public:
+  InferredOpWriter();
+  uint32_t intern(const std::string &s);
+  /// A type's text with its shape (the decoded declared/inferred shapes).
+  uint32_t internType(const std::string &text, const MaybeShape &shape);
+  uint32_t internShape(const MaybeShape &shape);
+
+  struct Result {
+    uint32_t declared = 0, inferred = 0;           // internType
+    uint32_t shapeFunction = InferencePool::kNone; // internShape
+    std::vector<unsigned> contradictions;
+    std::vector<DimSource> dimSources; // empty, or one per inferred dim
+  };
+  struct Operand {
+    uint32_t name = 0; // intern: as written (%0, %x#1), or empty
+    bool refined = false;
+    uint32_t declared = 0, inferred = 0; // internType, when refined
+  };
+  /// `operands` may be empty when no result is refined and none of them
+  /// is (nothing then names them).
+  InferredOp write(uint32_t name, uint32_t function,
+                   const std::vector<Result> &results,
+                   const std::vector<Operand> &operands);
+
+private:
+  std::shared_ptr<InferencePool> pool;
+  llvm::StringMap<uint32_t> stringIds;
+  std::map<MaybeShape, uint32_t> shapeIds;
 };
 
 struct FunctionInference {

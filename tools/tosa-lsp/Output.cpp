@@ -69,12 +69,12 @@ ojson inferredToJson(const InferredOp &op) {
   ojson j;
   j["line"] = op.range.begin.line;
   j["column"] = op.range.begin.column;
-  j["name"] = op.name;
-  j["function"] = op.function;
+  j["name"] = op.name();
+  j["function"] = op.function();
   j["refined"] = op.refined();
   j["contradiction"] = op.contradicts();
   ojson results = ojson::array();
-  for (const InferredResult &r : op.results) {
+  for (const InferredResult &r : op.results()) {
     ojson rj;
     rj["declared"] = r.declared;
     rj["inferred"] = r.inferred;
@@ -88,7 +88,7 @@ ojson inferredToJson(const InferredOp &op) {
     results.push_back(std::move(rj));
   }
   j["results"] = std::move(results);
-  j["refinedOperands"] = op.refinedOperands;
+  j["refinedOperands"] = op.refinedOperands();
   return j;
 }
 
