@@ -195,15 +195,35 @@ std::vector<std::string> InferredOp::refinedOperands() const {
   return out;
 }
 
-const InferredOp *ShapeInference::opAt(Position pos) const {
-  for (const FunctionInference &f : functions)
-    for (const InferredOp &op : f.ops) {
-      if (op.range.begin.line != pos.line)
-        continue;
-      if (pos.column == 0 || (op.range.begin.column <= pos.column &&
-                              pos.column <= op.range.end.column))
-        return &op;
+std::vector<const InferredOp *>
+ShapeInference::opsOnLines(unsigned first, unsigned last) const {
+  std::vector<const InferredOp *> out;
+  for (const FunctionInference &f : functions) {
+    if (f.scope.begin.valid() &&
+        (f.scope.begin.line > last || f.scope.end.line < first))
+      continue;
+    size_t i = f.lastLineSoFar.size() == f.ops.size()
+                   ? std::lower_bound(f.lastLineSoFar.begin(),
+                                      f.lastLineSoFar.end(), first) -
+                         f.lastLineSoFar.begin()
+                   : 0;
+    for (; i < f.ops.size() && f.ops[i].range.begin.line <= last; ++i) {
+      const InferredOp &op = f.ops[i];
+      unsigned end =
+          op.scope.end.valid() ? op.scope.end.line : op.range.begin.line;
+      if (end >= first)
+        out.push_back(&op);
     }
+  }
+  return out;
+}
+
+const InferredOp *ShapeInference::opAt(Position pos) const {
+  for (const InferredOp *op : opsOnLines(pos.line, pos.line))
+    if (op->range.begin.line == pos.line &&
+        (pos.column == 0 || (op->range.begin.column <= pos.column &&
+                             pos.column <= op->range.end.column)))
+      return op;
   return nullptr;
 }
 

@@ -55,7 +55,7 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
     }
   }
   if (shapes && options.inferredShapes)
-    for (const InferredOp *op : shapes->allOps()) {
+    for (const InferredOp *op : shapes->opsOnLines(first, last)) {
       if (!op->resultTypeRange.end.valid() ||
           (!op->refined() && !op->contradicts()) ||
           !contains(range, op->resultTypeRange.end))

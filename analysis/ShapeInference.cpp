@@ -17,6 +17,7 @@
 #include "CrashGuard.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "TaskThread.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -812,6 +813,13 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         io.resultTypeRange = spans.resultTypeRange;
         fi.ops.push_back(std::move(io));
       }
+      unsigned lastLine = 0;
+      for (const InferredOp &op : fi.ops) {
+        lastLine =
+            std::max(lastLine, op.scope.end.valid() ? op.scope.end.line
+                                                    : op.range.begin.line);
+        fi.lastLineSoFar.push_back(lastLine);
+      }
       refineEdits(*ps, fn, declared, fi);
       results.push_back(std::move(fi));
     }
@@ -832,6 +840,12 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         out.functions.push_back(std::move(fi));
       }
     return;
+  }
+  {
+    // The scratch parse is as big as the analysis' one: its pages go back
+    // now, not when this pool thread next allocates.
+    GiveBackFreePages now;
+    ps.reset();
   }
   for (FunctionInference &f : results)
     out.functions.push_back(std::move(f));

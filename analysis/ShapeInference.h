@@ -137,6 +137,10 @@ struct FunctionInference {
   /// failed); empty when it was.
   std::string skipped;
   std::vector<InferredOp> ops; // in text order
+  /// Per op, the last line of it and of the ops before it (ops of a
+  /// multi-line op's regions start before it ends): bisection finds the
+  /// first op reaching a line.
+  std::vector<unsigned> lastLineSoFar;
   /// "Refine all shapes in this function": every result type the pass
   /// refines, written into the text (result types and the operand types of
   /// the users that take the refined type), and a `tensor.cast` back to the
@@ -154,6 +158,10 @@ struct ShapeInference {
   /// `pos.column` is 0), or nullptr.
   const InferredOp *opAt(Position pos) const;
   std::vector<const InferredOp *> allOps() const;
+  /// The ops whose text overlaps lines [first, last], in text order, found
+  /// by bisection (a screenful of a 200k-line function, not all of it).
+  std::vector<const InferredOp *> opsOnLines(unsigned first,
+                                             unsigned last) const;
 };
 
 /// Owns its own MLIRContext: one per thread.

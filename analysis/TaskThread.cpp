@@ -29,6 +29,29 @@ void releaseFreeMemory() {
 #endif
 }
 
+namespace {
+std::mutex givingBackMu;
+unsigned givingBack = 0;
+void (*givingBackHook)(bool) = nullptr;
+} // namespace
+
+void setGiveBackFreePagesHook(void (*hook)(bool)) {
+  std::lock_guard<std::mutex> lock(givingBackMu);
+  givingBackHook = hook;
+}
+
+GiveBackFreePages::GiveBackFreePages() {
+  std::lock_guard<std::mutex> lock(givingBackMu);
+  if (givingBack++ == 0 && givingBackHook)
+    givingBackHook(true);
+}
+
+GiveBackFreePages::~GiveBackFreePages() {
+  std::lock_guard<std::mutex> lock(givingBackMu);
+  if (--givingBack == 0 && givingBackHook)
+    givingBackHook(false);
+}
+
 TaskThread::TaskThread(unsigned stackBytes) : stackBytes(stackBytes) {}
 
 TaskThread::~TaskThread() { stop(); }

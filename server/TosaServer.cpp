@@ -620,9 +620,6 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
     inferrer = std::make_unique<ShapeInferrer>();
   ShapeInference fresh =
       inferrer->infer(s->text, s->lines.index(), s->analysis, first, last);
-  // The scratch parse is gone: its pages would otherwise stay with this
-  // pool thread, beside the next version's parse on the analysis thread.
-  releaseFreeMemory();
   if (s->config.shapeChecks) {
     // What a hover or inlay hint inferred also counts for the shape checks
     // (functions too long for the background ones, among others).

@@ -422,3 +422,32 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
 }
 
 } // namespace
+
+// Lookups bisect: an op is found from any line of its text (an inlay hint
+// after a result type written on the op's second line), by its name's line
+// for opAt.
+TEST(ShapeInference, OpsOnLinesFindsAnOpFromAnyOfItsLines) {
+  ShapeInference si = inferText(R"(
+func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0
+      : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %2 = tosa.abs %1 : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %2 : tensor<?x?xf32>
+}
+)");
+  auto lines = [&](unsigned first, unsigned last) {
+    std::vector<unsigned> out;
+    for (const InferredOp *op : si.opsOnLines(first, last))
+      out.push_back(op->range.begin.line);
+    return out;
+  };
+  EXPECT_EQ(lines(5, 5), std::vector<unsigned>{4});
+  EXPECT_EQ(lines(4, 6), (std::vector<unsigned>{4, 6}));
+  EXPECT_EQ(lines(1, 100), (std::vector<unsigned>{3, 4, 6}));
+  EXPECT_TRUE(lines(7, 9).empty());
+  ASSERT_TRUE(si.opAt({4, 0}));
+  EXPECT_EQ(si.opAt({4, 0})->range.begin.line, 4u);
+  EXPECT_EQ(si.opAt({5, 0}), nullptr);
+  EXPECT_EQ(si.opAt({6, 8})->name(), "tosa.abs");
+}

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 using namespace tosa_lsp;
 
@@ -78,3 +79,32 @@ TEST(TaskThread, BesideRunsConcurrentlyAndFallsBackWhenBusy) {
 }
 
 } // namespace
+
+namespace {
+std::vector<bool> hookCalls;
+void recordHook(bool on) { hookCalls.push_back(on); }
+} // namespace
+
+// The allocator is switched once for overlapping scopes (an analysis and
+// an inference on two threads): on at the first, back at the last.
+TEST(GiveBackFreePages, SwitchesOnceForOverlappingScopes) {
+  hookCalls.clear();
+  setGiveBackFreePagesHook(recordHook);
+  {
+    GiveBackFreePages outer;
+    EXPECT_EQ(hookCalls, std::vector<bool>{true});
+    std::thread other([] { GiveBackFreePages inner; });
+    other.join();
+    EXPECT_EQ(hookCalls, std::vector<bool>{true});
+  }
+  EXPECT_EQ(hookCalls, (std::vector<bool>{true, false}));
+  {
+    GiveBackFreePages again;
+  }
+  EXPECT_EQ(hookCalls, (std::vector<bool>{true, false, true, false}));
+  setGiveBackFreePagesHook(nullptr);
+  {
+    GiveBackFreePages none;
+  }
+  EXPECT_EQ(hookCalls.size(), 4u);
+}

@@ -22,6 +22,7 @@
 #include "Render.h"
 #include "Run.h"
 #include "ShapeInference.h"
+#include "TaskThread.h"
 
 #include "TosaServer.h"
 
@@ -923,6 +924,10 @@ int main(int argc, char **argv) {
   // default delay: purging them at once too made every inlay-hint request
   // fault its pages in again (p50 0.2-0.5 ms -> 0.9-1.3 ms at 10k).
   mi_option_set(mi_option_segment_decommit_delay, 0);
+  static const long pageDelay = mi_option_get(mi_option_decommit_delay);
+  setGiveBackFreePagesHook([](bool on) {
+    mi_option_set(mi_option_decommit_delay, on ? 0 : pageDelay);
+  });
 #endif
   std::vector<const char *> args(argv, argv + argc);
   // No command (or only server flags): editors start us as a server.
