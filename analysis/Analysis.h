@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,75 @@
 namespace tosa_lsp {
 
 struct Config;
+
+/// Immutable text that copies share: the types and origins of a file's
+/// values and ops (a 200k-op model has a few dozen distinct types, and a
+/// string per value and operand was ~60 MiB of its analysis). Reads,
+/// compares and concatenates like a std::string.
+class SharedText {
+public:
+  SharedText() = default;
+  SharedText(std::string s)
+      : text(s.empty() ? nullptr
+                       : std::make_shared<const std::string>(std::move(s))) {}
+  SharedText(const char *s) : SharedText(std::string(s)) {}
+
+  const std::string &str() const { return text ? *text : none(); }
+  operator const std::string &() const { return str(); }
+  bool empty() const { return str().empty(); }
+  size_t size() const { return str().size(); }
+  const char *c_str() const { return str().c_str(); }
+
+  friend bool operator==(const SharedText &a, const SharedText &b) {
+    return a.text == b.text || a.str() == b.str();
+  }
+  friend bool operator!=(const SharedText &a, const SharedText &b) {
+    return !(a == b);
+  }
+  friend bool operator==(const SharedText &a, const std::string &b) {
+    return a.str() == b;
+  }
+  friend bool operator==(const std::string &a, const SharedText &b) {
+    return a == b.str();
+  }
+  friend bool operator==(const SharedText &a, const char *b) {
+    return a.str() == b;
+  }
+  friend bool operator!=(const SharedText &a, const std::string &b) {
+    return a.str() != b;
+  }
+  friend bool operator!=(const SharedText &a, const char *b) {
+    return a.str() != b;
+  }
+  friend std::string operator+(std::string a, const SharedText &b) {
+    return a += b.str();
+  }
+  friend std::string operator+(const SharedText &a, const std::string &b) {
+    return a.str() + b;
+  }
+  friend std::string operator+(const char *a, const SharedText &b) {
+    return a + b.str();
+  }
+  friend std::string operator+(const SharedText &a, const char *b) {
+    return a.str() + b;
+  }
+  friend std::string operator+(const SharedText &a, char b) {
+    return a.str() + b;
+  }
+  friend std::string operator+(char a, const SharedText &b) {
+    return a + b.str();
+  }
+  friend std::ostream &operator<<(std::ostream &os, const SharedText &t) {
+    return os << t.str();
+  }
+
+private:
+  static const std::string &none() {
+    static const std::string nothing;
+    return nothing;
+  }
+  std::shared_ptr<const std::string> text;
+};
 
 /// A value computed on first use and shared by copies: each op's
 /// broadcast analysis is computed from its packed inputs (`OpReport::
@@ -146,8 +216,8 @@ struct OpReport {
   bool verifierRan = false;
   /// Operand numbers of the data operands (e.g. tosa.mul's shift excluded).
   std::vector<unsigned> operandNumbers;
-  std::vector<std::string> operandTypes;
-  std::string resultType;
+  std::vector<SharedText> operandTypes;
+  SharedText resultType;
 
   /// The op's whole text, its result name (`%0`) and the declared result
   /// type as written (after the last top-level `->`); invalid when absent.
@@ -202,9 +272,9 @@ struct ValueInfo {
   std::string name; // as written: %0, %arg0, %x#1
   Range def;
   std::vector<Range> uses;
-  std::string type;
+  SharedText type;
   /// "op result #0 of `tosa.add`" / "argument #1 of ^bb0 (entry of func.func)"
-  std::string origin;
+  SharedText origin;
   Range ownerRange;  // the defining op's name, or the block
   int opReport = -1; // index into FileAnalysis::ops when defined by one
   unsigned section = 0;

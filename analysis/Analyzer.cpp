@@ -97,11 +97,13 @@ Range ParsedSection::toFileRange(llvm::SMRange range) const {
   return {toFilePosition(range.Start), toFilePosition(range.End)};
 }
 
-const std::string &ParsedSection::typeName(Type type, TypeNames &cache) const {
+const SharedText &ParsedSection::typeName(Type type, TypeNames &cache) const {
   auto [it, inserted] = cache.try_emplace(type);
   if (inserted) {
-    llvm::raw_string_ostream os(it->second);
+    std::string text;
+    llvm::raw_string_ostream os(text);
     type.print(os);
+    it->second = SharedText(std::move(text));
   }
   return it->second;
 }

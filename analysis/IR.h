@@ -55,13 +55,14 @@ struct ParsedSection {
   Range opRange(mlir::Operation *op) const;
   /// The type as MLIR prints it. Printing builds a printer state each time
   /// and a model repeats a handful of types 10^5 times: print each once.
-  const std::string &typeName(mlir::Type type) const {
+  /// Copies of the result share the text (one string per type).
+  const SharedText &typeName(mlir::Type type) const {
     return typeName(type, typeNames);
   }
   /// The same with the caller's cache: collectIndex runs on a second
   /// thread beside collectOpReports and must not share theirs.
-  using TypeNames = llvm::DenseMap<mlir::Type, std::string>;
-  const std::string &typeName(mlir::Type type, TypeNames &cache) const;
+  using TypeNames = llvm::DenseMap<mlir::Type, SharedText>;
+  const SharedText &typeName(mlir::Type type, TypeNames &cache) const;
 
 private:
   mutable TypeNames typeNames;

@@ -138,8 +138,16 @@ void collectIndex(const ParsedSection &ps,
                   FileAnalysis &out, std::vector<Operation *> *owners) {
   unsigned section = ps.section.index;
   ParsedSection::TypeNames typeNames;
-  auto typeName = [&](Type t) -> const std::string & {
+  auto typeName = [&](Type t) -> const SharedText & {
     return ps.typeName(t, typeNames);
+  };
+  // Origins and multi-result type lists repeat as types do: one string each.
+  llvm::StringMap<SharedText> texts;
+  auto shared = [&](std::string s) -> const SharedText & {
+    auto [it, added] = texts.try_emplace(s);
+    if (added)
+      it->second = SharedText(std::move(s));
+    return it->second;
   };
   for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {
     Operation *op = def.op;
@@ -157,16 +165,21 @@ void collectIndex(const ParsedSection &ps,
       for (const auto &g : def.resultGroups)
         if (g.startIndex > group.startIndex)
           next = std::min(next, g.startIndex);
-      std::string types;
-      for (unsigned i = group.startIndex; i < next; ++i)
-        types +=
-            (types.empty() ? "" : ", ") + typeName(op->getResult(i).getType());
-      v.type = types;
-      v.origin = next - group.startIndex == 1
-                     ? "result #" + std::to_string(group.startIndex) + " of `" +
-                           opName + "`"
-                     : "results #" + std::to_string(group.startIndex) + "-" +
-                           std::to_string(next - 1) + " of `" + opName + "`";
+      if (next - group.startIndex == 1) {
+        v.type = typeName(op->getResult(group.startIndex).getType());
+      } else {
+        std::string types;
+        for (unsigned i = group.startIndex; i < next; ++i)
+          types += (types.empty() ? "" : ", ") +
+                   typeName(op->getResult(i).getType());
+        v.type = shared(std::move(types));
+      }
+      v.origin = shared(
+          next - group.startIndex == 1
+              ? "result #" + std::to_string(group.startIndex) + " of `" +
+                    opName + "`"
+              : "results #" + std::to_string(group.startIndex) + "-" +
+                    std::to_string(next - 1) + " of `" + opName + "`");
       v.ownerRange = ownerRange;
       if (auto it = reports.find(op); it != reports.end())
         v.opReport = static_cast<int>(it->second);
@@ -231,7 +244,7 @@ void collectIndex(const ParsedSection &ps,
       v.def = ps.toFileRange(arg.loc);
       v.uses = toRanges(ps, arg.uses);
       v.type = typeName(block->getArgument(i).getType());
-      v.origin = "argument #" + std::to_string(i) + " " + where;
+      v.origin = shared("argument #" + std::to_string(i) + " " + where);
       if (parent)
         if (const auto *pd = ps.state.getOpDef(parent))
           v.ownerRange = ps.toFileRange(pd->loc);

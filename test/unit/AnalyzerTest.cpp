@@ -295,7 +295,8 @@ TEST(Index, ValuesBlocksAndSymbols) {
   ASSERT_GE(sum->opReport, 0);
   EXPECT_EQ(fa.ops[sum->opReport].name, "tosa.add");
   EXPECT_EQ(arg->type, "tensor<2x3xf32>");
-  EXPECT_NE(arg->origin.find("argument #1"), std::string::npos) << arg->origin;
+  EXPECT_NE(arg->origin.str().find("argument #1"), std::string::npos)
+      << arg->origin;
   // The op's declared result type as written, for inlay hints and fixes.
   const OpReport &add = fa.ops[sum->opReport];
   EXPECT_EQ(add.resultTypeRange.begin.line, 7u);
