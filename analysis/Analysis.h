@@ -203,7 +203,7 @@ enum class OpKind {
 const char *opKindName(OpKind k);
 
 struct OpReport {
-  std::string name;
+  SharedText name;
   Range range; // the op name
   unsigned section = 0;
   OpKind kind = OpKind::Implicit;
@@ -300,7 +300,7 @@ struct SymbolInfo {
 
 /// Every op's name and text, for features that edit ops (quick fixes).
 struct OpSpan {
-  std::string name;
+  SharedText name;
   Range nameRange;
   Range scope;
   unsigned numOperands = 0;

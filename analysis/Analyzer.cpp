@@ -108,6 +108,13 @@ const SharedText &ParsedSection::typeName(Type type, TypeNames &cache) const {
   return it->second;
 }
 
+const SharedText &ParsedSection::opName(Operation *op, OpNames &cache) const {
+  auto [it, inserted] = cache.try_emplace(op->getName().getAsOpaquePointer());
+  if (inserted)
+    it->second = SharedText(op->getName().getStringRef().str());
+  return it->second;
+}
+
 Range ParsedSection::opRange(Operation *op) const {
   if (const auto *def = state.getOpDef(op))
     return toFileRange(def->loc);

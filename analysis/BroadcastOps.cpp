@@ -119,7 +119,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     if (!kind)
       return;
     OpReport r;
-    r.name = op->getName().getStringRef().str();
+    r.name = section.opName(op);
     r.range = section.opRange(op);
     r.section = section.section.index;
     r.kind = *kind;
@@ -165,7 +165,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
 
     std::optional<std::vector<int64_t>> dims;
     if (*kind == OpKind::Implicit) {
-      r.tosa = tosaElementwise().contains(r.name);
+      r.tosa = tosaElementwise().contains(r.name.str());
       BroadcastOptions opts;
       opts.requireEqualRanks = r.tosa;
       r.summary = summarizeBroadcast(shapes, *result, opts);

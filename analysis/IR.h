@@ -63,9 +63,16 @@ struct ParsedSection {
   /// thread beside collectOpReports and must not share theirs.
   using TypeNames = llvm::DenseMap<mlir::Type, SharedText>;
   const SharedText &typeName(mlir::Type type, TypeNames &cache) const;
+  /// An op's name, one string per name (the same two flavours).
+  const SharedText &opName(mlir::Operation *op) const {
+    return opName(op, opNames);
+  }
+  using OpNames = llvm::DenseMap<const void *, SharedText>;
+  const SharedText &opName(mlir::Operation *op, OpNames &cache) const;
 
 private:
   mutable TypeNames typeNames;
+  mutable OpNames opNames;
 };
 
 /// Verifies `op` (and everything nested) with MLIR's rules and messages, but

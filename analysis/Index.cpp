@@ -138,6 +138,7 @@ void collectIndex(const ParsedSection &ps,
                   FileAnalysis &out, std::vector<Operation *> *owners) {
   unsigned section = ps.section.index;
   ParsedSection::TypeNames typeNames;
+  ParsedSection::OpNames opNames;
   auto typeName = [&](Type t) -> const SharedText & {
     return ps.typeName(t, typeNames);
   };
@@ -151,7 +152,7 @@ void collectIndex(const ParsedSection &ps,
   };
   for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {
     Operation *op = def.op;
-    std::string opName = op->getName().getStringRef().str();
+    const SharedText &opName = ps.opName(op, opNames);
     Range ownerRange = ps.toFileRange(def.loc);
     out.opSpans.push_back({opName, ownerRange, ps.toFileRange(def.scopeLoc),
                            op->getNumOperands(), op->getNumRegions() != 0,
@@ -174,12 +175,12 @@ void collectIndex(const ParsedSection &ps,
                    typeName(op->getResult(i).getType());
         v.type = shared(std::move(types));
       }
-      v.origin = shared(
-          next - group.startIndex == 1
-              ? "result #" + std::to_string(group.startIndex) + " of `" +
-                    opName + "`"
-              : "results #" + std::to_string(group.startIndex) + "-" +
-                    std::to_string(next - 1) + " of `" + opName + "`");
+      v.origin =
+          shared(next - group.startIndex == 1
+                     ? "result #" + std::to_string(group.startIndex) + " of `" +
+                           opName + "`"
+                     : "results #" + std::to_string(group.startIndex) + "-" +
+                           std::to_string(next - 1) + " of `" + opName + "`");
       v.ownerRange = ownerRange;
       if (auto it = reports.find(op); it != reports.end())
         v.opReport = static_cast<int>(it->second);
