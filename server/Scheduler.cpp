@@ -25,7 +25,7 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::update(const std::string &uri, const std::string &path,
-                       int64_t version, std::string text, Config config) {
+                       int64_t version, SharedString text, Config config) {
   std::unique_lock<std::mutex> lock(mu);
   std::shared_ptr<Doc> &doc = docs[uri];
   if (!doc)
@@ -123,7 +123,8 @@ Scheduler::Stats Scheduler::stats() const {
 
 void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
                         std::unique_lock<std::mutex> &lock) {
-  std::string text = doc->text, path = doc->path;
+  SharedString text = doc->text;
+  std::string path = doc->path;
   int64_t version = doc->version;
   Config config = doc->config;
   doc->dirty = false;
@@ -132,7 +133,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
 
   timingMark("analysis start");
   std::shared_ptr<const FileAnalysis> fa =
-      analyzer->analyzeShared(text, path, config, doc->cache);
+      analyzer->analyzeShared(*text, path, config, doc->cache);
   unsigned reused = 0;
   for (const Section &s : fa->sections)
     reused += s.reused;

@@ -242,7 +242,8 @@ void TosaServer::schedule(const std::string &uri, const Document &doc) {
 
 void TosaServer::addDocument(const std::string &uri, const std::string &path,
                              int64_t version, std::string text) {
-  Document doc{path, std::move(text), version};
+  Document doc{path, std::make_shared<const std::string>(std::move(text)),
+               version};
   {
     std::lock_guard<std::mutex> lock(docsMu);
     docs[uri] = doc;
@@ -259,13 +260,13 @@ Error TosaServer::changeDocument(
     auto it = docs.find(uri);
     if (it == docs.end())
       return invalidParams("didChange for a document that is not open: " + uri);
-    std::string text = it->second.text;
+    std::string text = *it->second.text;
     for (const TextDocumentContentChangeEvent &change : changes)
       if (std::optional<std::string> error = applyChange(text, change))
         // The client and we disagree on the text: say so rather than
         // analysing something the user does not see.
         return make_error<LSPError>(*error, ErrorCode::InvalidParams);
-    it->second.text = std::move(text);
+    it->second.text = std::make_shared<const std::string>(std::move(text));
     it->second.version = version;
     doc = it->second;
   }
@@ -985,7 +986,7 @@ void TosaServer::previewLowering(PreviewRequest req,
   auto work = [this, cb = std::move(cb), text = doc->text, path = doc->path,
                opts, uri = req.uri,
                writeFile = req.writeFile](unsigned) mutable {
-    Expected<LowerResult> lowered = lower(text, path, opts);
+    Expected<LowerResult> lowered = lower(*text, path, opts);
     if (!lowered)
       return cb(make_error<LSPError>("lowering failed\n" +
                                          toString(lowered.takeError()),
@@ -993,7 +994,7 @@ void TosaServer::previewLowering(PreviewRequest req,
     LowerResult &r = *lowered;
     PreviewResult out;
     LineTable preview(r.text);
-    LineTable source(text); // the text that was lowered, not a snapshot
+    LineTable source(*text); // the text that was lowered, not a snapshot
     for (const PreviewMapping &m : r.mappings)
       out.mappings.push_back(
           {preview.toLsp(Position{m.previewLine, m.previewColumn + 1}),
@@ -1075,7 +1076,7 @@ TosaServer::compile(CompileRequest req,
   }
   CompileJob job;
   job.self = options.self;
-  job.text = doc->text;
+  job.text = *doc->text;
   job.name = sys::path::filename(doc->path).str();
   job.function = req.function;
   job.emit = req.emit;

@@ -209,7 +209,8 @@ public:
 
 private:
   struct Document {
-    std::string path, text;
+    std::string path;
+    SharedString text;
     int64_t version = 0;
   };
   std::optional<Document> document(const std::string &uri) const;
