@@ -3,6 +3,7 @@
 #include "LSPServer.h"
 
 #include "Config.h"
+#include "DiagnosticsJSON.h"
 #include "FramedOutput.h"
 #include "Timing.h"
 #include "TosaServer.h"
@@ -684,84 +685,6 @@ private:
   // Diagnostics
   //===--------------------------------------------------------------------===//
 
-  /// JSON string literals of the messages and codes of one publish: 10^5
-  /// diagnostics share a few thousand texts, and json::OStream escapes a
-  /// string a character at a time.
-  class QuotedStrings {
-  public:
-    StringRef operator()(StringRef text) {
-      auto [it, fresh] = quoted.try_emplace(text);
-      if (fresh) {
-        raw_string_ostream out(it->second);
-        json::OStream(out).value(text);
-      }
-      return it->second;
-    }
-
-  private:
-    llvm::StringMap<std::string> quoted;
-  };
-
-  /// One diagnostic, streamed (keys in the order json::Value prints them,
-  /// so transcripts read the same either way).
-  static void writeDiagnostic(json::OStream &os, const Snapshot &s,
-                              const Diagnostic &d,
-                              QuotedStrings *quoted = nullptr) {
-    auto string = [&](const char *key, const std::string &text) {
-      if (!quoted)
-        return os.attribute(key, text);
-      os.attributeBegin(key);
-      os.rawValue((*quoted)(text));
-      os.attributeEnd();
-    };
-    auto range = [&](const Range &r) {
-      lsp::Range lr = s.lines.toLsp(r);
-      auto pos = [&](const char *key, const lsp::Position &p) {
-        os.attributeObject(key, [&] {
-          os.attribute("character", p.character);
-          os.attribute("line", p.line);
-        });
-      };
-      os.attributeObject("range", [&] {
-        pos("end", lr.end);
-        pos("start", lr.start);
-      });
-    };
-    os.object([&] {
-      string("code", d.code);
-      string("message", d.message);
-      range(d.range);
-      // Every note, as the analysis keeps them (also MLIR's "see current
-      // operation": the generic form shows what a custom syntax hides).
-      if (!d.notes.empty())
-        os.attributeArray("relatedInformation", [&] {
-          for (const DiagNote &n : d.notes) {
-            os.object([&] {
-              os.attributeObject("location", [&] {
-                range(n.range.begin.valid() ? n.range : d.range);
-                os.attribute("uri", s.uri);
-              });
-              os.attribute("message", n.message);
-            });
-          }
-        });
-      os.attribute("severity", int(TosaServer::severity(d)));
-      os.attribute("source", "tosa-lsp");
-    });
-  }
-
-  /// The same diagnostic as a json::Value (code actions carry the one they
-  /// fix).
-  static json::Value diagnosticJSON(const Snapshot &s, const Diagnostic &d) {
-    std::string text;
-    raw_string_ostream out(text);
-    {
-      json::OStream os(out);
-      writeDiagnostic(os, s, d);
-    }
-    return cantFail(json::parse(text));
-  }
-
   /// Streams the notification straight to the output: with 10^5
   /// diagnostics a json::Value tree (built, copied, sorted, printed) costs
   /// more than analysing the file.
@@ -770,29 +693,7 @@ private:
     std::string text;
     {
       PhaseTimer t("diagnostics to JSON");
-      raw_string_ostream out(text);
-      // Buffered: json::OStream writes strings a character at a time, and
-      // an unbuffered string stream appends each one to `text` on its own.
-      out.SetBufferSize(1 << 16);
-      json::OStream os(out, litTest ? 2 : 0);
-      os.object([&] {
-        os.attribute("jsonrpc", "2.0");
-        os.attribute("method", "textDocument/publishDiagnostics");
-        os.attributeObject("params", [&] {
-          os.attributeArray("diagnostics", [&] {
-            QuotedStrings quoted;
-            for (const Diagnostic &d : s.analysis.diagnostics)
-              writeDiagnostic(os, s, d, &quoted);
-            for (const Diagnostic &d : extra)
-              writeDiagnostic(os, s, d, &quoted);
-          });
-          os.attribute("uri", s.uri);
-          os.attribute("version", s.version);
-        });
-      });
-      if (litTest)
-        out << "\n"; // As JSONTransport's pretty output ends.
-      out.flush();
+      text = publishDiagnosticsMessage(s, extra, litTest);
     }
     PhaseTimer t("diagnostics sent");
     output.sendRaw(text);
