@@ -383,6 +383,11 @@ public:
   /// The same, shared with the cache: the cache remembers the previous
   /// analysis by reference (and copies only the sections it reuses)
   /// instead of keeping a copy of everything.
+  /// With the text shared too: the cache keeps it instead of a copy.
+  std::shared_ptr<const FileAnalysis>
+  analyzeShared(std::shared_ptr<const std::string> text,
+                const std::string &path, const Config &config,
+                AnalysisCache &cache);
   std::shared_ptr<const FileAnalysis> analyzeShared(const std::string &text,
                                                     const std::string &path,
                                                     const Config &config,

@@ -644,14 +644,17 @@ std::optional<size_t> splitPoint(std::string_view text) {
 
 struct AnalysisCache::Impl {
   struct Entry {
-    std::string text;
-    Section section; // as it was analysed (parsed / stale flags included)
-    Slice slice;     // its items in `previous`
+    std::string_view text; // in `text` below
+    Section section;       // as it was analysed (parsed / stale flags included)
+    Slice slice;           // its items in `previous`
     std::shared_ptr<const SectionUnits> units;
   };
   std::string configFingerprint;
   std::string path;
   std::vector<Entry> entries; // by section index of the previous version
+  /// The previous version's text, shared with its owner (the server's
+  /// snapshot): the entries are views into it, not a copy of the file.
+  std::shared_ptr<const std::string> text;
   /// The previous analysis, shared with whoever else holds it (the
   /// server's snapshot): remembering it costs nothing.
   std::shared_ptr<const FileAnalysis> previous;
@@ -691,7 +694,8 @@ struct Analyzer::Impl {
 
   FileAnalysis analyze(const std::string &text, const std::string &path,
                        const Config &config, AnalysisCache *cache,
-                       std::shared_ptr<const FileAnalysis> *shared = nullptr);
+                       std::shared_ptr<const FileAnalysis> *shared = nullptr,
+                       std::shared_ptr<const std::string> owner = nullptr);
   /// analyzeSectionUnguarded, with a crash inside MLIR turned into an error
   /// on the section (and a fresh context for what follows).
   SectionResult analyzeSection(const FileText &file, const std::string &path,
@@ -737,10 +741,20 @@ Analyzer::~Analyzer() = default;
 std::shared_ptr<const FileAnalysis>
 Analyzer::analyzeShared(const std::string &text, const std::string &path,
                         const Config &config, AnalysisCache &cache) {
+  return analyzeShared(std::make_shared<const std::string>(text), path, config,
+                       cache);
+}
+
+std::shared_ptr<const FileAnalysis>
+Analyzer::analyzeShared(std::shared_ptr<const std::string> text,
+                        const std::string &path, const Config &config,
+                        AnalysisCache &cache) {
   std::shared_ptr<const FileAnalysis> result;
   PhaseTimer total("analysis (total)");
-  impl->analysisThread.run(
-      [&] { impl->analyze(text, path, config, &cache, &result); });
+  const std::string &whole = *text; // `text` is moved below
+  impl->analysisThread.run([&] {
+    impl->analyze(whole, path, config, &cache, &result, std::move(text));
+  });
   return result;
 }
 
@@ -772,7 +786,8 @@ FileAnalysis Analyzer::analyze(const std::string &text, const std::string &path,
 FileAnalysis
 Analyzer::Impl::analyze(const std::string &text, const std::string &path,
                         const Config &config, AnalysisCache *cache,
-                        std::shared_ptr<const FileAnalysis> *shared) {
+                        std::shared_ptr<const FileAnalysis> *shared,
+                        std::shared_ptr<const std::string> owner) {
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
@@ -860,7 +875,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       }
     }
     if (memo)
-      next.push_back({std::string(secText), r.section, Slice(), units});
+      next.push_back({secText, r.section, Slice(), units});
     results.push_back(std::move(r));
   }
   PhaseTimer t("assemble");
@@ -872,7 +887,15 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   for (size_t i = 0; i < next.size(); ++i)
     next[i].slice = slices[i];
   auto result = std::make_shared<const FileAnalysis>(std::move(fa));
+  if (!owner || owner->data() != text.data()) {
+    // Not shared by the caller: keep a copy, and the views in it.
+    owner = std::make_shared<const std::string>(text);
+    for (AnalysisCache::Impl::Entry &e : next)
+      e.text = std::string_view(*owner).substr(e.text.data() - text.data(),
+                                               e.text.size());
+  }
   memo->entries = std::move(next);
+  memo->text = std::move(owner);
   memo->configFingerprint = fingerprint;
   memo->path = path;
   memo->previous = result;

@@ -163,7 +163,8 @@ std::string publishDiagnosticsMessage(const Snapshot &s,
     text += "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/"
             "publishDiagnostics\",\"params\":{\"diagnostics\":[";
     bool first = true;
-    for (const std::vector<Diagnostic> *list : {&s.analysis.diagnostics, &extra})
+    for (const std::vector<Diagnostic> *list :
+         {&s.analysis.diagnostics, &extra})
       for (const Diagnostic &d : *list) {
         if (!first)
           text += ',';

@@ -133,7 +133,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
 
   timingMark("analysis start");
   std::shared_ptr<const FileAnalysis> fa =
-      analyzer->analyzeShared(*text, path, config, doc->cache);
+      analyzer->analyzeShared(text, path, config, doc->cache);
   unsigned reused = 0;
   for (const Section &s : fa->sections)
     reused += s.reused;

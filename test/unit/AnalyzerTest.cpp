@@ -305,6 +305,24 @@ TEST(Index, ValuesBlocksAndSymbols) {
   EXPECT_EQ(add.resultName, "%0");
 }
 
+// The cache remembers a shared text by reference (no copy of the file),
+// and reuses the unchanged section of the next version all the same.
+TEST(Cache, KeepsTheSharedTextNotACopy) {
+  Analyzer analyzer;
+  AnalysisCache cache;
+  Config config;
+  auto text = std::make_shared<const std::string>(kTwoSections);
+  auto first = analyzer.analyzeShared(text, "t.mlir", config, cache);
+  EXPECT_EQ(text.use_count(), 2); // ours and the cache's
+  std::string edited = std::string(kTwoSections);
+  edited.insert(edited.find("  return %0 : tensor<2xf32>"), "  // one\n");
+  auto next = std::make_shared<const std::string>(edited);
+  auto second = analyzer.analyzeShared(next, "t.mlir", config, cache);
+  EXPECT_EQ(text.use_count(), 1); // the cache moved on to the new one
+  EXPECT_EQ(next.use_count(), 2);
+  EXPECT_TRUE(second->sections[1].reused);
+}
+
 TEST(Cache, UnchangedSectionsAreReusedAndShifted) {
   Analyzer analyzer;
   AnalysisCache cache;

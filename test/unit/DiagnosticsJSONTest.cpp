@@ -64,9 +64,9 @@ TEST(DiagnosticsJSON, CompactAndPrettyAreTheSameValue) {
   // The 😀 is two UTF-16 units: byte column 10 is character 6.
   const llvm::json::Object *first =
       (*params->getArray("diagnostics"))[0].getAsObject();
-  EXPECT_EQ(first->getObject("range")->getObject("start")->getInteger(
-                "character"),
-            6);
+  EXPECT_EQ(
+      first->getObject("range")->getObject("start")->getInteger("character"),
+      6);
 }
 
 TEST(DiagnosticsJSON, NoDiagnosticsIsAnEmptyList) {
@@ -74,6 +74,7 @@ TEST(DiagnosticsJSON, NoDiagnosticsIsAnEmptyList) {
   llvm::Expected<llvm::json::Value> v =
       llvm::json::parse(publishDiagnosticsMessage(*s, {}, false));
   ASSERT_TRUE(bool(v));
-  EXPECT_EQ(v->getAsObject()->getObject("params")->getArray("diagnostics")->size(),
-            0u);
+  EXPECT_EQ(
+      v->getAsObject()->getObject("params")->getArray("diagnostics")->size(),
+      0u);
 }
