@@ -16,29 +16,29 @@ namespace tosa_lsp {
 //     name, whether it was refined, and then its declared and refined types.
 
 InferredOpWriter::InferredOpWriter()
-    : pool(std::make_shared<InferencePool>()) {}
+    : sharedPool(std::make_shared<InferencePool>()) {}
 
 uint32_t InferredOpWriter::intern(const std::string &s) {
-  auto [it, added] = stringIds.try_emplace(s, pool->strings.size());
+  auto [it, added] = stringIds.try_emplace(s, sharedPool->strings.size());
   if (added) {
-    pool->strings.push_back(s);
-    pool->typeShapes.push_back(InferencePool::kNone);
+    sharedPool->strings.push_back(s);
+    sharedPool->typeShapes.push_back(InferencePool::kNone);
   }
   return it->second;
 }
 
 uint32_t InferredOpWriter::internShape(const MaybeShape &shape) {
-  auto [it, added] = shapeIds.try_emplace(shape, pool->shapes.size());
+  auto [it, added] = shapeIds.try_emplace(shape, sharedPool->shapes.size());
   if (added)
-    pool->shapes.push_back(shape);
+    sharedPool->shapes.push_back(shape);
   return it->second;
 }
 
 uint32_t InferredOpWriter::internType(const std::string &text,
                                       const MaybeShape &shape) {
   uint32_t id = intern(text);
-  if (pool->typeShapes[id] == InferencePool::kNone)
-    pool->typeShapes[id] = internShape(shape);
+  if (sharedPool->typeShapes[id] == InferencePool::kNone)
+    sharedPool->typeShapes[id] = internShape(shape);
   return id;
 }
 
@@ -46,7 +46,7 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
                                    const std::vector<Result> &results,
                                    const std::vector<Operand> &operands) {
   InferredOp op;
-  op.pool = pool;
+  op.pool = sharedPool;
   std::vector<uint32_t> &c = op.code;
   c.push_back(name);
   c.push_back(function);
@@ -240,7 +240,8 @@ std::vector<TextEditData> refineAllEdits(const ShapeInference &si,
   std::vector<TextEditData> out;
   for (const FunctionInference &f : si.functions)
     if (function.empty() || f.name == function)
-      out.insert(out.end(), f.refineEdits.begin(), f.refineEdits.end());
+      for (const auto &[range, text] : f.refineEdits)
+        out.push_back({range, f.pool->strings[text]});
   std::sort(out.begin(), out.end(),
             [](const TextEditData &a, const TextEditData &b) {
               return std::make_pair(a.range.begin.line, a.range.begin.column) <

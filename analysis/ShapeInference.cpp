@@ -243,7 +243,8 @@ struct ShapeInferrer::Impl {
 
   static void refineEdits(const detail::ParsedSection &ps, func::FuncOp fn,
                           const llvm::DenseMap<Value, Type> &declared,
-                          FunctionInference &fi);
+                          FunctionInference &fi,
+                          std::vector<TextEditData> &edits);
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
                     unsigned last, ShapeInference &out);
@@ -251,13 +252,14 @@ struct ShapeInferrer::Impl {
 
 void ShapeInferrer::Impl::refineEdits(
     const detail::ParsedSection &ps, func::FuncOp fn,
-    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi) {
+    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi,
+    std::vector<TextEditData> &edits) {
   auto changed = [&](Value v) {
     auto it = declared.find(v);
     return it != declared.end() && it->second != v.getType();
   };
   auto fail = [&](std::string why) {
-    fi.refineEdits.clear();
+    edits.clear();
     fi.refineProblem = std::move(why);
   };
   for (const InferredOp &op : fi.ops)
@@ -308,7 +310,7 @@ void ShapeInferrer::Impl::refineEdits(
             at = blockArgType(bd->arguments[a.getArgNumber()].loc,
                               ps.bufferEnd());
           if (at) {
-            fi.refineEdits.push_back(
+            edits.push_back(
                 {toRange(at->first, at->second), ps.typeName(a.getType())});
             continue;
           }
@@ -358,14 +360,13 @@ void ShapeInferrer::Impl::refineEdits(
     }
     for (unsigned k = skipped; k < op->getNumOperands(); ++k)
       if (changed(op->getOperand(k)))
-        fi.refineEdits.push_back({toRange(base + ops[k - skipped].first,
-                                          base + ops[k - skipped].second),
-                                  ps.typeName(op->getOperand(k).getType())});
+        edits.push_back({toRange(base + ops[k - skipped].first,
+                                 base + ops[k - skipped].second),
+                         ps.typeName(op->getOperand(k).getType())});
     for (unsigned k = 0; k < op->getNumResults(); ++k)
       if (changed(op->getResult(k)))
-        fi.refineEdits.push_back(
-            {toRange(base + res[k].first, base + res[k].second),
-             ps.typeName(op->getResult(k).getType())});
+        edits.push_back({toRange(base + res[k].first, base + res[k].second),
+                         ps.typeName(op->getResult(k).getType())});
   });
   if (problem)
     return;
@@ -408,10 +409,10 @@ void ShapeInferrer::Impl::refineEdits(
          p < def->scopeLoc.Start.getPointer() && (*p == ' ' || *p == '\t'); ++p)
       indent += *p;
     const char *end = def->scopeLoc.End.getPointer();
-    fi.refineEdits.push_back(
-        {toRange(end, end), "\n" + indent + name + " = tensor.cast " + source +
-                                " : " + ps.typeName(v.getType()) + " to " +
-                                ps.typeName(cast.getType())});
+    edits.push_back({toRange(end, end), "\n" + indent + name +
+                                            " = tensor.cast " + source + " : " +
+                                            ps.typeName(v.getType()) + " to " +
+                                            ps.typeName(cast.getType())});
     // The uses the pass moved to the cast: those inside its users' own text
     // (not inside ops nested in them).
     llvm::SmallPtrSet<Operation *, 4> users;
@@ -444,7 +445,7 @@ void ShapeInferrer::Impl::refineEdits(
             nested = true;
         });
         if (!nested)
-          fi.refineEdits.push_back(
+          edits.push_back(
               {toRange(use.Start.getPointer(), use.End.getPointer()), name});
       }
     }
@@ -820,7 +821,13 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                                     : op.range.begin.line);
         fi.lastLineSoFar.push_back(lastLine);
       }
-      refineEdits(*ps, fn, declared, fi);
+      std::vector<TextEditData> edits;
+      refineEdits(*ps, fn, declared, fi, edits);
+      // Kept as ranges and pooled texts (mostly types, repeated).
+      fi.refineEdits.reserve(edits.size());
+      for (const TextEditData &e : edits)
+        fi.refineEdits.push_back({e.range, writer.intern(e.newText)});
+      fi.pool = writer.pool();
       results.push_back(std::move(fi));
     }
   });

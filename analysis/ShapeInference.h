@@ -122,9 +122,10 @@ public:
   InferredOp write(uint32_t name, uint32_t function,
                    const std::vector<Result> &results,
                    const std::vector<Operand> &operands);
+  std::shared_ptr<const InferencePool> pool() const { return sharedPool; }
 
 private:
-  std::shared_ptr<InferencePool> pool;
+  std::shared_ptr<InferencePool> sharedPool;
   llvm::StringMap<uint32_t> stringIds;
   std::map<MaybeShape, uint32_t> shapeIds;
 };
@@ -148,7 +149,10 @@ struct FunctionInference {
   /// one (func.return, ops of other dialects), whose uses are renamed to
   /// it. SSA names, attributes, comments and layout are kept. Empty when
   /// nothing is refinable or the edit cannot be written (`refineProblem`).
-  std::vector<TextEditData> refineEdits;
+  /// Stored as ranges and texts in `pool`: refineAllEdits gives them as
+  /// text edits.
+  std::vector<std::pair<Range, uint32_t>> refineEdits;
+  std::shared_ptr<const InferencePool> pool;
   std::string refineProblem;
 };
 
