@@ -82,10 +82,21 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
   return op;
 }
 
-const std::string &InferredOp::name() const { return pool->strings[code[0]]; }
+// A default-constructed op (no pool) reads as empty.
+static const std::string &pooled(const InferencePool *pool,
+                                 const std::vector<uint32_t> &code, size_t at) {
+  static const std::string none;
+  return pool && at < code.size() && code[at] < pool->strings.size()
+             ? pool->strings[code[at]]
+             : none;
+}
+
+const std::string &InferredOp::name() const {
+  return pooled(pool.get(), code, 0);
+}
 
 const std::string &InferredOp::function() const {
-  return pool->strings[code[1]];
+  return pooled(pool.get(), code, 1);
 }
 
 namespace {
@@ -153,6 +164,8 @@ static void decode(const InferencePool &pool, const std::vector<uint32_t> &code,
 
 std::vector<InferredResult> InferredOp::results() const {
   std::vector<InferredResult> out;
+  if (!pool)
+    return out;
   std::vector<std::vector<DimSource>> sources;
   std::vector<DecodedOperand> operands;
   decode(*pool, code, &out, &sources, operands);
@@ -183,7 +196,7 @@ std::vector<InferredResult> InferredOp::results() const {
 
 std::vector<std::string> InferredOp::refinedOperands() const {
   std::vector<std::string> out;
-  if (!hasRefinedOperands())
+  if (!hasRefinedOperands() || !pool)
     return out;
   std::vector<DecodedOperand> operands;
   decode(*pool, code, nullptr, nullptr, operands);

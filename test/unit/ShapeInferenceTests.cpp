@@ -204,6 +204,9 @@ TEST(ShapeInference, RecordsOutliveTheirInferenceAndDecodeTheSame) {
       kept.push_back(*op);
   }
   ASSERT_EQ(kept.size(), 3u); // tosa.const, tosa.conv2d, tosa.clamp
+  InferredOp none;            // not written by a run: reads as empty
+  EXPECT_EQ(none.name(), "");
+  EXPECT_TRUE(none.results().empty());
   EXPECT_EQ(kept[2].name(), "tosa.clamp");
   EXPECT_EQ(kept[2].results()[0].declared, "tensor<1x?x?x16xf32>");
   EXPECT_EQ(renderInferred(kept[2], RenderStyle::Text),
