@@ -214,14 +214,17 @@ TEST(ShapeInference, RecordsOutliveTheirInferenceAndDecodeTheSame) {
                            RenderStyle::Text));
 }
 
-TEST(ShapeInference, DeclaredStaticSizeContradictingPropagation) {
-  ShapeInference si = inferText(R"(
+// The transpose gives 3x2; the abs declares 3x5.
+const char *kContradiction = R"(
 func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
   %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
   %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
   return %1 : tensor<3x5xf32>
 }
-)");
+)";
+
+TEST(ShapeInference, DeclaredStaticSizeContradictingPropagation) {
+  ShapeInference si = inferText(kContradiction);
   const InferredOp *abs = find(si, "tosa.abs");
   ASSERT_TRUE(abs);
   EXPECT_TRUE(abs->contradicts());
@@ -233,13 +236,7 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
 }
 
 TEST(ShapeInference, ContradictionIsAnErrorDiagnosticWithTheInferredSize) {
-  ShapeInference si = inferText(R"(
-func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
-  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
-  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
-  return %1 : tensor<3x5xf32>
-}
-)");
+  ShapeInference si = inferText(kContradiction);
   std::vector<Diagnostic> ds = contradictionDiagnostics(si);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].severity, Severity::Error);
@@ -411,14 +408,7 @@ func.func @f(%in: tensor<1x32x32x8xf32>, %w: tensor<16x3x3x8xf32>, %b: tensor<16
 TEST(ShapeInferenceInlayHints, ContradictionIsMarked) {
   ShapeInference si;
   FileAnalysis fa;
-  std::string text = R"(
-func.func @f(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
-  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
-  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
-  return %1 : tensor<3x5xf32>
-}
-)";
-  si = inferText(text, &fa);
+  si = inferText(kContradiction, &fa);
   auto hints = inlayHints(fa, {{4, 1}, {4, 200}}, Config::Hints(), &si);
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_EQ(hints[0].label, " inferred: 3x2 (error)");
