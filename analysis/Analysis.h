@@ -382,12 +382,13 @@ public:
                        const Config &config, AnalysisCache *cache = nullptr);
   /// The same, shared with the cache: the cache remembers the previous
   /// analysis by reference (and copies only the sections it reuses)
-  /// instead of keeping a copy of everything.
-  /// With the text shared too: the cache keeps it instead of a copy.
+  /// instead of keeping a copy of everything. The text is shared too: the
+  /// cache keeps `text`, not a copy of the file.
   std::shared_ptr<const FileAnalysis>
   analyzeShared(std::shared_ptr<const std::string> text,
                 const std::string &path, const Config &config,
                 AnalysisCache &cache);
+  /// The same for a text the caller owns (the cache keeps a copy).
   std::shared_ptr<const FileAnalysis> analyzeShared(const std::string &text,
                                                     const std::string &path,
                                                     const Config &config,

@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
+#include <cassert>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -695,6 +696,7 @@ struct Analyzer::Impl {
   FileAnalysis analyze(const std::string &text, const std::string &path,
                        const Config &config, AnalysisCache *cache,
                        std::shared_ptr<const FileAnalysis> *shared = nullptr,
+                       // Holds `text`; required with a cache.
                        std::shared_ptr<const std::string> owner = nullptr);
   /// analyzeSectionUnguarded, with a crash inside MLIR turned into an error
   /// on the section (and a fresh context for what follows).
@@ -887,13 +889,9 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   for (size_t i = 0; i < next.size(); ++i)
     next[i].slice = slices[i];
   auto result = std::make_shared<const FileAnalysis>(std::move(fa));
-  if (!owner || owner->data() != text.data()) {
-    // Not shared by the caller: keep a copy, and the views in it.
-    owner = std::make_shared<const std::string>(text);
-    for (AnalysisCache::Impl::Entry &e : next)
-      e.text = std::string_view(*owner).substr(e.text.data() - text.data(),
-                                               e.text.size());
-  }
+  // The entries are views into `text`, which `owner` holds (analyzeShared,
+  // the only caller with a cache, passes both).
+  assert(owner && owner->data() == text.data());
   memo->entries = std::move(next);
   memo->text = std::move(owner);
   memo->configFingerprint = fingerprint;

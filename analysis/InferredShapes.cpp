@@ -18,10 +18,10 @@ namespace tosa_lsp {
 InferredOpWriter::InferredOpWriter()
     : sharedPool(std::make_shared<InferencePool>()) {}
 
-uint32_t InferredOpWriter::intern(const std::string &s) {
+uint32_t InferredOpWriter::intern(llvm::StringRef s) {
   auto [it, added] = stringIds.try_emplace(s, sharedPool->strings.size());
   if (added) {
-    sharedPool->strings.push_back(s);
+    sharedPool->strings.push_back(s.str());
     sharedPool->typeShapes.push_back(InferencePool::kNone);
   }
   return it->second;
@@ -34,7 +34,7 @@ uint32_t InferredOpWriter::internShape(const MaybeShape &shape) {
   return it->second;
 }
 
-uint32_t InferredOpWriter::internType(const std::string &text,
+uint32_t InferredOpWriter::internType(llvm::StringRef text,
                                       const MaybeShape &shape) {
   uint32_t id = intern(text);
   if (sharedPool->typeShapes[id] == InferencePool::kNone)
@@ -220,13 +220,9 @@ ShapeInference::opsOnLines(unsigned first, unsigned last) const {
                                       f.lastLineSoFar.end(), first) -
                          f.lastLineSoFar.begin()
                    : 0;
-    for (; i < f.ops.size() && f.ops[i].range.begin.line <= last; ++i) {
-      const InferredOp &op = f.ops[i];
-      unsigned end =
-          op.scope.end.valid() ? op.scope.end.line : op.range.begin.line;
-      if (end >= first)
-        out.push_back(&op);
-    }
+    for (; i < f.ops.size() && f.ops[i].range.begin.line <= last; ++i)
+      if (f.ops[i].lastLine() >= first)
+        out.push_back(&f.ops[i]);
   }
   return out;
 }

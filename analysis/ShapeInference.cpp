@@ -667,7 +667,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
       auto typeId = [&](Type t) {
         auto [it, added] = typeIds.try_emplace(t, 0);
         if (added)
-          it->second = writer.internType(ps->typeName(t), shapeOf(t));
+          it->second = writer.internType(ps->typeName(t).str(), shapeOf(t));
         return it->second;
       };
       uint32_t functionId = writer.intern(fi.name);
@@ -804,7 +804,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         else
           operands.clear();
         InferredOp io =
-            writer.write(writer.intern(op->getName().getStringRef().str()),
+            writer.write(writer.intern(op->getName().getStringRef()),
                          functionId, results, operands);
         io.section = sec.index;
         io.range = ps->opRange(op);
@@ -815,12 +815,9 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         fi.ops.push_back(std::move(io));
       }
       unsigned lastLine = 0;
-      for (const InferredOp &op : fi.ops) {
-        lastLine =
-            std::max(lastLine, op.scope.end.valid() ? op.scope.end.line
-                                                    : op.range.begin.line);
-        fi.lastLineSoFar.push_back(lastLine);
-      }
+      for (const InferredOp &op : fi.ops)
+        fi.lastLineSoFar.push_back(lastLine =
+                                       std::max(lastLine, op.lastLine()));
       std::vector<TextEditData> edits;
       refineEdits(*ps, fn, declared, fi, edits);
       // Kept as ranges and pooled texts (mostly types, repeated).

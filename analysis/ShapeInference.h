@@ -76,6 +76,10 @@ public:
 
   bool refined() const { return flags & kRefined; }
   bool contradicts() const { return flags & kContradicts; }
+  /// The last line of the op's text.
+  unsigned lastLine() const {
+    return scope.end.valid() ? scope.end.line : range.begin.line;
+  }
 
 private:
   friend class InferredOpWriter;
@@ -101,9 +105,9 @@ struct DimSource {
 class InferredOpWriter {
 public:
   InferredOpWriter();
-  uint32_t intern(const std::string &s);
+  uint32_t intern(llvm::StringRef s);
   /// A type's text with its shape (the decoded declared/inferred shapes).
-  uint32_t internType(const std::string &text, const MaybeShape &shape);
+  uint32_t internType(llvm::StringRef text, const MaybeShape &shape);
   uint32_t internShape(const MaybeShape &shape);
 
   struct Result {

@@ -8,7 +8,6 @@
 #include "Timing.h"
 #include "TosaServer.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LSP/Logging.h"
 #include "llvm/Support/LSP/Protocol.h"
