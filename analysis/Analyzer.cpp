@@ -305,13 +305,15 @@ template <typename Fn> void forEachRange(OpReport &o, Fn fn) {
 template <typename Fn> void forEachRange(ValueInfo &v, Fn fn) {
   fn(v.def);
   fn(v.ownerRange);
-  for (Range &u : v.uses)
-    fn(u);
+  if (!v.uses.empty()) // Shared with the previous version until here.
+    for (Range &u : v.uses.mut())
+      fn(u);
 }
 template <typename Fn> void forEachRange(BlockInfo &b, Fn fn) {
   fn(b.def);
-  for (Range &u : b.uses)
-    fn(u);
+  if (!b.uses.empty())
+    for (Range &u : b.uses.mut())
+      fn(u);
 }
 template <typename Fn> void forEachRange(OpSpan &o, Fn fn) {
   fn(o.nameRange);

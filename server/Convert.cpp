@@ -4,6 +4,9 @@
 
 #include "llvm/Support/ConvertUTF.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace tosa_lsp {
 
 /// Byte length of the UTF-8 sequence starting with `lead`; 1 for bytes
@@ -15,8 +18,17 @@ static size_t seqLength(unsigned char lead) {
 }
 
 size_t utf16Length(std::string_view s) {
-  size_t units = 0;
-  for (size_t i = 0; i < s.size();) {
+  // ASCII, 8 bytes at a time (diagnostics of a big file convert ~10^5
+  // columns per publish): one unit per byte.
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080ull)
+      break;
+  }
+  size_t units = i;
+  while (i < s.size()) {
     size_t n = seqLength(static_cast<unsigned char>(s[i]));
     units += n == 4 ? 2 : 1; // astral code points are surrogate pairs
     i += n;
@@ -94,23 +106,72 @@ std::optional<size_t> LineTable::offset(llvm::lsp::Position p) const {
   return lines.lineStart(p.line) + byteOffsetOfUtf16(s, p.character);
 }
 
-std::optional<std::string>
-applyChange(std::string &text,
-            const llvm::lsp::TextDocumentContentChangeEvent &change) {
-  if (!change.range) {
-    text = change.text;
+/// Start of line `line` (0-based) of `text`, scanning from `from`, the
+/// start of line `fromLine` (at or before it), instead of indexing every
+/// line: an edit of a 17 MB file converts two positions.
+static std::optional<size_t> lineStartOf(std::string_view text, int line,
+                                         size_t from, int fromLine) {
+  if (line < fromLine)
     return std::nullopt;
+  for (; fromLine < line; ++fromLine) {
+    const void *nl = std::memchr(text.data() + from, '\n', text.size() - from);
+    if (!nl)
+      return std::nullopt; // Past the last line.
+    from = static_cast<const char *>(nl) - text.data() + 1;
   }
-  LineTable table(text);
-  auto b = table.offset(change.range->start);
-  auto e = table.offset(change.range->end);
-  if (!b || !e || *e < *b)
-    return "change range " + std::to_string(change.range->start.line) + ":" +
-           std::to_string(change.range->start.character) + "-" +
-           std::to_string(change.range->end.line) + ":" +
-           std::to_string(change.range->end.character) +
-           " is outside the document";
-  text.replace(*b, *e - *b, change.text);
+  return from;
+}
+
+/// Byte offset of UTF-16 column `character` in the line starting at
+/// `start`; past the end of the line means its end (LSP).
+static size_t offsetInLine(std::string_view text, size_t start,
+                           size_t character) {
+  size_t end = text.find('\n', start);
+  if (end == std::string_view::npos)
+    end = text.size();
+  if (end > start && text[end - 1] == '\r')
+    --end;
+  return start + byteOffsetOfUtf16(text.substr(start, end - start), character);
+}
+
+std::optional<std::string>
+applyChanges(const std::string &text,
+             llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
+             std::string &out) {
+  const std::string *current = &text; // `out` once a change is applied
+  for (const llvm::lsp::TextDocumentContentChangeEvent &change : changes) {
+    if (!change.range) {
+      out = change.text;
+      current = &out;
+      continue;
+    }
+    const llvm::lsp::Range &r = *change.range;
+    std::optional<size_t> b, e;
+    if (r.start.character >= 0 && r.end.character >= 0)
+      if (std::optional<size_t> first =
+              lineStartOf(*current, r.start.line, 0, 0)) {
+        b = offsetInLine(*current, *first, r.start.character);
+        if (std::optional<size_t> last =
+                lineStartOf(*current, r.end.line, *first, r.start.line))
+          e = offsetInLine(*current, *last, r.end.character);
+      }
+    if (!b || !e || *e < *b)
+      return "change range " + std::to_string(r.start.line) + ":" +
+             std::to_string(r.start.character) + "-" +
+             std::to_string(r.end.line) + ":" +
+             std::to_string(r.end.character) + " is outside the document";
+    if (current == &out) {
+      out.replace(*b, *e - *b, change.text);
+      continue;
+    }
+    // The first change: one copy of the text, with the change in place.
+    out.clear();
+    out.reserve(text.size() - (*e - *b) + change.text.size());
+    out.append(text, 0, *b).append(change.text).append(text, *e);
+    current = &out;
+  }
+  if (current != &out)
+    out = text; // No change at all.
   return std::nullopt;
 }
 

@@ -11,6 +11,7 @@
 #include "Analysis.h"
 #include "LineIndex.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/LSP/Protocol.h"
 
 #include <optional>
@@ -43,11 +44,13 @@ private:
   std::string_view line(unsigned index0) const;
 };
 
-/// Applies one `textDocument/didChange` content change (UTF-16 range, or the
-/// whole text). Returns an error message for a range outside the text.
+/// `text` after `changes` (in order), in `out`: one copy of the text for
+/// the first ranged change, the others in place. Returns an error message
+/// for a range outside the text (then `out` is unspecified).
 std::optional<std::string>
-applyChange(std::string &text,
-            const llvm::lsp::TextDocumentContentChangeEvent &change);
+applyChanges(const std::string &text,
+             llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
+             std::string &out);
 
 /// Number of UTF-16 code units in UTF-8 `s`.
 size_t utf16Length(std::string_view s);

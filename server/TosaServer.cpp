@@ -260,12 +260,12 @@ Error TosaServer::changeDocument(
     auto it = docs.find(uri);
     if (it == docs.end())
       return invalidParams("didChange for a document that is not open: " + uri);
-    std::string text = *it->second.text;
-    for (const TextDocumentContentChangeEvent &change : changes)
-      if (std::optional<std::string> error = applyChange(text, change))
-        // The client and we disagree on the text: say so rather than
-        // analysing something the user does not see.
-        return make_error<LSPError>(*error, ErrorCode::InvalidParams);
+    std::string text;
+    if (std::optional<std::string> error =
+            applyChanges(*it->second.text, changes, text))
+      // The client and we disagree on the text: say so rather than
+      // analysing something the user does not see.
+      return make_error<LSPError>(*error, ErrorCode::InvalidParams);
     it->second.text = std::make_shared<const std::string>(std::move(text));
     it->second.version = version;
     doc = it->second;

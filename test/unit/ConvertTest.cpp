@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 using namespace tosa_lsp;
 using LspPosition = llvm::lsp::Position;
 
@@ -33,18 +36,76 @@ TEST(Convert, PositionsRoundTrip) {
   EXPECT_EQ(clamped->column, 7u);
 }
 
+using Change = llvm::lsp::TextDocumentContentChangeEvent;
+
+static Change change(int l0, int c0, int l1, int c1, std::string text) {
+  Change c;
+  c.range = llvm::lsp::Range(LspPosition(l0, c0), LspPosition(l1, c1));
+  c.text = std::move(text);
+  return c;
+}
+
 TEST(Convert, IncrementalChangesUseUtf16) {
-  std::string text = "x = \"é😀\"\n";
-  llvm::lsp::TextDocumentContentChangeEvent c;
-  c.range = llvm::lsp::Range(LspPosition(0, 4), LspPosition(0, 9));
-  c.text = "\"ok\"";
-  EXPECT_FALSE(applyChange(text, c));
-  EXPECT_EQ(text, "x = \"ok\"\n");
-  c.range = llvm::lsp::Range(LspPosition(5, 0), LspPosition(5, 1));
-  EXPECT_TRUE(applyChange(text, c)); // outside: an error, text unchanged
-  EXPECT_EQ(text, "x = \"ok\"\n");
-  c.range = std::nullopt;
-  c.text = "whole";
-  EXPECT_FALSE(applyChange(text, c));
-  EXPECT_EQ(text, "whole");
+  std::string text = "x = \"é😀\"\n", out;
+  EXPECT_FALSE(applyChanges(text, {change(0, 4, 0, 9, "\"ok\"")}, out));
+  EXPECT_EQ(out, "x = \"ok\"\n");
+  // Outside the text: an error.
+  EXPECT_TRUE(applyChanges(text, {change(5, 0, 5, 1, "")}, out));
+  Change whole;
+  whole.text = "whole";
+  EXPECT_FALSE(applyChanges(text, {whole}, out));
+  EXPECT_EQ(out, "whole");
+}
+
+TEST(Convert, ChangesApplyInOrderAcrossLines) {
+  std::string text = "one\r\ntwo\nthree", out;
+  // Past the end of a line is its end, before the \r.
+  EXPECT_FALSE(applyChanges(
+      text, {change(0, 99, 1, 1, "+"), change(1, 0, 1, 5, "3")}, out));
+  EXPECT_EQ(out, "one+wo\n3");
+  // The empty line after a final newline is a position; the one after is
+  // not, nor is an end before the start.
+  EXPECT_FALSE(applyChanges("a\n", {change(1, 0, 1, 0, "b")}, out));
+  EXPECT_EQ(out, "a\nb");
+  EXPECT_TRUE(applyChanges("a\n", {change(2, 0, 2, 0, "b")}, out));
+  EXPECT_TRUE(applyChanges("ab\ncd", {change(1, 0, 0, 1, "")}, out));
+  EXPECT_TRUE(applyChanges("ab\ncd", {change(0, 2, 0, 1, "")}, out));
+  // A whole-text change, then a ranged one on its result.
+  Change whole;
+  whole.text = "new\ntext";
+  EXPECT_FALSE(applyChanges("old", {whole, change(1, 0, 1, 1, "T")}, out));
+  EXPECT_EQ(out, "new\nText");
+  EXPECT_FALSE(applyChanges("same", {}, out));
+  EXPECT_EQ(out, "same");
+}
+
+TEST(Convert, ChangesAgreeWithTheLineTable) {
+  // The scan finds the offsets LineTable's index gives, on text with
+  // CRLF, multi-byte characters and empty lines.
+  std::mt19937 rng(7);
+  const char *pieces[] = {"a", "é", "😀", "\n", "\r\n", " ", "\n\n"};
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    for (int i = 0, n = rng() % 40; i < n; ++i)
+      text += pieces[rng() % 7];
+    LineTable table(text);
+    int lines =
+        1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    int l0 = rng() % (lines + 1), l1 = rng() % (lines + 1);
+    int c0 = rng() % 6, c1 = rng() % 6;
+    std::optional<size_t> b = table.offset(LspPosition(l0, c0)),
+                          e = table.offset(LspPosition(l1, c1));
+    std::string out;
+    std::optional<std::string> error =
+        applyChanges(text, {change(l0, c0, l1, c1, "X")}, out);
+    if (!b || !e || *e < *b) {
+      EXPECT_TRUE(error) << text << " " << l0 << ":" << c0 << "-" << l1 << ":"
+                         << c1;
+      continue;
+    }
+    ASSERT_FALSE(error) << *error;
+    std::string expected = text;
+    expected.replace(*b, *e - *b, "X");
+    EXPECT_EQ(out, expected);
+  }
 }

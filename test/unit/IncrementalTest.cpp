@@ -163,3 +163,32 @@ TEST(Incremental, FunctionsInsideAModule) {
 }
 
 } // namespace
+
+// The merge shares each kept item's lists (uses, operand types, shapes)
+// with the previous version (CowVector) and copies them only to move their
+// lines: the previous version, still shown by the server while the edit is
+// analysed, must read as before, and the new one as a fresh analysis.
+TEST(Incremental, APreviousVersionIsUntouchedByTheEditsAfterIt) {
+  Config config;
+  config.info.runtimeChecks = true;
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  std::string text = kFunctions;
+  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  const std::vector<std::string> before = observe(*v1);
+  const std::string edits[][2] = {
+      // Lines added in the first function: everything below moves.
+      {"  %1 = call @g(%0)", "  // moved\n  %1 = call @g(%0)"},
+      // Within a line: nothing moves, everything kept is shared.
+      {"tosa.sub %x, %x", "tosa.add %x, %x"},
+  };
+  for (const auto &e : edits) {
+    size_t at = text.find(e[0]);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, e[0].size(), e[1]);
+    auto next = cached.analyzeShared(text, "i.mlir", config, cache);
+    ASSERT_TRUE(next->sections[0].incremental) << e[0];
+    EXPECT_EQ(observe(*next), observe(fresh.analyze(text, "i.mlir", config)));
+    EXPECT_EQ(observe(*v1), before) << "after " << e[0];
+  }
+}
