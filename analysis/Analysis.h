@@ -157,33 +157,57 @@ private:
 template <typename T> class CachedValue {
 public:
   CachedValue() = default;
-  CachedValue(const CachedValue &o) : value(std::atomic_load(&o.value)) {}
-  CachedValue(CachedValue &&o) : value(std::atomic_load(&o.value)) {}
+  CachedValue(const CachedValue &o) { copyFrom(o); }
+  CachedValue(CachedValue &&o) { copyFrom(o); }
   CachedValue &operator=(const CachedValue &o) {
-    std::atomic_store(&value, std::atomic_load(&o.value));
+    if (this != &o)
+      copyFrom(o);
     return *this;
   }
   CachedValue &operator=(CachedValue &&o) { return *this = o; }
 
   template <typename Make> const T &get(Make make) const {
-    if (std::shared_ptr<const T> v = std::atomic_load(&value))
-      return *v; // kept alive by `value`, which is never replaced
+    if (has.load(std::memory_order_acquire))
+      if (std::shared_ptr<const T> v = std::atomic_load(&value))
+        return *v; // kept alive by `value`, which is never replaced
     auto fresh = std::make_shared<const T>(make());
     std::shared_ptr<const T> expected;
-    if (std::atomic_compare_exchange_strong(&value, &expected, fresh))
+    if (std::atomic_compare_exchange_strong(&value, &expected, fresh)) {
+      has.store(true, std::memory_order_release);
       return *fresh;
+    }
     return *expected;
   }
   /// Replaces the value for this copy (before anyone reads it).
   void set(T v) {
     std::atomic_store(&value, std::make_shared<const T>(std::move(v)));
+    has.store(true, std::memory_order_release);
   }
   /// Drops a computed value. Only while no other thread can see this one
   /// (references from get() die with it).
-  void forget() const { std::atomic_store(&value, std::shared_ptr<const T>()); }
+  void forget() const {
+    if (!has.exchange(false, std::memory_order_acq_rel))
+      return;
+    std::atomic_store(&value, std::shared_ptr<const T>());
+  }
 
 private:
+  /// Most copies have nothing cached (the findings forget what they
+  /// computed): `has` says so without std::atomic_load, which takes a lock
+  /// from a shared pool (two per op copied, contended by the merge's two
+  /// threads).
+  void copyFrom(const CachedValue &o) {
+    std::shared_ptr<const T> v;
+    if (o.has.load(std::memory_order_acquire))
+      v = std::atomic_load(&o.value);
+    if (!v && !has.load(std::memory_order_relaxed))
+      return; // Nothing here, nothing there: no lock taken.
+    bool set = v != nullptr;
+    std::atomic_store(&value, std::move(v));
+    has.store(set, std::memory_order_release);
+  }
   mutable std::shared_ptr<const T> value;
+  mutable std::atomic<bool> has{false};
 };
 
 /// 1-based line and byte column, as MLIR locations and mlir-opt print them.
