@@ -668,6 +668,63 @@ AnalysisCache::~AnalysisCache() = default;
 AnalysisCache::AnalysisCache(AnalysisCache &&) = default;
 AnalysisCache &AnalysisCache::operator=(AnalysisCache &&) = default;
 
+/// The big item vectors of a retired analysis, emptied but with their
+/// capacity, for the next incremental merge to fill. Each version's
+/// vectors are ~90 MB at 200k lines; allocated fresh, every page of them
+/// was faulted in and zeroed again by the kernel on each edit. Only while
+/// edits are merged (`wanted`): a one-function model, analysed whole each
+/// time, would only hold a spare set. The peak does not grow: the spare
+/// is the memory the version before the previous one had.
+struct Recycler {
+  std::mutex mu;
+  bool wanted = false;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<OpReport> ops;
+  std::vector<ValueInfo> values;
+  std::vector<OpSpan> opSpans;
+
+  /// Called as a shared analysis is freed (its last snapshot gone).
+  void retire(FileAnalysis &fa) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!wanted)
+        return;
+    }
+    // Destroyed here, outside the lock; kept where bigger than the spare.
+    auto keep = [&](auto &from, auto &slot) {
+      constexpr size_t kWorthKeeping = 4096;
+      if (from.capacity() < kWorthKeeping)
+        return;
+      from.clear();
+      std::lock_guard<std::mutex> lock(mu);
+      if (wanted && from.capacity() > slot.capacity())
+        std::swap(from, slot);
+    };
+    keep(fa.diagnostics, diagnostics);
+    keep(fa.ops, ops);
+    keep(fa.values, values);
+    keep(fa.opSpans, opSpans);
+  }
+  template <typename T> std::vector<T> take(std::vector<T> &slot) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::move(slot); // leaves the slot empty, without capacity
+  }
+  void want(bool on) {
+    std::vector<Diagnostic> d;
+    std::vector<OpReport> o;
+    std::vector<ValueInfo> v;
+    std::vector<OpSpan> s;
+    std::lock_guard<std::mutex> lock(mu);
+    wanted = on;
+    if (on)
+      return;
+    std::swap(d, diagnostics); // freed after the lock
+    std::swap(o, ops);
+    std::swap(v, values);
+    std::swap(s, opSpans);
+  }
+};
+
 struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
@@ -686,6 +743,7 @@ struct Analyzer::Impl {
   /// does not allow them all gets a fresh context.
   bool lenientLoaded = false;
   std::string lenientFingerprint;
+  std::shared_ptr<Recycler> recycler = std::make_shared<Recycler>();
 
   static std::unique_ptr<MLIRContext> makeContext() {
     auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
@@ -766,6 +824,7 @@ void Analyzer::releaseMemory() {
   impl->context = Impl::makeContext();
   impl->partContext.reset();
   impl->lenientLoaded = false;
+  impl->recycler->want(false);
   impl->analysisThread.stop();
   impl->helperThread.stop();
 }
@@ -882,6 +941,12 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       next.push_back({secText, r.section, Slice(), units});
     results.push_back(std::move(r));
   }
+  if (memo) { // Spare vectors only while edits are merged.
+    bool merged = false;
+    for (const SectionResult &r : results)
+      merged |= r.section.incremental;
+    recycler->want(merged);
+  }
   PhaseTimer t("assemble");
   std::vector<Slice> slices;
   FileAnalysis fa =
@@ -890,7 +955,12 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
     return fa;
   for (size_t i = 0; i < next.size(); ++i)
     next[i].slice = slices[i];
-  auto result = std::make_shared<const FileAnalysis>(std::move(fa));
+  std::shared_ptr<const FileAnalysis> result(
+      new FileAnalysis(std::move(fa)),
+      [recycler = recycler](const FileAnalysis *p) {
+        recycler->retire(*const_cast<FileAnalysis *>(p));
+        delete p;
+      });
   // The entries are views into `text`, which `owner` holds (analyzeShared,
   // the only caller with a cache, passes both).
   assert(owner && owner->data() == text.data());
@@ -1007,6 +1077,11 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   };
   PhaseTimer mergeTimer("incremental merge");
   SectionResult r;
+  // Filled in place of a retired version's (no fresh pages to fault in).
+  r.diagnostics = recycler->take(recycler->diagnostics);
+  r.ops = recycler->take(recycler->ops);
+  r.values = recycler->take(recycler->values);
+  r.opSpans = recycler->take(recycler->opSpans);
   r.section = sec;
   r.section.parsed = true;
   r.section.incremental = true;

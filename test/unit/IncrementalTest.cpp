@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
 #include <tuple>
 
@@ -191,4 +192,39 @@ TEST(Incremental, APreviousVersionIsUntouchedByTheEditsAfterIt) {
     EXPECT_EQ(observe(*next), observe(fresh.analyze(text, "i.mlir", config)));
     EXPECT_EQ(observe(*v1), before) << "after " << e[0];
   }
+}
+
+// Big enough for the merge to refill a retired version's vectors (they
+// are kept from a few thousand items on): a run of edits, each checked
+// against a fresh analysis, sees no item of an older version.
+TEST(Incremental, ManyFunctionsEditedInARow) {
+  const std::string signature = "(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) "
+                                "-> tensor<?x3xf32> {\n";
+  std::string text;
+  for (int f = 0; f < 300; ++f) {
+    text += "func.func @f" + std::to_string(f) + signature;
+    std::string last = "%a";
+    for (int i = 0; i < 8; ++i) {
+      std::string v = "%v" + std::to_string(i);
+      text += "  " + v + " = tosa.add " + last +
+              ", %b : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>\n";
+      last = v;
+    }
+    text += "  return " + last + " : tensor<?x3xf32>\n}\n";
+  }
+  std::deque<std::string> texts; // Edit points into them
+  std::vector<Edit> edits;
+  auto edit = [&](std::string find, std::string replace) {
+    texts.push_back(std::move(find));
+    texts.push_back(std::move(replace));
+    edits.push_back(
+        {texts[texts.size() - 2].c_str(), texts.back().c_str(), true});
+  };
+  for (int f : {150, 10, 290}) {
+    std::string head = "@f" + std::to_string(f) + signature;
+    // Within a line (nothing moves), then a line added (the rest moves).
+    edit(head + "  %v0 = tosa.add", head + "  %v0 = tosa.sub");
+    edit(head + "  %v0 = tosa.sub", head + "  // new\n  %v0 = tosa.sub");
+  }
+  runEdits(text, edits);
 }
