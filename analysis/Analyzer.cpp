@@ -305,15 +305,13 @@ template <typename Fn> void forEachRange(OpReport &o, Fn fn) {
 template <typename Fn> void forEachRange(ValueInfo &v, Fn fn) {
   fn(v.def);
   fn(v.ownerRange);
-  if (!v.uses.empty()) // Shared with the previous version until here.
-    for (Range &u : v.uses.mut())
-      fn(u);
+  for (Range &u : v.uses.mut()) // shared with the previous version until here
+    fn(u);
 }
 template <typename Fn> void forEachRange(BlockInfo &b, Fn fn) {
   fn(b.def);
-  if (!b.uses.empty())
-    for (Range &u : b.uses.mut())
-      fn(u);
+  for (Range &u : b.uses.mut())
+    fn(u);
 }
 template <typename Fn> void forEachRange(OpSpan &o, Fn fn) {
   fn(o.nameRange);

@@ -154,14 +154,18 @@ void collectOpReports(const ParsedSection &section, const Config &config,
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
     std::vector<MaybeShape> shapes;
+    std::vector<unsigned> numbers;
+    std::vector<SharedText> types;
     for (unsigned i = 0; i < n && i < op->getNumOperands(); ++i) {
       auto s = shapeOf(op->getOperand(i).getType());
       if (!s)
         return; // Scalars etc.: not a tensor/vector broadcast.
       shapes.push_back(*s);
-      r.operandNumbers.push_back(i);
-      r.operandTypes.push_back(section.typeName(op->getOperand(i).getType()));
+      numbers.push_back(i);
+      types.push_back(section.typeName(op->getOperand(i).getType()));
     }
+    r.operandNumbers = numbers;
+    r.operandTypes = types;
 
     std::optional<std::vector<int64_t>> dims;
     if (*kind == OpKind::Implicit) {

@@ -81,7 +81,7 @@ struct PackedShapes {
   MaybeShape result;
   std::vector<int64_t> dims;
 
-  explicit PackedShapes(const std::vector<int64_t> &packed) {
+  explicit PackedShapes(const CowVector<int64_t> &packed) {
     size_t at = 0;
     auto next = [&]() -> int64_t {
       return at < packed.size() ? packed[at++] : 0;

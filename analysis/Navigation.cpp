@@ -25,7 +25,7 @@ std::vector<Range> references(const FileAnalysis &fa, Position pos,
                               bool includeDeclaration) {
   Lookup l = lookup(fa, pos);
   std::vector<Range> out;
-  auto add = [&](const Range &def, const std::vector<Range> &uses) {
+  auto add = [&](const Range &def, const auto &uses) {
     if (includeDeclaration)
       out.push_back(def);
     out.insert(out.end(), uses.begin(), uses.end());
