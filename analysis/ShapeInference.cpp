@@ -32,6 +32,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -472,6 +473,29 @@ bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
 
 ShapeInferrer::ShapeInferrer() : impl(std::make_unique<Impl>()) {}
 ShapeInferrer::~ShapeInferrer() = default;
+
+void ShapeInferrer::warmUp() {
+  // What the first inference in a fresh context does besides the work:
+  // load the dialects a TOSA function uses and build the pass.
+  static constexpr const char *kText =
+      "func.func @w(%a: tensor<2xf32>, %b: tensor<1xf32>) -> tensor<?xf32> {\n"
+      "  %0 = tosa.add %a, %b : (tensor<2xf32>, tensor<1xf32>) -> "
+      "tensor<?xf32>\n"
+      "  return %0 : tensor<?xf32>\n"
+      "}\n";
+  MLIRContext &ctx = *impl->context;
+  (void)runContained([&] {
+    ScopedDiagnosticHandler quiet(&ctx,
+                                  [](mlir::Diagnostic &) { return success(); });
+    OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(kText, &ctx);
+    if (!m)
+      return;
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    pm.addNestedPass<func::FuncOp>(tosa::createTosaInferShapesPass());
+    pm.enableVerifier(false);
+    (void)pm.run(*m);
+  });
+}
 
 ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const FileAnalysis &fa, unsigned firstLine,

@@ -177,6 +177,9 @@ class ShapeInferrer {
 public:
   ShapeInferrer();
   ~ShapeInferrer();
+  /// Loads what the first inference would (dialects, the pass) on a tiny
+  /// function, so that a user's first hover does not wait for it.
+  void warmUp();
   /// Infers every func.func overlapping lines [firstLine, lastLine] of the
   /// file `fa` was computed from (`text`). Functions in sections that did
   /// not parse (or are stale), or with an error inside, are listed with the

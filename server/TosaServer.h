@@ -319,7 +319,9 @@ private:
   /// functions, and starts the checks of the others on the pool.
   void publish(Scheduler::SnapshotPtr s);
   void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing);
-  std::vector<FunctionText> functionTexts(const Snapshot &s) const;
+  /// The functions overlapping lines [first, last] (all by default).
+  std::vector<FunctionText> functionTexts(const Snapshot &s, unsigned first = 1,
+                                          unsigned last = ~0u) const;
   /// Records the shape errors found in `fns` (file positions in, relative
   /// kept); true when one of them has an error it did not have before.
   bool storeShapeErrors(const std::string &uri,

@@ -444,3 +444,27 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
   EXPECT_EQ(si.opAt({5, 0}), nullptr);
   EXPECT_EQ(si.opAt({6, 8})->name(), "tosa.abs");
 }
+
+// A warmed-up inferrer (what each server thread does after the first open)
+// infers what a fresh one does: the warm-up's function leaves nothing
+// behind that a later inference could see.
+TEST(ShapeInference, WarmedUpInferrerInfersTheSame) {
+  const std::string text = kContradiction;
+  FileAnalysis fa = analyzeText(text);
+  ShapeInferrer warm, fresh;
+  warm.warmUp();
+  warm.warmUp(); // twice: harmless
+  ShapeInference a = warm.infer(text, fa), b = fresh.infer(text, fa);
+  ASSERT_EQ(a.functions.size(), b.functions.size());
+  ASSERT_FALSE(a.allOps().empty());
+  std::vector<std::string> sa, sb;
+  for (const InferredOp *op : a.allOps())
+    for (const InferredResult &r : op->results())
+      sa.push_back(op->name() + " " + r.declared + " " + r.inferred);
+  for (const InferredOp *op : b.allOps())
+    for (const InferredResult &r : op->results())
+      sb.push_back(op->name() + " " + r.declared + " " + r.inferred);
+  EXPECT_EQ(sa, sb);
+  for (const FunctionInference &f : a.functions)
+    EXPECT_NE(f.name, "w"); // the warm-up's own function is not reported
+}
