@@ -742,6 +742,32 @@ struct Analyzer::Impl {
   bool lenientLoaded = false;
   std::string lenientFingerprint;
   std::shared_ptr<Recycler> recycler = std::make_shared<Recycler>();
+  /// Whole sections' parses, kept after their results are copied out to
+  /// be destroyed later (destroyRetiredIR). Declared after the contexts:
+  /// destroyed before them.
+  bool deferIRDestruction = false;
+  std::mutex retiredMu;
+  std::vector<std::unique_ptr<detail::ParsedSection>> retired;
+  void destroyRetired() {
+    std::vector<std::unique_ptr<detail::ParsedSection>> dead;
+    {
+      std::lock_guard<std::mutex> lock(retiredMu);
+      dead.swap(retired);
+    }
+    if (dead.empty())
+      return;
+    PhaseTimer t("destroy IR (after the publish)");
+    GiveBackFreePages giveBack; // a whole parse's pages
+    dead.clear();
+  }
+  /// After a crash, what was parsed is abandoned with its context (see
+  /// analyzeSection), never destroyed.
+  void abandonRetired() {
+    std::lock_guard<std::mutex> lock(retiredMu);
+    for (auto &ps : retired)
+      (void)ps.release();
+    retired.clear();
+  }
 
   static std::unique_ptr<MLIRContext> makeContext() {
     auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
@@ -818,7 +844,14 @@ Analyzer::analyzeShared(std::shared_ptr<const std::string> text,
   return result;
 }
 
+void Analyzer::setDeferIRDestruction(bool on) { impl->deferIRDestruction = on; }
+
+void Analyzer::destroyRetiredIR() {
+  impl->analysisThread.run([&] { impl->destroyRetired(); });
+}
+
 void Analyzer::releaseMemory() {
+  destroyRetiredIR();
   impl->context = Impl::makeContext();
   impl->partContext.reset();
   impl->lenientLoaded = false;
@@ -849,6 +882,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
                         const Config &config, AnalysisCache *cache,
                         std::shared_ptr<const FileAnalysis> *shared,
                         std::shared_ptr<const std::string> owner) {
+  destroyRetired(); // if no one did after the last analysis
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
@@ -1042,6 +1076,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
     analyzeSectionUnguarded(file, path, sec, config, fresh, nullptr, &job);
   });
   if (crash) {
+    abandonRetired();
     (void)context.release();
     context = makeContext();
     return std::nullopt; // The full analysis reports (and contains) it.
@@ -1298,7 +1333,9 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   }
   if (crashA || crashB) {
     // Abandoned with their contexts (see analyzeSection); the whole-section
-    // analysis that follows reports the crash.
+    // analysis that follows reports the crash. The half that did not
+    // crash is abandoned too (its IR lives in partContext).
+    abandonRetired();
     if (crashA) {
       (void)context.release();
       context = makeContext();
@@ -1379,6 +1416,7 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
     units->units.clear();
   // The context may be half-updated (locks, uniquer tables): abandon it, and
   // everything the section had built in it, rather than destroy it.
+  abandonRetired();
   (void)context.release();
   context = makeContext();
   SectionResult failed;
@@ -1406,7 +1444,16 @@ void Analyzer::Impl::analyzeSectionUnguarded(
   const LineIndex &lines = file.lines;
   MLIRContext &ctx = partCtx ? *partCtx : *context;
   {
-    detail::ParsedSection ps;
+    auto owned = std::make_unique<detail::ParsedSection>();
+    detail::ParsedSection &ps = *owned;
+    // A whole section's parse outlives this call (destroyRetiredIR); a
+    // unit's is small and goes now.
+    auto retire = llvm::make_scope_exit([&] {
+      if (job || !owned || !deferIRDestruction)
+        return;
+      std::lock_guard<std::mutex> lock(retiredMu);
+      retired.push_back(std::move(owned));
+    });
     ps.section = job ? job->map : part ? *part : sec;
     std::string_view body = std::string_view(text).substr(
         ps.section.beginOffset, ps.section.endOffset - ps.section.beginOffset);

@@ -480,3 +480,38 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
 }
 
 } // namespace
+
+/// A server's analyzer keeps each whole parse until after the publish
+/// (setDeferIRDestruction): results are the same, whichever way the IR
+/// goes — destroyed by destroyRetiredIR, by the next analysis, by
+/// releaseMemory (before the contexts it lives in), or after a section
+/// that does not parse.
+TEST(Analyzer, DeferredIRDestructionChangesNoResult) {
+  std::string text;
+  for (int i = 0; i < 40; ++i)
+    text += "func.func @f" + std::to_string(i) +
+            "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
+            "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+            "tensor<4x?xf32>\n  return %0 : tensor<4x?xf32>\n}\n";
+  const std::string versions[] = {
+      text,                                      // in halves
+      "module {\n" + text + "}\n",               // whole
+      text + "func.func @broken(\n",             // does not parse
+      text + "// -----\n" + text.substr(0, 400), // two sections
+  };
+  Analyzer deferred, fresh;
+  deferred.setDeferIRDestruction(true);
+  deferred.setParallelSectionBytes(0);
+  fresh.setParallelSectionBytes(0);
+  for (int round = 0; round < 3; ++round)
+    for (const std::string &v : versions) {
+      EXPECT_EQ(
+          firstDifference(observe(deferred.analyze(v, "d.mlir", Config())),
+                          observe(fresh.analyze(v, "d.mlir", Config()))),
+          "");
+      if (round == 1)
+        deferred.destroyRetiredIR();
+      if (round == 2)
+        deferred.releaseMemory();
+    }
+}
