@@ -352,6 +352,8 @@ int runCheck() {
     return usageError("check: no input files");
 
   Analyzer analyzer;
+  // The last file's parse is left to the exit below, like the rest.
+  analyzer.setDeferIRDestruction(true);
   nlohmann::ordered_json out;
   out["files"] = nlohmann::ordered_json::array();
   bool anyError = false, inputError = false;
