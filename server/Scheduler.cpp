@@ -10,8 +10,6 @@ Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady)
     : sync(sync), debounce(debounce), onReady(std::move(onReady)),
       analyzer(std::make_unique<Analyzer>()) {
-  // The parse is destroyed after the publish, below.
-  analyzer->setDeferIRDestruction(true);
   if (!sync)
     worker = std::make_unique<llvm::thread>([this] { run(); });
 }
@@ -173,7 +171,6 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   for (auto &w : waiters)
     w(snap);
   replaced.reset();
-  analyzer->destroyRetiredIR();
   lock.lock();
   idle.notify_all();
 }
