@@ -645,6 +645,7 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
+  ++requestInferenceCount;
   ShapeInference fresh =
       inferrer->infer(s->text, s->lines.index(), s->analysis, first, last);
   if (s->config.shapeChecks) {
@@ -683,8 +684,9 @@ void TosaServer::withShapes(
     const std::string &uri, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
-        fn) {
-  withSnapshot(uri, [this, range, fn = std::move(fn)](
+        fn,
+    unsigned around) {
+  withSnapshot(uri, [this, range, around, fn = std::move(fn)](
                         Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
       return fn(s.takeError(), nullptr);
@@ -698,11 +700,23 @@ void TosaServer::withShapes(
     // Parsing and the pass take as long as the functions: off the caller,
     // and only waited for when the functions are small.
     constexpr unsigned kWaitLines = 2000;
-    unsigned lines = 0;
-    for (const SymbolInfo &sym : (*s)->analysis.symbols)
-      if (sym.opName == "func.func" && sym.scope.begin.valid() &&
-          sym.scope.begin.line <= last && sym.scope.end.line >= first)
-        lines += sym.scope.end.line - sym.scope.begin.line + 1;
+    auto linesOfFunctions = [&](unsigned from, unsigned to) {
+      unsigned lines = 0;
+      for (const SymbolInfo &sym : (*s)->analysis.symbols)
+        if (sym.opName == "func.func" && sym.scope.begin.valid() &&
+            sym.scope.begin.line <= to && sym.scope.end.line >= from)
+          lines += sym.scope.end.line - sym.scope.begin.line + 1;
+      return lines;
+    };
+    unsigned lines = linesOfFunctions(first, last);
+    if (around && lines <= kWaitLines) {
+      unsigned wideFirst = first > around ? first - around : 1;
+      unsigned wideLast = last + around;
+      if (linesOfFunctions(wideFirst, wideLast) <= kWaitLines) {
+        first = wideFirst;
+        last = wideLast;
+      }
+    }
     if (lines <= kWaitLines || options.sync) {
       runHeavy([this, fn = std::move(fn), first, last,
                 s = std::move(*s)](unsigned worker) mutable {
@@ -741,25 +755,29 @@ void TosaServer::withShapes(
 
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withShapes(uri, lsp::Range(pos, pos),
-             [pos, cb = std::move(cb)](
-                 Expected<Scheduler::SnapshotPtr> snap,
-                 std::shared_ptr<const ShapeInference> shapes) mutable {
-               if (!snap)
-                 return cb(snap.takeError());
-               const Snapshot &s = **snap;
-               std::optional<lsp::Hover> out;
-               std::optional<Position> p = s.lines.fromLsp(pos);
-               std::optional<HoverResult> h =
-                   p ? tosa_lsp::hover(s.analysis, *p, shapes.get())
-                     : std::nullopt;
-               if (!h)
-                 return cb(std::move(out));
-               out.emplace(s.lines.toLsp(h->range));
-               out->contents.kind = MarkupKind::Markdown;
-               out->contents.value = h->markdown;
-               cb(std::move(out));
-             });
+  // The screen around the hover is inferred with it: the next hovers
+  // there (a user reads a function op by op) do not wait again.
+  constexpr unsigned kHoverScreenLines = 50;
+  withShapes(
+      uri, lsp::Range(pos, pos),
+      [pos, cb = std::move(cb)](
+          Expected<Scheduler::SnapshotPtr> snap,
+          std::shared_ptr<const ShapeInference> shapes) mutable {
+        if (!snap)
+          return cb(snap.takeError());
+        const Snapshot &s = **snap;
+        std::optional<lsp::Hover> out;
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        std::optional<HoverResult> h =
+            p ? tosa_lsp::hover(s.analysis, *p, shapes.get()) : std::nullopt;
+        if (!h)
+          return cb(std::move(out));
+        out.emplace(s.lines.toLsp(h->range));
+        out->contents.kind = MarkupKind::Markdown;
+        out->contents.value = h->markdown;
+        cb(std::move(out));
+      },
+      kHoverScreenLines);
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
@@ -1163,6 +1181,7 @@ void TosaServer::cancelCompiles() {
 TosaServer::Stats TosaServer::stats() const {
   Stats s;
   s.fixValidations = validationCount;
+  s.requestInferences = requestInferenceCount;
   s.configLoads = projectConfigs.loads();
   s.scheduler = scheduler->stats();
   return s;

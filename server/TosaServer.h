@@ -201,6 +201,8 @@ public:
   struct Stats {
     unsigned fixValidations = 0;
     unsigned configLoads = 0;
+    /// Shape inferences run for requests (hover, inlay hints, ...).
+    unsigned requestInferences = 0;
     Scheduler::Stats scheduler;
   };
   Stats stats() const;
@@ -242,12 +244,15 @@ private:
   /// they are cached, else on the pool after computing them; for functions
   /// too big to infer while the user waits (hover must stay immediate), at
   /// once without shapes, inferring them in the background for the next
-  /// request.
+  /// request. With `around`, the functions within that many lines of the
+  /// range are inferred with them when that stays small enough to wait for
+  /// (a hover's screen: the next hovers there need no inference).
   void
   withShapes(const std::string &uri, llvm::lsp::Range range,
              llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                         std::shared_ptr<const ShapeInference>)>
-                 fn);
+                 fn,
+             unsigned around = 0);
   std::string writePreviewFile(const std::string &uri, const std::string &path,
                                const std::string &function,
                                llvm::StringRef content);
@@ -273,6 +278,7 @@ private:
   std::mutex validationMu;
   std::map<std::string, Validation> validations;
   std::atomic<unsigned> validationCount{0};
+  std::atomic<unsigned> requestInferenceCount{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;

@@ -651,3 +651,37 @@ TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
 }
 
 } // namespace
+
+// A hover infers the functions of its screen with its own (within 50
+// lines): the next hover there is answered from the cache; one further
+// away infers again.
+TEST(TosaServer, AHoverInfersTheFunctionsAroundIt) {
+  auto fn = [](const std::string &name) {
+    return "func.func @" + name +
+           "(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+           "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>\n"
+           "  return %0 : tensor<?x?xf32>\n}\n";
+  };
+  std::string text = fn("a") + fn("b"); // lines 0-3 and 4-7
+  for (int i = 0; i < 80; ++i)
+    text += "// filler\n";
+  text += fn("c"); // from line 88
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///n.mlir", "/nonexistent/n.mlir", 1, text);
+  auto hoverAt = [&](unsigned line) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover("test:///n.mlir", lsp::Position(line, 9), std::move(cb));
+    });
+    EXPECT_TRUE(bool(h) && h->has_value());
+    std::string md = h && h->has_value() ? (*h)->contents.value : "";
+    EXPECT_NE(md.find("**inferred** `tensor<2x3xf32>`"), std::string::npos)
+        << md;
+  };
+  hoverAt(1);
+  EXPECT_EQ(server.stats().requestInferences, 1u);
+  hoverAt(5); // @b: inferred with @a
+  EXPECT_EQ(server.stats().requestInferences, 1u);
+  hoverAt(89); // @c: too far
+  EXPECT_EQ(server.stats().requestInferences, 2u);
+}
