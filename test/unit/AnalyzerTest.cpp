@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 
 using namespace tosa_lsp;
@@ -514,4 +516,62 @@ TEST(Analyzer, DeferredIRDestructionChangesNoResult) {
       if (round == 2)
         deferred.releaseMemory();
     }
+}
+
+namespace {
+/// The nesting scan as first written, a byte at a time: the oracle for the
+/// table-driven one.
+std::optional<size_t> nestingOracle(std::string_view text, unsigned limit) {
+  unsigned depth = 0, minusRun = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '-') {
+      if (++minusRun > limit)
+        return i;
+      continue;
+    }
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      minusRun = 0;
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos)
+        break;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > limit)
+        return i;
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      if (depth)
+        --depth;
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
+TEST(Nesting, TableDrivenScanAgreesWithTheByteLoop) {
+  std::mt19937 rng(11);
+  const char alphabet[] = "()[]{}<>-\"\\/\n \ta-/-";
+  unsigned refused = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    for (int i = 0, n = rng() % 48; i < n; ++i)
+      text += alphabet[rng() % (sizeof(alphabet) - 1)];
+    unsigned limit = 1 + rng() % 4;
+    std::optional<size_t> want = nestingOracle(text, limit);
+    EXPECT_EQ(findExcessiveNesting(text, limit), want)
+        << "limit " << limit << ": " << text;
+    refused += want.has_value();
+  }
+  // Both verdicts occur: the comparison is not vacuous.
+  EXPECT_GT(refused, 1000u);
+  EXPECT_LT(refused, 19000u);
 }
