@@ -865,6 +865,17 @@ Analyzer::analyzeShared(std::shared_ptr<const std::string> text,
   return result;
 }
 
+void Analyzer::warmUp() {
+  static constexpr const char *kText =
+      "func.func @w(%a: tensor<2x?xf32>, %b: tensor<1x3xf32>) -> "
+      "tensor<2x3xf32> {\n"
+      "  %0 = tosa.add %a, %b : (tensor<2x?xf32>, tensor<1x3xf32>) -> "
+      "tensor<2x3xf32>\n"
+      "  return %0 : tensor<2x3xf32>\n"
+      "}\n";
+  (void)analyze(kText, "<warm-up>", Config());
+}
+
 void Analyzer::setDeferIRDestruction(bool on) { impl->deferIRDestruction = on; }
 
 void Analyzer::destroyRetiredIR() {

@@ -176,6 +176,9 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
 }
 
 void Scheduler::run() {
+  // Before the first document arrives (or while its message is read): the
+  // dialects loaded, the parser's code faulted in.
+  analyzer->warmUp();
   std::unique_lock<std::mutex> lock(mu);
   while (!stopping) {
     // The dirty document whose debounce expired first.
