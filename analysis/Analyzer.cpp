@@ -1482,7 +1482,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     // unit's is small, and the two halves of a section are destroyed each
     // on its thread at once (kept, they raised a 200k-line open's peak by
     // ~50 MiB for little time).
-    auto retire = llvm::make_scope_exit([&] {
+    llvm::scope_exit retire([&] {
       if (job || part || !owned || !deferIRDestruction)
         return;
       std::lock_guard<std::mutex> lock(retiredMu);

@@ -287,15 +287,21 @@ Error TosaServer::changeDocument(
 // Diagnostics and shape checks
 //===----------------------------------------------------------------------===//
 
+/// A func.func whose text overlaps lines [first, last]: what shape
+/// inference, its cache keys and the shape checks work on.
+static bool isFunctionOn(const SymbolInfo &sym, unsigned first, unsigned last) {
+  return sym.opName == "func.func" && sym.scope.begin.valid() &&
+         sym.scope.begin.line <= last && sym.scope.end.line >= first;
+}
+
 std::vector<TosaServer::FunctionText>
 TosaServer::functionTexts(const Snapshot &s, unsigned first,
                           unsigned last) const {
   std::vector<FunctionText> out;
   const LineIndex &lines = s.lines.index();
   for (const SymbolInfo &sym : s.analysis.symbols) {
-    if (sym.opName != "func.func" || !sym.scope.begin.valid() ||
-        !sym.scope.end.valid() || sym.section >= s.analysis.sections.size() ||
-        sym.scope.end.line < first || sym.scope.begin.line > last)
+    if (!isFunctionOn(sym, first, last) || !sym.scope.end.valid() ||
+        sym.section >= s.analysis.sections.size())
       continue;
     const Section &sec = s.analysis.sections[sym.section];
     if (!sec.parsed || sec.stale)
@@ -616,8 +622,7 @@ static std::vector<std::string> functionKeys(const Snapshot &s, unsigned first,
                                              unsigned last) {
   std::vector<std::string> keys;
   for (const SymbolInfo &sym : s.analysis.symbols)
-    if (sym.opName == "func.func" && sym.scope.begin.valid() &&
-        sym.scope.begin.line <= last && sym.scope.end.line >= first)
+    if (isFunctionOn(sym, first, last))
       keys.push_back(std::to_string(sym.section) + ":" + sym.name);
   return keys;
 }
@@ -703,8 +708,7 @@ void TosaServer::withShapes(
     auto linesOfFunctions = [&](unsigned from, unsigned to) {
       unsigned lines = 0;
       for (const SymbolInfo &sym : (*s)->analysis.symbols)
-        if (sym.opName == "func.func" && sym.scope.begin.valid() &&
-            sym.scope.begin.line <= to && sym.scope.end.line >= from)
+        if (isFunctionOn(sym, from, to))
           lines += sym.scope.end.line - sym.scope.begin.line + 1;
       return lines;
     };

@@ -34,8 +34,7 @@ TEST(CowVector, EmptyListsAndComparisons) {
   EXPECT_EQ(none.begin(), none.end());
   EXPECT_TRUE(none.mut().begin() == none.mut().end());
   EXPECT_EQ(none, also);
-  CowVector<unsigned> xs = {0, 2};
-  xs.push_back(3);
+  CowVector<unsigned> xs = {0, 2, 3};
   EXPECT_EQ(xs, (std::vector<unsigned>{0, 2, 3}));
   EXPECT_EQ(xs.vec(), (std::vector<unsigned>{0, 2, 3}));
   EXPECT_NE(xs, none);
