@@ -3,6 +3,7 @@
 #include "Compile.h"
 
 #include "LoweringIR.h"
+#include "StreamingStores.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -13,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -366,6 +368,22 @@ compile(const std::string &text, const std::string &path,
     if (llvm::Error e = makeOptimizingTransformer(options.optLevel, 0,
                                                   tm.get())(llvmModule.get()))
       return makeError("optimization failed: " + llvm::toString(std::move(e)));
+    if (options.mode != LowerMode::Upstream &&
+        options.streamThreshold != UINT64_MAX && options.optLevel > 0) {
+      uint64_t from = options.streamThreshold
+                          ? options.streamThreshold
+                          : defaultStreamThreshold(options.cpu);
+      if (unsigned n = streamLargeStores(*llvmModule, from))
+        step("streaming stores: " + std::to_string(n) +
+             " loop nest(s) store non-temporally from " + std::to_string(from) +
+             " bytes");
+      // The versioning is our own code on optimised IR: a mistake must be
+      // an error here, not a miscompiled library.
+      std::string broken;
+      llvm::raw_string_ostream why(broken);
+      if (llvm::verifyModule(*llvmModule, &why))
+        return makeError("internal error after streaming stores: " + broken);
+    }
     bool needsRuntime = false;
     for (const llvm::Function &f : *llvmModule) {
       if (!f.isDeclaration() && f.hasExternalLinkage())

@@ -39,6 +39,10 @@ struct CompileOptions {
   unsigned optLevel = 2;
   /// LLVM CPU name; "native" is the host CPU with its features.
   std::string cpu = "native";
+  /// Outside upstream mode: loop nests that store at least this many bytes
+  /// use non-temporal stores (StreamingStores.h). 0: the default for `cpu`;
+  /// UINT64_MAX: never.
+  uint64_t streamThreshold = 0;
 };
 
 struct CompileResult {

@@ -29,6 +29,7 @@ import ctypes
 import ctypes.util
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -152,6 +153,8 @@ def compile_mode(args, src, mode):
            "-O3", "--quiet"]
     cmd += (["--mode=upstream", "--cpu=x86-64"] if mode == BASELINE
             else ["--mode=%s" % mode])
+    if args.streaming_stores and mode != BASELINE and mode != "upstream":
+        cmd.append("--streaming-stores=%s" % args.streaming_stores)
     t0 = time.time()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
@@ -170,11 +173,15 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated kernel names")
     ap.add_argument("--smoke", action="store_true",
                     help="n=64, one call each: correctness only")
+    ap.add_argument("--streaming-stores", default="",
+                    help="passed to compile (the smoke run uses 1K, so that "
+                    "its 64x64 results take the streaming loops)")
     ap.add_argument("--write", action="store_true",
                     help="write the results table into bench/kernels/README.md")
     args = ap.parse_args()
     if args.smoke:
         args.n, args.reps = 64, 1
+        args.streaming_stores = args.streaming_stores or "1K"
     os.makedirs(args.work, exist_ok=True)
     ks = kernels(args.n)
     if args.only:
@@ -265,8 +272,13 @@ def main():
                     print("FAIL %s_into --mode=%s: result differs from numpy" % (name, m))
                 contenders[m + " into"] = call_into
         times = {k: [] for k in contenders}
-        for _ in range(args.reps):
-            for k, f in contenders.items():
+        order = list(contenders)
+        for rep in range(args.reps):
+            # A new order each rep: a contender's place after another
+            # (the copy's dirty lines, a free's unmapping) is no bias.
+            random.Random(rep).shuffle(order)
+            for k in order:
+                f = contenders[k]
                 t0 = time.perf_counter()
                 f()
                 times[k].append(time.perf_counter() - t0)

@@ -67,9 +67,11 @@ commands:
       fuses element-wise ops and uses contiguous memrefs at boundaries.
   compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
           [--mode=...] [--strided] [--cpu=CPU] [--header] [-O0..3]
+          [--streaming-stores=auto|off|SIZE]
           [--format=text|json] [--quiet] [--force | --new-name] FILE
       Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64
-      for the host CPU (--cpu=x86-64: any x86-64 machine).
+      for the host CPU (--cpu=x86-64: any x86-64 machine). Loop nests
+      that store more than the L2 cache (or SIZE) use non-temporal stores.
       --header writes OUT with .h: the _mlir_ciface_* entry points (outside
       upstream mode contiguous inputs, unless --strided, and a twin F_into
       writing into a caller-provided result).
@@ -205,6 +207,11 @@ cl::opt<std::string> cpu("cpu",
                                   "x86-64: any x86-64)"),
                          cl::init("native"), cl::sub(compileCmd),
                          cl::cat(category));
+cl::opt<std::string> streamingStores(
+    "streaming-stores",
+    cl::desc("auto (default: loop nests storing more than this machine's L2 "
+             "cache), off, or a size such as 4M: use non-temporal stores"),
+    cl::init("auto"), cl::sub(compileCmd), cl::cat(category));
 cl::opt<bool> annotate("annotate", cl::desc("Mark lines with their source op"),
                        cl::sub(lowerCmd), cl::cat(category));
 NumberOption optLevel("O", cl::desc("Optimisation level 0-3"), cl::Prefix,
@@ -797,6 +804,21 @@ int runCompile() {
   opts.strided = strided;
   opts.cpu = cpu;
   opts.header = header;
+  if (streamingStores == "off") {
+    opts.streamThreshold = UINT64_MAX;
+  } else if (streamingStores != "auto") {
+    llvm::StringRef size = streamingStores;
+    uint64_t unit = size.consume_back("K")   ? 1ull << 10
+                    : size.consume_back("M") ? 1ull << 20
+                    : size.consume_back("G") ? 1ull << 30
+                                             : 1;
+    uint64_t n;
+    if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
+      return usageError("compile: --streaming-stores takes auto, off or a "
+                        "positive size (4096, 512K, 4M, 1G), not '" +
+                        streamingStores + "'");
+    opts.streamThreshold = n * unit;
+  }
   if (force && newName)
     return usageError("compile: --force and --new-name exclude each other");
   if (force)

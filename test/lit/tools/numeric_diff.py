@@ -542,6 +542,8 @@ def compile_module(args, text, stem):
            "-O%d" % args.opt, "--mode=%s" % args.mode, "--quiet"]
     if args.strided:
         cmd.append("--strided")
+    if args.streaming_stores:
+        cmd.append("--streaming-stores=%s" % args.streaming_stores)
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -745,6 +747,9 @@ def main():
                     help="lowering mode passed to tosa-lsp compile")
     ap.add_argument("--strided", action="store_true",
                     help="compile with --strided (entry points take any strides)")
+    ap.add_argument("--streaming-stores", default="",
+                    help="compile with --streaming-stores=VALUE (1: every "
+                    "loop nest that may stream does, whatever its size)")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--verbose", action="store_true",
                     help="name every call on stderr before making it")
