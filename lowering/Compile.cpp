@@ -184,9 +184,11 @@ struct HeaderWriter {
 
 /// Large results are written once, end to end: with 4 KiB pages that is a
 /// page fault per 4 KiB (a 64 MiB result costs more in faults than in
-/// stores). Like numpy, ask for transparent huge pages on the page-aligned
-/// interior of allocations of 4 MiB or more (MADV_HUGEPAGE; a no-op where
-/// THP is off). Still plain malloc memory: the caller frees it with free().
+/// stores). Like numpy, ask for transparent huge pages for allocations of
+/// 4 MiB or more (MADV_HUGEPAGE; a no-op where THP is off), and unlike
+/// numpy align them to 2 MiB so that all of the result, not only its
+/// aligned interior, is in huge pages (measured: 64 MiB fresh result
+/// 10.7 -> 10.0 ms). Still memory for free(): posix_memalign.
 void useHugePagesForLargeAllocations(llvm::Module &m) {
   llvm::Function *malloc = m.getFunction("malloc");
   if (!malloc || malloc->arg_size() != 1)
@@ -198,27 +200,51 @@ void useHugePagesForLargeAllocations(llvm::Module &m) {
   auto *wrap = llvm::Function::Create(malloc->getFunctionType(),
                                       llvm::GlobalValue::InternalLinkage,
                                       "__tosa_lsp_malloc", m);
+  // Not inlined, and noalias like malloc: streamLargeStores recognises a
+  // fresh allocation by a noalias call (a load from posix_memalign's slot
+  // would look like any pointer).
+  wrap->addRetAttr(llvm::Attribute::NoAlias);
+  wrap->addFnAttr(llvm::Attribute::NoInline);
   malloc->replaceAllUsesWith(wrap);
+  constexpr uint64_t kHugePage = 2 << 20;
+  llvm::FunctionCallee memalign = m.getOrInsertFunction(
+      "posix_memalign", llvm::FunctionType::get(i32, {ptr, i64, i64}, false));
   llvm::FunctionCallee madvise = m.getOrInsertFunction(
       "madvise", llvm::FunctionType::get(i32, {ptr, i64, i32}, false));
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", wrap);
+  auto *small = llvm::BasicBlock::Create(ctx, "small", wrap);
+  auto *large = llvm::BasicBlock::Create(ctx, "large", wrap);
   auto *advise = llvm::BasicBlock::Create(ctx, "advise", wrap);
   auto *done = llvm::BasicBlock::Create(ctx, "done", wrap);
   llvm::IRBuilder<> b(entry);
   llvm::Value *size = wrap->getArg(0);
-  llvm::Value *p = b.CreateCall(malloc, {size});
-  llvm::Value *large = b.CreateAnd(b.CreateICmpUGE(size, b.getInt64(4 << 20)),
-                                   b.CreateIsNotNull(p));
-  b.CreateCondBr(large, advise, done);
-  b.SetInsertPoint(advise);
-  llvm::Value *addr = b.CreatePtrToInt(p, i64);
-  llvm::Value *begin =
-      b.CreateAnd(b.CreateAdd(addr, b.getInt64(4095)), b.getInt64(~4095ULL));
-  llvm::Value *end = b.CreateAnd(b.CreateAdd(addr, size), b.getInt64(~4095ULL));
-  b.CreateCall(madvise, {b.CreateIntToPtr(begin, ptr), b.CreateSub(end, begin),
-                         b.getInt32(14)});
+  llvm::Value *slot = b.CreateAlloca(ptr);
+  b.CreateCondBr(b.CreateICmpUGE(size, b.getInt64(4 << 20)), large, small);
+
+  b.SetInsertPoint(small);
+  llvm::Value *plain = b.CreateCall(malloc, {size});
   b.CreateBr(done);
+
+  b.SetInsertPoint(large);
+  b.CreateStore(
+      llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx)), slot);
+  llvm::Value *rc = b.CreateCall(memalign, {slot, b.getInt64(kHugePage), size});
+  llvm::Value *aligned = b.CreateLoad(ptr, slot);
+  b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(rc, b.getInt32(0)),
+                             b.CreateIsNotNull(aligned)),
+                 advise, done);
+
+  b.SetInsertPoint(advise);
+  llvm::Value *end = b.CreateAnd(size, b.getInt64(~4095ULL));
+  b.CreateCall(madvise, {aligned, end, b.getInt32(14)});
+  b.CreateBr(done);
+
   b.SetInsertPoint(done);
+  llvm::PHINode *p = b.CreatePHI(ptr, 3);
+  p->addIncoming(plain, small);
+  p->addIncoming(
+      llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx)), large);
+  p->addIncoming(aligned, advise);
   b.CreateRet(p);
 }
 
