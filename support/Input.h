@@ -26,6 +26,10 @@ constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
 /// (no CLI prefix).
 llvm::Expected<std::string> readInput(const std::string &path);
 
+/// The offset of the first byte of `data` that does not start a valid
+/// UTF-8 sequence (as llvm::isLegalUTF8String judges), or data.size().
+size_t firstInvalidUTF8(llvm::StringRef data);
+
 /// The name diagnostics use for `path` (mlir-opt says "<stdin>" for "-").
 std::string displayName(const std::string &path);
 

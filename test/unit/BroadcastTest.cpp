@@ -45,8 +45,9 @@ TEST_P(InferDimTable, BothOrders) {
     InferDimResult got = inferDim(a, b);
     EXPECT_EQ(got.row, r.row) << formatDim(a) << "," << formatDim(b);
     EXPECT_EQ(got.error, r.error) << formatDim(a) << "," << formatDim(b);
-    if (!r.error)
+    if (!r.error) {
       EXPECT_EQ(got.size, r.inferred) << formatDim(a) << "," << formatDim(b);
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 #include "Run.h"
 #include "ShapeInference.h"
 #include "TaskThread.h"
+#include "Timing.h"
 
 #include "TosaServer.h"
 
@@ -366,7 +367,9 @@ int runCheck() {
   bool anyError = false, inputError = false;
   std::unique_ptr<FileAnalysis> kept; // the last file's: see the end
   for (const std::string &path : files) {
+    std::optional<PhaseTimer> reading(std::in_place, "read and validate input");
     auto input = readWithConfig(path);
+    reading.reset();
     if (!input) {
       inputError = true;
       continue;
