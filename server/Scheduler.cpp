@@ -105,15 +105,18 @@ bool Scheduler::withSnapshot(const std::string &uri,
 }
 
 void Scheduler::waitIdle() {
-  std::unique_lock<std::mutex> lock(mu);
-  idle.wait(lock, [&] {
-    if (busy)
-      return false;
-    for (auto &[uri, doc] : docs)
-      if (doc->dirty)
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    idle.wait(lock, [&] {
+      if (busy)
         return false;
-    return true;
-  });
+      for (auto &[uri, doc] : docs)
+        if (doc->dirty)
+          return false;
+      return true;
+    });
+  }
+  reclaimer.wait();
 }
 
 Scheduler::Stats Scheduler::stats() const {
@@ -170,6 +173,10 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   }
   for (auto &w : waiters)
     w(snap);
+  // When the reclaimer is still busy, `start` drops the task and with it
+  // the snapshot, here.
+  if (replaced && !sync)
+    reclaimer.start([old = std::move(replaced)]() mutable { old.reset(); });
   replaced.reset();
   lock.lock();
   idle.notify_all();
@@ -194,6 +201,7 @@ void Scheduler::run() {
     if (!doc && releaseAnalyzerMemory) {
       releaseAnalyzerMemory = false;
       lock.unlock();
+      reclaimer.wait();          // the last replaced snapshot is freed first
       analyzer->releaseMemory(); // only this thread uses it
       releaseFreeMemory();
       lock.lock();

@@ -140,6 +140,11 @@ private:
   /// behind otherwise).
   bool releaseAnalyzerMemory = false;
   std::unique_ptr<llvm::thread> worker;
+  /// Frees the snapshot a new one replaced, beside the next analysis: an
+  /// edit sent right after the last publish waited for that free (1.4 ms
+  /// at 10k lines, at times 5). Drained before the Analyzer releases its
+  /// memory and by waitIdle. Declared last: joined first.
+  TaskThread reclaimer{1u << 20};
 };
 
 } // namespace tosa_lsp

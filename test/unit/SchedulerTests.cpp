@@ -122,3 +122,31 @@ TEST(Scheduler, ClosingTheLastDocumentReleasesTheAnalyzersMemory) {
 }
 
 } // namespace
+
+namespace {
+
+/// A replaced snapshot is freed beside the next analysis (the reclaimer
+/// thread), and is gone once waitIdle returns: nothing keeps it.
+TEST(Scheduler, AReplacedSnapshotIsFreedByTheTimeItIsIdle) {
+  Scheduler s(/*sync=*/false, std::chrono::milliseconds(0), nullptr);
+  std::weak_ptr<const Snapshot> first;
+  for (int64_t v = 1; v <= 12; ++v) {
+    s.update("test:///a.mlir", "/a.mlir", v, kText, Config());
+    s.waitIdle();
+    Scheduler::SnapshotPtr now = s.latest("test:///a.mlir");
+    ASSERT_NE(now, nullptr);
+    ASSERT_EQ(now->version, v);
+    if (v == 1)
+      first = now;
+    else
+      EXPECT_TRUE(first.expired()) << "version 1 alive at version " << v;
+  }
+  // The document's versions went one after the other through the
+  // reclaimer; each one before the latest is gone.
+  std::weak_ptr<const Snapshot> last = s.latest("test:///a.mlir");
+  s.remove("test:///a.mlir");
+  s.waitIdle();
+  EXPECT_TRUE(last.expired());
+}
+
+} // namespace
