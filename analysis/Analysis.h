@@ -529,6 +529,11 @@ public:
   /// a validator would hold a parse, and the server's freeing it after
   /// the publish overlapped the first requests (inlay hints 0.2 -> 0.8 ms).
   void setDeferIRDestruction(bool on);
+  /// Off: the results have no position index (values, blocks, symbols and
+  /// op spans, for hover and navigation), only diagnostics, op reports and
+  /// sections. `check` reports diagnostics only; the index was ~35 ms of a
+  /// 50k-line one-function check, on its critical path.
+  void setCollectIndex(bool on);
   /// Destroys the IR kept by setDeferIRDestruction. Between analyses only.
   void destroyRetiredIR();
   /// Forgets what the MLIRContexts uniqued (every type, attribute and

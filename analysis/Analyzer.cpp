@@ -778,6 +778,7 @@ struct Analyzer::Impl {
   /// be destroyed later (destroyRetiredIR). Declared after the contexts:
   /// destroyed before them.
   bool deferIRDestruction = false;
+  bool collectIndexes = true; // setCollectIndex
   std::mutex retiredMu;
   std::vector<std::unique_ptr<detail::ParsedSection>> retired;
   void destroyRetired() {
@@ -888,6 +889,8 @@ void Analyzer::warmUp() {
 }
 
 void Analyzer::setDeferIRDestruction(bool on) { impl->deferIRDestruction = on; }
+
+void Analyzer::setCollectIndex(bool on) { impl->collectIndexes = on; }
 
 void Analyzer::destroyRetiredIR() {
   impl->analysisThread.run([&] { impl->destroyRetired(); });
@@ -1676,6 +1679,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         TaskThread::Running verifier = helperThread.beside([&] {
           crashed = runContained([&] {
             verify();
+            if (!collectIndexes)
+              return;
             PhaseTimer t("index (after verify, beside op reports)");
             // Not reportOf: this thread fills it meanwhile (a DenseMap
             // read during a rehash can probe forever). linkReports
@@ -1709,8 +1714,10 @@ void Analyzer::Impl::analyzeSectionUnguarded(
           PhaseTimer t("op reports");
           detail::collectOpReports(ps, config, result.ops, reportOf);
         }
-        PhaseTimer t("index");
-        detail::collectIndex(ps, reportOf, index);
+        if (collectIndexes) {
+          PhaseTimer t("index");
+          detail::collectIndex(ps, reportOf, index);
+        }
       }
       detail::markVerified(failedOps, visitedOps, reportOf, result.ops);
       if (job) {

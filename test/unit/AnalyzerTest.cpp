@@ -422,6 +422,23 @@ TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
             700 / 7 + 1);
   EXPECT_GE(a.ops.size(), 700u);
   EXPECT_GE(a.values.size(), 700u);
+
+  // Without the position index (`check`): on every path the same
+  // diagnostics and op reports, and no index.
+  std::vector<std::string> want;
+  for (const std::string &line : vb)
+    if (line.rfind("diag ", 0) == 0 || line.rfind("op ", 0) == 0)
+      want.push_back(line);
+  for (size_t bytes : {text.size() - 1, size_t(0), SIZE_MAX}) {
+    Analyzer noIndex;
+    noIndex.setParallelSectionBytes(bytes);
+    noIndex.setCollectIndex(false);
+    FileAnalysis n = noIndex.analyze(text, "big.mlir", Config());
+    EXPECT_TRUE(n.values.empty() && n.blocks.empty() && n.symbols.empty() &&
+                n.opSpans.empty())
+        << bytes;
+    EXPECT_EQ(firstDifference(observe(n), want), "") << bytes;
+  }
 }
 
 /// Functions that call each other, or share a name, cannot be cut apart;

@@ -362,6 +362,8 @@ int runCheck() {
   Analyzer analyzer;
   // The last file's parse is left to the exit below, like the rest.
   analyzer.setDeferIRDestruction(true);
+  // Diagnostics only: no hover or navigation index.
+  analyzer.setCollectIndex(false);
   nlohmann::ordered_json out;
   out["files"] = nlohmann::ordered_json::array();
   bool anyError = false, inputError = false;
