@@ -247,10 +247,13 @@ namespace {
 /// One version of the file: its text, line index and sections.
 struct FileText {
   const std::string &text;
-  LineIndex lines;
+  std::shared_ptr<const LineIndex> sharedLines; // handed out with the result
+  const LineIndex &lines;
   std::vector<Section> sections;
   std::vector<size_t> nearMisses;
-  explicit FileText(const std::string &text) : text(text), lines(text) {
+  explicit FileText(const std::string &text)
+      : text(text), sharedLines(std::make_shared<const LineIndex>(text)),
+        lines(*sharedLines) {
     sections = splitSections(text, &nearMisses);
   }
 };
@@ -385,6 +388,7 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
                       std::vector<Slice> *slices = nullptr) {
   FileAnalysis fa;
   fa.path = path;
+  fa.lineIndex = file.sharedLines;
   for (size_t off : file.nearMisses) {
     Diagnostic d;
     d.severity = Severity::Warning;

@@ -56,6 +56,8 @@ public:
   }
 
   size_t lineCount() const { return starts.size(); }
+  /// The size of the text it was built from.
+  size_t textSize() const { return size; }
   /// Byte offset where 0-based line `index0` starts.
   size_t lineStart(size_t index0) const { return starts[index0]; }
 

@@ -14,6 +14,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/LSP/Protocol.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ namespace tosa_lsp {
 class LineTable {
 public:
   explicit LineTable(const std::string &text);
+  /// With `text`'s line starts already computed (FileAnalysis::lineIndex):
+  /// shared, not built again; built when null or of another text.
+  LineTable(const std::string &text, std::shared_ptr<const LineIndex> lines);
 
   llvm::lsp::Position toLsp(Position p) const;
   llvm::lsp::Range toLsp(Range r) const;
@@ -36,21 +40,23 @@ public:
   /// is the end of the line); std::nullopt when the line does not exist.
   std::optional<size_t> offset(llvm::lsp::Position p) const;
   /// Byte offsets (our 1-based positions).
-  const LineIndex &index() const { return lines; }
+  const LineIndex &index() const { return *lines; }
 
 private:
   const std::string &text;
-  LineIndex lines; // byte offsets; this class adds UTF-16 columns
+  std::shared_ptr<const LineIndex> lines; // byte offsets; + UTF-16 columns
   std::string_view line(unsigned index0) const;
 };
 
 /// `text` after `changes` (in order), in `out`: one copy of the text for
 /// the first ranged change, the others in place. Returns an error message
-/// for a range outside the text (then `out` is unspecified).
+/// for a range outside the text (then `out` is unspecified). `lines`, when
+/// given, are `text`'s line starts (a snapshot's; ignored when they are of
+/// a text of another size).
 std::optional<std::string>
 applyChanges(const std::string &text,
              llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
-             std::string &out);
+             std::string &out, const LineIndex *lines = nullptr);
 
 /// Number of UTF-16 code units in UTF-8 `s`.
 size_t utf16Length(std::string_view s);

@@ -40,7 +40,8 @@ struct Snapshot {
       : uri(std::move(uri)), path(std::move(path)), version(version),
         sharedText(std::move(text)), text(*sharedText),
         config(std::move(config)), sharedAnalysis(std::move(analysis)),
-        analysis(*sharedAnalysis), lines(this->text) {}
+        analysis(*sharedAnalysis),
+        lines(this->text, sharedAnalysis->lineIndex) {}
   std::string uri, path;
   int64_t version;
   SharedString sharedText;

@@ -261,8 +261,13 @@ Error TosaServer::changeDocument(
     if (it == docs.end())
       return invalidParams("didChange for a document that is not open: " + uri);
     std::string text;
+    // The latest snapshot's line starts, when it shows this very text.
+    Scheduler::SnapshotPtr shown = scheduler->latest(uri);
+    const LineIndex *lines = shown && shown->sharedText == it->second.text
+                                 ? &shown->lines.index()
+                                 : nullptr;
     if (std::optional<std::string> error =
-            applyChanges(*it->second.text, changes, text))
+            applyChanges(*it->second.text, changes, text, lines))
       // The client and we disagree on the text: say so rather than
       // analysing something the user does not see.
       return make_error<LSPError>(*error, ErrorCode::InvalidParams);

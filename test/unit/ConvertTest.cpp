@@ -95,17 +95,25 @@ TEST(Convert, ChangesAgreeWithTheLineTable) {
     int c0 = rng() % 6, c1 = rng() % 6;
     std::optional<size_t> b = table.offset(LspPosition(l0, c0)),
                           e = table.offset(LspPosition(l1, c1));
-    std::string out;
+    std::string out, outIndexed;
     std::optional<std::string> error =
         applyChanges(text, {change(l0, c0, l1, c1, "X")}, out);
+    // With the text's line starts given (a snapshot's), the same answer;
+    // a second change then applies to the changed text by scanning.
+    std::optional<std::string> errorIndexed = applyChanges(
+        text, {change(l0, c0, l1, c1, "X"), change(0, 0, 0, 0, "Y")},
+        outIndexed, &table.index());
     if (!b || !e || *e < *b) {
       EXPECT_TRUE(error) << text << " " << l0 << ":" << c0 << "-" << l1 << ":"
                          << c1;
+      EXPECT_TRUE(errorIndexed);
       continue;
     }
     ASSERT_FALSE(error) << *error;
+    ASSERT_FALSE(errorIndexed) << *errorIndexed;
     std::string expected = text;
     expected.replace(*b, *e - *b, "X");
     EXPECT_EQ(out, expected);
+    EXPECT_EQ(outIndexed, "Y" + expected);
   }
 }

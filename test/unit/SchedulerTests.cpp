@@ -136,6 +136,8 @@ TEST(Scheduler, AReplacedSnapshotIsFreedByTheTimeItIsIdle) {
     Scheduler::SnapshotPtr now = s.latest("test:///a.mlir");
     ASSERT_NE(now, nullptr);
     ASSERT_EQ(now->version, v);
+    // The snapshot converts positions with the analysis's line starts.
+    EXPECT_EQ(&now->lines.index(), now->analysis.lineIndex.get());
     if (v == 1)
       first = now;
     else

@@ -362,8 +362,9 @@ int runCheck() {
   Analyzer analyzer;
   // The last file's parse is left to the exit below, like the rest.
   analyzer.setDeferIRDestruction(true);
-  // Diagnostics only: no hover or navigation index.
-  analyzer.setCollectIndex(false);
+  // Diagnostics only: no hover or navigation index, unless shape inference
+  // runs (it finds the functions through the index's symbols).
+  analyzer.setCollectIndex(inferShapes);
   nlohmann::ordered_json out;
   out["files"] = nlohmann::ordered_json::array();
   bool anyError = false, inputError = false;
