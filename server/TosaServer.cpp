@@ -23,6 +23,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 using namespace llvm;
@@ -526,17 +528,34 @@ void TosaServer::removeDocument(const std::string &uri) {
     std::lock_guard<std::mutex> lock(shapeChecksMu);
     shapeChecks.erase(uri);
   }
+  // Pool threads still to drop their slots after the last close; this
+  // thread collects once they have (bounded), see below.
+  struct Drops {
+    std::mutex mu;
+    std::condition_variable done;
+    unsigned left = 0;
+    void one(std::atomic<unsigned> &count) {
+      ++count;
+      std::lock_guard<std::mutex> lock(mu);
+      --left;
+      done.notify_all();
+    }
+  };
+  auto drops = std::make_shared<Drops>();
   if (last) {
     // The MLIRContexts of validation and inference keep every type,
     // attribute and location they uniqued: hundreds of MiB after a big
     // file. Dropped when the last document closes; each slot belongs to
     // one pool thread, so only while the pool is idle (its tasks come from
     // this thread, which is here).
-    if (shapeCheckPool)
-      shapeCheckPool->run([this](unsigned) {
+    if (shapeCheckPool) {
+      drops->left += 1;
+      shapeCheckPool->run([this, drops](unsigned) {
         shapeCheckInferrer.reset();
         releaseFreeMemory();
+        drops->one(slotsDroppedCount);
       });
+    }
     auto dropSlot = [this](unsigned worker) {
       validators[worker].reset();
       inferrers[worker].reset();
@@ -549,9 +568,11 @@ void TosaServer::removeDocument(const std::string &uri) {
       // doing (a big function's inference can run for seconds after the
       // close) and hands back its heap: what those contexts and the
       // requests' results allocated lives there.
-      pool->runOnEachWhenIdle([dropSlot](unsigned worker) {
+      drops->left += static_cast<unsigned>(pool->size());
+      pool->runOnEachWhenIdle([this, dropSlot, drops](unsigned worker) {
         dropSlot(worker);
         releaseFreeMemory();
+        drops->one(slotsDroppedCount);
       });
     }
   }
@@ -560,6 +581,19 @@ void TosaServer::removeDocument(const std::string &uri) {
     publishedVersions.erase(uri);
   }
   scheduler->remove(uri);
+  if (last && drops->left) {
+    // What the pool threads freed of memory other threads allocated waits
+    // for its owners: for this thread (and the threads that ended, whose
+    // memory only this one reclaims) to collect again after the drops.
+    // Collected once before them, a 50k-line many-function file left
+    // ~35 MiB that a later collect gave back. Bounded like the wait in
+    // Scheduler::remove: an inference may run on for seconds.
+    std::unique_lock<std::mutex> lock(drops->mu);
+    drops->done.wait_for(lock, std::chrono::seconds(1),
+                         [&] { return drops->left == 0; });
+    lock.unlock();
+    releaseFreeMemory();
+  }
 }
 
 std::optional<TosaServer::Document>
@@ -1191,6 +1225,7 @@ TosaServer::Stats TosaServer::stats() const {
   Stats s;
   s.fixValidations = validationCount;
   s.requestInferences = requestInferenceCount;
+  s.slotsDropped = slotsDroppedCount;
   s.configLoads = projectConfigs.loads();
   s.scheduler = scheduler->stats();
   return s;

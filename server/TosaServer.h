@@ -203,6 +203,9 @@ public:
     unsigned configLoads = 0;
     /// Shape inferences run for requests (hover, inlay hints, ...).
     unsigned requestInferences = 0;
+    /// Pool threads that dropped their validator and inferrer after the
+    /// last close (the shape-check thread included).
+    unsigned slotsDropped = 0;
     Scheduler::Stats scheduler;
   };
   Stats stats() const;
@@ -279,6 +282,7 @@ private:
   std::map<std::string, Validation> validations;
   std::atomic<unsigned> validationCount{0};
   std::atomic<unsigned> requestInferenceCount{0};
+  std::atomic<unsigned> slotsDroppedCount{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;
