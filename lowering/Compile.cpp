@@ -196,7 +196,8 @@ void useHugePagesForLargeAllocations(llvm::Module &m) {
   llvm::LLVMContext &ctx = m.getContext();
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
-  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::PointerType *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
   auto *wrap = llvm::Function::Create(malloc->getFunctionType(),
                                       llvm::GlobalValue::InternalLinkage,
                                       "__tosa_lsp_malloc", m);
@@ -226,8 +227,7 @@ void useHugePagesForLargeAllocations(llvm::Module &m) {
   b.CreateBr(done);
 
   b.SetInsertPoint(large);
-  b.CreateStore(
-      llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx)), slot);
+  b.CreateStore(null, slot);
   llvm::Value *rc = b.CreateCall(memalign, {slot, b.getInt64(kHugePage), size});
   llvm::Value *aligned = b.CreateLoad(ptr, slot);
   b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(rc, b.getInt32(0)),
@@ -242,8 +242,7 @@ void useHugePagesForLargeAllocations(llvm::Module &m) {
   b.SetInsertPoint(done);
   llvm::PHINode *p = b.CreatePHI(ptr, 3);
   p->addIncoming(plain, small);
-  p->addIncoming(
-      llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx)), large);
+  p->addIncoming(null, large);
   p->addIncoming(aligned, advise);
   b.CreateRet(p);
 }

@@ -66,10 +66,11 @@ std::optional<uint64_t> hostL2Size() {
   return std::nullopt;
 }
 
-/// A vector store the streaming twin makes non-temporal; `bytes`, when
-/// set, counts what its group of stores writes per run of the nest.
+/// Vector stores that write one buffer contiguously in one innermost loop,
+/// which the streaming twin makes non-temporal, and the bytes they write
+/// per run of the nest.
 struct Stream {
-  StoreInst *store;
+  SmallVector<StoreInst *> stores;
   const SCEV *bytes;
 };
 
@@ -189,9 +190,7 @@ SmallVector<Stream> findStreams(Loop *outer, LoopInfo &li,
     const SCEV *bytes = bytesPerRun(key.first, outer, g.bytes, se);
     if (!bytes)
       continue;
-    for (StoreInst *s : g.stores)
-      streams.push_back({s, nullptr});
-    streams.back().bytes = bytes;
+    streams.push_back({std::move(g.stores), bytes});
   }
   return streams;
 }
@@ -210,8 +209,7 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
   Type *i64 = Type::getInt64Ty(f.getContext());
   const SCEV *total = se.getZero(i64);
   for (const Stream &s : streams)
-    if (s.bytes)
-      total = se.getAddExpr(total, s.bytes);
+    total = se.getAddExpr(total, s.bytes);
   SCEVExpander expander(se, "stream.bytes");
   if (!expander.isSafeToExpandAt(total, check->getTerminator()))
     return nullptr;
@@ -249,8 +247,9 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
   MDNode *nontemporal = MDNode::get(
       ctx, ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), 1)));
   for (const Stream &s : streams)
-    cast<StoreInst>(map[s.store])
-        ->setMetadata(LLVMContext::MD_nontemporal, nontemporal);
+    for (StoreInst *store : s.stores)
+      cast<StoreInst>(map[store])
+          ->setMetadata(LLVMContext::MD_nontemporal, nontemporal);
 
   // A fence on every way out of the nest, so the streamed result is ordered
   // before any later store (such as a flag another thread waits for).

@@ -94,7 +94,7 @@ size_t firstInvalidUTF8(llvm::StringRef data) {
   while (p != end) {
     // MLIR files are ASCII but for comments and strings: skip 8 bytes at a
     // time while no high bit is set (llvm::isLegalUTF8String goes byte by
-    // byte: 10 ms of a 5 MB `check`).
+    // byte: 18 of the 22 ms spent reading a 4.7 MB file).
     uint64_t word;
     while (end - p >= 8 &&
            (std::memcpy(&word, p, 8), !(word & 0x8080808080808080ULL)))
