@@ -373,7 +373,9 @@ struct Slice {
 /// values).
 template <typename T>
 void appendMoved(std::vector<T> &to, std::vector<T> &from) {
-  if (to.empty()) {
+  // The bigger buffer stays: `to` when reserved for everything, else
+  // `from` whole.
+  if (to.empty() && from.capacity() >= to.capacity()) {
     to = std::move(from);
     return;
   }
@@ -398,6 +400,20 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
     d.message = "near miss with file split marker";
     d.code = "split-marker-near-miss";
     fa.diagnostics.push_back(std::move(d));
+  }
+  if (results.size() > 1) { // Sized once, not grown section by section.
+    auto reserve = [&](auto &to, auto member) {
+      size_t n = to.size();
+      for (SectionResult &r : results)
+        n += (r.*member).size();
+      to.reserve(n);
+    };
+    reserve(fa.diagnostics, &SectionResult::diagnostics);
+    reserve(fa.ops, &SectionResult::ops);
+    reserve(fa.values, &SectionResult::values);
+    reserve(fa.blocks, &SectionResult::blocks);
+    reserve(fa.symbols, &SectionResult::symbols);
+    reserve(fa.opSpans, &SectionResult::opSpans);
   }
   for (SectionResult &r : results) {
     fa.sections.push_back(r.section);
@@ -1424,6 +1440,8 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     if (v.opReport >= 0)
       v.opReport += opBase;
   auto concat = [](auto &to, auto &x, auto &y) {
+    if (x.capacity() < x.size() + y.size())
+      to.reserve(x.size() + y.size());
     appendMoved(to, x);
     appendMoved(to, y);
   };

@@ -114,6 +114,14 @@ void markVerified(const llvm::DenseSet<Operation *> &failed,
 void collectOpReports(const ParsedSection &section, const Config &config,
                       std::vector<OpReport> &out,
                       llvm::DenseMap<Operation *, unsigned> &reportOf) {
+  // At most one report per op: reserved once (pages past the reports are
+  // never touched), not grown by doubling with a copy each time.
+  size_t numOps = 0;
+  for (const auto &def : section.state.getOpDefs()) {
+    (void)def;
+    ++numOps;
+  }
+  out.reserve(out.size() + numOps);
   section.module.get()->walk([&](Operation *op) {
     std::optional<OpKind> kind = classify(op, config);
     if (!kind)

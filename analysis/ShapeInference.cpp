@@ -248,7 +248,8 @@ struct ShapeInferrer::Impl {
                           std::vector<TextEditData> &edits);
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
-                    unsigned last, ShapeInference &out);
+                    unsigned last, ShapeInference &out,
+                    llvm::function_ref<bool()> stop);
 };
 
 void ShapeInferrer::Impl::refineEdits(
@@ -506,10 +507,15 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
 ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const LineIndex &lines,
                                     const FileAnalysis &fa, unsigned firstLine,
-                                    unsigned lastLine) {
+                                    unsigned lastLine,
+                                    llvm::function_ref<bool()> stop) {
   PhaseTimer timer("shape inference (lazy, not in the pipeline)");
   ShapeInference out;
   for (const Section &sec : fa.sections) {
+    if (stop && !out.cancelled && stop())
+      out.cancelled = true;
+    if (out.cancelled)
+      break;
     if (sec.lastLine < firstLine || sec.firstLine > lastLine)
       continue;
     bool wanted = llvm::any_of(fa.symbols, [&](const SymbolInfo &s) {
@@ -537,7 +543,7 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
         wantedFns.push_back(&s);
     }
     if (nested || wantedFns.size() == fns.size()) {
-      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out);
+      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out, stop);
       continue;
     }
     for (const SymbolInfo *s : wantedFns) {
@@ -552,11 +558,13 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
         alone.firstColumn = s->scope.begin.column;
         alone.lastLine = s->scope.end.line;
         impl->inferSection(text, lines, fa, alone, s->scope.begin.line,
-                           s->scope.end.line, out);
+                           s->scope.end.line, out, stop);
       }
-      if (out.functions.size() == before)
+      if (out.functions.size() == before && !out.cancelled)
         impl->inferSection(text, lines, fa, sec, s->scope.begin.line,
-                           s->scope.end.line, out);
+                           s->scope.end.line, out, stop);
+      if (out.cancelled)
+        break;
     }
   }
   return out;
@@ -566,7 +574,16 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                        const LineIndex &lines,
                                        const FileAnalysis &fa,
                                        const Section &sec, unsigned first,
-                                       unsigned last, ShapeInference &out) {
+                                       unsigned last, ShapeInference &out,
+                                       llvm::function_ref<bool()> stop) {
+  // Asked between steps; once true, nothing more is done or kept.
+  auto stopped = [&] {
+    if (stop && !out.cancelled && stop())
+      out.cancelled = true;
+    return out.cancelled;
+  };
+  if (stopped())
+    return;
   // Errors decide what is skipped: a function with an error inside, or the
   // whole section when an error has no place in it.
   std::vector<Position> errors;
@@ -599,7 +616,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
   std::optional<std::string> crash = runContained([&] {
     Block block;
     ParserConfig config(&ctx, /*verifyAfterParse=*/false);
-    if (failed(parseAsmSourceFile(ps->sourceMgr, &block, config, &ps->state)))
+    if (failed(parseAsmSourceFile(ps->sourceMgr, &block, config, &ps->state)) ||
+        stopped())
       return;
     if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
       Operation *m = &block.front();
@@ -612,6 +630,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
           ps->module->getBody()->begin(), block.getOperations());
     }
     for (Operation &top : *ps->module->getBody()) {
+      if (stopped())
+        return;
       auto fn = dyn_cast<func::FuncOp>(top);
       const AsmParserState::OperationDefinition *def = ps->state.getOpDef(&top);
       if (!fn || !def)
@@ -656,6 +676,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
       // it cannot join) and its op then fails. Those are the
       // contradictions reported below, so no verification here.
       pm.enableVerifier(false);
+      if (stopped())
+        return;
       if (failed(pm.run(fn))) {
         fi.skipped = "tosa-infer-shapes failed on the function";
         results.push_back(std::move(fi));
@@ -695,7 +717,10 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
         return it->second;
       };
       uint32_t functionId = writer.intern(fi.name);
+      size_t done = 0;
       for (Operation *op : ops) {
+        if (++done % 256 == 0 && stopped())
+          return;
         std::vector<InferredOpWriter::Result> results;
         std::vector<InferredOpWriter::Operand> operands(op->getNumOperands());
         bool anyOperandRefined = false;
@@ -842,6 +867,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
       for (const InferredOp &op : fi.ops)
         fi.lastLineSoFar.push_back(lastLine =
                                        std::max(lastLine, op.lastLine()));
+      if (stopped())
+        return;
       std::vector<TextEditData> edits;
       refineEdits(*ps, fn, declared, fi, edits);
       // Kept as ranges and pooled texts (mostly types, repeated).
@@ -875,6 +902,8 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
     GiveBackFreePages now;
     ps.reset();
   }
+  if (out.cancelled)
+    return;
   for (FunctionInference &f : results)
     out.functions.push_back(std::move(f));
 }

@@ -17,6 +17,7 @@
 #include "LineIndex.h"
 #include "Render.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -162,6 +163,9 @@ struct FunctionInference {
 
 struct ShapeInference {
   std::vector<FunctionInference> functions; // in text order
+  /// The caller's stop condition held before the work was done: what is
+  /// here is incomplete and must not be kept.
+  bool cancelled = false;
   /// The op whose name range contains `pos` (or on that line when
   /// `pos.column` is 0), or nullptr.
   const InferredOp *opAt(Position pos) const;
@@ -186,10 +190,14 @@ public:
   /// reason and not inferred.
   ShapeInference infer(const std::string &text, const FileAnalysis &fa,
                        unsigned firstLine = 1, unsigned lastLine = ~0u);
-  /// The same with the text's line index (the server keeps one).
+  /// The same with the text's line index (the server keeps one). `stop`,
+  /// when given, is asked between the steps (before and after the parse
+  /// and the pass, every few hundred ops): once it says yes the work ends
+  /// with `cancelled` set (the parse itself cannot be interrupted).
   ShapeInference infer(const std::string &text, const LineIndex &lines,
                        const FileAnalysis &fa, unsigned firstLine,
-                       unsigned lastLine);
+                       unsigned lastLine,
+                       llvm::function_ref<bool()> stop = nullptr);
 
 private:
   struct Impl;

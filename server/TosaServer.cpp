@@ -445,10 +445,13 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
     while (j < missing.size() &&
            missing[j].lastLine - missing[i].firstLine < kBatchLines)
       ++j;
+    auto edited = [&] {
+      return currentVersion(s->uri) != s->version || !stillLatest();
+    };
     ShapeInference si =
         inferrer->infer(s->text, s->lines.index(), s->analysis,
-                        missing[i].firstLine, missing[j - 1].lastLine);
-    if (!stillLatest()) // Closed meanwhile: store nothing for it.
+                        missing[i].firstLine, missing[j - 1].lastLine, edited);
+    if (si.cancelled || !stillLatest()) // Closed meanwhile: keep nothing.
       return;
     found |= storeShapeErrors(s->uri, llvm::ArrayRef(missing).slice(i, j - i),
                               contradictionDiagnostics(si));
@@ -683,15 +686,26 @@ TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first,
 
 std::shared_ptr<const ShapeInference>
 TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
-                      unsigned first, unsigned last) {
+                      unsigned first, unsigned last, bool stopWhenEdited) {
   if (auto cached = cachedShapes(s, first, last))
     return cached;
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
   ++requestInferenceCount;
-  ShapeInference fresh =
-      inferrer->infer(s->text, s->lines.index(), s->analysis, first, last);
+  auto edited = [&] { return currentVersion(s->uri) != s->version; };
+  ShapeInference fresh = inferrer->infer(
+      s->text, s->lines.index(), s->analysis, first, last,
+      stopWhenEdited ? llvm::function_ref<bool()>(edited) : nullptr);
+  if (fresh.cancelled) {
+    ++inferencesCancelledCount;
+    std::lock_guard<std::mutex> lock(shapesMu);
+    auto it = shapes.find(s->uri);
+    if (it != shapes.end() && it->second.version == s->version)
+      for (const std::string &k : functionKeys(*s, first, last))
+        it->second.inflight.erase(k);
+    return nullptr;
+  }
   if (s->config.shapeChecks) {
     // What a hover or inlay hint inferred also counts for the shape checks
     // (functions too long for the background ones, among others).
@@ -790,7 +804,14 @@ void TosaServer::withShapes(
     }
     if (start)
       runHeavy([this, first, last, snap](unsigned worker) {
-        (void)shapesFor(snap, worker, first, last);
+        auto until =
+            std::chrono::steady_clock::now() + kBackgroundInferenceDelay;
+        while (!options.sync && !stopping &&
+               currentVersion(snap->uri) == snap->version &&
+               std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        // Edited meanwhile: shapesFor stops before the parse.
+        (void)shapesFor(snap, worker, first, last, /*stopWhenEdited=*/true);
       });
     fn(std::move(*s), nullptr);
   });
@@ -1225,6 +1246,7 @@ TosaServer::Stats TosaServer::stats() const {
   Stats s;
   s.fixValidations = validationCount;
   s.requestInferences = requestInferenceCount;
+  s.inferencesCancelled = inferencesCancelledCount;
   s.slotsDropped = slotsDroppedCount;
   s.configLoads = projectConfigs.loads();
   s.scheduler = scheduler->stats();

@@ -468,3 +468,54 @@ TEST(ShapeInference, WarmedUpInferrerInfersTheSame) {
   for (const FunctionInference &f : a.functions)
     EXPECT_NE(f.name, "w"); // the warm-up's own function is not reported
 }
+
+// A caller's stop condition ends the work between steps: nothing is kept
+// once it holds, whenever that is, and a stop that never holds changes
+// nothing.
+TEST(ShapeInference, StopsWhenTheCallerSaysSo) {
+  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
+  const int n = 1000;
+  for (int i = 1; i <= n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  // A second function: a stop while it is inferred drops the first too.
+  text += "func.func @g(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+          "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>\n"
+          "  return %0 : tensor<?x?xf32>\n}\n";
+  FileAnalysis fa = analyzeText(text);
+  ShapeInferrer inferrer;
+  LineIndex lines(text);
+
+  ShapeInference whole = inferrer.infer(text, lines, fa, 1, ~0u);
+  ASSERT_EQ(whole.functions.size(), 2u);
+  EXPECT_FALSE(whole.cancelled);
+  ASSERT_EQ(whole.functions[0].ops.size(), size_t(n + 1));
+
+  // Asked before, after the parse, after the pass and every 256 ops: a stop
+  // after any number of questions leaves nothing.
+  unsigned asked = 0;
+  ShapeInference never = inferrer.infer(text, lines, fa, 1, ~0u, [&] {
+    ++asked;
+    return false;
+  });
+  EXPECT_FALSE(never.cancelled);
+  ASSERT_EQ(never.functions.size(), 2u);
+  EXPECT_EQ(never.functions[0].ops.size(), whole.functions[0].ops.size());
+  // Before, after the parse, and per function before it, after the pass,
+  // every 256 ops and before the edits.
+  EXPECT_GE(asked, 10u);
+  for (unsigned after = 0; after < asked; ++after) {
+    unsigned k = 0;
+    ShapeInference cut =
+        inferrer.infer(text, lines, fa, 1, ~0u, [&] { return k++ >= after; });
+    EXPECT_TRUE(cut.cancelled) << "stopped after " << after;
+    EXPECT_TRUE(cut.functions.empty()) << "stopped after " << after;
+  }
+  // The inferrer works as before after being stopped.
+  ShapeInference again = inferrer.infer(text, lines, fa, 1, ~0u);
+  ASSERT_EQ(again.functions.size(), 2u);
+  EXPECT_EQ(again.functions[0].ops.size(), whole.functions[0].ops.size());
+}

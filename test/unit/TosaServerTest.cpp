@@ -482,6 +482,50 @@ TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
   server.reset();
 }
 
+// A big function's background inference waits a moment and stops when the
+// document changes first: it would hold a second parse of the function
+// beside the edit's analysis, for a version nobody reads any more.
+TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
+  Recorder rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  auto server = std::make_unique<TosaServer>(o, rec);
+  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
+  const int n = 2100;
+  for (int i = 1; i <= n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  const std::string uri = "test:///big.mlir";
+  server->addDocument(uri, "/nonexistent/big.mlir", 1, text);
+  auto hoverAt = [&](unsigned line) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server->hover(uri, lsp::Position(line, 3), std::move(cb));
+    });
+    EXPECT_TRUE(bool(h));
+    return h && h->has_value() ? (*h)->contents.value : std::string();
+  };
+  EXPECT_EQ(hoverAt(1000).find("**inferred**"), std::string::npos);
+  // An edit (a comment line at the end) before the inference started.
+  std::vector<lsp::TextDocumentContentChangeEvent> change(1);
+  change[0].range =
+      lsp::Range(lsp::Position(n + 4, 0), lsp::Position(n + 4, 0));
+  change[0].text = "// edited\n";
+  ASSERT_FALSE(bool(server->changeDocument(uri, 2, change)));
+  server->waitIdle();
+  EXPECT_EQ(server->stats().inferencesCancelled, 1u);
+  // The new version is inferred as usual.
+  EXPECT_EQ(hoverAt(1000).find("**inferred**"), std::string::npos);
+  server->waitIdle();
+  EXPECT_NE(hoverAt(1000).find("**inferred** `tensor<3x2xf32>`"),
+            std::string::npos);
+  EXPECT_EQ(server->stats().inferencesCancelled, 1u);
+  server.reset();
+}
+
 //===----------------------------------------------------------------------===//
 // Configuration: server defaults, project file, editor settings
 //===----------------------------------------------------------------------===//
