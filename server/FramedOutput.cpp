@@ -24,6 +24,11 @@ void FramedOutput::write_impl(const char *ptr, size_t size) {
   flushFrames();
 }
 
+size_t FramedOutput::retainedBytes() {
+  std::lock_guard<std::mutex> lock(mu);
+  return pending.capacity();
+}
+
 void FramedOutput::flushFrames() {
   for (;;) {
     size_t headerEnd = pending.find("\r\n\r\n");
@@ -46,6 +51,8 @@ void FramedOutput::flushFrames() {
     out.write(pending.data(), total);
     out.flush();
     pending.erase(0, total);
+    if (pending.empty())
+      releaseBigBuffer(pending);
   }
 }
 

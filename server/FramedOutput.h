@@ -20,6 +20,15 @@
 
 namespace tosa_lsp {
 
+/// Frees `buffer` when it holds more than `keep` bytes of capacity: a
+/// message buffer grown by one big message (a 20 MB didOpen, a preview)
+/// is not kept for the small ones after it, resident for the session.
+inline void releaseBigBuffer(std::string &buffer) {
+  constexpr size_t keep = size_t(1) << 20;
+  if (buffer.capacity() > keep)
+    std::string().swap(buffer);
+}
+
 class FramedOutput : public llvm::raw_ostream {
 public:
   explicit FramedOutput(llvm::raw_ostream &out) : out(out) { SetUnbuffered(); }
@@ -27,6 +36,9 @@ public:
 
   /// Writes `json` (one JSON-RPC message) as one frame.
   void sendRaw(llvm::StringRef json);
+  /// Bytes held between messages (the buffer of incomplete frames): a big
+  /// reply is not kept as the buffer of the small ones after it.
+  size_t retainedBytes();
 
 private:
   void write_impl(const char *ptr, size_t size) override;

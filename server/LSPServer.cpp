@@ -230,6 +230,9 @@ Error runTransport(TrackingInput &in, MessageHandler &handler) {
       }
       msg = std::move(*doc);
     }
+    // A didOpen's text (20 MB at 200k lines) stayed resident after the
+    // close as the buffer of the small messages that followed.
+    releaseBigBuffer(text);
     // What JSONTransport::handleMessage does.
     json::Object *object = msg->getAsObject();
     if (!object ||
