@@ -473,14 +473,8 @@ TEST(ShapeInference, WarmedUpInferrerInfersTheSame) {
 // once it holds, whenever that is, and a stop that never holds changes
 // nothing.
 TEST(ShapeInference, StopsWhenTheCallerSaysSo) {
-  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
-                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
-                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
   const int n = 1000;
-  for (int i = 1; i <= n; ++i)
-    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
-            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
-  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  std::string text = absChain(n);
   // A second function: a stop while it is inferred drops the first too.
   text += "func.func @g(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
           "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>\n"

@@ -19,6 +19,19 @@ inline FileAnalysis analyzeText(const std::string &text) {
   return analyzer.analyze(text, "t.mlir", Config());
 }
 
+/// `func.func @f`: its 2x3 argument transposed to `?x?`, then `n` abs ops
+/// in a chain (`%v1`..`%vn` on lines 2..n+1), all `?x?` until inferred
+/// (3x2); n+4 lines with the return and the brace.
+inline std::string absChain(int n) {
+  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
+                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
+  for (int i = 1; i <= n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  return text + "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+}
+
 inline bool has(const std::string &haystack, const std::string &needle) {
   return haystack.find(needle) != std::string::npos;
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TosaServer.h"
+#include "TestSupport.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -453,14 +454,8 @@ TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
   o.debounce = std::chrono::milliseconds(0);
   o.workers = 2;
   auto server = std::make_unique<TosaServer>(o, rec);
-  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
-                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
-                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
   const int n = 2100;
-  for (int i = 1; i <= n; ++i)
-    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
-            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
-  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  std::string text = absChain(n);
   server->addDocument("test:///big.mlir", "/nonexistent/big.mlir", 1, text);
   auto hoverAt = [&](unsigned line, unsigned col) {
     auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
@@ -491,14 +486,8 @@ TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
   o.debounce = std::chrono::milliseconds(0);
   o.workers = 2;
   auto server = std::make_unique<TosaServer>(o, rec);
-  std::string text = "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
-                     "  %v0 = tosa.transpose %a {perms = array<i32: 1, 0>} : "
-                     "(tensor<2x3xf32>) -> tensor<?x?xf32>\n";
   const int n = 2100;
-  for (int i = 1; i <= n; ++i)
-    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
-            std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
-  text += "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+  std::string text = absChain(n);
   const std::string uri = "test:///big.mlir";
   server->addDocument(uri, "/nonexistent/big.mlir", 1, text);
   auto hoverAt = [&](unsigned line) {
