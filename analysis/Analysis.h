@@ -333,8 +333,8 @@ struct OpReport {
   bool verifierFailed = false;
   /// MLIR's verifier checked this op (it skips ops nested in a failed op).
   bool verifierRan = false;
-  /// Operand numbers of the data operands (e.g. tosa.mul's shift excluded).
-  CowVector<unsigned> operandNumbers;
+  /// The types of the data operands, which are the op's first operands
+  /// (tosa.mul's shift, the last, excluded).
   CowVector<SharedText> operandTypes;
   SharedText resultType;
 
@@ -349,8 +349,9 @@ struct OpReport {
   /// allocation per op): the number of operands; each operand's shape and
   /// then the result's (the target of the explicit kinds), each as its
   /// rank (-1: unranked) and sizes; for the explicit kinds, the number of
-  /// dimensions listed and the list.
-  CowVector<int64_t> packedShapes;
+  /// dimensions listed and the list. In 32-bit words (packShapes): half
+  /// the size of int64s, ~13 MiB at 200k ops.
+  CowVector<int32_t> packedShapes;
   /// Its verdict and flags, computed without the records (always set for
   /// OpKind::Implicit by the document pipeline).
   std::optional<BroadcastSummary> summary;
@@ -381,8 +382,10 @@ private:
 
 /// The packed inputs of an op (OpReport::packedShapes): its operands'
 /// shapes, its result's (or target's) and, for the explicit kinds, the
-/// dimension list.
-std::vector<int64_t> packShapes(const std::vector<MaybeShape> &operands,
+/// dimension list. Each value is one 32-bit word, except a dynamic size
+/// (one reserved word) and values outside 32 bits (a marker word and the
+/// two halves).
+std::vector<int32_t> packShapes(const std::vector<MaybeShape> &operands,
                                 const MaybeShape &result,
                                 const std::vector<int64_t> *dims = nullptr);
 

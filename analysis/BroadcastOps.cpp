@@ -143,7 +143,6 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       auto dims = intList(getAttr(op, "dimensions"));
       if (!in || !init || !dims)
         return;
-      r.operandNumbers = {0};
       r.operandTypes = {section.typeName(op->getOperand(0).getType())};
       r.resultType = section.typeName(op->getOperand(1).getType());
       r.packedShapes = packShapes({*in}, *init, &*dims);
@@ -162,17 +161,14 @@ void collectOpReports(const ParsedSection &section, const Config &config,
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
     std::vector<MaybeShape> shapes;
-    std::vector<unsigned> numbers;
     std::vector<SharedText> types;
     for (unsigned i = 0; i < n && i < op->getNumOperands(); ++i) {
       auto s = shapeOf(op->getOperand(i).getType());
       if (!s)
         return; // Scalars etc.: not a tensor/vector broadcast.
       shapes.push_back(*s);
-      numbers.push_back(i);
       types.push_back(section.typeName(op->getOperand(i).getType()));
     }
-    r.operandNumbers = numbers;
     r.operandTypes = types;
 
     std::optional<std::vector<int64_t>> dims;

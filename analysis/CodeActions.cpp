@@ -438,7 +438,7 @@ std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
                : x.first.begin.column < y.first.begin.column;
   });
   for (unsigned i : a.rankExpanded) {
-    unsigned operand = op.operandNumbers[i];
+    unsigned operand = i; // The data operands come first.
     if (operand >= uses.size())
       return std::nullopt;
     const auto &[useRange, value] = uses[operand];

@@ -2,6 +2,8 @@
 
 #include "Findings.h"
 
+#include <limits>
+
 #include <algorithm>
 
 namespace tosa_lsp {
@@ -46,29 +48,49 @@ const char *opKindName(OpKind k) {
   return "";
 }
 
-std::vector<int64_t> packShapes(const std::vector<MaybeShape> &operands,
+namespace {
+// Words of OpReport::packedShapes that are not plain values.
+constexpr int32_t kDynamicWord = std::numeric_limits<int32_t>::min();
+constexpr int32_t kWideWord = kDynamicWord + 1; // then low, high halves
+} // namespace
+
+std::vector<int32_t> packShapes(const std::vector<MaybeShape> &operands,
                                 const MaybeShape &result,
                                 const std::vector<int64_t> *dims) {
   size_t words = 3 + (result ? result->size() : 0) + (dims ? dims->size() : 0);
   for (const MaybeShape &s : operands)
     words += 1 + (s ? s->size() : 0);
-  std::vector<int64_t> out;
+  std::vector<int32_t> out;
   out.reserve(words);
+  auto value = [&](int64_t v) {
+    if (v == kDynamic)
+      out.push_back(kDynamicWord);
+    else if (v > kWideWord && v <= std::numeric_limits<int32_t>::max())
+      out.push_back(static_cast<int32_t>(v));
+    else {
+      auto u = static_cast<uint64_t>(v);
+      out.push_back(kWideWord);
+      out.push_back(static_cast<int32_t>(static_cast<uint32_t>(u)));
+      out.push_back(static_cast<int32_t>(static_cast<uint32_t>(u >> 32)));
+    }
+  };
   auto shape = [&](const MaybeShape &s) {
     if (!s) {
-      out.push_back(-1);
+      value(-1);
       return;
     }
-    out.push_back(static_cast<int64_t>(s->size()));
-    out.insert(out.end(), s->begin(), s->end());
+    value(static_cast<int64_t>(s->size()));
+    for (int64_t d : *s)
+      value(d);
   };
-  out.push_back(static_cast<int64_t>(operands.size()));
+  value(static_cast<int64_t>(operands.size()));
   for (const MaybeShape &s : operands)
     shape(s);
   shape(result);
   if (dims) {
-    out.push_back(static_cast<int64_t>(dims->size()));
-    out.insert(out.end(), dims->begin(), dims->end());
+    value(static_cast<int64_t>(dims->size()));
+    for (int64_t d : *dims)
+      value(d);
   }
   return out;
 }
@@ -81,10 +103,22 @@ struct PackedShapes {
   MaybeShape result;
   std::vector<int64_t> dims;
 
-  explicit PackedShapes(const CowVector<int64_t> &packed) {
+  explicit PackedShapes(const CowVector<int32_t> &packed) {
     size_t at = 0;
     auto next = [&]() -> int64_t {
-      return at < packed.size() ? packed[at++] : 0;
+      if (at >= packed.size())
+        return 0;
+      int32_t w = packed[at++];
+      if (w == kDynamicWord)
+        return kDynamic;
+      if (w != kWideWord)
+        return w;
+      if (at + 2 > packed.size())
+        return 0;
+      uint64_t lo = static_cast<uint32_t>(packed[at]),
+               hi = static_cast<uint32_t>(packed[at + 1]);
+      at += 2;
+      return static_cast<int64_t>(lo | hi << 32);
     };
     auto shape = [&]() -> MaybeShape {
       int64_t rank = next();
@@ -92,7 +126,7 @@ struct PackedShapes {
         return std::nullopt;
       Shape s;
       for (int64_t i = 0; i < rank && at < packed.size(); ++i)
-        s.push_back(packed[at++]);
+        s.push_back(next());
       return s;
     };
     int64_t n = next();
@@ -101,7 +135,7 @@ struct PackedShapes {
     result = shape();
     int64_t numDims = next();
     for (int64_t i = 0; i < numDims && at < packed.size(); ++i)
-      dims.push_back(packed[at++]);
+      dims.push_back(next());
   }
   const MaybeShape &operand(size_t i) const {
     static const MaybeShape none;

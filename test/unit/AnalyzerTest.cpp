@@ -141,7 +141,8 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>) -> tensor<2x3xf32> {
 )");
   EXPECT_FALSE(fa.hasErrors());
   ASSERT_EQ(fa.ops.size(), 1u);
-  EXPECT_EQ(fa.ops[0].operandNumbers, (std::vector<unsigned>{0, 1}));
+  ASSERT_EQ(fa.ops[0].operandTypes.size(), 2u); // the shift is not data
+  EXPECT_EQ(fa.ops[0].operandTypes[1].str(), "tensor<1x3xf32>");
   EXPECT_TRUE(fa.ops[0].ok());
   EXPECT_EQ(fa.ops[0].inferredShape(), (Shape{2, 3}));
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace tosa_lsp;
 
 namespace {
@@ -68,6 +70,38 @@ TEST(Findings, FindingsAreInformationalAndOnTheOp) {
   EXPECT_EQ(out[0].range.begin.line, fa.ops[0].range.begin.line);
   EXPECT_EQ(out[0].range.begin.column, fa.ops[0].range.begin.column);
   EXPECT_TRUE(has(out[0].message, "can be refined to 3")) << out[0].message;
+}
+
+} // namespace
+
+namespace {
+
+// An op's shapes are packed in 32-bit words: every size reads back as it
+// was, dynamic and unranked ones and sizes beyond 32 bits included, for
+// the implicit kind and for an explicit one with its dimension list.
+TEST(Findings, PackedShapesReadBackExactly) {
+  const int64_t dyn = tosa_lsp::kDynamic;
+  const int64_t big = int64_t(1) << 40;
+  const int64_t i32min = std::numeric_limits<int32_t>::min();
+  std::vector<MaybeShape> operands = {
+      Shape{1, big, dyn},
+      Shape{i32min, i32min + 1, i32min + 2,
+            std::numeric_limits<int32_t>::max()},
+      std::nullopt, Shape{}};
+  MaybeShape result = Shape{-big, 7, dyn};
+  OpReport op;
+  op.kind = OpKind::Implicit;
+  op.packedShapes = packShapes(operands, result);
+  EXPECT_EQ(op.operandShapes(), operands);
+  EXPECT_EQ(op.declaredShape(), result);
+
+  OpReport in;
+  in.kind = OpKind::BroadcastInDim;
+  std::vector<int64_t> dims = {0, big, 2};
+  in.packedShapes = packShapes({Shape{3, big}}, Shape{3, dyn, big}, &dims);
+  EXPECT_EQ(in.operandShapes(), (std::vector<MaybeShape>{Shape{3, big}}));
+  EXPECT_EQ(in.declaredShape(), (MaybeShape{Shape{3, dyn, big}}));
+  EXPECT_EQ(in.explicitBcast().broadcastDimensions, dims);
 }
 
 } // namespace
