@@ -1535,8 +1535,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
                                                path),
           llvm::SMLoc());
     } else {
-      ps.sourceMgr.AddNewSourceBuffer(
-          llvm::MemoryBuffer::getMemBufferCopy(body, path), llvm::SMLoc());
+      ps.sourceMgr.AddNewSourceBuffer(detail::parserBuffer(body, text, path),
+                                      llvm::SMLoc());
     }
     ps.lines = &lines;
     ps.bufferStart = ps.sourceMgr.getMemoryBuffer(ps.sourceMgr.getMainFileID())

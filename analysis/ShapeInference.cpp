@@ -599,10 +599,10 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
   auto ps = std::make_unique<detail::ParsedSection>();
   ps->section = sec;
   ps->sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(text).substr(sec.beginOffset,
-                                       sec.endOffset - sec.beginOffset),
-          fa.path),
+      detail::parserBuffer(
+          std::string_view(text).substr(sec.beginOffset,
+                                        sec.endOffset - sec.beginOffset),
+          text, fa.path),
       llvm::SMLoc());
   ps->lines = &lines;
   ps->bufferStart =

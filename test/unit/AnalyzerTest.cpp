@@ -2,6 +2,7 @@
 
 #include "Analysis.h"
 #include "Config.h"
+#include "IR.h"
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>
@@ -610,4 +611,26 @@ TEST(Analyzer, WarmUpLeavesNoTrace) {
   FileAnalysis b = fresh.analyze(text, "w.mlir", Config());
   EXPECT_EQ(firstDifference(observe(a), observe(b)), "");
   EXPECT_FALSE(errors(a).empty()); // 4 vs 3: not a vacuous comparison
+}
+
+// The parser reads a section that ends where the file ends from the file's
+// own text (its terminating null is the lexer's); any other part is copied
+// and terminated.
+TEST(Analyzer, ParserBufferViewsTheFileEndAndCopiesTheRest) {
+  std::string text = "func.func @a() {\n  return\n}\n// -----\n"
+                     "func.func @b() {\n  return\n}\n";
+  std::string_view whole(text);
+  auto all = detail::parserBuffer(whole, text, "t.mlir");
+  EXPECT_EQ(all->getBufferStart(), text.data());
+  EXPECT_EQ(all->getBufferSize(), text.size());
+  auto tail = detail::parserBuffer(whole.substr(37), text, "t.mlir");
+  EXPECT_EQ(tail->getBufferStart(), text.data() + 37);
+  auto head = detail::parserBuffer(whole.substr(0, 28), text, "t.mlir");
+  EXPECT_NE(head->getBufferStart(), text.data());
+  EXPECT_EQ(head->getBuffer().str(), text.substr(0, 28));
+  EXPECT_EQ(*head->getBufferEnd(), '\0');
+  // Both parse as before.
+  FileAnalysis fa = analyzeText(text);
+  EXPECT_FALSE(fa.hasErrors());
+  EXPECT_EQ(fa.sections.size(), 2u);
 }
