@@ -693,7 +693,11 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
   ++requestInferenceCount;
-  auto edited = [&] { return currentVersion(s->uri) != s->version; };
+  // Also on shutdown: the destructor joins the pool, and a 200k-line
+  // function's inference would hold it for seconds.
+  auto edited = [&] {
+    return stopping || currentVersion(s->uri) != s->version;
+  };
   ShapeInference fresh = inferrer->infer(
       s->text, s->lines.index(), s->analysis, first, last,
       stopWhenEdited ? llvm::function_ref<bool()>(edited) : nullptr);
