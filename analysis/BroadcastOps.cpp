@@ -116,12 +116,7 @@ void collectOpReports(const ParsedSection &section, const Config &config,
                       llvm::DenseMap<Operation *, unsigned> &reportOf) {
   // At most one report per op: reserved once (pages past the reports are
   // never touched), not grown by doubling with a copy each time.
-  size_t numOps = 0;
-  for (const auto &def : section.state.getOpDefs()) {
-    (void)def;
-    ++numOps;
-  }
-  out.reserve(out.size() + numOps);
+  out.reserve(out.size() + llvm::size(section.state.getOpDefs()));
   section.module.get()->walk([&](Operation *op) {
     std::optional<OpKind> kind = classify(op, config);
     if (!kind)

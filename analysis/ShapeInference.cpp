@@ -498,6 +498,16 @@ void ShapeInferrer::warmUp() {
   });
 }
 
+namespace {
+/// Asks the caller's stop condition (if any) once more unless it already
+/// said yes; whether the work is cancelled.
+bool stopped(ShapeInference &out, llvm::function_ref<bool()> stop) {
+  if (stop && !out.cancelled && stop())
+    out.cancelled = true;
+  return out.cancelled;
+}
+} // namespace
+
 ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const FileAnalysis &fa, unsigned firstLine,
                                     unsigned lastLine) {
@@ -512,9 +522,7 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
   PhaseTimer timer("shape inference (lazy, not in the pipeline)");
   ShapeInference out;
   for (const Section &sec : fa.sections) {
-    if (stop && !out.cancelled && stop())
-      out.cancelled = true;
-    if (out.cancelled)
+    if (stopped(out, stop))
       break;
     if (sec.lastLine < firstLine || sec.firstLine > lastLine)
       continue;
@@ -577,11 +585,7 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                        unsigned last, ShapeInference &out,
                                        llvm::function_ref<bool()> stop) {
   // Asked between steps; once true, nothing more is done or kept.
-  auto stopped = [&] {
-    if (stop && !out.cancelled && stop())
-      out.cancelled = true;
-    return out.cancelled;
-  };
+  auto stopped = [&] { return tosa_lsp::stopped(out, stop); };
   if (stopped())
     return;
   // Errors decide what is skipped: a function with an error inside, or the

@@ -448,71 +448,65 @@ TEST(TosaServer, ShapeErrorsOfLongFunctionsComeWithTheirInference) {
   EXPECT_EQ(rec.published.size(), 2u);
 }
 
-TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
+/// A server with a pool (not inline) and one document: `func.func @f`, an
+/// abs chain of `n` ops (TestSupport absChain), longer than a hover waits
+/// to infer.
+struct BigFunctionServer {
+  static constexpr int n = 2100;
+  const std::string uri = "test:///big.mlir";
   Recorder rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
-  auto server = std::make_unique<TosaServer>(o, rec);
-  const int n = 2100;
-  std::string text = absChain(n);
-  server->addDocument("test:///big.mlir", "/nonexistent/big.mlir", 1, text);
-  auto hoverAt = [&](unsigned line, unsigned col) {
+  std::unique_ptr<TosaServer> server;
+  BigFunctionServer() {
+    TosaServer::Options o;
+    o.debounce = std::chrono::milliseconds(0);
+    o.workers = 2;
+    server = std::make_unique<TosaServer>(o, rec);
+    server->addDocument(uri, "/nonexistent/big.mlir", 1, absChain(n));
+  }
+  /// The hover's Markdown at 0-based (line, col), empty when none.
+  std::string hoverAt(unsigned line, unsigned col) {
     auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
-      server->hover("test:///big.mlir", lsp::Position(line, col),
-                    std::move(cb));
+      server->hover(uri, lsp::Position(line, col), std::move(cb));
     });
     EXPECT_TRUE(bool(h));
     return h && h->has_value() ? (*h)->contents.value : std::string();
-  };
+  }
+};
+
+TEST(TosaServer, BigFunctionsAreInferredInTheBackgroundNotWaitedFor) {
+  BigFunctionServer big;
   // Answered at once (the value's type and origin), without waiting for
   // the inference of 2100 ops, which starts in the background.
-  std::string first = hoverAt(1000, 3);
+  std::string first = big.hoverAt(1000, 3);
   EXPECT_NE(first.find("`%v999`"), std::string::npos) << first;
   EXPECT_EQ(first.find("tosa-infer-shapes"), std::string::npos) << first;
-  server->waitIdle();
-  std::string second = hoverAt(1000, 3);
+  big.server->waitIdle();
+  std::string second = big.hoverAt(1000, 3);
   EXPECT_NE(second.find("**inferred** `tensor<3x2xf32>`"), std::string::npos)
       << second;
-  server.reset();
 }
 
 // A big function's background inference waits a moment and stops when the
 // document changes first: it would hold a second parse of the function
 // beside the edit's analysis, for a version nobody reads any more.
 TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
-  Recorder rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
-  auto server = std::make_unique<TosaServer>(o, rec);
-  const int n = 2100;
-  std::string text = absChain(n);
-  const std::string uri = "test:///big.mlir";
-  server->addDocument(uri, "/nonexistent/big.mlir", 1, text);
-  auto hoverAt = [&](unsigned line) {
-    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
-      server->hover(uri, lsp::Position(line, 3), std::move(cb));
-    });
-    EXPECT_TRUE(bool(h));
-    return h && h->has_value() ? (*h)->contents.value : std::string();
-  };
-  EXPECT_EQ(hoverAt(1000).find("**inferred**"), std::string::npos);
+  BigFunctionServer big;
+  const int n = BigFunctionServer::n;
+  EXPECT_EQ(big.hoverAt(1000, 3).find("**inferred**"), std::string::npos);
   // An edit (a comment line at the end) before the inference started.
   std::vector<lsp::TextDocumentContentChangeEvent> change(1);
   change[0].range =
       lsp::Range(lsp::Position(n + 4, 0), lsp::Position(n + 4, 0));
   change[0].text = "// edited\n";
-  ASSERT_FALSE(bool(server->changeDocument(uri, 2, change)));
-  server->waitIdle();
-  EXPECT_EQ(server->stats().inferencesCancelled, 1u);
+  ASSERT_FALSE(bool(big.server->changeDocument(big.uri, 2, change)));
+  big.server->waitIdle();
+  EXPECT_EQ(big.server->stats().inferencesCancelled, 1u);
   // The new version is inferred as usual.
-  EXPECT_EQ(hoverAt(1000).find("**inferred**"), std::string::npos);
-  server->waitIdle();
-  EXPECT_NE(hoverAt(1000).find("**inferred** `tensor<3x2xf32>`"),
+  EXPECT_EQ(big.hoverAt(1000, 3).find("**inferred**"), std::string::npos);
+  big.server->waitIdle();
+  EXPECT_NE(big.hoverAt(1000, 3).find("**inferred** `tensor<3x2xf32>`"),
             std::string::npos);
-  EXPECT_EQ(server->stats().inferencesCancelled, 1u);
-  server.reset();
+  EXPECT_EQ(big.server->stats().inferencesCancelled, 1u);
 }
 
 //===----------------------------------------------------------------------===//
