@@ -32,6 +32,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 using namespace mlir;
 
@@ -69,7 +70,7 @@ void shiftLines(Diagnostic &d, int delta) {
 namespace detail {
 
 Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
-  if (line <= prefixLines)
+  if (line <= prefixLines || (suffixLine && line >= suffixLine))
     return {};
   line -= prefixLines;
   Position p;
@@ -89,6 +90,8 @@ Position ParsedSection::toFilePosition(llvm::SMLoc loc) const {
       return {};
     return lines->position(section.beginOffset + (p - bufferStart - prefixLen));
   }
+  if (suffixLine && lines && bufferStart && p > bufferStart && p <= bufferEnd())
+    return {};
   if (!sourceMgr.FindBufferContainingLoc(loc))
     return {};
   auto [line, col] = sourceMgr.getLineAndColumn(loc);
@@ -288,6 +291,23 @@ struct UnitJob {
   std::map<std::string, std::vector<Range>> stubUses;
 };
 
+/// What a part of a cut function is parsed with around its own text
+/// (FunctionSplit.h): positions in either are not in the file.
+struct PartText {
+  std::string prefix;
+  unsigned prefixLines = 0;
+  std::string suffix;
+  /// Capacity of the result vectors, in times this part's items: the
+  /// first part's take the second's too (sizing them on the merge copied
+  /// ~80 MB at 200k lines).
+  double capacityFactor = 1.0;
+  /// Found in the part's IR: it is one function of one block; and for the
+  /// first part (with a suffix), the offsets of the result names of the
+  /// block's ops.
+  bool oneBlock = false;
+  std::vector<size_t> topLevelDefs;
+};
+
 /// Length of the common prefix (at most `limit`), compared a block at a
 /// time with memcmp: a byte loop over a 20 MB file took ~10 ms per edit.
 size_t commonPrefix(std::string_view a, std::string_view b, size_t limit) {
@@ -381,6 +401,24 @@ void appendMoved(std::vector<T> &to, std::vector<T> &from) {
   }
   to.insert(to.end(), std::make_move_iterator(from.begin()),
             std::make_move_iterator(from.end()));
+}
+
+/// `x` then `y` into `to`, reserved once.
+template <typename T>
+void concatMoved(std::vector<T> &to, std::vector<T> &x, std::vector<T> &y) {
+  if (x.capacity() < x.size() + y.size())
+    to.reserve(x.size() + y.size());
+  appendMoved(to, x);
+  appendMoved(to, y);
+}
+
+/// The items of two parts of a section, in file order.
+void concatParts(SectionResult &r, SectionResult &a, SectionResult &b) {
+  concatMoved(r.ops, a.ops, b.ops);
+  concatMoved(r.values, a.values, b.values);
+  concatMoved(r.blocks, a.blocks, b.blocks);
+  concatMoved(r.symbols, a.symbols, b.symbols);
+  concatMoved(r.opSpans, a.opSpans, b.opSpans);
 }
 
 /// Concatenates section results into the file's analysis; `slices` (if
@@ -846,7 +884,8 @@ struct Analyzer::Impl {
                                Section sec, const Config &config,
                                SectionResult &result, SectionUnits *units,
                                UnitJob *job, const Section *part = nullptr,
-                               MLIRContext *partCtx = nullptr);
+                               MLIRContext *partCtx = nullptr,
+                               PartText *around = nullptr);
   /// A big section whose top-level ops share no symbols, parsed and
   /// verified as two halves on two threads (the parse is most of an open
   /// and MLIR's parser is single-threaded). std::nullopt when the section
@@ -855,6 +894,21 @@ struct Analyzer::Impl {
   std::optional<SectionResult>
   analyzeInParts(const FileText &file, const std::string &path,
                  const Section &sec, const Config &config, SectionUnits *units);
+  /// A big section that is one function (FunctionSplit.h), parsed and
+  /// verified as two parts of its body on two threads. std::nullopt when it
+  /// cannot be cut, or when anything could differ from the whole section's
+  /// analysis (a part does not parse, a guessed type is wrong, the second
+  /// part has MLIR diagnostics: their op notes number values within the
+  /// part): then it is analysed whole.
+  std::optional<SectionResult> analyzeFunctionInParts(const FileText &file,
+                                                      const std::string &path,
+                                                      const Section &sec,
+                                                      const Config &config,
+                                                      SectionUnits *units);
+  /// After a crash in either part (analyzeInParts,
+  /// analyzeFunctionInParts): what they built is abandoned with the
+  /// contexts, which are replaced.
+  void abandonParts(bool crashedHere, bool crashedBeside);
   /// An edit inside one unit of a section that parsed last time: that unit
   /// alone is parsed and verified (with stubs of what it calls), the rest
   /// is reused. std::nullopt when the result could differ from a full
@@ -1398,17 +1452,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     other.join();
   }
   if (crashA || crashB) {
-    // Abandoned with their contexts (see analyzeSection); the whole-section
-    // analysis that follows reports the crash. The half that did not
-    // crash is abandoned too (its IR lives in partContext).
-    abandonRetired();
-    if (crashA) {
-      (void)context.release();
-      context = makeContext();
-    }
-    if (crashB)
-      (void)partContext.release();
-    partContext.reset();
+    abandonParts(crashA.has_value(), crashB.has_value());
     return std::nullopt;
   }
   if (!a.section.parsed || !b.section.parsed)
@@ -1439,17 +1483,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   for (ValueInfo &v : b.values)
     if (v.opReport >= 0)
       v.opReport += opBase;
-  auto concat = [](auto &to, auto &x, auto &y) {
-    if (x.capacity() < x.size() + y.size())
-      to.reserve(x.size() + y.size());
-    appendMoved(to, x);
-    appendMoved(to, y);
-  };
-  concat(r.ops, a.ops, b.ops);
-  concat(r.values, a.values, b.values);
-  concat(r.blocks, a.blocks, b.blocks);
-  concat(r.symbols, a.symbols, b.symbols);
-  concat(r.opSpans, a.opSpans, b.opSpans);
+  concatParts(r, a, b);
   if (units) {
     *units = SectionUnits();
     if (!unitsA.units.empty() && !unitsB.units.empty()) {
@@ -1457,10 +1491,230 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
         u.begin += *cut;
         u.end += *cut;
       }
-      concat(units->units, unitsA.units, unitsB.units);
+      concatMoved(units->units, unitsA.units, unitsB.units);
       units->moduleFailed = unitsA.moduleFailed || unitsB.moduleFailed;
     }
   }
+  return r;
+}
+
+void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {
+  // Abandoned with their contexts (see analyzeSection); the whole-section
+  // analysis that follows reports the crash. The part that did not crash
+  // is abandoned too (its IR lives in partContext).
+  abandonRetired();
+  if (crashedHere) {
+    (void)context.release();
+    context = makeContext();
+  }
+  if (crashedBeside)
+    (void)partContext.release();
+  partContext.reset();
+}
+
+namespace {
+
+bool before(Position x, Position y) {
+  return x.line < y.line || (x.line == y.line && x.column < y.column);
+}
+
+bool samePosition(Position x, Position y) {
+  return x.line == y.line && x.column == y.column;
+}
+
+/// The two parts of a cut function as the whole section would have them
+/// (see analyzeFunctionInParts); std::nullopt where they could differ.
+std::optional<SectionResult>
+mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
+                   const Section &sec, const detail::FunctionCut &fc,
+                   const std::vector<detail::CrossCutValue> &crossing,
+                   const PartText &first, const PartText &second) {
+  // Each part is one function of one block (the cut is in the body of the
+  // only function, and in its entry block), and each value declared for
+  // the second part is a result of an op of that block.
+  if (!first.oneBlock || !second.oneBlock)
+    return std::nullopt;
+  for (const detail::CrossCutValue &c : crossing)
+    if (!std::binary_search(first.topLevelDefs.begin(),
+                            first.topLevelDefs.end(), c.def))
+      return std::nullopt;
+  Position body = lines.position(sec.beginOffset + fc.bodyOpen);
+  auto mentionsCut = [](const std::string &m) {
+    return m.find(detail::kCutTerminator) != std::string::npos;
+  };
+  // MLIR's diagnostics: the second part's would name values by their
+  // number in the part, and the first part's on the function or the module
+  // (before the body) see the stand-in terminator.
+  for (const Diagnostic &d : b.diagnostics)
+    if (d.source != DiagSource::Broadcast)
+      return std::nullopt;
+  for (const Diagnostic &d : a.diagnostics) {
+    if (d.source == DiagSource::Broadcast)
+      continue;
+    if (!d.range.begin.valid() || before(d.range.begin, body) ||
+        mentionsCut(d.message) || llvm::any_of(d.notes, [&](const DiagNote &n) {
+          return mentionsCut(n.message);
+        }))
+      return std::nullopt;
+  }
+  for (const SectionResult *part : {&a, &b})
+    for (const OpReport &op : part->ops)
+      if (!op.range.begin.valid())
+        return std::nullopt;
+
+  // The second part's arguments are the function's and the first part's
+  // values: their uses go to those, where the types agree.
+  std::unordered_map<std::string_view, Position> crossingDef;
+  for (const detail::CrossCutValue &c : crossing)
+    crossingDef.emplace(c.name, lines.position(sec.beginOffset + c.def));
+  std::unordered_map<std::string_view, size_t> target;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const ValueInfo &v = a.values[i];
+    if (!v.def.begin.valid())
+      continue;
+    if (before(v.def.begin, body)) {
+      target.emplace(v.name, i);
+    } else if (auto it = crossingDef.find(v.name);
+               it != crossingDef.end() &&
+               samePosition(it->second, v.def.begin)) {
+      target.emplace(v.name, i);
+    }
+  }
+  for (const ValueInfo &v : b.values) {
+    if (v.def.begin.valid())
+      continue;
+    auto it = target.find(v.name);
+    if (it == target.end())
+      return std::nullopt;
+    ValueInfo &to = a.values[it->second];
+    if (to.type != v.type)
+      return std::nullopt;
+    if (v.uses.empty())
+      continue;
+    std::vector<Range> uses(to.uses.begin(), to.uses.end());
+    uses.insert(uses.end(), v.uses.begin(), v.uses.end());
+    to.uses = CowVector<Range>(uses);
+  }
+  auto noDef = [](const ValueInfo &v) { return !v.def.begin.valid(); };
+  llvm::erase_if(a.values, noDef);
+  llvm::erase_if(b.values, noDef);
+  int opBase = static_cast<int>(a.ops.size());
+  for (ValueInfo &v : b.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
+  for (SectionResult *part : {&a, &b})
+    llvm::erase_if(part->blocks,
+                   [](const BlockInfo &bl) { return !bl.def.begin.valid(); });
+
+  // The function (and its module) end in the second part.
+  for (SymbolInfo &s : a.symbols) {
+    if (!s.nameRange.begin.valid() || s.scope.end.valid())
+      continue;
+    auto it = llvm::find_if(b.symbols, [&](const SymbolInfo &o) {
+      return o.name == s.name && !o.nameRange.begin.valid();
+    });
+    if (it == b.symbols.end() || !it->scope.end.valid())
+      return std::nullopt;
+    s.scope.end = it->scope.end;
+    s.uses.insert(s.uses.end(), it->uses.begin(), it->uses.end());
+  }
+  for (SectionResult *part : {&a, &b})
+    llvm::erase_if(part->symbols, [](const SymbolInfo &sym) {
+      return !sym.nameRange.begin.valid();
+    });
+  std::vector<OpSpan *> open;
+  for (OpSpan &o : a.opSpans)
+    if (o.nameRange.begin.valid() && !o.scope.end.valid())
+      open.push_back(&o);
+  size_t k = 0;
+  for (const OpSpan &o : b.opSpans) {
+    if (o.nameRange.begin.valid())
+      continue;
+    if (k == open.size() || open[k]->name != o.name || !o.scope.end.valid())
+      return std::nullopt;
+    open[k++]->scope.end = o.scope.end;
+  }
+  if (k != open.size())
+    return std::nullopt;
+  for (SectionResult *part : {&a, &b})
+    llvm::erase_if(part->opSpans,
+                   [](const OpSpan &o) { return !o.nameRange.begin.valid(); });
+
+  // As the whole section would have them: MLIR's diagnostics (the first
+  // part's), then the findings of both.
+  SectionResult r;
+  r.section = a.section;
+  r.section.inParts = true;
+  r.diagnostics = std::move(a.diagnostics);
+  appendMoved(r.diagnostics, b.diagnostics);
+  concatParts(r, a, b);
+  return r;
+}
+
+} // namespace
+
+std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
+    const FileText &file, const std::string &path, const Section &sec,
+    const Config &config, SectionUnits *units) {
+  size_t size = sec.endOffset - sec.beginOffset;
+  if (lenientLoaded || size < 2 * parallelSectionBytes || size < 2)
+    return std::nullopt;
+  std::string_view text =
+      std::string_view(file.text).substr(sec.beginOffset, size);
+  std::optional<detail::FunctionCut> fc = detail::planFunctionCut(text);
+  if (!fc)
+    return std::nullopt;
+  Section first = sec, second = sec;
+  first.endOffset = second.beginOffset = sec.beginOffset + fc->cut;
+  Position at = file.lines.position(second.beginOffset);
+  second.firstLine = at.line;
+  second.firstColumn = at.column;
+  first.lastLine = at.line;
+  if (!partContext)
+    partContext = makeContext();
+
+  PartText aroundA, aroundB;
+  aroundA.suffix = detail::firstPartSuffix(text, *fc);
+  aroundA.capacityFactor =
+      1.0 + 1.05 * double(fc->bodyClose - fc->cut) / (fc->cut - fc->bodyOpen);
+  std::optional<std::vector<detail::CrossCutValue>> crossing;
+  SectionResult a, b;
+  std::optional<std::string> crashA, crashB;
+  {
+    PhaseTimer t("analysis of one function in two parts");
+    TaskThread::Running other = helperThread.beside([&] {
+      // On this thread, beside the first part's parse: a scan of the body.
+      {
+        PhaseTimer t("values crossing the cut");
+        crossing = detail::crossCutValues(text, *fc);
+      }
+      if (!crossing)
+        return;
+      aroundB.prefix = detail::secondPartPrefix(text, *fc, *crossing);
+      aroundB.prefixLines = static_cast<unsigned>(
+          std::count(aroundB.prefix.begin(), aroundB.prefix.end(), '\n'));
+      crashB = runContained([&] {
+        analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
+                                &second, partContext.get(), &aroundB);
+      });
+    });
+    crashA = runContained([&] {
+      analyzeSectionUnguarded(file, path, sec, config, a, nullptr, nullptr,
+                              &first, context.get(), &aroundA);
+    });
+    other.join();
+  }
+  if (crashA || crashB) {
+    abandonParts(crashA.has_value(), crashB.has_value());
+    return std::nullopt;
+  }
+  if (!crossing || !a.section.parsed || !b.section.parsed)
+    return std::nullopt;
+  PhaseTimer t("merge of the two parts");
+  std::optional<SectionResult> r = mergeFunctionParts(
+      a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
+  if (r && units)
+    *units = SectionUnits(); // An edit analyses the section whole anyway.
   return r;
 }
 
@@ -1470,6 +1724,9 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              SectionUnits *units) {
   if (std::optional<SectionResult> parts =
           analyzeInParts(file, path, sec, config, units))
+    return std::move(*parts);
+  if (std::optional<SectionResult> parts =
+          analyzeFunctionInParts(file, path, sec, config, units))
     return std::move(*parts);
   SectionResult result;
   std::optional<std::string> crash = runContained([&] {
@@ -1507,7 +1764,7 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
 void Analyzer::Impl::analyzeSectionUnguarded(
     const FileText &file, const std::string &path, Section sec,
     const Config &config, SectionResult &result, SectionUnits *units,
-    UnitJob *job, const Section *part, MLIRContext *partCtx) {
+    UnitJob *job, const Section *part, MLIRContext *partCtx, PartText *around) {
   const std::string &text = file.text;
   const LineIndex &lines = file.lines;
   MLIRContext &ctx = partCtx ? *partCtx : *context;
@@ -1534,6 +1791,24 @@ void Analyzer::Impl::analyzeSectionUnguarded(
           llvm::MemoryBuffer::getMemBufferCopy(job->prefix + std::string(body),
                                                path),
           llvm::SMLoc());
+    } else if (around) {
+      ps.capacityFactor = around->capacityFactor;
+      ps.prefixLen = around->prefix.size();
+      ps.prefixLines = around->prefixLines;
+      if (!around->suffix.empty())
+        ps.suffixLine =
+            ps.prefixLines + ps.section.lastLine - ps.section.firstLine + 1;
+      std::unique_ptr<llvm::WritableMemoryBuffer> buf =
+          llvm::WritableMemoryBuffer::getNewUninitMemBuffer(
+              around->prefix.size() + body.size() + around->suffix.size(),
+              path);
+      char *out = buf->getBufferStart();
+      for (std::string_view piece : {std::string_view(around->prefix), body,
+                                     std::string_view(around->suffix)}) {
+        std::memcpy(out, piece.data(), piece.size());
+        out += piece.size();
+      }
+      ps.sourceMgr.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
     } else {
       ps.sourceMgr.AddNewSourceBuffer(detail::parserBuffer(body, text, path),
                                       llvm::SMLoc());
@@ -1663,7 +1938,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     if (sec.parsed) {
       // Like mlir-opt: a lone top-level module is the root, anything else is
       // wrapped in an implicit one.
-      if (!job && !part && llvm::hasSingleElement(block) &&
+      if (!job && (!part || around) && llvm::hasSingleElement(block) &&
           isa<ModuleOp>(block.front())) {
         Operation *m = &block.front();
         m->remove();
@@ -1675,6 +1950,22 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         ps.module->getBody()->getOperations().splice(
             ps.module->getBody()->begin(), block.getOperations());
         ps.implicitModule = true;
+      }
+      if (around) {
+        // What the text cannot tell (FunctionSplit.h): the part is one
+        // function of one block, and which ops are directly in it.
+        Block &top = *ps.module->getBody();
+        Operation *fn = llvm::hasSingleElement(top) ? &top.front() : nullptr;
+        around->oneBlock = fn && fn->getName().getStringRef() == "func.func" &&
+                           fn->getNumRegions() == 1 &&
+                           fn->getRegion(0).hasOneBlock();
+        if (around->oneBlock && !around->suffix.empty())
+          for (Operation &op : fn->getRegion(0).front())
+            if (const auto *def = ps.state.getOpDef(&op);
+                def && !def->resultGroups.empty())
+              around->topLevelDefs.push_back(
+                  def->resultGroups[0].definition.loc.Start.getPointer() -
+                  ps.bufferStart - ps.prefixLen);
       }
       source = DiagSource::Verifier;
       llvm::DenseSet<Operation *> failedOps, visitedOps;

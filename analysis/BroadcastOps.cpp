@@ -116,7 +116,8 @@ void collectOpReports(const ParsedSection &section, const Config &config,
                       llvm::DenseMap<Operation *, unsigned> &reportOf) {
   // At most one report per op: reserved once (pages past the reports are
   // never touched), not grown by doubling with a copy each time.
-  out.reserve(out.size() + llvm::size(section.state.getOpDefs()));
+  out.reserve(out.size() + size_t(llvm::size(section.state.getOpDefs()) *
+                                  section.capacityFactor));
   section.module.get()->walk([&](Operation *op) {
     std::optional<OpKind> kind = classify(op, config);
     if (!kind)

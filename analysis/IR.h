@@ -11,6 +11,7 @@
 
 #include "Analysis.h"
 #include "Config.h"
+#include "FunctionSplit.h"
 #include "LineIndex.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
@@ -59,6 +60,13 @@ struct ParsedSection {
   /// function's text, to the file. Positions in the prefix are invalid.
   size_t prefixLen = 0;
   unsigned prefixLines = 0;
+  /// The first part of a cut function (FunctionSplit.h): the buffer ends
+  /// with text that is not in the file from this line on (0: none), after
+  /// the part's own text. Positions there are invalid too.
+  unsigned suffixLine = 0;
+  /// Result vectors are reserved for this many times the section's items
+  /// (the first part of a cut function reserves for both parts).
+  double capacityFactor = 1.0;
 
   const char *bufferEnd() const {
     return sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferEnd();
@@ -121,13 +129,7 @@ void markVerified(const llvm::DenseSet<mlir::Operation *> &failed,
 void fillOpSpans(const ParsedSection &section, mlir::Operation *op,
                  OpReport &report);
 
-/// Offsets [begin, end) of the result type after the last top-level `->`
-/// of an op's text.
-std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope);
-/// End of the type written at `b` in `text`: brackets balanced, up to
-/// whitespace, `,` or `{` at bracket depth 0, or a closing bracket it did
-/// not open.
-size_t typeEnd(llvm::StringRef text, size_t b);
+// findResultType and typeEnd: FunctionSplit.h.
 
 /// Appends the section's values, blocks and symbols (plain data). With
 /// `owners`, also the defining op of each value appended (null for block

@@ -47,62 +47,6 @@ static std::string textOf(llvm::SMRange r) {
                      r.End.getPointer() - r.Start.getPointer());
 }
 
-std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
-  // The last `->` at bracket depth 0 introduces the result type(s).
-  int depth = 0;
-  size_t arrow = llvm::StringRef::npos;
-  for (size_t i = 0; i < scope.size(); ++i) {
-    char c = scope[i];
-    if (c == '"') { // skip strings (attribute values)
-      for (++i; i < scope.size() && scope[i] != '"'; ++i)
-        if (scope[i] == '\\')
-          ++i;
-      continue;
-    }
-    if (c == '-' && i + 1 < scope.size() && scope[i + 1] == '>') {
-      if (depth == 0)
-        arrow = i;
-      ++i;
-      continue;
-    }
-    if (c == '(' || c == '[' || c == '{' || c == '<')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}' || c == '>')
-      depth = std::max(0, depth - 1);
-  }
-  if (arrow == llvm::StringRef::npos)
-    return std::nullopt;
-  size_t b = arrow + 2;
-  while (b < scope.size() && (scope[b] == ' ' || scope[b] == '\t'))
-    ++b;
-  size_t e = typeEnd(scope, b);
-  if (e == b)
-    return std::nullopt;
-  return std::make_pair(b, e);
-}
-
-size_t typeEnd(llvm::StringRef text, size_t b) {
-  size_t e = b;
-  int depth = 0;
-  for (; e < text.size(); ++e) {
-    char c = text[e];
-    if (c == '-' && e + 1 < text.size() && text[e + 1] == '>') {
-      ++e;
-      continue;
-    }
-    if (c == '<' || c == '(' || c == '[')
-      ++depth;
-    else if (c == '>' || c == ')' || c == ']') {
-      if (depth == 0)
-        break;
-      --depth;
-    } else if (depth == 0 && (std::isspace(static_cast<unsigned char>(c)) ||
-                              c == ',' || c == '{'))
-      break;
-  }
-  return e;
-}
-
 void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
   const AsmParserState::OperationDefinition *def = ps.state.getOpDef(op);
   if (!def)
@@ -159,8 +103,8 @@ void collectIndex(const ParsedSection &ps,
   }
   for (const AsmParserState::BlockDefinition &def : ps.state.getBlockDefs())
     numValues += def.arguments.size();
-  out.opSpans.reserve(out.opSpans.size() + numOps);
-  out.values.reserve(out.values.size() + numValues);
+  out.opSpans.reserve(out.opSpans.size() + size_t(numOps * ps.capacityFactor));
+  out.values.reserve(out.values.size() + size_t(numValues * ps.capacityFactor));
   if (owners)
     owners->reserve(owners->size() + numValues);
   for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {

@@ -634,3 +634,120 @@ TEST(Analyzer, ParserBufferViewsTheFileEndAndCopiesTheRest) {
   EXPECT_FALSE(fa.hasErrors());
   EXPECT_EQ(fa.sections.size(), 2u);
 }
+
+namespace {
+
+/// One function of ~`n` lines: constants at the top used at the end, a
+/// chain with dynamic sizes and size-1 broadcasts, and whatever `extra`
+/// puts at line `at` (0-based op number).
+std::string oneFunction(int n, const std::map<int, std::string> &extra = {},
+                        const std::string &header =
+                            "func.func @main(%a: tensor<4x?xf32>, %b: "
+                            "tensor<1x?xf32>) -> tensor<4x?xf32> {\n") {
+  std::string text = header;
+  text += "  %c = \"tosa.const\"() <{values = dense<1.0> : tensor<1x1xf32>}> "
+          ": () -> tensor<1x1xf32>\n";
+  text += "  %v0 = tosa.add %a, %b : (tensor<4x?xf32>, tensor<1x?xf32>) -> "
+          "tensor<4x?xf32>\n";
+  for (int i = 1; i < n; ++i) {
+    if (auto it = extra.find(i); it != extra.end())
+      text += it->second;
+    std::string v = "%v" + std::to_string(i), p = "%v" + std::to_string(i - 1);
+    text += i % 3 ? "  " + v + " = tosa.maximum " + p +
+                        ", %b : (tensor<4x?xf32>, "
+                        "tensor<1x?xf32>) -> tensor<4x?xf32>\n"
+                  : "  " + v + " = tosa.abs " + p +
+                        " : (tensor<4x?xf32>) -> tensor<4x?xf32>\n";
+  }
+  text += "  %r = tosa.sub %v" + std::to_string(n - 1) +
+          ", %v1 : (tensor<4x?xf32>, tensor<4x?xf32>) -> tensor<4x?xf32>\n";
+  return text + "  return %r : tensor<4x?xf32>\n}\n";
+}
+
+/// `text` analysed with its one function cut in two (if it can be) and
+/// whole: everything observable is equal. Returns whether it was cut.
+bool cutEqualsWhole(const std::string &text) {
+  Analyzer cut, whole;
+  cut.setParallelSectionBytes(0);
+  whole.setParallelSectionBytes(SIZE_MAX);
+  FileAnalysis c = cut.analyze(text, "one.mlir", Config());
+  FileAnalysis w = whole.analyze(text, "one.mlir", Config());
+  EXPECT_EQ(firstDifference(observe(c), observe(w)), "");
+  EXPECT_FALSE(w.sections[0].inParts);
+  // The analyzer is usable after either outcome.
+  FileAnalysis again = cut.analyze(text, "one.mlir", Config());
+  EXPECT_EQ(firstDifference(observe(again), observe(w)), "");
+  return c.sections[0].inParts;
+}
+
+std::string mul(const std::string &name, const std::string &lhs,
+                const std::string &result) {
+  return "  " + name + " = tosa.maximum " + lhs +
+         ", %c : (tensor<4x?xf32>, tensor<1x1xf32>) -> " + result + "\n";
+}
+
+TEST(Analyzer, OneFunctionCutInTwoEqualsTheWhole) {
+  // Findings on both sides, verifier errors (and a consumer of a failed
+  // op) in the first part: cut, and the same as the whole.
+  std::string text =
+      oneFunction(60, {{5, mul("%e1", "%v4", "tensor<4x?x1xf32>") +
+                               "  %e2 = tosa.abs %e1 : (tensor<4x?x1xf32>) -> "
+                               "tensor<4x?x1xf32>\n"},
+                       {10, "  %bad = tosa.add %v9, %b : (tensor<4x?xf32>, "
+                            "tensor<1x?xf32>) -> tensor<5x?xf32>\n"}});
+  EXPECT_TRUE(cutEqualsWhole(text));
+  FileAnalysis fa = analyzeText(text);
+  EXPECT_EQ(errors(fa).size(), 2u);
+  EXPECT_GT(fa.ops.size(), 60u); // reports on both sides
+
+  // In a module with attributes, locations and trailing location aliases.
+  std::string wrapped =
+      "module attributes {tosa.x = \"a{\"} {\n" +
+      oneFunction(60, {{40, "  %l = tosa.abs %v1 : (tensor<4x?xf32>) -> "
+                            "tensor<4x?xf32> loc(#loc1)\n"}}) +
+      "} loc(#loc)\n#loc = loc(\"m.py\":1:1)\n#loc1 = loc(\"m.py\":2:1)\n";
+  EXPECT_TRUE(cutEqualsWhole(wrapped));
+}
+
+// Where the two parts could differ from the whole, the section is analysed
+// whole: the result is always the whole's.
+TEST(Analyzer, OneFunctionCutFallsBackWhereItCouldDiffer) {
+  // An error in the second part: its op note would number values within
+  // the part.
+  EXPECT_FALSE(cutEqualsWhole(
+      oneFunction(60, {{50, mul("%e", "%v49", "tensor<4x?x1xf32>")}})));
+  // A value of the first part used before its definition in the second.
+  EXPECT_FALSE(cutEqualsWhole(
+      oneFunction(60, {{5, mul("%f", "%late", "tensor<4x?xf32>")},
+                       {50, mul("%late", "%v49", "tensor<4x?xf32>")}})));
+  // A value defined in a region of the first part, used in the second.
+  EXPECT_FALSE(cutEqualsWhole(oneFunction(
+      60, {{5, "  %i = scf.execute_region -> tensor<4x?xf32> {\n"
+               "  %in = tosa.abs %v4 : (tensor<4x?xf32>) -> tensor<4x?xf32>\n"
+               "    scf.yield %in : tensor<4x?xf32>\n  }\n"},
+           {50, mul("%u", "%in", "tensor<4x?xf32>")}})));
+  // The cut in a second block: an argument would dominate the first.
+  std::string blocks = oneFunction(60, {{10, "  cf.br ^bb1\n^bb1:\n"}});
+  EXPECT_FALSE(cutEqualsWhole(blocks));
+  // Two functions of the same signature that call each other (not cut
+  // into halves between them): the text looks like one.
+  std::string first = oneFunction(30);
+  first.insert(first.find("  return"),
+               "  %call = func.call @g(%a, %b) : (tensor<4x?xf32>, "
+               "tensor<1x?xf32>) -> tensor<4x?xf32>\n");
+  std::string second = oneFunction(30);
+  second.replace(second.find("@main"), 5, "@g");
+  second.insert(second.find("  return"),
+                "  %call = func.call @main(%a, %b) : (tensor<4x?xf32>, "
+                "tensor<1x?xf32>) -> tensor<4x?xf32>\n");
+  EXPECT_FALSE(cutEqualsWhole(first + second));
+  // A group's result used across the cut.
+  EXPECT_FALSE(cutEqualsWhole(
+      oneFunction(60, {{5, "  %g:2 = \"foo.two\"(%v4) : (tensor<4x?xf32>) -> "
+                           "(tensor<4x?xf32>, tensor<4x?xf32>)\n"},
+                       {50, mul("%h", "%g#1", "tensor<4x?xf32>")}})));
+  // A parse error anywhere.
+  EXPECT_FALSE(cutEqualsWhole(oneFunction(60, {{50, "  %p = tosa.abs\n"}})));
+}
+
+} // namespace

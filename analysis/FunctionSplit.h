@@ -1,0 +1,87 @@
+//===- FunctionSplit.h - cut a one-function section in two -----*- C++ -*-===//
+//
+// A model is often one function of 10^5 ops, and MLIR's parser is single-
+// threaded: such a section is parsed as two parts on two threads. The first
+// is the text up to a top-level op of the function's body, closed by a
+// stand-in terminator; the second is the rest under a copy of the function's
+// header whose arguments also declare the first part's values that the
+// second uses, with their types as written where they are defined. Text
+// only, no MLIR: the analyzer checks every guess against what the first part
+// parsed to and analyses the section whole when anything differs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_FUNCTIONSPLIT_H
+#define TOSA_LSP_ANALYSIS_FUNCTIONSPLIT_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tosa_lsp::detail {
+
+/// Offsets in a section's text.
+struct FunctionCut {
+  size_t argsEnd = 0;   // the `)` closing the function's arguments
+  bool noArgs = false;  // nothing but blanks between the parentheses
+  size_t bodyOpen = 0;  // the `{` opening the body
+  size_t cut = 0;       // start of the line where the second part begins
+  size_t bodyClose = 0; // the `}` closing the body
+};
+
+/// Where `section` can be cut: one `func.func`, alone or as the only op of
+/// a `module`, with alias definitions and comments before or after it, cut
+/// at the first line past `fraction` of its body that starts a top-level op
+/// (`%name` at the indentation of the body's first op, after a line that
+/// does not continue). std::nullopt for any other shape. A wrong guess (a
+/// cut inside an op) does not parse, and the caller falls back.
+std::optional<FunctionCut> planFunctionCut(std::string_view section,
+                                           double fraction = 0.5);
+
+/// A value defined by a top-level op of the first part and used in the
+/// second.
+struct CrossCutValue {
+  std::string_view name; // `%5`, a view into the section
+  size_t def = 0;        // offset of that name where it is defined
+  std::string_view type; // its type as written there
+};
+
+/// The values the second part needs declared, in order of first use: the
+/// names it uses that a line of the first part defines (`%name =` at its
+/// start). std::nullopt when one cannot be declared as an argument: a
+/// result of a group (`%r:2`, `%r#1`) or a type that is not written in a
+/// way recognised here. The caller checks on the first part's IR that each
+/// is defined by an op of the function's body, and that the body is one
+/// block (else an argument would dominate where the value does not).
+std::optional<std::vector<CrossCutValue>>
+crossCutValues(std::string_view section, const FunctionCut &cut);
+
+/// The second part's buffer: this, then the section's text from the cut. It
+/// is the text before the body, with `values` added to the function's
+/// arguments, and a line break.
+std::string secondPartPrefix(std::string_view section, const FunctionCut &cut,
+                             const std::vector<CrossCutValue> &values);
+
+/// The first part's buffer: the section's text up to the cut, then this: a
+/// stand-in terminator (an unregistered op, which may terminate a block) and
+/// the text from the body's `}` on.
+std::string firstPartSuffix(std::string_view section, const FunctionCut &cut);
+
+/// The stand-in terminator's name, `tosa_lsp.cut`.
+extern const char kCutTerminator[];
+
+/// Offsets [begin, end) of the result type after the last top-level `->`
+/// of an op's text.
+std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope);
+/// End of the type written at `b` in `text`: brackets balanced, up to
+/// whitespace, `,` or `{` at bracket depth 0, or a closing bracket it did
+/// not open.
+size_t typeEnd(llvm::StringRef text, size_t b);
+
+} // namespace tosa_lsp::detail
+
+#endif

@@ -1,0 +1,152 @@
+//===- FunctionSplitTest.cpp - cutting a one-function section in two ------===//
+
+#include "FunctionSplit.h"
+
+#include <gtest/gtest.h>
+
+using namespace tosa_lsp::detail;
+
+namespace {
+
+/// A function of `n` ops: constants, then a chain, each op on a line.
+std::string
+chain(int n, const std::string &header = "func.func @f(%a: tensor<2xf32>) -> "
+                                         "tensor<2xf32> {\n") {
+  std::string text = header;
+  text += "  %c = \"tosa.const\"() <{values = dense<1.0> : tensor<2xf32>}> : "
+          "() -> tensor<2xf32>\n";
+  text += "  %v0 = tosa.add %a, %c : (tensor<2xf32>, tensor<2xf32>) -> "
+          "tensor<2xf32>\n";
+  for (int i = 1; i < n; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
+            std::to_string(i - 1) + " : (tensor<2xf32>) -> tensor<2xf32>\n";
+  return text;
+}
+
+std::string close(int n) {
+  return "  %r = tosa.add %v" + std::to_string(n - 1) +
+         ", %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+         "  return %r : tensor<2xf32>\n}\n";
+}
+
+TEST(FunctionSplit, CutsOneFunctionAtATopLevelOpNearTheMiddle) {
+  std::string text = chain(20) + close(20);
+  std::optional<FunctionCut> fc = planFunctionCut(text);
+  ASSERT_TRUE(fc);
+  EXPECT_EQ(text.substr(fc->argsEnd, 1), ")");
+  EXPECT_FALSE(fc->noArgs);
+  EXPECT_EQ(text[fc->bodyOpen], '{');
+  EXPECT_EQ(fc->bodyClose, text.size() - 2); // the last `}`
+  EXPECT_EQ(text[fc->cut - 1], '\n');
+  EXPECT_EQ(text.substr(fc->cut, 5), "  %v1");
+  EXPECT_GT(fc->cut, text.size() / 3);
+  EXPECT_LT(fc->cut, 2 * text.size() / 3);
+
+  // The second part declares what it uses of the first, typed as written.
+  std::optional<std::vector<CrossCutValue>> values = crossCutValues(text, *fc);
+  ASSERT_TRUE(values);
+  ASSERT_EQ(values->size(), 2u);
+  EXPECT_EQ((*values)[0].name, text.substr((*values)[0].def, 4)); // %v9
+  EXPECT_EQ((*values)[1].name, "%c");
+  EXPECT_EQ((*values)[1].type, "tensor<2xf32>");
+  std::string prefix = secondPartPrefix(text, *fc, *values);
+  EXPECT_EQ(prefix, "func.func @f(%a: tensor<2xf32>, " +
+                        std::string((*values)[0].name) +
+                        ": tensor<2xf32>, %c: tensor<2xf32>) -> "
+                        "tensor<2xf32> {\n");
+  EXPECT_EQ(firstPartSuffix(text, *fc), " \"tosa_lsp.cut\"() : () -> ()\n}\n");
+}
+
+TEST(FunctionSplit, ModuleAttributesAliasesAndLocations) {
+  std::string text = "#loc = loc(\"m.py\":1:1)\n"
+                     "!t = tensor<2xf32>\n"
+                     "module attributes {tosa.profile = \"x{\"} {\n" +
+                     chain(20, "  func.func private @f() -> (tensor<2xf32> "
+                               "{x.y}) attributes {a = 1} {\n") +
+                     "  %a = tosa.abs %c : (!t) -> !t loc(#loc)\n" +
+                     "  %w = tensor.cast %a : tensor<2xf32> to tensor<?xf32>\n"
+                     "  %k = arith.constant 0 : index\n" +
+                     close(20) +
+                     "} loc(#loc)\n"
+                     "// trailing comment\n"
+                     "#loc1 = loc(\"m.py\":2:1)\n";
+  // The module's `}` is not the function's: they are on separate lines
+  // here, the function's last.
+  text.replace(text.rfind("}\n} loc(#loc)"), 2, "  }\n");
+  std::optional<FunctionCut> fc = planFunctionCut(text, 0.9);
+  ASSERT_TRUE(fc);
+  EXPECT_TRUE(fc->noArgs);
+  EXPECT_EQ(text.substr(fc->bodyClose, 4), "}\n} ");
+  std::optional<std::vector<CrossCutValue>> values = crossCutValues(text, *fc);
+  ASSERT_TRUE(values);
+  std::string prefix = secondPartPrefix(text, *fc, *values);
+  EXPECT_NE(prefix.find("@f(%"), std::string::npos) << prefix; // no comma
+  EXPECT_EQ(firstPartSuffix(text, *fc),
+            " \"tosa_lsp.cut\"() : () -> ()\n" + text.substr(fc->bodyClose));
+}
+
+TEST(FunctionSplit, TypesAsWritten) {
+  auto typeOf = [](const std::string &def) -> std::optional<std::string> {
+    std::string text = "func.func @f(%a: tensor<2xf32>) {\n  %x = " + def +
+                       "\n  %y = tosa.abs %a : (tensor<2xf32>) -> "
+                       "tensor<2xf32>\n  %z = tosa.abs %x : (t) -> t\n"
+                       "  return\n}\n";
+    std::optional<FunctionCut> fc = planFunctionCut(text);
+    if (!fc)
+      return "no cut";
+    std::optional<std::vector<CrossCutValue>> values =
+        crossCutValues(text, *fc);
+    if (!values)
+      return std::nullopt;
+    for (const CrossCutValue &v : *values)
+      if (v.name == "%x")
+        return std::string(v.type);
+    return "not used";
+  };
+  EXPECT_EQ(typeOf("tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>"),
+            "tensor<2xf32>");
+  EXPECT_EQ(typeOf("\"tosa.const\"() <{values = dense<[1, 2]> : "
+                   "tensor<2xi32>}> : () -> tensor<2xi32> loc(\"a\":1:2)"),
+            "tensor<2xi32>");
+  EXPECT_EQ(typeOf("arith.constant 1 : i32"), "i32");
+  EXPECT_EQ(typeOf("tensor.cast %a : tensor<2xf32> to tensor<?xf32>"),
+            "tensor<?xf32>");
+  EXPECT_EQ(typeOf("scf.for %i = %a to %a step %a iter_args(%s = %a) -> "
+                   "(tensor<4xf32>) {\n    scf.yield %s : tensor<4xf32>\n  }"),
+            "tensor<4xf32>");
+  EXPECT_EQ(typeOf("tosa.const_shape {values = dense<[1, 2]> : "
+                   "tensor<2xindex>} : () -> !tosa.shape<2>"),
+            "!tosa.shape<2>");
+  // Not one type: the second part is not declared this way.
+  EXPECT_EQ(typeOf("foo.bar %a : (tensor<2xf32>) -> (tensor<2xf32>, f32)"),
+            std::nullopt);
+  EXPECT_EQ(typeOf("foo.bar %a"), std::nullopt);
+}
+
+TEST(FunctionSplit, GroupsAreNotDeclared) {
+  std::string text = "func.func @f(%a: tensor<2xf32>) {\n"
+                     "  %g:2 = foo.two %a : (tensor<2xf32>) -> (f32, f32)\n"
+                     "  %y = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
+                     "  %z = foo.use %g#1 : (f32) -> f32\n"
+                     "  return\n}\n";
+  std::optional<FunctionCut> fc = planFunctionCut(text);
+  ASSERT_TRUE(fc);
+  EXPECT_FALSE(crossCutValues(text, *fc));
+}
+
+TEST(FunctionSplit, OnlyOneFunction) {
+  std::string one = chain(10) + close(10);
+  EXPECT_TRUE(planFunctionCut(one));
+  // Two functions look like one here (no bracket is matched in the
+  // body); the parts' IR tells them apart (AnalyzerTest).
+  EXPECT_FALSE(planFunctionCut("module {\n" + one + "}\n" + one));
+  EXPECT_FALSE(planFunctionCut("\"func.func\"() ({\n}) : () -> ()\n"));
+  EXPECT_FALSE(planFunctionCut(""));
+  EXPECT_FALSE(planFunctionCut(chain(10))); // unterminated
+  // No op with a result past the middle: nowhere to cut.
+  std::string flat =
+      "func.func @f() {\n" + std::string(40, '\n') + "  return\n}\n";
+  EXPECT_FALSE(planFunctionCut(flat));
+}
+
+} // namespace
