@@ -877,7 +877,8 @@ struct Analyzer::Impl {
   /// on the section (and a fresh context for what follows).
   SectionResult analyzeSection(const FileText &file, const std::string &path,
                                Section sec, const Config &config,
-                               SectionUnits *units = nullptr);
+                               SectionUnits *units = nullptr,
+                               bool cutFunction = true);
   /// `part` (with its context `partCtx`): analyse only this part of `sec`
   /// (analyzeInParts); results are `sec`'s.
   void analyzeSectionUnguarded(const FileText &file, const std::string &path,
@@ -1068,7 +1069,20 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       // for the one-function re-analysis above, whose small parse reuses
       // its pages (giving them back made a 200k-line edit 25% slower).
       GiveBackFreePages giveBack;
-      r = analyzeSection(file, path, sec, config, units.get());
+      // A function that was not cut last time, with errors then, most
+      // likely has them still (an edit in progress): cutting it would
+      // fail and be done again whole, twice the work per keystroke.
+      bool cut = true;
+      if (atIndex && !atIndex->section.inParts) {
+        const Slice &sl = atIndex->slice;
+        for (size_t i = sl.diagnostics[0]; i < sl.diagnostics[1] && cut; ++i) {
+          const Diagnostic &d = memo->previous->diagnostics[i];
+          cut = d.severity != Severity::Error ||
+                d.source == DiagSource::Broadcast;
+        }
+        cut = cut && atIndex->section.parsed && !atIndex->section.stale;
+      }
+      r = analyzeSection(file, path, sec, config, units.get(), cut);
       if (units && units->units.empty())
         units.reset();
       if (!r.section.parsed && atIndex &&
@@ -1721,12 +1735,14 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
 SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
                                              const std::string &path,
                                              Section sec, const Config &config,
-                                             SectionUnits *units) {
+                                             SectionUnits *units,
+                                             bool cutFunction) {
   if (std::optional<SectionResult> parts =
           analyzeInParts(file, path, sec, config, units))
     return std::move(*parts);
   if (std::optional<SectionResult> parts =
-          analyzeFunctionInParts(file, path, sec, config, units))
+          cutFunction ? analyzeFunctionInParts(file, path, sec, config, units)
+                      : std::nullopt)
     return std::move(*parts);
   SectionResult result;
   std::optional<std::string> crash = runContained([&] {

@@ -751,3 +751,38 @@ TEST(Analyzer, OneFunctionCutFallsBackWhereItCouldDiffer) {
 }
 
 } // namespace
+
+namespace {
+
+// While an edit leaves errors where the cut cannot take them, the next
+// versions are not cut (it would fail and be done again whole) until one
+// has no errors; every version equals a fresh whole analysis.
+TEST(Analyzer, OneFunctionNotCutAgainWhileItsErrorsLast) {
+  Analyzer analyzer;
+  analyzer.setParallelSectionBytes(0);
+  AnalysisCache cache;
+  std::string good = oneFunction(60);
+  std::string late =
+      oneFunction(60, {{50, mul("%e", "%v49", "tensor<4x?x1xf32>")}});
+  std::string early =
+      oneFunction(60, {{5, mul("%e", "%v4", "tensor<4x?x1xf32>")}});
+  // Each version with a comment line more: no text is the previous one's.
+  std::vector<std::pair<std::string, bool>> versions = {
+      {good, true},  {late, false}, {early, false},
+      {good, false}, {good, true},  {early, true}};
+  std::string comments;
+  for (auto &[text, cut] : versions) {
+    comments += "// edit\n";
+    FileAnalysis fa =
+        analyzer.analyze(comments + text, "one.mlir", Config(), &cache);
+    Analyzer whole;
+    whole.setParallelSectionBytes(SIZE_MAX);
+    EXPECT_EQ(firstDifference(observe(fa),
+                              observe(whole.analyze(comments + text, "one.mlir",
+                                                    Config()))),
+              "");
+    EXPECT_EQ(fa.sections[0].inParts, cut) << comments.size() / 8;
+  }
+}
+
+} // namespace
