@@ -338,10 +338,10 @@ struct OpReport {
   CowVector<SharedText> operandTypes;
   SharedText resultType;
 
-  /// The op's whole text, its result name (`%0`) and the declared result
-  /// type as written (after the last top-level `->`); invalid when absent.
+  /// The op's whole text, its result name (`%0`, read from the text where
+  /// needed: 32 bytes an op less) and the declared result type as written
+  /// (after the last top-level `->`); invalid when absent.
   Range scope;
-  std::string resultName;
   Range resultNameRange;
   Range resultTypeRange;
 

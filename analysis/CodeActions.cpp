@@ -364,9 +364,13 @@ std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
                                  const std::string &text, const LineIndex &off,
                                  const OpReport &op) {
   const BroadcastAnalysis &a = op.implicit();
-  if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred ||
-      op.resultName.empty() ||
-      op.resultName.find_first_of(":#") != std::string::npos)
+  auto nb = off.offset(op.resultNameRange.begin),
+       ne = off.offset(op.resultNameRange.end);
+  if (!a.ok() || !a.anyRefinable() || !a.declared || !a.inferred || !nb ||
+      !ne || *ne <= *nb)
+    return std::nullopt;
+  std::string resultName = text.substr(*nb, *ne - *nb);
+  if (resultName.find_first_of(":#") != std::string::npos)
     return std::nullopt;
   std::optional<size_t> diag =
       diagnosticAt(ix, fa, op, {"refinable-result"}, /*errorsOnly=*/false);
@@ -384,7 +388,7 @@ std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
   if (!newType)
     return std::nullopt;
   std::string fresh =
-      freshName(ix, fa, op.section, "refined_" + stem(op.resultName));
+      freshName(ix, fa, op.section, "refined_" + stem(resultName));
   FixData fix;
   fix.kind = FixData::RefineResult;
   fix.title = "Refine result type to " + *newType + " (users keep " + oldType +
@@ -393,7 +397,7 @@ std::optional<FixData> refineFix(const FixIndex &ix, const FileAnalysis &fa,
   fix.edits.push_back({op.resultNameRange, fresh});
   fix.edits.push_back({op.resultTypeRange, *newType});
   fix.edits.push_back({{off.position(*se), off.position(*se)},
-                       "\n" + lineIndent(text, *ob) + op.resultName +
+                       "\n" + lineIndent(text, *ob) + resultName +
                            " = tensor.cast " + fresh + " : " + *newType +
                            " to " + oldType});
   return fix;

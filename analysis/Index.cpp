@@ -54,7 +54,6 @@ void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
   r.scope = ps.toFileRange(def->scopeLoc);
   if (!def->resultGroups.empty()) {
     llvm::SMRange name = def->resultGroups[0].definition.loc;
-    r.resultName = textOf(name);
     r.resultNameRange = ps.toFileRange(name);
   }
   llvm::StringRef scope(def->scopeLoc.Start.getPointer(),

@@ -306,7 +306,8 @@ TEST(Index, ValuesBlocksAndSymbols) {
   EXPECT_EQ(add.resultTypeRange.begin.line, 7u);
   EXPECT_EQ(add.resultTypeRange.begin.column, 64u);
   EXPECT_EQ(add.resultTypeRange.end.column, 79u);
-  EXPECT_EQ(add.resultName, "%0");
+  // Its result name's range (`%0`, line 7 columns 3-5).
+  EXPECT_EQ(test::rng(add.resultNameRange), "7:3-7:5");
 }
 
 // The cache remembers a shared text by reference (no copy of the file),
