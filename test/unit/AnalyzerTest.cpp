@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <algorithm>
@@ -784,6 +786,51 @@ TEST(Analyzer, OneFunctionNotCutAgainWhileItsErrorsLast) {
               "");
     EXPECT_EQ(fa.sections[0].inParts, cut) << comments.size() / 8;
   }
+}
+
+} // namespace
+
+namespace {
+
+// Every file of the corpus analysed with its sections cut wherever they
+// can be (halves, one function in two parts) equals its whole analysis.
+TEST(Analyzer, CorpusCutEqualsWhole) {
+  namespace fs = std::filesystem;
+  fs::path corpus = TOSA_LSP_CORPUS_DIR;
+  if (!fs::is_directory(corpus))
+    GTEST_SKIP() << "no corpus at " << corpus;
+  std::vector<fs::path> files;
+  for (const auto &e : fs::recursive_directory_iterator(corpus))
+    if (e.is_regular_file() && e.path().extension() == ".mlir")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 10u);
+  unsigned cutSections = 0, oneFunctionCuts = 0;
+  for (const fs::path &f : files) {
+    // Fresh ones: a lenient dialect loaded for one file turns the cuts off
+    // for the analyzer's next files.
+    Analyzer cut, whole;
+    cut.setParallelSectionBytes(0);
+    whole.setParallelSectionBytes(SIZE_MAX);
+    std::ifstream in(f, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    FileAnalysis c = cut.analyze(text, f.string(), Config());
+    FileAnalysis w = whole.analyze(text, f.string(), Config());
+    EXPECT_EQ(firstDifference(observe(c), observe(w)), "") << f;
+    for (const Section &s : c.sections) {
+      if (!s.inParts)
+        continue;
+      ++cutSections;
+      // One function cut in two, or halves of several?
+      oneFunctionCuts += llvm::count_if(c.symbols, [&](const SymbolInfo &sym) {
+                           return sym.section == s.index;
+                         }) == 1;
+    }
+  }
+  // Not vacuous: sections of both kinds were analysed in parts.
+  EXPECT_GE(cutSections, 40u);
+  EXPECT_GE(oneFunctionCuts, 20u);
 }
 
 } // namespace
