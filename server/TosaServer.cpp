@@ -301,6 +301,15 @@ static bool isFunctionOn(const SymbolInfo &sym, unsigned first, unsigned last) {
          sym.scope.begin.line <= last && sym.scope.end.line >= first;
 }
 
+/// Lines of the functions of `s` overlapping lines [from, to].
+static unsigned functionLines(const Snapshot &s, unsigned from, unsigned to) {
+  unsigned lines = 0;
+  for (const SymbolInfo &sym : s.analysis.symbols)
+    if (isFunctionOn(sym, from, to))
+      lines += sym.scope.end.line - sym.scope.begin.line + 1;
+  return lines;
+}
+
 std::vector<TosaServer::FunctionText>
 TosaServer::functionTexts(const Snapshot &s, unsigned first,
                           unsigned last) const {
@@ -379,6 +388,15 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   // a ~5 ms hover at 200k lines). Each pool thread does that now, when
   // idle, for the inferrer it keeps (dropped again when the last document
   // closes).
+  // The small functions at the top of the file, what the user sees first,
+  // are inferred now: the first hover or inlay hints there do not wait
+  // for them (~2 ms for a screen of 200-line functions).
+  if (first && pool && !options.sync &&
+      functionLines(*s, 1, kFirstScreenLines) <= kWaitLines)
+    pool->run([this, s](unsigned worker) {
+      (void)shapesFor(s, worker, 1, kFirstScreenLines,
+                      /*stopWhenEdited=*/true);
+    });
   if (first && pool)
     pool->runOnEachWhenIdle([this](unsigned worker) {
       std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
@@ -758,19 +776,11 @@ void TosaServer::withShapes(
       return fn(std::move(*s), std::move(cached));
     // Parsing and the pass take as long as the functions: off the caller,
     // and only waited for when the functions are small.
-    constexpr unsigned kWaitLines = 2000;
-    auto linesOfFunctions = [&](unsigned from, unsigned to) {
-      unsigned lines = 0;
-      for (const SymbolInfo &sym : (*s)->analysis.symbols)
-        if (isFunctionOn(sym, from, to))
-          lines += sym.scope.end.line - sym.scope.begin.line + 1;
-      return lines;
-    };
-    unsigned lines = linesOfFunctions(first, last);
+    unsigned lines = functionLines(**s, first, last);
     if (around && lines <= kWaitLines) {
       unsigned wideFirst = first > around ? first - around : 1;
       unsigned wideLast = last + around;
-      if (linesOfFunctions(wideFirst, wideLast) <= kWaitLines) {
+      if (functionLines(**s, wideFirst, wideLast) <= kWaitLines) {
         first = wideFirst;
         last = wideLast;
       }

@@ -323,6 +323,12 @@ private:
   /// held a second parse of the function beside the edit's analysis
   /// (200k-line function: peak 871 -> 644 MiB with the cancel alone).
   static constexpr std::chrono::milliseconds kBackgroundInferenceDelay{300};
+  /// Hovers and inlay hints wait for the inference of functions of at most
+  /// this many lines (together); longer ones are inferred in the background.
+  static constexpr unsigned kWaitLines = 2000;
+  /// The top of a file, what an editor shows first: its small functions
+  /// are inferred after the open's publish.
+  static constexpr unsigned kFirstScreenLines = 100;
   /// When a document changed or a request came last (steady_clock ticks):
   /// shape checks wait for a quiet second.
   std::atomic<int64_t> lastActivity{0};

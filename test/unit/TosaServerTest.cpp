@@ -509,6 +509,27 @@ TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
   EXPECT_EQ(big.server->stats().inferencesCancelled, 1u);
 }
 
+// The small functions at the top of a file, what an editor shows first,
+// are inferred after the open: the first hover there does not wait.
+TEST(TosaServer, TheTopOfAFileIsInferredAfterTheOpen) {
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  Recorder rec;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///top.mlir";
+  server.addDocument(uri, "/nonexistent/top.mlir", 1, absChain(10));
+  server.waitIdle();
+  EXPECT_EQ(server.stats().requestInferences, 1u);
+  auto h = await<std::optional<lsp::Hover>>(
+      [&](auto cb) { server.hover(uri, lsp::Position(5, 3), std::move(cb)); });
+  ASSERT_TRUE(h && h->has_value());
+  EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
+            std::string::npos)
+      << (*h)->contents.value;
+  EXPECT_EQ(server.stats().requestInferences, 1u); // from the cache
+}
+
 //===----------------------------------------------------------------------===//
 // Configuration: server defaults, project file, editor settings
 //===----------------------------------------------------------------------===//
