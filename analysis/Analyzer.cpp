@@ -2078,6 +2078,9 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       t.emplace("findings");
       // The ops are new (not shared with a published analysis): each one's
       // decisions are read once here, then only their inputs are kept.
+      // Hints are common (one per op of a model with dynamic sizes): the
+      // list grows once, not by doubling.
+      sectionDiags.reserve(sectionDiags.size() + result.ops.size());
       for (const OpReport &op : result.ops) {
         appendFindings(op, config, sectionDiags);
         op.forgetAnalyses();
