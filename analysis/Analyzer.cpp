@@ -907,6 +907,20 @@ struct Analyzer::Impl {
   /// analyzeFunctionInParts): what they built is abandoned with the
   /// contexts, which are replaced.
   void abandonParts(bool crashedHere, bool crashedBeside);
+  /// `sec` as two parts, the second from `cut` (an offset in it), with the
+  /// second part's context ready.
+  std::pair<Section, Section> cutSection(const FileText &file,
+                                         const Section &sec, size_t cut) {
+    Section first = sec, second = sec;
+    first.endOffset = second.beginOffset = sec.beginOffset + cut;
+    Position at = file.lines.position(second.beginOffset);
+    second.firstLine = at.line;
+    second.firstColumn = at.column;
+    first.lastLine = at.line;
+    if (!partContext)
+      partContext = makeContext();
+    return {first, second};
+  }
   /// An edit inside one unit of a section that parsed last time: that unit
   /// alone is parsed and verified (with stubs of what it calls), the rest
   /// is reused. std::nullopt when the result could differ from a full
@@ -1434,15 +1448,9 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
       sec.beginOffset, sec.endOffset - sec.beginOffset));
   if (!cut)
     return std::nullopt;
-  Section first = sec, second = sec;
-  first.endOffset = second.beginOffset = sec.beginOffset + *cut;
+  Section first, second; // captured below: not a structured binding
+  std::tie(first, second) = cutSection(file, sec, *cut);
   double capacityA = 1.0 + 1.05 * double(size - *cut) / *cut;
-  Position at = file.lines.position(second.beginOffset);
-  second.firstLine = at.line;
-  second.firstColumn = at.column;
-  first.lastLine = at.line;
-  if (!partContext)
-    partContext = makeContext();
 
   SectionResult a, b;
   SectionUnits unitsA, unitsB;
@@ -1678,14 +1686,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   std::optional<detail::FunctionCut> fc = detail::planFunctionCut(text);
   if (!fc)
     return std::nullopt;
-  Section first = sec, second = sec;
-  first.endOffset = second.beginOffset = sec.beginOffset + fc->cut;
-  Position at = file.lines.position(second.beginOffset);
-  second.firstLine = at.line;
-  second.firstColumn = at.column;
-  first.lastLine = at.line;
-  if (!partContext)
-    partContext = makeContext();
+  Section first, second;
+  std::tie(first, second) = cutSection(file, sec, fc->cut);
 
   PartText aroundA, aroundB;
   aroundA.suffix = detail::firstPartSuffix(text, *fc);

@@ -136,26 +136,44 @@ bool startsWithWord(std::string_view t, size_t i, std::string_view word) {
          (i + word.size() >= t.size() || !isIdChar(t[i + word.size()]));
 }
 
-/// After the bracket that matches the one at `i` (`(`, `[`, `{`, or `<`
-/// when `angles`), skipping strings and `->`; npos when unbalanced.
-size_t skipBalanced(std::string_view t, size_t i, bool angles) {
+/// Walks `t` from `i` with the bracket depth (`<>` with `angles`; strings
+/// skipped, `->` one step): `stop(i, depth)` sees every other offset, with
+/// the depth before its bracket counts. Returns the first offset where it
+/// is true, npos if none.
+template <typename Stop>
+size_t scanBrackets(std::string_view t, size_t i, Stop stop,
+                    bool angles = true) {
   int depth = 0;
   for (; i < t.size(); ++i) {
     char c = t[i];
     if (c == '"') {
       i = skipString(t, i) - 1;
-    } else if (c == '-' && i + 1 < t.size() && t[i + 1] == '>') {
-      ++i;
-    } else if (c == '(' || c == '[' || c == '{' || (angles && c == '<')) {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}' || (angles && c == '>')) {
-      if (--depth == 0)
-        return i + 1;
-      if (depth < 0)
-        return npos;
+      continue;
     }
+    if (stop(i, depth))
+      return i;
+    if (c == '-' && i + 1 < t.size() && t[i + 1] == '>')
+      ++i;
+    else if (c == '(' || c == '[' || c == '{' || (angles && c == '<'))
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}' || (angles && c == '>'))
+      --depth;
   }
   return npos;
+}
+
+/// After the bracket that matches the one at `i` (`(`, `[`, `{`, or `<`
+/// when `angles`), skipping strings and `->`; npos when unbalanced.
+size_t skipBalanced(std::string_view t, size_t i, bool angles) {
+  size_t end = scanBrackets(
+      t, i,
+      [&](size_t k, int depth) {
+        char c = t[k];
+        return depth <= 1 &&
+               (c == ')' || c == ']' || c == '}' || (angles && c == '>'));
+      },
+      angles);
+  return end == npos ? npos : end + 1;
 }
 
 /// After `@name` or `@"name"` at `i`; npos when there is none.
@@ -170,24 +188,27 @@ size_t skipSymbol(std::string_view t, size_t i) {
   return e == i + 1 ? npos : e;
 }
 
+/// The `{` opening an op's region at `i`, after an optional `attributes
+/// {...}` and trivia; npos when there is none.
+size_t bodyBrace(std::string_view t, size_t i) {
+  if (startsWithWord(t, i, "attributes")) {
+    i = skipTrivia(t, i + 10);
+    if (i >= t.size() || t[i] != '{')
+      return npos;
+    i = skipBalanced(t, i, false);
+    if (i == npos)
+      return npos;
+    i = skipTrivia(t, i);
+  }
+  return i < t.size() && t[i] == '{' ? i : npos;
+}
+
 /// After an alias definition (`#a = ...`, `!t = ...`) starting at `i`: the
 /// end of the line where its brackets are balanced.
 size_t skipAliasDefinition(std::string_view t, size_t i) {
-  int depth = 0;
-  for (; i < t.size(); ++i) {
-    char c = t[i];
-    if (c == '"')
-      i = skipString(t, i) - 1;
-    else if (c == '-' && i + 1 < t.size() && t[i + 1] == '>')
-      ++i;
-    else if (c == '(' || c == '[' || c == '{' || c == '<')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}' || c == '>')
-      --depth;
-    else if (c == '\n' && depth <= 0)
-      return i + 1;
-  }
-  return t.size();
+  size_t end = scanBrackets(
+      t, i, [&](size_t k, int depth) { return t[k] == '\n' && depth <= 0; });
+  return end == npos ? t.size() : end + 1;
 }
 
 /// `[b, e)` without blanks and line breaks at either end.
@@ -245,23 +266,13 @@ std::optional<std::string_view> declaredResultType(std::string_view op) {
     }
   }
   size_t arrow = npos, colon = npos;
-  int depth = 0;
-  for (size_t i = 0; i < op.size(); ++i) {
-    char c = op[i];
-    if (c == '"') {
-      i = skipString(op, i) - 1;
-    } else if (c == '-' && i + 1 < op.size() && op[i + 1] == '>') {
-      if (depth == 0)
-        arrow = i;
-      ++i;
-    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
-      --depth;
-    } else if (c == ':' && depth == 0) {
+  scanBrackets(op, 0, [&](size_t i, int depth) {
+    if (depth == 0 && op[i] == ':')
       colon = i;
-    }
-  }
+    else if (depth == 0 && op.substr(i, 2) == "->")
+      arrow = i;
+    return false;
+  });
   std::string_view type;
   if (arrow != npos) {
     size_t s = trimmed(op, arrow + 2, op.size()).first;
@@ -275,20 +286,10 @@ std::optional<std::string_view> declaredResultType(std::string_view op) {
       if (type.back() != ')' || skipBalanced(type, 0, true) != type.size())
         return std::nullopt;
       // One type, not a list: no comma at depth 1.
-      int d = 0;
-      for (size_t i = 0; i < type.size(); ++i) {
-        char c = type[i];
-        if (c == '"')
-          i = skipString(type, i) - 1;
-        else if (c == '-' && i + 1 < type.size() && type[i + 1] == '>')
-          ++i;
-        else if (c == '(' || c == '[' || c == '{' || c == '<')
-          ++d;
-        else if (c == ')' || c == ']' || c == '}' || c == '>')
-          --d;
-        else if (c == ',' && d == 1)
-          return std::nullopt;
-      }
+      if (scanBrackets(type, 0, [&](size_t i, int depth) {
+            return depth == 1 && type[i] == ',';
+          }) != npos)
+        return std::nullopt;
       auto [tb, te] = trimmed(type, 1, type.size() - 1);
       type = type.substr(tb, te - tb);
     }
@@ -365,16 +366,8 @@ std::optional<FunctionCut> planFunctionCut(std::string_view t,
         return std::nullopt;
       i = skipTrivia(t, i);
     }
-    if (startsWithWord(t, i, "attributes")) {
-      i = skipTrivia(t, i + 10);
-      if (i >= t.size() || t[i] != '{')
-        return std::nullopt;
-      i = skipBalanced(t, i, false);
-      if (i == npos)
-        return std::nullopt;
-      i = skipTrivia(t, i);
-    }
-    if (i >= t.size() || t[i] != '{')
+    i = bodyBrace(t, i);
+    if (i == npos)
       return std::nullopt;
     i = skipTrivia(t, i + 1);
     closers = 2;
@@ -406,18 +399,9 @@ std::optional<FunctionCut> planFunctionCut(std::string_view t,
       return std::nullopt;
     i = skipTrivia(t, e);
   }
-  if (startsWithWord(t, i, "attributes")) {
-    i = skipTrivia(t, i + 10);
-    if (i >= t.size() || t[i] != '{')
-      return std::nullopt;
-    i = skipBalanced(t, i, false);
-    if (i == npos)
-      return std::nullopt;
-    i = skipTrivia(t, i);
-  }
-  if (i >= t.size() || t[i] != '{')
+  fc.bodyOpen = bodyBrace(t, i);
+  if (fc.bodyOpen == npos)
     return std::nullopt;
-  fc.bodyOpen = i;
 
   // The body's `}`, from the end: past comments and alias definitions (a
   // location alias may be defined after its uses), the closing lines of the
