@@ -412,8 +412,11 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (missing.empty())
     return;
-  auto task = [this, s, missing = std::move(missing)](unsigned) mutable {
-    checkShapes(std::move(s), std::move(missing));
+  // A weak reference: the task waits for a quiet second, and holding the
+  // snapshot meanwhile kept every version of a burst of edits alive.
+  auto task = [this, weak = std::weak_ptr<const Snapshot>(s),
+               missing = std::move(missing)](unsigned) mutable {
+    checkShapes(std::move(weak), std::move(missing));
   };
   if (shapeCheckPool)
     shapeCheckPool->run(std::move(task));
@@ -421,13 +424,18 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     task(0);
 }
 
-void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
+void TosaServer::checkShapes(std::weak_ptr<const Snapshot> weak,
                              std::vector<FunctionText> missing) {
   if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
     (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
+  // The snapshot is held only while its functions are inferred, not while
+  // waiting for a quiet second (a version replaced meanwhile is freed, and
+  // its item arrays go to the next incremental merge).
+  Scheduler::SnapshotPtr s;
   auto stillLatest = [&] {
+    Scheduler::SnapshotPtr held = s ? s : weak.lock();
     std::lock_guard<std::mutex> lock(publishMu);
-    return !stopping && isPublished(*s);
+    return held && !stopping && isPublished(*held);
   };
   std::unique_ptr<ShapeInferrer> &inferrer = shapeCheckInferrer;
   if (!inferrer)
@@ -454,7 +462,8 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
   };
   bool found = false;
   for (size_t i = 0; i < missing.size();) {
-    if (!quiet())
+    s.reset();
+    if (!quiet() || !(s = weak.lock()))
       return;
     size_t j = i + 1;
     while (j < missing.size() &&
@@ -472,6 +481,8 @@ void TosaServer::checkShapes(Scheduler::SnapshotPtr s,
                               contradictionDiagnostics(si));
     i = j;
   }
+  if (!s && !(s = weak.lock()))
+    return;
   std::vector<FunctionText> fns = functionTexts(*s);
   {
     // Forget functions this version no longer has.

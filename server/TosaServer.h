@@ -347,7 +347,8 @@ private:
   /// Publishes a new snapshot with the shape errors known for its
   /// functions, and starts the checks of the others on the pool.
   void publish(Scheduler::SnapshotPtr s);
-  void checkShapes(Scheduler::SnapshotPtr s, std::vector<FunctionText> missing);
+  void checkShapes(std::weak_ptr<const Snapshot> weak,
+                   std::vector<FunctionText> missing);
   /// The functions overlapping lines [first, last] (all by default).
   std::vector<FunctionText> functionTexts(const Snapshot &s, unsigned first = 1,
                                           unsigned last = ~0u) const;

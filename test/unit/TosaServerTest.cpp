@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <thread>
 
@@ -528,6 +529,59 @@ TEST(TosaServer, TheTopOfAFileIsInferredAfterTheOpen) {
             std::string::npos)
       << (*h)->contents.value;
   EXPECT_EQ(server.stats().requestInferences, 1u); // from the cache
+}
+
+// A version replaced by an edit is freed at once, though its shape checks
+// wait for a quiet second: they held it meanwhile, and with it every
+// version of a burst of edits (their item arrays could not be reused).
+TEST(TosaServer, AReplacedVersionIsFreedWhileItsShapeChecksWait) {
+  struct WeakRecorder : TosaServer::Callbacks {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::weak_ptr<const Snapshot>> published;
+    void onDiagnostics(Scheduler::SnapshotPtr s,
+                       const std::vector<Diagnostic> &) override {
+      std::lock_guard<std::mutex> lock(mu);
+      published.push_back(s);
+      cv.notify_all();
+    }
+    void onError(const std::string &) override {}
+    bool waitFor(size_t n) {
+      std::unique_lock<std::mutex> lock(mu);
+      return cv.wait_for(lock, std::chrono::seconds(30),
+                         [&] { return published.size() >= n; });
+    }
+  } rec;
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///w.mlir";
+  server.addDocument(uri, "/nonexistent/w.mlir", 1, absChain(10));
+  ASSERT_TRUE(rec.waitFor(1));
+  // Edits, each after the last one's publish (a comment line more each).
+  for (int v = 2; v <= 8; ++v) {
+    std::vector<lsp::TextDocumentContentChangeEvent> change(1);
+    change[0].range = lsp::Range(lsp::Position(14, 0), lsp::Position(14, 0));
+    change[0].text = "// edited\n";
+    ASSERT_FALSE(bool(server.changeDocument(uri, v, change)));
+    ASSERT_TRUE(rec.waitFor(v));
+  }
+  // The versions replaced are freed at once, not when the shape checks
+  // come round to them (they poll every 100 ms until a quiet second).
+  std::vector<std::weak_ptr<const Snapshot>> old;
+  {
+    std::lock_guard<std::mutex> lock(rec.mu);
+    old.assign(rec.published.begin(), rec.published.end() - 1);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  auto allFreed = [&] {
+    return llvm::all_of(old, [](const auto &w) { return w.expired(); });
+  };
+  while (!allFreed() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(allFreed());
+  server.waitIdle();
 }
 
 //===----------------------------------------------------------------------===//
