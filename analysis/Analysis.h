@@ -260,6 +260,10 @@ struct Position {
   unsigned column = 0;
   bool valid() const { return line != 0; }
 };
+/// `a` comes before `b` in the file.
+inline bool before(Position a, Position b) {
+  return a.line < b.line || (a.line == b.line && a.column < b.column);
+}
 
 struct Range {
   Position begin, end;

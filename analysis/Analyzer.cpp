@@ -408,8 +408,13 @@ void concatMoved(std::vector<T> &to, std::vector<T> &x, std::vector<T> &y) {
   appendMoved(to, y);
 }
 
-/// The items of two parts of a section, in file order.
+/// The items of two parts of a section, in file order (the second's values
+/// then index the ops after the first's).
 void concatParts(SectionResult &r, SectionResult &a, SectionResult &b) {
+  int opBase = static_cast<int>(a.ops.size());
+  for (ValueInfo &v : b.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
   concatMoved(r.ops, a.ops, b.ops);
   concatMoved(r.values, a.values, b.values);
   concatMoved(r.blocks, a.blocks, b.blocks);
@@ -1501,10 +1506,6 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     for (Diagnostic &d : half->diagnostics)
       if (d.source == DiagSource::Broadcast)
         r.diagnostics.push_back(std::move(d));
-  int opBase = static_cast<int>(a.ops.size());
-  for (ValueInfo &v : b.values)
-    if (v.opReport >= 0)
-      v.opReport += opBase;
   concatParts(r, a, b);
   if (units) {
     *units = SectionUnits();
@@ -1535,10 +1536,6 @@ void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {
 }
 
 namespace {
-
-bool before(Position x, Position y) {
-  return x.line < y.line || (x.line == y.line && x.column < y.column);
-}
 
 bool samePosition(Position x, Position y) {
   return x.line == y.line && x.column == y.column;
@@ -1620,10 +1617,6 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
   auto noDef = [](const ValueInfo &v) { return !v.def.begin.valid(); };
   llvm::erase_if(a.values, noDef);
   llvm::erase_if(b.values, noDef);
-  int opBase = static_cast<int>(a.ops.size());
-  for (ValueInfo &v : b.values)
-    if (v.opReport >= 0)
-      v.opReport += opBase;
   for (SectionResult *part : {&a, &b})
     llvm::erase_if(part->blocks,
                    [](const BlockInfo &bl) { return !bl.def.begin.valid(); });
@@ -1803,26 +1796,21 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     ps.section = job ? job->map : part ? *part : sec;
     std::string_view body = std::string_view(text).substr(
         ps.section.beginOffset, ps.section.endOffset - ps.section.beginOffset);
-    if (job) {
-      ps.prefixLen = job->prefix.size();
-      ps.prefixLines = job->prefixLines;
-      ps.sourceMgr.AddNewSourceBuffer(
-          llvm::MemoryBuffer::getMemBufferCopy(job->prefix + std::string(body),
-                                               path),
-          llvm::SMLoc());
-    } else if (around) {
-      ps.prefixLen = around->prefix.size();
-      ps.prefixLines = around->prefixLines;
-      if (!around->suffix.empty())
+    if (job || around) {
+      // Text that is not in the file around the part's: the prefix (and a
+      // suffix) in one buffer with it.
+      std::string_view prefix = job ? job->prefix : around->prefix;
+      std::string_view suffix = around ? around->suffix : std::string_view();
+      ps.prefixLen = prefix.size();
+      ps.prefixLines = job ? job->prefixLines : around->prefixLines;
+      if (!suffix.empty())
         ps.suffixLine =
             ps.prefixLines + ps.section.lastLine - ps.section.firstLine + 1;
       std::unique_ptr<llvm::WritableMemoryBuffer> buf =
           llvm::WritableMemoryBuffer::getNewUninitMemBuffer(
-              around->prefix.size() + body.size() + around->suffix.size(),
-              path);
+              prefix.size() + body.size() + suffix.size(), path);
       char *out = buf->getBufferStart();
-      for (std::string_view piece : {std::string_view(around->prefix), body,
-                                     std::string_view(around->suffix)}) {
+      for (std::string_view piece : {prefix, body, suffix}) {
         std::memcpy(out, piece.data(), piece.size());
         out += piece.size();
       }

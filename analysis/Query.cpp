@@ -8,10 +8,6 @@
 
 namespace tosa_lsp {
 
-static bool before(Position a, Position b) {
-  return a.line < b.line || (a.line == b.line && a.column < b.column);
-}
-
 bool contains(const Range &r, Position pos) {
   if (!r.begin.valid())
     return false;

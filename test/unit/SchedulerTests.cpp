@@ -29,16 +29,32 @@ TEST(Scheduler, SyncAnalysesInlineAndPublishes) {
   EXPECT_FALSE(s.withSnapshot("test:///other.mlir", [](auto) {}));
 }
 
-TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
+/// The versions a Scheduler published, in order.
+struct PublishedVersions {
   std::mutex mu;
+  std::condition_variable cv;
   std::vector<int64_t> published;
+  Scheduler::Ready callback() {
+    return [this](Scheduler::SnapshotPtr snap) {
+      std::lock_guard<std::mutex> lock(mu);
+      published.push_back(snap->version);
+      cv.notify_all();
+    };
+  }
+  /// Waits (up to 30 s) for version `v` to be the last one published.
+  bool waitFor(int64_t v) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(30), [&] {
+      return !published.empty() && published.back() == v;
+    });
+  }
+};
+
+TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
+  PublishedVersions rec;
   // A debounce far longer than this test takes: an open waiting for it
   // would not be published before the burst below.
-  Scheduler s(/*sync=*/false, std::chrono::seconds(2),
-              [&](Scheduler::SnapshotPtr snap) {
-                std::lock_guard<std::mutex> lock(mu);
-                published.push_back(snap->version);
-              });
+  Scheduler s(/*sync=*/false, std::chrono::seconds(2), rec.callback());
   s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   std::promise<int64_t> first;
   ASSERT_TRUE(s.withSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
@@ -53,7 +69,8 @@ TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
   for (int64_t v = 2; v <= 5; ++v)
     s.update("test:///a.mlir", "/a.mlir", v, kText, Config());
   s.waitIdle();
-  std::lock_guard<std::mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(rec.mu);
+  const std::vector<int64_t> &published = rec.published;
   EXPECT_TRUE(published == (std::vector<int64_t>{1, 5}) ||
               published == (std::vector<int64_t>{1, 2, 5}))
       << published.size();
@@ -65,22 +82,12 @@ TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
 // An edit made after the last one's diagnostics came is analysed at once,
 // however soon: the debounce is for edits that arrive while one waits.
 TEST(Scheduler, AnEditAfterThePublishIsNotDebounced) {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<int64_t> published;
-  Scheduler s(/*sync=*/false, std::chrono::seconds(2),
-              [&](Scheduler::SnapshotPtr snap) {
-                std::lock_guard<std::mutex> lock(mu);
-                published.push_back(snap->version);
-                cv.notify_all();
-              });
+  PublishedVersions rec;
+  Scheduler s(/*sync=*/false, std::chrono::seconds(2), rec.callback());
   auto start = std::chrono::steady_clock::now();
   for (int64_t v = 1; v <= 3; ++v) {
     s.update("test:///a.mlir", "/a.mlir", v, kText, Config());
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] {
-      return !published.empty() && published.back() == v;
-    }));
+    ASSERT_TRUE(rec.waitFor(v));
   }
   // Three analyses of a tiny file, none waiting out the 2 s debounce.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
