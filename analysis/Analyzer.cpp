@@ -1811,6 +1811,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
               prefix.size() + body.size() + suffix.size(), path);
       char *out = buf->getBufferStart();
       for (std::string_view piece : {prefix, body, suffix}) {
+        if (piece.empty())
+          continue; // its data() may be null: memcpy's is not allowed to be
         std::memcpy(out, piece.data(), piece.size());
         out += piece.size();
       }

@@ -383,20 +383,19 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   // The diagnostics do not wait for the index: at 200k lines (one
   // function) waiting made the open's publish 30 ms later, and a hover sent
   // as soon as they arrive waited ~2 ms for the rest of it.
+  // The small functions at the top of the file, what the user sees first,
+  // are inferred now: the first hover or inlay hints there do not wait
+  // for them (~2 ms for a screen of 200-line functions).
+  if (first && pool && functionLines(*s, 1, kFirstScreenLines) <= kWaitLines)
+    pool->run([this, s](unsigned worker) {
+      (void)shapesFor(s, worker, 1, kFirstScreenLines,
+                      /*stopWhenEdited=*/true);
+    });
   // The first hover of a small function waits for its inference; a fresh
   // inferrer's first one also loads dialects and builds the pass (~3 ms of
   // a ~5 ms hover at 200k lines). Each pool thread does that now, when
   // idle, for the inferrer it keeps (dropped again when the last document
   // closes).
-  // The small functions at the top of the file, what the user sees first,
-  // are inferred now: the first hover or inlay hints there do not wait
-  // for them (~2 ms for a screen of 200-line functions).
-  if (first && pool && !options.sync &&
-      functionLines(*s, 1, kFirstScreenLines) <= kWaitLines)
-    pool->run([this, s](unsigned worker) {
-      (void)shapesFor(s, worker, 1, kFirstScreenLines,
-                      /*stopWhenEdited=*/true);
-    });
   if (first && pool)
     pool->runOnEachWhenIdle([this](unsigned worker) {
       std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
