@@ -25,9 +25,13 @@
 
 namespace tosa_lsp {
 
+/// The allocator's policy for a long-running server; the binary sets it
+/// first thing (with mimalloc: free segments are decommitted at once).
+void configureAllocator();
+
 /// Hands back what the calling thread's allocator holds free (mimalloc
-/// when the binary links it, glibc's malloc_trim otherwise). With mimalloc
-/// only the thread that owns a heap can return its pages.
+/// when the binary links it, glibc's malloc_trim otherwise), at once. With
+/// mimalloc only the thread that owns a heap can return its pages.
 void releaseFreeMemory();
 
 /// While one lives (any thread), pages the allocator finds free are given
@@ -39,8 +43,9 @@ void releaseFreeMemory();
 /// Taken around whole-section parses and the end of an inference only:
 /// light requests keep the delay (re-faulting their pages made inlay hints
 /// 2-3x slower), and so does a one-function re-analysis (25% slower).
-/// The allocator's switch (the binary sets it when it links mimalloc:
-/// `on` sets its decommit delay to 0, `!on` restores it).
+/// With mimalloc, it sets the page decommit delay to 0; a no-op otherwise.
+/// Tests replace that switch (`on` at the first scope, `!on` after the
+/// last); nullptr restores it.
 void setGiveBackFreePagesHook(void (*hook)(bool on));
 class GiveBackFreePages {
 public:

@@ -207,8 +207,11 @@ void Scheduler::run() {
     if (!doc && releaseAnalyzerMemory) {
       releaseAnalyzerMemory = false;
       lock.unlock();
-      reclaimer.wait();          // the last replaced snapshot is freed first
-      analyzer->releaseMemory(); // only this thread uses it
+      reclaimer.wait(); // the last replaced snapshot is freed first
+      {
+        GiveBackFreePages now;
+        analyzer->releaseMemory(); // only this thread uses it
+      }
       releaseFreeMemory();
       lock.lock();
       ++counters.memoryReleases;

@@ -31,10 +31,6 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#if TOSA_LSP_MIMALLOC
-#include <mimalloc.h>
-#endif
-
 #include <algorithm>
 #include <cctype>
 #include <iostream>
@@ -947,18 +943,7 @@ int reportParseErrors(const std::string &messages) {
 } // namespace
 
 int main(int argc, char **argv) {
-#if TOSA_LSP_MIMALLOC
-  // Whole free segments go back to the OS at once, not after mimalloc's
-  // delay (which only runs on later allocations): a closed 200k-line
-  // document stayed ~75 MiB higher. Pages inside segments keep their
-  // default delay: purging them at once too made every inlay-hint request
-  // fault its pages in again (p50 0.2-0.5 ms -> 0.9-1.3 ms at 10k).
-  mi_option_set(mi_option_segment_decommit_delay, 0);
-  static const long pageDelay = mi_option_get(mi_option_decommit_delay);
-  setGiveBackFreePagesHook([](bool on) {
-    mi_option_set(mi_option_decommit_delay, on ? 0 : pageDelay);
-  });
-#endif
+  configureAllocator();
   std::vector<const char *> args(argv, argv + argc);
   // No command (or only server flags): editors start us as a server.
   std::string first = argc > 1 ? argv[1] : "";
