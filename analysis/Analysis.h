@@ -314,6 +314,9 @@ struct Section {
   /// Parsed and verified as two halves on two threads (big sections whose
   /// top-level ops share no symbols).
   bool inParts = false;
+  /// A function analysed in parts, edited in its second half: only its
+  /// text from the last top-level op before the edit was analysed again.
+  bool tail = false;
 };
 
 enum class OpKind {

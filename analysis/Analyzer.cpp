@@ -277,6 +277,11 @@ struct SectionUnits {
   std::vector<Unit> units;
   std::string aliases; // the section's alias definitions, printed
   bool moduleFailed = false;
+  /// A function analysed in parts: the offsets in the section of the
+  /// result names of its body's ops (one block), sorted. An edit in its
+  /// second half keeps what lies before the last of them before the edit
+  /// (analyzeFunctionTail).
+  std::vector<size_t> cutDefs;
 };
 
 /// Input and output of re-analysing one unit on its own.
@@ -297,9 +302,8 @@ struct PartText {
   std::string prefix;
   unsigned prefixLines = 0;
   std::string suffix;
-  /// Found in the part's IR: it is one function of one block; and for the
-  /// first part (with a suffix), the offsets of the result names of the
-  /// block's ops.
+  /// Found in the part's IR: it is one function of one block; and the
+  /// offsets in the section of the result names of the block's ops.
   bool oneBlock = false;
   std::vector<size_t> topLevelDefs;
 };
@@ -851,6 +855,10 @@ struct Analyzer::Impl {
     PhaseTimer t("destroy IR (after the publish)");
     GiveBackFreePages giveBack; // a whole parse's pages
     dead.clear();
+    // A second part's IR was the helper's memory: freed from here, its
+    // pages wait for the helper to collect them, and an edit that analyses
+    // a function's tail (on this thread only) would never have it run.
+    helperThread.run([] { releaseFreeMemory(); });
   }
   /// After a crash, what was parsed is abandoned with its context (see
   /// analyzeSection), never destroyed.
@@ -912,6 +920,15 @@ struct Analyzer::Impl {
   /// analyzeFunctionInParts): what they built is abandoned with the
   /// contexts, which are replaced.
   void abandonParts(bool crashedHere, bool crashedBeside);
+  /// A function analysed in parts last time, edited in its second half:
+  /// what lies before the last top-level op before the edit is kept from
+  /// `previous` (the text there is unchanged), and the rest is analysed as
+  /// the second part after it, on this thread. std::nullopt where that
+  /// cannot be done or could differ (the caller analyses the section).
+  std::optional<SectionResult> analyzeFunctionTail(
+      const FileText &file, const std::string &path, const Section &sec,
+      const Config &config, const AnalysisCache::Impl::Entry &old,
+      const FileAnalysis &previous, SectionUnits *units, bool &errorsInTail);
   /// `sec` as two parts, the second from `cut` (an offset in it), with the
   /// second part's context ready.
   std::pair<Section, Section> cutSection(const FileText &file,
@@ -1098,8 +1115,17 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
         }
         cut = cut && atIndex->section.parsed && !atIndex->section.stale;
       }
-      r = analyzeSection(file, path, sec, config, units.get(), cut);
-      if (units && units->units.empty())
+      bool errorsInTail = false;
+      std::optional<SectionResult> tail =
+          atIndex && atIndex->units && !atIndex->units->cutDefs.empty()
+              ? analyzeFunctionTail(file, path, sec, config, *atIndex,
+                                    *memo->previous, units.get(), errorsInTail)
+              : std::nullopt;
+      // Errors after the cut fail a cut in the middle too.
+      r = tail ? std::move(*tail)
+               : analyzeSection(file, path, sec, config, units.get(),
+                                cut && !errorsInTail);
+      if (units && units->units.empty() && units->cutDefs.empty())
         units.reset();
       if (!r.section.parsed && atIndex &&
           (atIndex->section.parsed || atIndex->section.stale)) {
@@ -1722,8 +1748,205 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   PhaseTimer t("merge of the two parts");
   std::optional<SectionResult> r = mergeFunctionParts(
       a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
-  if (r && units)
-    *units = SectionUnits(); // An edit analyses the section whole anyway.
+  if (r && units) {
+    // No units (an edit re-analyses the function whole, or its tail).
+    *units = SectionUnits();
+    units->cutDefs = std::move(aroundA.topLevelDefs);
+    appendMoved(units->cutDefs, aroundB.topLevelDefs);
+  }
+  return r;
+}
+
+namespace {
+
+/// A cut function's items from an earlier analysis that lie before `cut`
+/// (a file position; the text before it is unchanged), as the first part
+/// of a cut there would have them: uses before it only, and the function's
+/// (and module's) symbol and spans open, for the second part's ends.
+/// std::nullopt for items the first part could not have (no position, an
+/// op out of order).
+std::optional<SectionResult> keptBefore(const FileAnalysis &fa, const Slice &s,
+                                        const Section &sec, Position cut) {
+  auto isBefore = [&](const Range &r) {
+    return r.begin.valid() && before(r.begin, cut);
+  };
+  auto reaches = [&](const Range &r) { return !before(r.end, cut); };
+  auto usesBefore = [&](const auto &uses) {
+    std::vector<Range> kept;
+    for (const Range &u : uses)
+      if (isBefore(u))
+        kept.push_back(u);
+    return kept;
+  };
+  SectionResult r;
+  r.section = sec;
+  r.section.parsed = true;
+  // Sized for the tail's items too (as many as last time, give or take),
+  // which the merge moves in: reallocating there copied them all again.
+  auto reserve = [&](auto &to, const size_t (&range)[2]) {
+    to.reserve((range[1] - range[0]) * 21 / 20 + 16);
+  };
+  reserve(r.diagnostics, s.diagnostics);
+  reserve(r.ops, s.ops);
+  reserve(r.values, s.values);
+  reserve(r.opSpans, s.opSpans);
+  for (size_t i = s.diagnostics[0]; i < s.diagnostics[1]; ++i) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (!d.range.begin.valid())
+      return std::nullopt;
+    if (isBefore(d.range))
+      r.diagnostics.push_back(d);
+  }
+  // Ops in file order: those kept are the first, and values keep their
+  // op numbers (less the slice's start).
+  size_t ops = s.ops[0];
+  while (ops < s.ops[1] && isBefore(fa.ops[ops].range))
+    ++ops;
+  for (size_t i = ops; i < s.ops[1]; ++i)
+    if (isBefore(fa.ops[i].range))
+      return std::nullopt;
+  r.ops.insert(r.ops.end(), fa.ops.begin() + s.ops[0], fa.ops.begin() + ops);
+  for (size_t i = s.values[0]; i < s.values[1]; ++i) {
+    const ValueInfo &v = fa.values[i];
+    if (!isBefore(v.def))
+      continue;
+    r.values.push_back(v);
+    ValueInfo &k = r.values.back();
+    if (k.opReport >= 0) {
+      k.opReport -= static_cast<int>(s.ops[0]);
+      if (static_cast<size_t>(k.opReport) >= r.ops.size())
+        return std::nullopt;
+    }
+    if (llvm::any_of(k.uses, [&](const Range &u) { return !isBefore(u); }))
+      k.uses = CowVector<Range>(usesBefore(k.uses));
+  }
+  for (size_t i = s.blocks[0]; i < s.blocks[1]; ++i)
+    if (isBefore(fa.blocks[i].def)) {
+      r.blocks.push_back(fa.blocks[i]);
+      r.blocks.back().uses = CowVector<Range>(usesBefore(fa.blocks[i].uses));
+    }
+  for (size_t i = s.symbols[0]; i < s.symbols[1]; ++i)
+    if (isBefore(fa.symbols[i].nameRange)) {
+      r.symbols.push_back(fa.symbols[i]);
+      SymbolInfo &k = r.symbols.back();
+      k.uses = usesBefore(k.uses);
+      if (reaches(k.scope))
+        k.scope.end = Position();
+    }
+  // The spans still open (the function's, the module's) end last, as
+  // the parser finishes them.
+  std::vector<OpSpan> open;
+  for (size_t i = s.opSpans[0]; i < s.opSpans[1]; ++i)
+    if (isBefore(fa.opSpans[i].nameRange)) {
+      OpSpan o = fa.opSpans[i];
+      if (!reaches(o.scope)) {
+        r.opSpans.push_back(std::move(o));
+        continue;
+      }
+      o.scope.end = Position();
+      open.push_back(std::move(o));
+    }
+  appendMoved(r.opSpans, open);
+  return r;
+}
+
+} // namespace
+
+std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
+    const FileText &file, const std::string &path, const Section &sec,
+    const Config &config, const AnalysisCache::Impl::Entry &old,
+    const FileAnalysis &previous, SectionUnits *units, bool &errorsInTail) {
+  const std::vector<size_t> &defs = old.units->cutDefs;
+  const Section &was = old.section;
+  if (lenientLoaded || !was.inParts || !was.parsed || was.stale ||
+      was.index != sec.index || was.firstLine != sec.firstLine ||
+      was.firstColumn != sec.firstColumn)
+    return std::nullopt;
+  std::string_view oldText = old.text;
+  std::string_view text = std::string_view(file.text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset);
+  size_t same =
+      commonPrefix(oldText, text, std::min(oldText.size(), text.size()));
+  // The rest on one thread takes about as long as the whole in two parts
+  // on two (with their scan and merge) when the edit is near the middle,
+  // and longer before: kept, at least 45% of the text.
+  if (20 * same < 9 * text.size())
+    return std::nullopt;
+  std::optional<detail::FunctionCut> fc = detail::planFunctionCut(text);
+  if (!fc)
+    return std::nullopt;
+  // Cut at the start of the line of the last top-level op before the edit,
+  // if nothing but blanks precede it there.
+  size_t cut = 0;
+  for (auto it = std::upper_bound(defs.begin(), defs.end(), same);
+       it != defs.begin() && !cut;) {
+    size_t d = *--it;
+    size_t line = text.rfind('\n', d);
+    line = line == std::string_view::npos ? 0 : line + 1;
+    if (line <= fc->bodyOpen)
+      break;
+    if (text.substr(line, d - line).find_first_not_of(" \t") ==
+        std::string_view::npos)
+      cut = line;
+  }
+  if (!cut || cut >= fc->bodyClose)
+    return std::nullopt;
+  fc->cut = cut;
+  std::optional<std::vector<detail::CrossCutValue>> crossing;
+  {
+    PhaseTimer t("values crossing the cut");
+    crossing = detail::crossCutValues(text, *fc);
+  }
+  if (!crossing)
+    return std::nullopt;
+  std::optional<SectionResult> a;
+  {
+    PhaseTimer t("items kept before the edit");
+    a = keptBefore(previous, old.slice, sec,
+                   file.lines.position(sec.beginOffset + cut));
+  }
+  if (!a)
+    return std::nullopt;
+  Section first, second;
+  std::tie(first, second) = cutSection(file, sec, cut);
+  PartText aroundA, aroundB;
+  // The function was one block when it was cut last, and the text is.
+  aroundA.oneBlock = true;
+  aroundA.topLevelDefs.assign(defs.begin(),
+                              std::lower_bound(defs.begin(), defs.end(), cut));
+  aroundB.prefix = detail::secondPartPrefix(text, *fc, *crossing);
+  aroundB.prefixLines = static_cast<unsigned>(
+      std::count(aroundB.prefix.begin(), aroundB.prefix.end(), '\n'));
+  SectionResult b;
+  std::optional<std::string> crash;
+  {
+    PhaseTimer t("analysis of a function's tail");
+    crash = runContained([&] {
+      analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
+                              &second, context.get(), &aroundB);
+    });
+  }
+  if (crash) {
+    abandonParts(/*crashedHere=*/true, /*crashedBeside=*/false);
+    return std::nullopt;
+  }
+  errorsInTail =
+      !b.section.parsed || llvm::any_of(b.diagnostics, [](const Diagnostic &d) {
+        return d.source != DiagSource::Broadcast;
+      });
+  if (errorsInTail)
+    return std::nullopt;
+  PhaseTimer t("merge of the kept part and the tail");
+  std::optional<SectionResult> r = mergeFunctionParts(
+      *a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
+  if (!r)
+    return std::nullopt;
+  r->section.tail = true;
+  if (units) {
+    *units = SectionUnits();
+    units->cutDefs = std::move(aroundA.topLevelDefs);
+    appendMoved(units->cutDefs, aroundB.topLevelDefs);
+  }
   return r;
 }
 
@@ -1971,13 +2194,14 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         around->oneBlock = fn && fn->getName().getStringRef() == "func.func" &&
                            fn->getNumRegions() == 1 &&
                            fn->getRegion(0).hasOneBlock();
-        if (around->oneBlock && !around->suffix.empty())
+        if (around->oneBlock)
           for (Operation &op : fn->getRegion(0).front())
             if (const auto *def = ps.state.getOpDef(&op);
                 def && !def->resultGroups.empty())
               around->topLevelDefs.push_back(
-                  def->resultGroups[0].definition.loc.Start.getPointer() -
-                  ps.bufferStart - ps.prefixLen);
+                  ps.section.beginOffset - sec.beginOffset +
+                  (def->resultGroups[0].definition.loc.Start.getPointer() -
+                   ps.bufferStart - ps.prefixLen));
       }
       source = DiagSource::Verifier;
       llvm::DenseSet<Operation *> failedOps, visitedOps;

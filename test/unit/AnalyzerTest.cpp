@@ -792,8 +792,96 @@ TEST(Analyzer, OneFunctionNotCutAgainWhileItsErrorsLast) {
 
 namespace {
 
+/// `text` with `from` (first occurrence at or after `after`) replaced.
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to, size_t after = 0) {
+  size_t at = text.find(from, after);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// A function analysed in parts and edited in its second half keeps what
+// lies before the edit and analyses the rest; every version equals a
+// fresh whole analysis, whichever way it went.
+TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
+  Analyzer analyzer;
+  analyzer.setParallelSectionBytes(0);
+  AnalysisCache cache;
+  // Findings and a verifier error (with a consumer) in the first half.
+  std::string text = oneFunction(
+      200, {{10, mul("%e1", "%v9", "tensor<4x?x1xf32>") +
+                     "  %e2 = tosa.abs %e1 : (tensor<4x?x1xf32>) -> "
+                     "tensor<4x?x1xf32>\n"}});
+  auto lineOf = [&](int op) {
+    return text.find("  %v" + std::to_string(op) + " =");
+  };
+  struct Step {
+    const char *what;
+    std::string text;
+    bool tail, inParts;
+  };
+  std::vector<Step> steps;
+  auto step = [&](const char *what, std::string next, bool tail,
+                  bool inParts = true) {
+    text = std::move(next);
+    steps.push_back({what, text, tail, inParts});
+  };
+  step("the first version", text, false);
+  step("an op renamed in the second half",
+       replaced(text, "tosa.abs", "tosa.exp", lineOf(150)), true);
+  std::string added = mul("%n", "%v20", "tensor<4x?xf32>") +
+                      "  %n2 = tosa.add %n, %v30 : (tensor<4x?xf32>, "
+                      "tensor<4x?xf32>) -> tensor<4x?xf32>\n";
+  step("lines added, using values of the first half",
+       replaced(text, "  %v160 =", added + "  %v160 ="), true);
+  step("and removed", replaced(text, added, ""), true);
+  // Without the error in the first half: after a version analysed whole
+  // with errors, the next is cut again only if it has none.
+  step("the error in the first half removed",
+       replaced(text,
+                mul("%e1", "%v9", "tensor<4x?x1xf32>") +
+                    "  %e2 = tosa.abs %e1 : (tensor<4x?x1xf32>) -> "
+                    "tensor<4x?x1xf32>\n",
+                ""),
+       false);
+  step("a verifier error in the second half",
+       replaced(text, "  %v180 =",
+                mul("%x", "%v179", "tensor<4x?x1xf32>") + "  %v180 ="),
+       false, false);
+  // Not cut while the last version had errors (OneFunctionNotCutAgain...).
+  step("fixed", replaced(text, mul("%x", "%v179", "tensor<4x?x1xf32>"), ""),
+       false, false);
+  step("an edit after an analysis whole",
+       replaced(text, "tosa.abs", "tosa.exp", lineOf(170)), false);
+  step("and the next", replaced(text, "tosa.abs", "tosa.exp", lineOf(170)),
+       true);
+  step("an edit in the first half",
+       replaced(text, "tosa.abs", "tosa.exp", lineOf(30)), false);
+  step("the last line of the body",
+       replaced(text, "  return %r", "  return %v199"), true);
+  step("a comment after the function", text + "// the end\n", true);
+  for (const Step &st : steps) {
+    FileAnalysis fa = analyzer.analyze(st.text, "one.mlir", Config(), &cache);
+    Analyzer whole;
+    whole.setParallelSectionBytes(SIZE_MAX);
+    EXPECT_EQ(firstDifference(observe(fa), observe(whole.analyze(
+                                               st.text, "one.mlir", Config()))),
+              "")
+        << st.what;
+    EXPECT_EQ(fa.sections[0].tail, st.tail) << st.what;
+    EXPECT_EQ(fa.sections[0].inParts, st.inParts) << st.what;
+  }
+}
+
+} // namespace
+
+namespace {
+
 // Every file of the corpus analysed with its sections cut wherever they
-// can be (halves, one function in two parts) equals its whole analysis.
+// can be (halves, one function in two parts) equals its whole analysis;
+// and so does one edited in the second half of such a function.
 TEST(Analyzer, CorpusCutEqualsWhole) {
   namespace fs = std::filesystem;
   fs::path corpus = TOSA_LSP_CORPUS_DIR;
@@ -805,7 +893,7 @@ TEST(Analyzer, CorpusCutEqualsWhole) {
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_GT(files.size(), 10u);
-  unsigned cutSections = 0, oneFunctionCuts = 0;
+  unsigned cutSections = 0, oneFunctionCuts = 0, tails = 0;
   for (const fs::path &f : files) {
     // Fresh ones: a lenient dialect loaded for one file turns the cuts off
     // for the analyzer's next files.
@@ -818,19 +906,47 @@ TEST(Analyzer, CorpusCutEqualsWhole) {
     FileAnalysis c = cut.analyze(text, f.string(), Config());
     FileAnalysis w = whole.analyze(text, f.string(), Config());
     EXPECT_EQ(firstDifference(observe(c), observe(w)), "") << f;
+    std::optional<size_t> edit;
     for (const Section &s : c.sections) {
       if (!s.inParts)
         continue;
       ++cutSections;
       // One function cut in two, or halves of several?
-      oneFunctionCuts += llvm::count_if(c.symbols, [&](const SymbolInfo &sym) {
-                           return sym.section == s.index;
-                         }) == 1;
+      bool one = llvm::count_if(c.symbols, [&](const SymbolInfo &sym) {
+                   return sym.section == s.index;
+                 }) == 1;
+      oneFunctionCuts += one;
+      // A line at three quarters of the first such function.
+      if (one && !edit) {
+        size_t at = text.find('\n', (s.beginOffset + 3 * s.endOffset) / 4);
+        if (at < s.endOffset)
+          edit = at + 1;
+      }
     }
+    if (!edit)
+      continue;
+    // Edited in its second half: what an incremental analysis gives
+    // (keeping the first part where it can) equals the edited text's whole
+    // analysis.
+    Analyzer incremental;
+    incremental.setParallelSectionBytes(0);
+    AnalysisCache cache;
+    (void)incremental.analyze(text, f.string(), Config(), &cache);
+    std::string edited = text;
+    edited.insert(*edit, "// an edit\n");
+    FileAnalysis e = incremental.analyze(edited, f.string(), Config(), &cache);
+    EXPECT_EQ(firstDifference(observe(e), observe(whole.analyze(
+                                              edited, f.string(), Config()))),
+              "")
+        << f << " edited";
+    tails +=
+        llvm::count_if(e.sections, [](const Section &s) { return s.tail; });
   }
-  // Not vacuous: sections of both kinds were analysed in parts.
+  // Not vacuous: sections of both kinds were analysed in parts, and edited
+  // functions analysed from the edit on.
   EXPECT_GE(cutSections, 40u);
   EXPECT_GE(oneFunctionCuts, 20u);
+  EXPECT_GE(tails, 15u);
 }
 
 } // namespace
