@@ -744,6 +744,9 @@ struct AnalysisCache::Impl {
     Section section;       // as it was analysed (parsed / stale flags included)
     Slice slice;           // its items in `previous`
     std::shared_ptr<const SectionUnits> units;
+    /// Cut in two parts and analysed whole for what the parts had (see
+    /// mayCut); kept while the section is analysed whole with errors.
+    bool cutFailed = false;
   };
   std::string configFingerprint;
   std::string path;
@@ -920,6 +923,19 @@ struct Analyzer::Impl {
   /// analyzeFunctionInParts): what they built is abandoned with the
   /// contexts, which are replaced.
   void abandonParts(bool crashedHere, bool crashedBeside);
+  /// The last analyzeFunctionInParts parsed the parts and found they
+  /// could differ from the whole.
+  bool cutFailed = false;
+  /// Whether a section that was not cut last time (`old`) may be cut now.
+  /// Not where MLIR reported on it where the parts cannot take it: before
+  /// the function's body (on the function or module), after the place of
+  /// the cut (the second part's notes would number values within it), or
+  /// anywhere after a cut failed. An edit in progress most likely leaves
+  /// those where they are: a cut would fail, and the section be analysed
+  /// whole again, twice the work per keystroke. Errors inside the first
+  /// part do not stop it (they used to, until the file had none).
+  bool mayCut(const AnalysisCache::Impl::Entry &old,
+              const FileAnalysis &previous);
   /// A function analysed in parts last time, edited in its second half:
   /// what lies before the last top-level op before the edit is kept from
   /// `previous` (the text there is unchanged), and the rest is analysed as
@@ -1067,7 +1083,9 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
     }
     SectionResult r;
     std::shared_ptr<SectionUnits> units;
+    bool failedCut = false; // the entry's cutFailed
     if (same) {
+      failedCut = same->cutFailed;
       // Only what is reused is copied, from the previous analysis.
       r = sliceOf(*memo->previous, same->slice, same->section);
       shiftSection(r,
@@ -1102,19 +1120,13 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       // for the one-function re-analysis above, whose small parse reuses
       // its pages (giving them back made a 200k-line edit 25% slower).
       GiveBackFreePages giveBack;
-      // A function that was not cut last time, with errors then, most
-      // likely has them still (an edit in progress): cutting it would
-      // fail and be done again whole, twice the work per keystroke.
-      bool cut = true;
-      if (atIndex && !atIndex->section.inParts) {
-        const Slice &sl = atIndex->slice;
-        for (size_t i = sl.diagnostics[0]; i < sl.diagnostics[1] && cut; ++i) {
-          const Diagnostic &d = memo->previous->diagnostics[i];
-          cut = d.severity != Severity::Error ||
-                d.source == DiagSource::Broadcast;
-        }
-        cut = cut && atIndex->section.parsed && !atIndex->section.stale;
-      }
+      bool cut = !atIndex || atIndex->section.inParts ||
+                 mayCut(*atIndex, *memo->previous);
+      cutFailed = false;
+      // Kept while the section is not cut (mayCut then asks it).
+      auto remember = [&] {
+        failedCut = cutFailed || (!cut && atIndex && atIndex->cutFailed);
+      };
       bool errorsInTail = false;
       std::optional<SectionResult> tail =
           atIndex && atIndex->units && !atIndex->units->cutDefs.empty()
@@ -1125,6 +1137,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       r = tail ? std::move(*tail)
                : analyzeSection(file, path, sec, config, units.get(),
                                 cut && !errorsInTail);
+      remember();
       if (units && units->units.empty() && units->cutDefs.empty())
         units.reset();
       if (!r.section.parsed && atIndex &&
@@ -1146,7 +1159,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       }
     }
     if (memo)
-      next.push_back({secText, r.section, Slice(), units});
+      next.push_back({secText, r.section, Slice(), units, failedCut});
     results.push_back(std::move(r));
   }
   if (memo) { // Spare vectors only while edits are merged.
@@ -1739,6 +1752,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
     });
     other.join();
   }
+  cutFailed = true; // unless the merge below succeeds
   if (crashA || crashB) {
     abandonParts(crashA.has_value(), crashB.has_value());
     return std::nullopt;
@@ -1748,6 +1762,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   PhaseTimer t("merge of the two parts");
   std::optional<SectionResult> r = mergeFunctionParts(
       a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
+  cutFailed = !r;
   if (r && units) {
     // No units (an edit re-analyses the function whole, or its tail).
     *units = SectionUnits();
@@ -1851,6 +1866,37 @@ std::optional<SectionResult> keptBefore(const FileAnalysis &fa, const Slice &s,
 }
 
 } // namespace
+
+bool Analyzer::Impl::mayCut(const AnalysisCache::Impl::Entry &old,
+                            const FileAnalysis &previous) {
+  if (!old.section.parsed || old.section.stale)
+    return false;
+  std::optional<detail::FunctionCut> fc;
+  bool planned = false;
+  Position open, at;
+  for (size_t i = old.slice.diagnostics[0]; i < old.slice.diagnostics[1]; ++i) {
+    const Diagnostic &d = previous.diagnostics[i];
+    if (d.source == DiagSource::Broadcast)
+      continue;
+    if (old.cutFailed)
+      return false;
+    if (!planned) {
+      planned = true;
+      fc = detail::planFunctionCut(old.text);
+      if (fc && previous.lineIndex) {
+        open = previous.lineIndex->position(old.section.beginOffset +
+                                            fc->bodyOpen);
+        at = previous.lineIndex->position(old.section.beginOffset + fc->cut);
+      } else {
+        fc.reset();
+      }
+    }
+    if (!fc || !d.range.begin.valid() || !before(open, d.range.begin) ||
+        !before(d.range.begin, at))
+      return false;
+  }
+  return true;
+}
 
 std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
     const FileText &file, const std::string &path, const Section &sec,

@@ -879,6 +879,46 @@ TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
 
 namespace {
 
+// An error in the first part does not keep a function from being cut:
+// after a version analysed whole for an error after the cut, the next
+// without one is cut again (it used to wait for a file without errors).
+TEST(Analyzer, OneFunctionCutAgainWithErrorsInTheFirstPart) {
+  Analyzer analyzer;
+  analyzer.setParallelSectionBytes(0);
+  AnalysisCache cache;
+  std::string early = mul("%e1", "%v9", "tensor<4x?x1xf32>");
+  std::string late = mul("%x", "%v179", "tensor<4x?x1xf32>");
+  std::string base = oneFunction(200, {{10, early}});
+  std::string withLate = replaced(base, "  %v180 =", late + "  %v180 =");
+  struct Step {
+    const char *what;
+    std::string text;
+    bool inParts;
+  };
+  std::vector<Step> steps = {
+      {"an error in the first part", base, true},
+      {"and one after the cut", withLate, false},
+      {"that one fixed", base, false}, // the last version had it
+      {"the next edit",
+       replaced(base, "tosa.abs", "tosa.exp", base.find("  %v150 =")), true},
+  };
+  for (const Step &st : steps) {
+    FileAnalysis fa = analyzer.analyze(st.text, "one.mlir", Config(), &cache);
+    Analyzer whole;
+    whole.setParallelSectionBytes(SIZE_MAX);
+    EXPECT_EQ(firstDifference(observe(fa), observe(whole.analyze(
+                                               st.text, "one.mlir", Config()))),
+              "")
+        << st.what;
+    EXPECT_EQ(fa.sections[0].inParts, st.inParts) << st.what;
+    EXPECT_FALSE(errors(fa).empty()) << st.what;
+  }
+}
+
+} // namespace
+
+namespace {
+
 // Every file of the corpus analysed with its sections cut wherever they
 // can be (halves, one function in two parts) equals its whole analysis;
 // and so does one edited in the second half of such a function.
