@@ -683,6 +683,21 @@ bool cutEqualsWhole(const std::string &text) {
   return c.sections[0].inParts;
 }
 
+/// `text` analysed by `analyzer` after its previous versions (`cache`):
+/// everything observable equals a fresh whole analysis (`what` says which
+/// version failed).
+FileAnalysis analyzeAsEdited(Analyzer &analyzer, AnalysisCache &cache,
+                             const std::string &text, const std::string &what) {
+  FileAnalysis fa = analyzer.analyze(text, "one.mlir", Config(), &cache);
+  Analyzer whole;
+  whole.setParallelSectionBytes(SIZE_MAX);
+  EXPECT_EQ(firstDifference(observe(fa),
+                            observe(whole.analyze(text, "one.mlir", Config()))),
+            "")
+      << what;
+  return fa;
+}
+
 std::string mul(const std::string &name, const std::string &lhs,
                 const std::string &result) {
   return "  " + name + " = tosa.maximum " + lhs +
@@ -776,15 +791,10 @@ TEST(Analyzer, OneFunctionNotCutAgainWhileItsErrorsLast) {
   std::string comments;
   for (auto &[text, cut] : versions) {
     comments += "// edit\n";
+    std::string version = std::to_string(comments.size() / 8);
     FileAnalysis fa =
-        analyzer.analyze(comments + text, "one.mlir", Config(), &cache);
-    Analyzer whole;
-    whole.setParallelSectionBytes(SIZE_MAX);
-    EXPECT_EQ(firstDifference(observe(fa),
-                              observe(whole.analyze(comments + text, "one.mlir",
-                                                    Config()))),
-              "");
-    EXPECT_EQ(fa.sections[0].inParts, cut) << comments.size() / 8;
+        analyzeAsEdited(analyzer, cache, comments + text, version);
+    EXPECT_EQ(fa.sections[0].inParts, cut) << version;
   }
 }
 
@@ -863,13 +873,7 @@ TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
        replaced(text, "  return %r", "  return %v199"), true);
   step("a comment after the function", text + "// the end\n", true);
   for (const Step &st : steps) {
-    FileAnalysis fa = analyzer.analyze(st.text, "one.mlir", Config(), &cache);
-    Analyzer whole;
-    whole.setParallelSectionBytes(SIZE_MAX);
-    EXPECT_EQ(firstDifference(observe(fa), observe(whole.analyze(
-                                               st.text, "one.mlir", Config()))),
-              "")
-        << st.what;
+    FileAnalysis fa = analyzeAsEdited(analyzer, cache, st.text, st.what);
     EXPECT_EQ(fa.sections[0].tail, st.tail) << st.what;
     EXPECT_EQ(fa.sections[0].inParts, st.inParts) << st.what;
   }
@@ -903,13 +907,7 @@ TEST(Analyzer, OneFunctionCutAgainWithErrorsInTheFirstPart) {
        replaced(base, "tosa.abs", "tosa.exp", base.find("  %v150 =")), true},
   };
   for (const Step &st : steps) {
-    FileAnalysis fa = analyzer.analyze(st.text, "one.mlir", Config(), &cache);
-    Analyzer whole;
-    whole.setParallelSectionBytes(SIZE_MAX);
-    EXPECT_EQ(firstDifference(observe(fa), observe(whole.analyze(
-                                               st.text, "one.mlir", Config()))),
-              "")
-        << st.what;
+    FileAnalysis fa = analyzeAsEdited(analyzer, cache, st.text, st.what);
     EXPECT_EQ(fa.sections[0].inParts, st.inParts) << st.what;
     EXPECT_FALSE(errors(fa).empty()) << st.what;
   }
