@@ -883,6 +883,81 @@ TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
 
 namespace {
 
+// Random small edits in the second half of a function analysed in parts
+// (lines and columns moved, ops and types changed, bytes removed): whatever the
+// incremental analysis does with each, it equals a fresh whole analysis
+// of the edited text wherever that parses (where it does not, the last
+// good results are kept, stale, by design).
+TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
+  std::string base = oneFunction(
+      160,
+      {{20, "  %g:2 = \"foo.two\"(%v19) : (tensor<4x?xf32>) -> "
+            "(tensor<4x?xf32>, tensor<4x?xf32>)\n"},
+       {40, "  %i = scf.execute_region -> tensor<4x?xf32> {\n"
+            "    %in = tosa.abs %v39 : (tensor<4x?xf32>) -> tensor<4x?xf32>\n"
+            "    scf.yield %in : tensor<4x?xf32>\n  }\n"},
+       {50, mul("%m", "%g#1", "tensor<4x?xf32>") +
+                "  %k = tosa.add %i, %m : (tensor<4x?xf32>, "
+                "tensor<4x?xf32>) -> tensor<4x?xf32>\n"},
+       {130, mul("%n", "%k", "tensor<4x?xf32>")}});
+  std::mt19937 rng(20261125);
+  unsigned compared = 0, tails = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::string text = base;
+    size_t at = text.size() / 2 + std::uniform_int_distribution<size_t>(
+                                      0, text.size() / 2 - 1)(rng);
+    size_t lineBegin = text.rfind('\n', at - 1) + 1;
+    auto replaceNext = [&](const std::string &from, const std::string &to) {
+      size_t k = text.find(from, lineBegin);
+      if (k != std::string::npos)
+        text.replace(k, from.size(), to);
+    };
+    switch (trial % 6) {
+    case 0: // columns move on one line
+      text.insert(lineBegin, " ");
+      break;
+    case 1: // lines move below
+      text.insert(lineBegin, "// an edit\n");
+      break;
+    case 2: // an operand on a line of its own
+      replaceNext(", %", ",\n      %");
+      break;
+    case 3: // another op
+      replaceNext("tosa.maximum", "tosa.minimum");
+      break;
+    case 4: // a result more static: other findings, or an error
+      replaceNext("-> tensor<4x?xf32>", "-> tensor<4x4xf32>");
+      break;
+    default: // anything: mostly a parse error
+      text.erase(at, 1 + rng() % 3);
+      break;
+    }
+    Analyzer analyzer;
+    analyzer.setParallelSectionBytes(0);
+    AnalysisCache cache;
+    ASSERT_TRUE(analyzer.analyze(base, "one.mlir", Config(), &cache)
+                    .sections[0]
+                    .inParts);
+    FileAnalysis fa = analyzer.analyze(text, "one.mlir", Config(), &cache);
+    Analyzer whole;
+    whole.setParallelSectionBytes(SIZE_MAX);
+    FileAnalysis w = whole.analyze(text, "one.mlir", Config());
+    tails += fa.sections[0].tail;
+    if (!w.sections[0].parsed)
+      continue;
+    ++compared;
+    EXPECT_EQ(firstDifference(observe(fa), observe(w)), "")
+        << "trial " << trial << ": " << text.substr(lineBegin, 120);
+  }
+  // Not vacuous: most edits parse, and some were analysed from the edit on.
+  EXPECT_GE(compared, 35u);
+  EXPECT_GE(tails, 30u);
+}
+
+} // namespace
+
+namespace {
+
 // An error in the first part does not keep a function from being cut:
 // after a version analysed whole for an error after the cut, the next
 // without one is cut again (it used to wait for a file without errors).
