@@ -1,6 +1,7 @@
 //===- LSPServer.cpp - the language server's protocol layer ---------------===//
 
 #include "LSPServer.h"
+#include "MessageJSON.h"
 
 #include "Config.h"
 #include "DiagnosticsJSON.h"
@@ -160,14 +161,18 @@ private:
       return; // End of a delimited stream.
     static constexpr const char *kIgnored =
         R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
-    if (tooDeep(text)) {
+    // A document's text is taken out first (MessageJSON.h): the nesting
+    // check and llvm::json read the rest.
+    std::optional<LongStrings> taken = takeLongStrings(text, kLongString);
+    if (tooDeep(taken ? StringRef(taken->rest) : StringRef(text))) {
       Logger::error("ignoring a message nested deeper than {0} levels",
                     kMaxMessageDepth);
       replaceWithError(text, nullptr, ErrorCode::ParseError,
                        "message nested too deeply");
       return;
     }
-    Expected<json::Value> doc = json::parse(text);
+    Expected<json::Value> doc =
+        taken ? parseMessage(text, std::move(*taken)) : json::parse(text);
     if (!doc) {
       Logger::error("ignoring a malformed message: {0}",
                     toString(doc.takeError()));

@@ -1,0 +1,220 @@
+//===- MessageJSON.cpp - parsing a JSON-RPC message with a document in it -===//
+
+#include "MessageJSON.h"
+
+#include "llvm/Support/ConvertUTF.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace llvm;
+
+namespace tosa_lsp {
+
+namespace {
+
+// A string no client sends: a NUL, then our name (takeLongStrings gives up
+// on a message that contains its escaped form).
+constexpr StringLiteral kPlaceholder = "\\u0000tosa-lsp-long-string:";
+constexpr char kPlaceholderBytes[] = "\0tosa-lsp-long-string:"; // parsed
+const StringRef kPlaceholderValue(kPlaceholderBytes,
+                                  sizeof(kPlaceholderBytes) - 1);
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/// The code unit of `\uXXXX` at `p` (6 bytes available), or -1.
+int codeUnit(const char *p) {
+  if (p[0] != '\\' || p[1] != 'u')
+    return -1;
+  int v = 0;
+  for (int i = 2; i < 6; ++i) {
+    int h = hexValue(p[i]);
+    if (h < 0)
+      return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+/// Appends [p, q) after checking it has no control character, which JSON
+/// strings may not contain raw.
+bool appendRun(const char *p, const char *q, std::string &out) {
+  unsigned char least = 0xff;
+  for (const char *c = p; c < q; ++c) // vectorised: no early exit
+    least = std::min(least, static_cast<unsigned char>(*c));
+  if (least < 0x20)
+    return false;
+  out.append(p, q);
+  return true;
+}
+
+/// The string literal starting at `text[open]` (a quote): its end (the
+/// closing quote) and its value in `out`. std::nullopt if it is not valid
+/// JSON. Each byte is searched once per kind (quote, backslash).
+std::optional<size_t> parseLiteral(StringRef text, size_t open,
+                                   std::string &out) {
+  const char *p = text.data() + open + 1, *end = text.data() + text.size();
+  auto find = [&](char c) {
+    return static_cast<const char *>(std::memchr(p, c, end - p));
+  };
+  const char *quote = find('"'), *slash = find('\\');
+  while (true) {
+    if (!quote)
+      return std::nullopt;
+    if (!slash || quote < slash) {
+      if (!appendRun(p, quote, out))
+        return std::nullopt;
+      return static_cast<size_t>(quote - text.data());
+    }
+    if (!appendRun(p, slash, out) || end - slash < 2)
+      return std::nullopt;
+    p = slash + 2;
+    switch (slash[1]) {
+    case '"':
+      out += '"';
+      break;
+    case '\\':
+      out += '\\';
+      break;
+    case '/':
+      out += '/';
+      break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'u': {
+      if (end - slash < 6)
+        return std::nullopt;
+      int u = codeUnit(slash);
+      if (u < 0)
+        return std::nullopt;
+      p = slash + 6;
+      unsigned cp = static_cast<unsigned>(u);
+      // A surrogate only as a pair (llvm::json has its own rule for the
+      // others: left to it).
+      if (u >= 0xDC00 && u <= 0xDFFF)
+        return std::nullopt;
+      if (u >= 0xD800 && u <= 0xDBFF) {
+        int low = end - p >= 6 ? codeUnit(p) : -1;
+        if (low < 0xDC00 || low > 0xDFFF)
+          return std::nullopt;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        p += 6;
+      }
+      char buf[4];
+      char *w = buf;
+      if (!ConvertCodePointToUTF8(cp, w))
+        return std::nullopt;
+      out.append(buf, w);
+      break;
+    }
+    default:
+      return std::nullopt;
+    }
+    if (quote < p)
+      quote = find('"');
+    slash = find('\\');
+  }
+}
+
+/// Puts the long strings back where their placeholders are.
+bool restore(json::Value &v, std::vector<std::string> &values,
+             size_t &restored) {
+  if (json::Object *o = v.getAsObject()) {
+    for (auto &kv : *o)
+      if (!restore(kv.second, values, restored))
+        return false;
+    return true;
+  }
+  if (json::Array *a = v.getAsArray()) {
+    for (json::Value &e : *a)
+      if (!restore(e, values, restored))
+        return false;
+    return true;
+  }
+  std::optional<StringRef> s = v.getAsString();
+  if (!s || !s->starts_with(kPlaceholderValue))
+    return true;
+  size_t i = 0;
+  if (s->drop_front(kPlaceholderValue.size()).getAsInteger(10, i) ||
+      i >= values.size())
+    return false;
+  v = json::Value(std::move(values[i]));
+  ++restored;
+  return true;
+}
+
+} // namespace
+
+std::optional<LongStrings> takeLongStrings(StringRef text, size_t minLength) {
+  if (text.size() < minLength || text.contains(kPlaceholder))
+    return std::nullopt;
+  LongStrings out;
+  size_t at = 0;
+  while (true) {
+    size_t open = text.find('"', at);
+    if (open == StringRef::npos)
+      break;
+    // Outside strings, a quote opens one: find its end (short ones too).
+    std::string value;
+    std::optional<size_t> close = parseLiteral(text, open, value);
+    if (!close)
+      return std::nullopt;
+    if (*close - open - 1 < minLength) {
+      out.rest.append(text.data() + at, *close + 1 - at);
+    } else {
+      if (!json::isUTF8(value))
+        return std::nullopt;
+      out.rest.append(text.data() + at, open - at);
+      out.rest += "\"";
+      out.rest += kPlaceholder;
+      out.rest += std::to_string(out.values.size());
+      out.rest += "\"";
+      out.values.push_back(std::move(value));
+    }
+    at = *close + 1;
+  }
+  if (out.values.empty())
+    return std::nullopt;
+  out.rest.append(text.data() + at, text.size() - at);
+  return out;
+}
+
+Expected<json::Value> parseMessage(StringRef text, LongStrings taken) {
+  Expected<json::Value> v = json::parse(taken.rest);
+  size_t restored = 0;
+  if (v && restore(*v, taken.values, restored) &&
+      restored == taken.values.size())
+    return v;
+  if (!v)
+    consumeError(v.takeError());
+  return json::parse(text); // its error, or what it makes of it
+}
+
+Expected<json::Value> parseMessage(StringRef text, size_t minLength) {
+  if (std::optional<LongStrings> taken = takeLongStrings(text, minLength))
+    return parseMessage(text, std::move(*taken));
+  return json::parse(text);
+}
+
+} // namespace tosa_lsp

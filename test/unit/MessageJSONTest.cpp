@@ -1,0 +1,124 @@
+//===- MessageJSONTest.cpp - messages with long strings, as json::parse ---===//
+
+#include "MessageJSON.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace tosa_lsp;
+using namespace llvm;
+
+namespace {
+
+/// parseMessage (strings of `minLength` bytes and more taken out) gives
+/// what json::parse gives: the same value, or an error.
+void expectAsJsonParse(StringRef text, size_t minLength) {
+  Expected<json::Value> fast = parseMessage(text, minLength);
+  Expected<json::Value> slow = json::parse(text);
+  ASSERT_EQ(bool(fast), bool(slow)) << text.str();
+  if (!fast) {
+    consumeError(fast.takeError());
+    consumeError(slow.takeError());
+    return;
+  }
+  EXPECT_EQ(*fast, *slow) << text.str();
+}
+
+TEST(MessageJSON, LongStringsAreTakenOutAndPutBack) {
+  std::string msg =
+      R"({"jsonrpc":"2.0","method":"textDocument/didOpen","params":)"
+      R"({"textDocument":{"uri":"file:///a.mlir","version":1,"text":)"
+      R"("func.func @f() {\n  \"tosa.x\"() : () -> ()\t\\ \/ \b\f\r)"
+      R"( \u00e9 \u20AC \ud83d\ude00 é €\n}\n"}}})";
+  std::optional<LongStrings> taken = takeLongStrings(msg, 40);
+  ASSERT_TRUE(taken);
+  ASSERT_EQ(taken->values.size(), 1u);
+  EXPECT_EQ(taken->values[0],
+            "func.func @f() {\n  \"tosa.x\"() : () -> ()\t\\ / "
+            "\b\f\r \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 "
+            "\xC3\xA9 \xE2\x82\xAC\n}\n");
+  EXPECT_LT(taken->rest.size(), msg.size());
+  expectAsJsonParse(msg, 40);
+  // Keys and values alike (a long key is left to json::parse).
+  expectAsJsonParse(msg, 8);
+  // Short strings stay: nothing to take out.
+  EXPECT_FALSE(takeLongStrings(msg, 1 << 16));
+  expectAsJsonParse(msg, 1 << 16);
+}
+
+TEST(MessageJSON, SeveralLongStringsInArrays) {
+  std::string msg =
+      R"({"jsonrpc":"2.0","method":"textDocument/didChange","params":{)"
+      R"("textDocument":{"uri":"file:///a.mlir","version":2},)"
+      R"("contentChanges":[{"text":"the first long string\n"},{"range":)"
+      R"({"start":{"line":0,"character":0},"end":{"line":0,"character":1}},)"
+      R"("text":"the second long string\n"},["a third, nested long string", "x"]]}})";
+  std::optional<LongStrings> taken = takeLongStrings(msg, 23);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->values.size(), 3u);
+  expectAsJsonParse(msg, 23);
+}
+
+// Anything that is not plain valid JSON is left to json::parse, which
+// gives its own value or error.
+TEST(MessageJSON, WhatItDoesNotTakeJsonParseDecides) {
+  for (const char *body : {
+           R"(bad \x escape here)",
+           R"(a lone \ud800 surrogate)",
+           R"(a lone low \udc00 surrogate)",
+           R"(a short \u12 escape here)",
+           "a raw\ncontrol character",
+           "bytes that are not UTF-8: \xC3\x28 here",
+           R"(the placeholder \u0000tosa-lsp-long-string:0 itself)",
+       }) {
+    std::string msg =
+        std::string(R"({"a":[1,"short"],"text":")") + body + R"(","b":null})";
+    EXPECT_FALSE(takeLongStrings(msg, 8)) << body;
+    expectAsJsonParse(msg, 8);
+  }
+  for (const char *msg :
+       {R"({"text":"unterminated long string)", R"({"text":"ok long string"]})",
+        R"({"text":"ok long string" "x":1})"})
+    expectAsJsonParse(msg, 8);
+}
+
+// Random strings of every kind of character, written by llvm::json (as a
+// client writes them) and read back both ways.
+TEST(MessageJSON, RandomStringsReadAsJsonParseReadsThem) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> pieces = {"a",
+                                           "%0",
+                                           " ",
+                                           "\n",
+                                           "\t",
+                                           "\"",
+                                           "\\",
+                                           "/",
+                                           "\x01",
+                                           "\x1f",
+                                           "\xC3\xA9",
+                                           "\xE2\x82\xAC",
+                                           "\xF0\x9F\x98\x80",
+                                           "tosa.add",
+                                           "\r",
+                                           "{["};
+  for (int trial = 0; trial < 200; ++trial) {
+    json::Array changes;
+    for (int k = 0, n = 1 + rng() % 3; k < n; ++k) {
+      std::string s;
+      for (int i = 0, m = rng() % 40; i < m; ++i)
+        s += pieces[rng() % pieces.size()];
+      changes.push_back(json::Object{{"text", std::move(s)}});
+    }
+    std::string msg;
+    raw_string_ostream os(msg);
+    os << json::Value(json::Object{
+        {"jsonrpc", "2.0"},
+        {"params", json::Object{{"contentChanges", std::move(changes)}}}});
+    os.flush();
+    expectAsJsonParse(msg, 1 + rng() % 24);
+  }
+}
+
+} // namespace
