@@ -660,9 +660,12 @@ private:
   //===--------------------------------------------------------------------===//
 
   void onDidOpen(const DidOpenTextDocumentParams &params) {
-    features.addDocument(params.textDocument.uri.uri().str(),
-                         params.textDocument.uri.file().str(),
-                         params.textDocument.version, params.textDocument.text);
+    // The text is moved, not copied (20 MB at 200k lines): `params` is the
+    // message handler's own non-const object, unused after this call.
+    features.addDocument(
+        params.textDocument.uri.uri().str(),
+        params.textDocument.uri.file().str(), params.textDocument.version,
+        std::move(const_cast<std::string &>(params.textDocument.text)));
   }
 
   void onDidChange(const DidChangeTextDocumentParams &params) {
