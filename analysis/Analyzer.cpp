@@ -858,10 +858,6 @@ struct Analyzer::Impl {
     PhaseTimer t("destroy IR (after the publish)");
     GiveBackFreePages giveBack; // a whole parse's pages
     dead.clear();
-    // A second part's IR was the helper's memory: freed from here, its
-    // pages wait for the helper to collect them, and an edit that analyses
-    // a function's tail (on this thread only) would never have it run.
-    helperThread.run([] { releaseFreeMemory(); });
   }
   /// After a crash, what was parsed is abandoned with its context (see
   /// analyzeSection), never destroyed.
