@@ -6,6 +6,7 @@ be answered, so a dead or wedged server fails the case that killed it.
 Prints one line per failed check and `lsp-reliability: N passed, M failed`.
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -130,6 +131,45 @@ def documents(c, tmp, check):
     return clean
 
 
+def long_documents(c, clean, tmp, check):
+    """A document of more than 64 KiB is unescaped by the server itself
+    (server/MessageJSON.cpp): below non-ASCII text, written raw and as
+    \\u escapes (surrogate pairs), the diagnostics are a short copy's,
+    lines moved; a long string that is not valid JSON is refused."""
+    # The error's note prints the op, with its attribute's text.
+    bad = ("  %1 = tosa.add %a, %b {note = \"\u00e9 \U0001F600 \t \\\"q\\\" \\\\\"} : "
+           "(tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<5x3xf32>\n")
+    short = CLEAN.replace("  return %0", bad + "  return %0")
+    pad = "// \u00e9 \u20ac \U0001F600 \t \"quoted\" \\ back\n" * 3000
+    short_doc, expected = open_doc(c, os.path.join(tmp, "short.mlir"), short)
+    check(errors(expected), "the short copy has an error: %r" % expected)
+    for ascii_only in (False, True):
+        doc = TextDocument(path_to_uri(os.path.join(tmp, "long%d.mlir" % ascii_only)), pad + short)
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                           "params": doc.open_params()}, ensure_ascii=ascii_only)
+        c.send_body(body.encode("utf-8"))
+        diags = c.wait_for_diagnostics(doc.uri, version=doc.version,
+                                       timeout=120).body["params"]["diagnostics"]
+        def moved(x):  # every position 3000 lines up, in the short copy
+            if isinstance(x, dict):
+                return {k: (v - 3000 if k == "line" else moved(v)) for k, v in x.items()}
+            if isinstance(x, list):
+                return [moved(v) for v in x]
+            return short_doc.uri if x == doc.uri else x
+        check(sorted(json.dumps(moved(d), sort_keys=True) for d in diags) ==
+              sorted(json.dumps(d, sort_keys=True) for d in expected),
+              "a long document%s: %r" % (" as \\u escapes" if ascii_only else "", diags[:2]))
+    # An escape JSON does not have, in a long string: refused as a whole
+    # (a ParseError, whose id is null: the next one of those).
+    before = len(c.responses_for(None))
+    c.send_body(b'{"jsonrpc":"2.0","id":902,"method":"textDocument/hover","params":{"x":"'
+                + b"a" * 70000 + b'\\q"}}')
+    r = c._wait(lambda: c._responses.get(c._key(None), [])[before:], 30,
+                "a ParseError")[0].body
+    check(r.get("error", {}).get("code") == PARSE_ERROR, "a long string with \\q: ParseError: %r" % r)
+    alive(c, clean, check, "a long bad string")
+
+
 def protocol(c, clean, check):
     # Nested 100,000 deep: ParseError (id null), no recursion.
     c.send_body(b'{"jsonrpc":"2.0","id":900,"method":"textDocument/hover","params":'
@@ -200,6 +240,7 @@ def main():
         with LspClient([args.tosa_lsp, "serve"], default_timeout=60) as c:
             c.initialize()
             clean = documents(c, tmp, check)
+            long_documents(c, clean, tmp, check)
             protocol(c, clean, check)
             check(c.shutdown() == 0, "clean shutdown after everything")
         huge_length(args, check)
