@@ -21,6 +21,17 @@ namespace {
 class QuotedStrings {
 public:
   StringRef operator()(StringRef text) {
+    // Most texts need no escape: quoted as they are, not remembered (a
+    // many-function file's messages are mostly distinct).
+    if (llvm::all_of(text, [](char c) {
+          auto u = static_cast<unsigned char>(c);
+          return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+        })) {
+      plain.assign(1, '"');
+      plain.append(text.data(), text.size());
+      plain += '"';
+      return plain;
+    }
     auto [it, fresh] = quoted.try_emplace(text);
     if (fresh) {
       raw_string_ostream out(it->second);
@@ -31,6 +42,7 @@ public:
 
 private:
   StringMap<std::string> quoted;
+  std::string plain; // valid until the next call
 };
 
 /// One diagnostic, streamed (keys in the order json::Value prints them,
