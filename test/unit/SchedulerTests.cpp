@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -66,17 +67,29 @@ TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
   EXPECT_EQ(f.get(), 1);
   // A burst of edits after it: the first is analysed at once, unless the
   // next arrives before the analysis starts; the rest wait and coalesce.
+  auto start = std::chrono::steady_clock::now();
   for (int64_t v = 2; v <= 5; ++v)
     s.update("test:///a.mlir", "/a.mlir", v, kText, Config());
+  // On a loaded machine this thread can be descheduled between two edits
+  // for longer than v2's analysis: then each edit comes after the last
+  // publish, is not debounced, and every version is published in order.
+  bool burst =
+      std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2);
   s.waitIdle();
   std::lock_guard<std::mutex> lock(rec.mu);
   const std::vector<int64_t> &published = rec.published;
-  EXPECT_TRUE(published == (std::vector<int64_t>{1, 5}) ||
-              published == (std::vector<int64_t>{1, 2, 5}))
-      << published.size();
+  if (burst)
+    EXPECT_TRUE(published == (std::vector<int64_t>{1, 5}) ||
+                published == (std::vector<int64_t>{1, 2, 5}))
+        << published.size();
+  ASSERT_FALSE(published.empty());
+  EXPECT_EQ(published.front(), 1);
+  EXPECT_EQ(published.back(), 5);
+  EXPECT_TRUE(std::is_sorted(published.begin(), published.end()));
   // v2's analysis may have run and found v3 waiting (not published).
   EXPECT_GE(s.stats().analyses, published.size());
-  EXPECT_LE(s.stats().analyses, 3u);
+  if (burst)
+    EXPECT_LE(s.stats().analyses, 3u);
 }
 
 // An edit made after the last one's diagnostics came is analysed at once,
