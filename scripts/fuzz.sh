@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang-22, ASan + UBSan, in build-fuzz/) and
-# runs each for a while:  scripts/fuzz.sh [seconds per target] [analyze|lower|all]
-# Seeds: ../shared/corpus (split on `// -----`), examples/ and the lit tests.
+# runs each for a while:  scripts/fuzz.sh [seconds per target] [analyze|lower|message|all]
+# Seeds: ../shared/corpus (split on `// -----`), examples/ and the lit tests
+# (for `message`, each of those as a didOpen, raw and with \u escapes).
 # The corpus grows in build-fuzz/corpus/<target>; crash, leak, timeout and
 # OOM inputs land in build-fuzz/artifacts/<target>/ and fail the run.
 # Needs clang-22 and libclang-rt-22-dev (scripts/setup.sh installs them).
@@ -11,9 +12,9 @@ SECONDS_PER_TARGET="${1:-60}"
 WHICH="${2:-all}"
 BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 case "$WHICH" in
-  all) TARGETS=(analyze lower) ;;
-  analyze | lower) TARGETS=("$WHICH") ;;
-  *) echo "fuzz: unknown target '$WHICH' (analyze, lower or all)" >&2; exit 2 ;;
+  all) TARGETS=(analyze lower message) ;;
+  analyze | lower | message) TARGETS=("$WHICH") ;;
+  *) echo "fuzz: unknown target '$WHICH' (analyze, lower, message or all)" >&2; exit 2 ;;
 esac
 
 if ! command -v clang++-22 >/dev/null ||
@@ -51,6 +52,23 @@ for src in sys.argv[2:]:
                 n += 1
 print(f"fuzz: {n} seeds from {', '.join(sys.argv[2:])}")
 PY
+# The message fuzzer's: those as didOpen messages (a first byte of 16: long
+# strings are those of 17 bytes or more).
+MESSAGE_SEEDS="$BUILD_DIR/seeds-message"
+rm -rf "$MESSAGE_SEEDS" && mkdir -p "$MESSAGE_SEEDS"
+python3 - "$SEEDS" "$MESSAGE_SEEDS" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[2])
+for f in sorted(pathlib.Path(sys.argv[1]).iterdir())[:300]:
+    text = f.read_bytes().decode("utf-8", "replace")
+    for ascii_only in (False, True):
+        msg = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                          "params": {"textDocument": {"uri": "file:///" + f.name,
+                                                      "languageId": "mlir", "version": 1,
+                                                      "text": text}}},
+                         ensure_ascii=ascii_only)
+        (out / f"{f.name}-{int(ascii_only)}").write_bytes(b"\x10" + msg.encode("utf-8"))
+PY
 
 status=0
 for t in "${TARGETS[@]}"; do
@@ -67,7 +85,8 @@ for t in "${TARGETS[@]}"; do
   set +e
   ASAN_OPTIONS="abort_on_error=0:detect_leaks=$leaks:${ASAN_OPTIONS:-}" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}" \
-    "$BUILD_DIR/bin/$t-fuzzer" "$corpus" "$SEEDS" \
+    "$BUILD_DIR/bin/$t-fuzzer" "$corpus" \
+      "$([ "$t" = message ] && echo "$MESSAGE_SEEDS" || echo "$SEEDS")" \
       -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=4096 -timeout=30 \
       -max_len=65536 -detect_leaks="$leaks" -print_final_stats=1 \
       -artifact_prefix="$artifacts/" >"$log" 2>&1
