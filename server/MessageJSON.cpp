@@ -5,6 +5,7 @@
 #include "llvm/Support/ConvertUTF.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 using namespace llvm;
@@ -14,7 +15,7 @@ namespace tosa_lsp {
 namespace {
 
 // A string no client sends: a NUL, then our name (takeLongStrings gives up
-// on a message that contains its escaped form).
+// on a message with a string of that value).
 constexpr StringLiteral kPlaceholder = "\\u0000tosa-lsp-long-string:";
 constexpr char kPlaceholderBytes[] = "\0tosa-lsp-long-string:"; // parsed
 const StringRef kPlaceholderValue(kPlaceholderBytes,
@@ -45,13 +46,27 @@ int codeUnit(const char *p) {
 }
 
 /// Appends [p, q) after checking it has no control character, which JSON
-/// strings may not contain raw.
-bool appendRun(const char *p, const char *q, std::string &out) {
-  unsigned char least = 0xff;
-  for (const char *c = p; c < q; ++c) // vectorised: no early exit
-    least = std::min(least, static_cast<unsigned char>(*c));
-  if (least < 0x20)
+/// strings may not contain raw; notes a byte outside ASCII (the value is
+/// then checked for UTF-8). Eight bytes at a time: a byte loop was a
+/// quarter of the time.
+bool appendRun(const char *p, const char *q, std::string &out, bool &nonAscii) {
+  constexpr uint64_t ones = ~uint64_t(0) / 255, highs = ones * 0x80;
+  uint64_t high = 0, control = 0;
+  const char *c = p;
+  for (; q - c >= 8; c += 8) {
+    uint64_t x;
+    std::memcpy(&x, c, 8);
+    high |= x;
+    control |= (x - ones * 0x20) & ~x; // a byte below 0x20 sets its top bit
+  }
+  for (; c < q; ++c) {
+    auto u = static_cast<unsigned char>(*c);
+    high |= u;
+    control |= u < 0x20 ? 0x80 : 0;
+  }
+  if (control & highs)
     return false;
+  nonAscii |= (high & highs) != 0;
   out.append(p, q);
   return true;
 }
@@ -66,15 +81,24 @@ std::optional<size_t> parseLiteral(StringRef text, size_t open,
     return static_cast<const char *>(std::memchr(p, c, end - p));
   };
   const char *quote = find('"'), *slash = find('\\');
+  // The first quote ends it unless one is escaped: one allocation.
+  if (quote)
+    out.reserve(quote - p);
+  bool nonAscii = false;
+  auto done = [&]() -> std::optional<size_t> {
+    if (nonAscii && !json::isUTF8(out))
+      return std::nullopt;
+    return static_cast<size_t>(quote - text.data());
+  };
   while (true) {
     if (!quote)
       return std::nullopt;
     if (!slash || quote < slash) {
-      if (!appendRun(p, quote, out))
+      if (!appendRun(p, quote, out, nonAscii))
         return std::nullopt;
-      return static_cast<size_t>(quote - text.data());
+      return done();
     }
-    if (!appendRun(p, slash, out) || end - slash < 2)
+    if (!appendRun(p, slash, out, nonAscii) || end - slash < 2)
       return std::nullopt;
     p = slash + 2;
     switch (slash[1]) {
@@ -125,7 +149,7 @@ std::optional<size_t> parseLiteral(StringRef text, size_t open,
       char *w = buf;
       if (!ConvertCodePointToUTF8(cp, w))
         return std::nullopt;
-      out.append(buf, w);
+      out.append(buf, w); // valid UTF-8 by construction
       break;
     }
     default:
@@ -167,7 +191,7 @@ bool restore(json::Value &v, std::vector<std::string> &values,
 } // namespace
 
 std::optional<LongStrings> takeLongStrings(StringRef text, size_t minLength) {
-  if (text.size() < minLength || text.contains(kPlaceholder))
+  if (text.size() < minLength)
     return std::nullopt;
   LongStrings out;
   size_t at = 0;
@@ -181,10 +205,12 @@ std::optional<LongStrings> takeLongStrings(StringRef text, size_t minLength) {
     if (!close)
       return std::nullopt;
     if (*close - open - 1 < minLength) {
+      // A string the client wrote that reads as a placeholder (however
+      // escaped) would be taken for one.
+      if (StringRef(value).starts_with(kPlaceholderValue))
+        return std::nullopt;
       out.rest.append(text.data() + at, *close + 1 - at);
     } else {
-      if (!json::isUTF8(value))
-        return std::nullopt;
       out.rest.append(text.data() + at, open - at);
       out.rest += "\"";
       out.rest += kPlaceholder;

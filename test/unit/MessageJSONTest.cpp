@@ -70,7 +70,6 @@ TEST(MessageJSON, WhatItDoesNotTakeJsonParseDecides) {
            R"(a short \u12 escape here)",
            "a raw\ncontrol character",
            "bytes that are not UTF-8: \xC3\x28 here",
-           R"(the placeholder \u0000tosa-lsp-long-string:0 itself)",
        }) {
     std::string msg =
         std::string(R"({"a":[1,"short"],"text":")") + body + R"(","b":null})";
@@ -81,6 +80,26 @@ TEST(MessageJSON, WhatItDoesNotTakeJsonParseDecides) {
        {R"({"text":"unterminated long string)", R"({"text":"ok long string"]})",
         R"({"text":"ok long string" "x":1})"})
     expectAsJsonParse(msg, 8);
+}
+
+// A client's string that reads as a placeholder, however it is escaped,
+// is not taken for one: the message is left to json::parse. Inside a long
+// string it is only text.
+TEST(MessageJSON, AStringLikeAPlaceholderIsNotTakenForOne) {
+  for (const char *spelled : {R"(\u0000tosa-lsp-long-string:0)",
+                              R"(\u0000\u0074osa-lsp-long-string:0)"}) {
+    std::string msg =
+        std::string(R"({"a":")") + spelled +
+        R"(","text":"a long string, taken out since it is long enough"})";
+    ASSERT_TRUE(takeLongStrings(
+        R"({"text":"a long string, taken out since it is long enough"})", 40));
+    EXPECT_FALSE(takeLongStrings(msg, 40)) << spelled;
+    expectAsJsonParse(msg, 40);
+  }
+  std::string inside =
+      R"({"text":"it says \u0000tosa-lsp-long-string:0 in a long one"})";
+  EXPECT_TRUE(takeLongStrings(inside, 40));
+  expectAsJsonParse(inside, 40);
 }
 
 // Random strings of every kind of character, written by llvm::json (as a
