@@ -1119,10 +1119,6 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       bool cut = !atIndex || atIndex->section.inParts ||
                  mayCut(*atIndex, *memo->previous);
       cutFailed = false;
-      // Kept while the section is not cut (mayCut then asks it).
-      auto remember = [&] {
-        failedCut = cutFailed || (!cut && atIndex && atIndex->cutFailed);
-      };
       bool errorsInTail = false;
       std::optional<SectionResult> tail =
           atIndex && atIndex->units && !atIndex->units->cutDefs.empty()
@@ -1133,7 +1129,8 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       r = tail ? std::move(*tail)
                : analyzeSection(file, path, sec, config, units.get(),
                                 cut && !errorsInTail);
-      remember();
+      // Kept while the section is not cut (mayCut then asks it).
+      failedCut = cutFailed || (!cut && atIndex && atIndex->cutFailed);
       if (units && units->units.empty() && units->cutDefs.empty())
         units.reset();
       if (!r.section.parsed && atIndex &&
