@@ -25,6 +25,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Expected<json::Value> fast = tosa_lsp::parseMessage(text, minLength);
   Expected<json::Value> slow = json::parse(text);
   bool same = bool(fast) == bool(slow) && (!fast || *fast == *slow);
+  // llvm::json 22 decodes an escaped surrogate pair as 0x10000 | high << 10
+  // | low, which is wrong from \uD840 on (planes 2-16: \ud84d\ude01 gives
+  // U+13601, not U+23601); MessageJSON.cpp adds. Such inputs are outside
+  // this oracle (MessageJSONTest checks the right value).
+  if (!same && fast && slow) {
+    std::string lower = text.lower();
+    for (const char *high : {"\\ud84", "\\ud85", "\\ud86", "\\ud87", "\\ud88",
+                             "\\ud89", "\\ud8a", "\\ud8b", "\\ud8c", "\\ud8d",
+                             "\\ud8e", "\\ud8f", "\\ud9", "\\uda", "\\udb"})
+      if (StringRef(lower).contains(high))
+        same = true;
+  }
   if (!fast)
     consumeError(fast.takeError());
   if (!slow)

@@ -82,6 +82,22 @@ TEST(MessageJSON, WhatItDoesNotTakeJsonParseDecides) {
     expectAsJsonParse(msg, 8);
 }
 
+// A surrogate pair beyond plane 1 (a CJK extension B character): the code
+// point it stands for. llvm::json 22 computes 0x10000 | high << 10 | low,
+// which is wrong from \uD840 on (U+13601 here): a document's text is read
+// right, the rest of a message as llvm::json reads it.
+TEST(MessageJSON, SurrogatePairsBeyondPlaneOneAreDecodedRight) {
+  std::string msg = R"({"text":"x \ud84d\ude01 and \ud83d\ude00 y"})";
+  std::optional<LongStrings> taken = takeLongStrings(msg, 8);
+  ASSERT_TRUE(taken);
+  ASSERT_EQ(taken->values.size(), 1u);
+  EXPECT_EQ(taken->values[0], "x \xF0\xA3\x98\x81 and \xF0\x9F\x98\x80 y");
+  Expected<json::Value> v = parseMessage(msg, 8);
+  ASSERT_TRUE(bool(v));
+  EXPECT_EQ(*v->getAsObject()->getString("text"),
+            "x \xF0\xA3\x98\x81 and \xF0\x9F\x98\x80 y");
+}
+
 // A client's string that reads as a placeholder, however it is escaped,
 // is not taken for one: the message is left to json::parse. Inside a long
 // string it is only text.
