@@ -403,6 +403,26 @@ void appendMoved(std::vector<T> &to, std::vector<T> &from) {
             std::make_move_iterator(from.end()));
 }
 
+/// The second part of a cut `section`: under the function's header, with
+/// `crossing` declared among its arguments (FunctionSplit.h).
+PartText secondPartText(std::string_view section, const detail::FunctionCut &fc,
+                        const std::vector<detail::CrossCutValue> &crossing) {
+  PartText b;
+  b.prefix = detail::secondPartPrefix(section, fc, crossing);
+  b.prefixLines =
+      static_cast<unsigned>(std::count(b.prefix.begin(), b.prefix.end(), '\n'));
+  return b;
+}
+
+/// What an edit of a function cut into `a` and `b` starts from: no units
+/// (the function is analysed again whole, or its tail), the body's
+/// top-level definitions.
+void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
+  units = SectionUnits();
+  units.cutDefs = std::move(a.topLevelDefs);
+  appendMoved(units.cutDefs, b.topLevelDefs);
+}
+
 /// `x` then `y` into `to`, reserved once.
 template <typename T>
 void concatMoved(std::vector<T> &to, std::vector<T> &x, std::vector<T> &y) {
@@ -941,19 +961,23 @@ struct Analyzer::Impl {
       const FileText &file, const std::string &path, const Section &sec,
       const Config &config, const AnalysisCache::Impl::Entry &old,
       const FileAnalysis &previous, SectionUnits *units, bool &errorsInTail);
-  /// `sec` as two parts, the second from `cut` (an offset in it), with the
-  /// second part's context ready.
-  std::pair<Section, Section> cutSection(const FileText &file,
-                                         const Section &sec, size_t cut) {
+  /// `sec` as two parts, the second from `cut` (an offset in it).
+  static std::pair<Section, Section>
+  splitSection(const FileText &file, const Section &sec, size_t cut) {
     Section first = sec, second = sec;
     first.endOffset = second.beginOffset = sec.beginOffset + cut;
     Position at = file.lines.position(second.beginOffset);
     second.firstLine = at.line;
     second.firstColumn = at.column;
     first.lastLine = at.line;
+    return {first, second};
+  }
+  /// The same, with the second part's context ready.
+  std::pair<Section, Section> cutSection(const FileText &file,
+                                         const Section &sec, size_t cut) {
     if (!partContext)
       partContext = makeContext();
-    return {first, second};
+    return splitSection(file, sec, cut);
   }
   /// An edit inside one unit of a section that parsed last time: that unit
   /// alone is parsed and verified (with stubs of what it calls), the rest
@@ -1731,9 +1755,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
       }
       if (!crossing)
         return;
-      aroundB.prefix = detail::secondPartPrefix(text, *fc, *crossing);
-      aroundB.prefixLines = static_cast<unsigned>(
-          std::count(aroundB.prefix.begin(), aroundB.prefix.end(), '\n'));
+      aroundB = secondPartText(text, *fc, *crossing);
       crashB = runContained([&] {
         analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
                                 &second, partContext.get(), &aroundB);
@@ -1756,12 +1778,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   std::optional<SectionResult> r = mergeFunctionParts(
       a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
   cutFailed = !r;
-  if (r && units) {
-    // No units (an edit re-analyses the function whole, or its tail).
-    *units = SectionUnits();
-    units->cutDefs = std::move(aroundA.topLevelDefs);
-    appendMoved(units->cutDefs, aroundB.topLevelDefs);
-  }
+  if (r && units)
+    rememberCut(*units, aroundA, aroundB);
   return r;
 }
 
@@ -1946,16 +1964,13 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   }
   if (!a)
     return std::nullopt;
-  Section first, second;
-  std::tie(first, second) = cutSection(file, sec, cut);
-  PartText aroundA, aroundB;
+  // Parsed on this thread, in its context: no second context needed.
+  Section second = splitSection(file, sec, cut).second;
+  PartText aroundA, aroundB = secondPartText(text, *fc, *crossing);
   // The function was one block when it was cut last, and the text is.
   aroundA.oneBlock = true;
   aroundA.topLevelDefs.assign(defs.begin(),
                               std::lower_bound(defs.begin(), defs.end(), cut));
-  aroundB.prefix = detail::secondPartPrefix(text, *fc, *crossing);
-  aroundB.prefixLines = static_cast<unsigned>(
-      std::count(aroundB.prefix.begin(), aroundB.prefix.end(), '\n'));
   SectionResult b;
   std::optional<std::string> crash;
   {
@@ -1981,11 +1996,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   if (!r)
     return std::nullopt;
   r->section.tail = true;
-  if (units) {
-    *units = SectionUnits();
-    units->cutDefs = std::move(aroundA.topLevelDefs);
-    appendMoved(units->cutDefs, aroundB.topLevelDefs);
-  }
+  if (units)
+    rememberCut(*units, aroundA, aroundB);
   return r;
 }
 

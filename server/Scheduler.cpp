@@ -209,10 +209,10 @@ void Scheduler::run() {
       lock.unlock();
       reclaimer.wait(); // the last replaced snapshot is freed first
       {
-        GiveBackFreePages now;
+        GiveBackFreePages now;     // for what both free
         analyzer->releaseMemory(); // only this thread uses it
+        releaseFreeMemory();
       }
-      releaseFreeMemory();
       lock.lock();
       ++counters.memoryReleases;
       idle.notify_all();
