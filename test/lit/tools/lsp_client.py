@@ -390,9 +390,10 @@ class LspClient:
         with self._cv:
             return list(self._responses.get(self._key(id), []))
 
-    def wait_response(self, id, timeout=None):
-        """The response Message to request `id` (result or error)."""
-        msgs = self._wait(lambda: self._responses.get(self._key(id)), timeout,
+    def wait_response(self, id, timeout=None, after=0):
+        """The response Message to request `id` (result or error); with
+        `after`, the one after that many (id null: each ParseError)."""
+        msgs = self._wait(lambda: self._responses.get(self._key(id), [])[after:], timeout,
                           "the response to request %r" % (id,))
         return msgs[0]
 

@@ -164,17 +164,17 @@ def long_documents(c, clean, tmp, check):
     before = len(c.responses_for(None))
     c.send_body(b'{"jsonrpc":"2.0","id":902,"method":"textDocument/hover","params":{"x":"'
                 + b"a" * 70000 + b'\\q"}}')
-    r = c._wait(lambda: c._responses.get(c._key(None), [])[before:], 30,
-                "a ParseError")[0].body
+    r = c.wait_response(None, timeout=30, after=before).body
     check(r.get("error", {}).get("code") == PARSE_ERROR, "a long string with \\q: ParseError: %r" % r)
     alive(c, clean, check, "a long bad string")
 
 
 def protocol(c, clean, check):
     # Nested 100,000 deep: ParseError (id null), no recursion.
+    before = len(c.responses_for(None))
     c.send_body(b'{"jsonrpc":"2.0","id":900,"method":"textDocument/hover","params":'
                 + b"[" * 100000 + b"]" * 100000 + b"}")
-    r = c.wait_response(None, timeout=30).body
+    r = c.wait_response(None, timeout=30, after=before).body
     check(r.get("error", {}).get("code") == PARSE_ERROR, "deep message: ParseError: %r" % r)
     alive(c, clean, check, "deep message")
 
