@@ -50,11 +50,11 @@ void configureAllocator() {
 #ifdef TOSA_LSP_MIMALLOC_H
   // Whole free segments go back to the OS at once, not after mimalloc's
   // delay (which only runs on later allocations): a closed 200k-line
-  // document stayed ~75 MiB higher. Pages inside segments keep their
-  // default delay (see GiveBackFreePages).
+  // document stayed ~75 MiB higher.
   if (mi_option_set)
     mi_option_set(mi_option_segment_decommit_delay, 0);
 #endif
+  decommitFreePagesByDefault(true);
 }
 
 void releaseFreeMemory() {
@@ -80,26 +80,55 @@ void releaseFreeMemory() {
 }
 
 namespace {
-std::mutex givingBackMu;
-unsigned givingBack = 0;
-void (*givingBackHook)(bool) = decommitFreePagesAtOnce;
+std::mutex policyMu;
+unsigned givingBack = 0, keeping = 0;
+bool byDefault = false;
+bool atOnce = false; // what the switch was last set to (mimalloc's default)
+void (*policyHook)(bool) = decommitFreePagesAtOnce;
+
+/// Sets the switch to what the scopes alive now ask for (under policyMu).
+void applyPolicy() {
+  bool want = givingBack > 0 || (byDefault && keeping == 0);
+  if (want == atOnce)
+    return;
+  atOnce = want;
+  policyHook(want);
+}
 } // namespace
 
 void setGiveBackFreePagesHook(void (*hook)(bool)) {
-  std::lock_guard<std::mutex> lock(givingBackMu);
-  givingBackHook = hook ? hook : decommitFreePagesAtOnce;
+  std::lock_guard<std::mutex> lock(policyMu);
+  policyHook = hook ? hook : decommitFreePagesAtOnce;
+}
+
+void decommitFreePagesByDefault(bool on) {
+  std::lock_guard<std::mutex> lock(policyMu);
+  byDefault = on;
+  applyPolicy();
 }
 
 GiveBackFreePages::GiveBackFreePages() {
-  std::lock_guard<std::mutex> lock(givingBackMu);
-  if (givingBack++ == 0)
-    givingBackHook(true);
+  std::lock_guard<std::mutex> lock(policyMu);
+  ++givingBack;
+  applyPolicy();
 }
 
 GiveBackFreePages::~GiveBackFreePages() {
-  std::lock_guard<std::mutex> lock(givingBackMu);
-  if (--givingBack == 0)
-    givingBackHook(false);
+  std::lock_guard<std::mutex> lock(policyMu);
+  --givingBack;
+  applyPolicy();
+}
+
+KeepFreePages::KeepFreePages() {
+  std::lock_guard<std::mutex> lock(policyMu);
+  ++keeping;
+  applyPolicy();
+}
+
+KeepFreePages::~KeepFreePages() {
+  std::lock_guard<std::mutex> lock(policyMu);
+  --keeping;
+  applyPolicy();
 }
 
 TaskThread::TaskThread(unsigned stackBytes) : stackBytes(stackBytes) {}

@@ -26,7 +26,9 @@
 namespace tosa_lsp {
 
 /// The allocator's policy for a long-running server; the binary sets it
-/// first thing (with mimalloc: free segments are decommitted at once).
+/// first thing. With mimalloc: free segments are decommitted at once, and
+/// so are free pages, except while a KeepFreePages lives
+/// (decommitFreePagesByDefault).
 void configureAllocator();
 
 /// Hands back what the calling thread's allocator holds free (mimalloc
@@ -34,18 +36,23 @@ void configureAllocator();
 /// mimalloc only the thread that owns a heap can return its pages.
 void releaseFreeMemory();
 
+/// Whether pages the allocator finds free go back to the system at once
+/// (mimalloc's page decommit delay 0) or after mimalloc's delay, which is
+/// only honoured when the thread that freed them allocates again in the
+/// same segment: pages an analysis freed (the IR, the version a snapshot
+/// replaced, freed by the reclaimer) stayed resident beside the next
+/// analysis. A 50k-line one-function session peaked at 219 MiB with the
+/// delay, 201 without; upstream's server 201. Off by default (the
+/// libraries and tests keep mimalloc's own policy); configureAllocator
+/// turns it on.
+void decommitFreePagesByDefault(bool on);
+
 /// While one lives (any thread), pages the allocator finds free are given
-/// back at once instead of after mimalloc's delay, which is only honoured
-/// when the thread that freed them allocates again: an analysis thread
-/// gone idle kept the previous version's parse beside the next one's, and
-/// a pool thread its scratch parse for shape inference (a session at 10k
-/// lines peaked at 169 MiB, now ~150; 200k, one function: 966 -> ~870).
-/// Taken around whole-section parses and the end of an inference only:
-/// light requests keep the delay (re-faulting their pages made inlay hints
-/// 2-3x slower), and so does a one-function re-analysis (25% slower).
-/// With mimalloc, it sets the page decommit delay to 0; a no-op otherwise.
-/// Tests replace that switch (`on` at the first scope, `!on` after the
-/// last); nullptr restores it.
+/// back at once even if a KeepFreePages lives too: a closed document's
+/// analysis, an inference's scratch parse, a whole-section parse.
+/// With mimalloc, the switch sets the page decommit delay to 0 or back to
+/// its default. Tests replace that switch (`on`: at once) with a hook;
+/// nullptr restores it.
 void setGiveBackFreePagesHook(void (*hook)(bool on));
 class GiveBackFreePages {
 public:
@@ -53,6 +60,19 @@ public:
   ~GiveBackFreePages();
   GiveBackFreePages(const GiveBackFreePages &) = delete;
   GiveBackFreePages &operator=(const GiveBackFreePages &) = delete;
+};
+
+/// While one lives (and no GiveBackFreePages), free pages keep mimalloc's
+/// delay: taken around answering a request on the main thread, whose
+/// replies free their pages and the next request faults them in again
+/// (~15 madvise calls an inlay request; inlay p50 0.27 -> 0.48 ms at 10k
+/// lines when they went back at once).
+class KeepFreePages {
+public:
+  KeepFreePages();
+  ~KeepFreePages();
+  KeepFreePages(const KeepFreePages &) = delete;
+  KeepFreePages &operator=(const KeepFreePages &) = delete;
 };
 
 class TaskThread {

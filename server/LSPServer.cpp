@@ -6,6 +6,7 @@
 #include "Config.h"
 #include "DiagnosticsJSON.h"
 #include "FramedOutput.h"
+#include "TaskThread.h"
 #include "Timing.h"
 #include "TosaServer.h"
 
@@ -268,8 +269,13 @@ Error runTransport(TrackingInput &in, MessageHandler &handler) {
       json::Value params = nullptr;
       if (json::Value *p = object->get("params"))
         params = std::move(*p);
-      more = id ? handler.onCall(*method, std::move(params), std::move(*id))
-                : handler.onNotify(*method, std::move(params));
+      if (id) {
+        // A request's reply frees pages the next one uses again.
+        KeepFreePages keep;
+        more = handler.onCall(*method, std::move(params), std::move(*id));
+      } else {
+        more = handler.onNotify(*method, std::move(params));
+      }
     }
     if (!more)
       return Error::success();

@@ -41,9 +41,9 @@ size_t residentMiB() {
 /// On a thread of its own (a pool thread): allocates ~55 MiB in small
 /// blocks (a big inference's IR), frees all but a few (so its segments
 /// stay), in a GiveBackFreePages scope when `scoped`, then releases its
-/// free memory. Returns the resident MiB before, with the blocks, and
-/// after.
-std::array<size_t, 3> allocateFreeRelease(bool scoped) {
+/// free memory (if `release`). Returns the resident MiB before, with the
+/// blocks, and after.
+std::array<size_t, 3> allocateFreeRelease(bool scoped, bool release = true) {
   constexpr size_t kBlocks = 600000, kBlock = 96;
   std::array<size_t, 3> rss{};
   std::vector<char *> kept;
@@ -66,7 +66,8 @@ std::array<size_t, 3> allocateFreeRelease(bool scoped) {
           delete[] blocks[i];
       }
     }
-    releaseFreeMemory();
+    if (release)
+      releaseFreeMemory();
     rss[2] = residentMiB();
   });
   pool.join();
@@ -86,6 +87,25 @@ TEST(Allocator, WhatIsFreedInAGiveBackScopeGoesBackAtOnce) {
   ASSERT_GT(high, before + 40) << "the blocks were not resident";
   EXPECT_LT(after, before + 20) << "before " << before << " MiB, with the "
                                 << "blocks " << high << " MiB";
+}
+
+// The server's policy: what any thread frees goes back without a scope
+// or a release (the version an edit replaced, freed by the reclaimer,
+// stayed resident beside the next analysis), and a request's pages stay.
+TEST(Allocator, WhatIsFreedGoesBackAtOnceUnlessARequestKeepsIt) {
+  configureAllocator();
+  {
+    auto [before, high, after] =
+        allocateFreeRelease(/*scoped=*/false, /*release=*/false);
+    ASSERT_GT(high, before + 40) << "the blocks were not resident";
+    EXPECT_LT(after, before + 20) << "before " << before << " MiB, with the "
+                                  << "blocks " << high << " MiB";
+  }
+  KeepFreePages request;
+  auto [before, high, after] =
+      allocateFreeRelease(/*scoped=*/false, /*release=*/false);
+  ASSERT_GT(high, before + 40) << "the blocks were not resident";
+  EXPECT_GT(after, before + 40) << "a request's pages were given back";
 }
 
 TEST(Allocator, FreeMemoryIsReleasedOnManyThreadsAtOnce) {

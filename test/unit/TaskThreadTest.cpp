@@ -108,3 +108,36 @@ TEST(GiveBackFreePages, SwitchesOnceForOverlappingScopes) {
   }
   EXPECT_EQ(hookCalls.size(), 4u);
 }
+
+// With the server's policy (configureAllocator), pages go back at once
+// unless a request keeps them; a give-back scope inside a request's still
+// gives back. Switched only when what the scopes ask for changes.
+TEST(GiveBackFreePages, RequestsKeepPagesWhereTheDefaultGivesBack) {
+  hookCalls.clear();
+  setGiveBackFreePagesHook(recordHook);
+  decommitFreePagesByDefault(true);
+  EXPECT_EQ(hookCalls, std::vector<bool>{true});
+  {
+    GiveBackFreePages already; // at once already: no switch
+    EXPECT_EQ(hookCalls, std::vector<bool>{true});
+  }
+  {
+    KeepFreePages request;
+    EXPECT_EQ(hookCalls, (std::vector<bool>{true, false}));
+    {
+      std::thread analysis([] { GiveBackFreePages parse; });
+      analysis.join();
+    }
+    EXPECT_EQ(hookCalls, (std::vector<bool>{true, false, true, false}));
+    KeepFreePages another;
+  }
+  EXPECT_EQ(hookCalls, (std::vector<bool>{true, false, true, false, true}));
+  decommitFreePagesByDefault(false);
+  EXPECT_EQ(hookCalls,
+            (std::vector<bool>{true, false, true, false, true, false}));
+  {
+    KeepFreePages request; // mimalloc's own policy again: no switch
+  }
+  EXPECT_EQ(hookCalls.size(), 6u);
+  setGiveBackFreePagesHook(nullptr);
+}
