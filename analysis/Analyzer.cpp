@@ -875,8 +875,10 @@ struct Analyzer::Impl {
     }
     if (dead.empty())
       return;
+    // Its pages go back at once (configureAllocator), unless a request
+    // answered meanwhile keeps pages: then they wait for this thread's
+    // next analysis, which reuses them.
     PhaseTimer t("destroy IR (after the publish)");
-    GiveBackFreePages giveBack; // a whole parse's pages
     dead.clear();
   }
   /// After a crash, what was parsed is abandoned with its context (see
@@ -1136,9 +1138,6 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
     } else {
       if (memo)
         units = std::make_shared<SectionUnits>();
-      // A whole section's parse: its pages go back as it frees them, even
-      // while a request keeps its own (KeepFreePages).
-      GiveBackFreePages giveBack;
       bool cut = !atIndex || atIndex->section.inParts ||
                  mayCut(*atIndex, *memo->previous);
       cutFailed = false;

@@ -900,12 +900,11 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
       }
     return;
   }
-  {
-    // The scratch parse is as big as the analysis' one: its pages go back
-    // now, not when this pool thread next allocates.
-    GiveBackFreePages now;
-    ps.reset();
-  }
+  // The scratch parse is as big as the analysis' one: its pages go back
+  // now (configureAllocator), not when this pool thread next allocates.
+  // Not forced (GiveBackFreePages): a background check would make the
+  // requests answered meanwhile fault their pages in again.
+  ps.reset();
   if (out.cancelled)
     return;
   for (FunctionInference &f : results)
