@@ -110,6 +110,7 @@ public:
   CowVector() = default;
   CowVector(const std::vector<T> &v) : rep(make(v.data(), v.size())) {}
   CowVector(std::initializer_list<T> l) : rep(make(l.begin(), l.size())) {}
+  CowVector(const T *from, size_t n) : rep(make(from, n)) {}
   CowVector(const CowVector &o) : rep(o.rep) {
     if (rep)
       rep->refs.fetch_add(1, std::memory_order_relaxed);

@@ -12,6 +12,9 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -20,24 +23,27 @@ using namespace mlir;
 namespace tosa_lsp::detail {
 
 /// Distinct ranges in source order (AsmParserState can record a symbol use
-/// more than once).
-static std::vector<Range> toRanges(const ParsedSection &ps,
-                                   llvm::ArrayRef<llvm::SMRange> ranges) {
-  std::vector<Range> out;
+/// more than once), built in place: one allocation a list.
+static CowVector<Range> toRanges(const ParsedSection &ps,
+                                 llvm::ArrayRef<llvm::SMRange> ranges) {
+  llvm::SmallVector<Range, 8> out;
+  out.reserve(ranges.size());
   for (llvm::SMRange r : ranges)
     out.push_back(ps.toFileRange(r));
   auto key = [](const Range &r) {
     return std::make_tuple(r.begin.line, r.begin.column, r.end.line,
                            r.end.column);
   };
-  std::sort(out.begin(), out.end(),
-            [&](const Range &a, const Range &b) { return key(a) < key(b); });
+  auto less = [&](const Range &a, const Range &b) { return key(a) < key(b); };
+  // Uses are recorded as parsed, in source order, most often.
+  if (!std::is_sorted(out.begin(), out.end(), less))
+    std::sort(out.begin(), out.end(), less);
   out.erase(std::unique(out.begin(), out.end(),
                         [&](const Range &a, const Range &b) {
                           return key(a) == key(b);
                         }),
             out.end());
-  return out;
+  return CowVector<Range>(out.data(), out.size());
 }
 
 static std::string textOf(llvm::SMRange r) {
@@ -80,11 +86,15 @@ void collectIndex(const ParsedSection &ps,
                   const llvm::DenseMap<Operation *, unsigned> &reports,
                   FileAnalysis &out, std::vector<Operation *> *owners) {
   unsigned section = ps.section.index;
+  // Beside collectOpReports (`owners` given) the section's own caches are
+  // theirs; after them, shared: each type is printed once a section (type
+  // printing was ~3% of a 50k-line open).
   ParsedSection::TypeNames typeNames;
   ParsedSection::OpNames opNames;
   auto typeName = [&](Type t) -> const SharedText & {
-    return ps.typeName(t, typeNames);
+    return owners ? ps.typeName(t, typeNames) : ps.typeName(t);
   };
+  llvm::DenseMap<std::pair<const char *, uint64_t>, SharedText> origins;
   // Origins and multi-result type lists repeat as types do: one string each.
   llvm::StringMap<SharedText> texts;
   auto shared = [&](std::string s) -> const SharedText & {
@@ -108,7 +118,7 @@ void collectIndex(const ParsedSection &ps,
     owners->reserve(owners->size() + numValues);
   for (const AsmParserState::OperationDefinition &def : ps.state.getOpDefs()) {
     Operation *op = def.op;
-    const SharedText &opName = ps.opName(op, opNames);
+    const SharedText &opName = owners ? ps.opName(op, opNames) : ps.opName(op);
     Range ownerRange = ps.toFileRange(def.loc);
     out.opSpans.push_back({opName, ownerRange, ps.toFileRange(def.scopeLoc),
                            op->getNumOperands(), op->getNumRegions() != 0,
@@ -131,12 +141,17 @@ void collectIndex(const ParsedSection &ps,
                    typeName(op->getResult(i).getType());
         v.type = shared(std::move(types));
       }
-      v.origin =
-          shared(next - group.startIndex == 1
-                     ? "result #" + std::to_string(group.startIndex) + " of `" +
-                           opName + "`"
-                     : "results #" + std::to_string(group.startIndex) + "-" +
-                           std::to_string(next - 1) + " of `" + opName + "`");
+      // One text per op name and results: not built again for each op.
+      SharedText &origin = origins[{opName.str().data(),
+                                    group.startIndex | (uint64_t(next) << 32)}];
+      if (origin.empty())
+        origin =
+            shared(next - group.startIndex == 1
+                       ? "result #" + std::to_string(group.startIndex) +
+                             " of `" + opName + "`"
+                       : "results #" + std::to_string(group.startIndex) + "-" +
+                             std::to_string(next - 1) + " of `" + opName + "`");
+      v.origin = origin;
       v.ownerRange = ownerRange;
       if (auto it = reports.find(op); it != reports.end())
         v.opReport = static_cast<int>(it->second);
@@ -165,7 +180,7 @@ void collectIndex(const ParsedSection &ps,
                             llvm::SMLoc::getFromPointer(p + spelled.size())});
         break;
       }
-      s.uses = toRanges(ps, def.symbolUses);
+      s.uses = toRanges(ps, def.symbolUses).vec();
       // The definition's own `@name` is recorded as a use too.
       s.uses.erase(
           std::remove_if(s.uses.begin(), s.uses.end(),
