@@ -8,6 +8,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -74,19 +76,31 @@ std::optional<std::vector<int64_t>> intList(Attribute attr) {
   return std::nullopt;
 }
 
-std::optional<OpKind> classify(Operation *op, const Config &config) {
+/// What an op's name decides: an implicit or linalg broadcast, or nothing
+/// (then its attributes decide, classifyByAttributes); and whether it is a
+/// TOSA element-wise op.
+struct NameKind {
+  std::optional<OpKind> kind;
+  bool tosa = false;
+};
+NameKind classifyByName(Operation *op, const Config &config) {
   StringRef name = op->getName().getStringRef();
-  if (tosaElementwise().contains(name) ||
-      op->hasTrait<OpTrait::ResultsBroadcastableShape>() ||
+  NameKind k;
+  k.tosa = tosaElementwise().contains(name);
+  if (k.tosa || op->hasTrait<OpTrait::ResultsBroadcastableShape>() ||
       config.isBroadcastableName(std::string_view(name.data(), name.size())))
-    return OpKind::Implicit;
-  if (name == "linalg.broadcast")
-    return OpKind::LinalgBroadcast;
+    k.kind = OpKind::Implicit;
+  else if (name == "linalg.broadcast")
+    k.kind = OpKind::LinalgBroadcast;
+  return k;
+}
+
+std::optional<OpKind> classifyByAttributes(Operation *op) {
   if (!op->getDiscardableAttr("broadcast_dimensions") &&
       !op->getInherentAttr("broadcast_dimensions"))
     return std::nullopt;
-  if (name.ends_with("broadcast_in_dim") && op->getNumOperands() >= 1 &&
-      op->getNumResults() == 1)
+  if (op->getName().getStringRef().ends_with("broadcast_in_dim") &&
+      op->getNumOperands() >= 1 && op->getNumResults() == 1)
     return OpKind::BroadcastInDim;
   if (op->getNumOperands() == 2 && op->getNumResults() == 1)
     return OpKind::BinaryInDim;
@@ -118,17 +132,29 @@ void collectOpReports(const ParsedSection &section, const Config &config,
   // never touched), not grown by doubling with a copy each time.
   out.reserve(out.size() + size_t(llvm::size(section.state.getOpDefs()) *
                                   section.capacityFactor));
+  // Per op name, what it decides (name lookups in string sets, for every
+  // op of a model, were a tenth of this walk).
+  llvm::DenseMap<const void *, NameKind> byName;
   section.module.get()->walk([&](Operation *op) {
-    std::optional<OpKind> kind = classify(op, config);
+    auto [named, added] =
+        byName.try_emplace(op->getName().getAsOpaquePointer());
+    if (added)
+      named->second = classifyByName(op, config);
+    const NameKind &nk = named->second;
+    std::optional<OpKind> kind = nk.kind ? nk.kind : classifyByAttributes(op);
     if (!kind)
       return;
     OpReport r;
     r.name = section.opName(op);
-    r.range = section.opRange(op);
     r.section = section.section.index;
     r.kind = *kind;
     r.registered = op->isRegistered();
-    fillOpSpans(section, op, r);
+    if (const auto *def = section.state.getOpDef(op)) {
+      r.range = section.toFileRange(def->loc);
+      fillOpSpans(section, *def, r);
+    } else {
+      r.range = section.opRange(op);
+    }
 
     if (*kind == OpKind::LinalgBroadcast) {
       // ins(%input) outs(%init) dimensions = [added dims]
@@ -157,19 +183,19 @@ void collectOpReports(const ParsedSection &section, const Config &config,
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
     std::vector<MaybeShape> shapes;
-    std::vector<SharedText> types;
+    llvm::SmallVector<SharedText, 4> types;
     for (unsigned i = 0; i < n && i < op->getNumOperands(); ++i) {
       auto s = shapeOf(op->getOperand(i).getType());
       if (!s)
         return; // Scalars etc.: not a tensor/vector broadcast.
-      shapes.push_back(*s);
+      shapes.push_back(std::move(*s));
       types.push_back(section.typeName(op->getOperand(i).getType()));
     }
-    r.operandTypes = types;
+    r.operandTypes = CowVector<SharedText>(types.data(), types.size());
 
     std::optional<std::vector<int64_t>> dims;
     if (*kind == OpKind::Implicit) {
-      r.tosa = tosaElementwise().contains(r.name.str());
+      r.tosa = nk.tosa;
       BroadcastOptions opts;
       opts.requireEqualRanks = r.tosa;
       r.summary = summarizeBroadcast(shapes, *result, opts);

@@ -128,6 +128,10 @@ void markVerified(const llvm::DenseSet<mlir::Operation *> &failed,
 /// Fills the op's scope, result name and result type ranges.
 void fillOpSpans(const ParsedSection &section, mlir::Operation *op,
                  OpReport &report);
+/// The same from the op's definition (one lookup less).
+void fillOpSpans(const ParsedSection &section,
+                 const mlir::AsmParserState::OperationDefinition &def,
+                 OpReport &report);
 
 // findResultType and typeEnd: FunctionSplit.h.
 

@@ -54,19 +54,22 @@ static std::string textOf(llvm::SMRange r) {
 }
 
 void fillOpSpans(const ParsedSection &ps, Operation *op, OpReport &r) {
-  const AsmParserState::OperationDefinition *def = ps.state.getOpDef(op);
-  if (!def)
-    return;
-  r.scope = ps.toFileRange(def->scopeLoc);
-  if (!def->resultGroups.empty()) {
-    llvm::SMRange name = def->resultGroups[0].definition.loc;
+  if (const AsmParserState::OperationDefinition *def = ps.state.getOpDef(op))
+    fillOpSpans(ps, *def, r);
+}
+
+void fillOpSpans(const ParsedSection &ps,
+                 const AsmParserState::OperationDefinition &def, OpReport &r) {
+  r.scope = ps.toFileRange(def.scopeLoc);
+  if (!def.resultGroups.empty()) {
+    llvm::SMRange name = def.resultGroups[0].definition.loc;
     r.resultNameRange = ps.toFileRange(name);
   }
-  llvm::StringRef scope(def->scopeLoc.Start.getPointer(),
-                        def->scopeLoc.End.getPointer() -
-                            def->scopeLoc.Start.getPointer());
+  llvm::StringRef scope(def.scopeLoc.Start.getPointer(),
+                        def.scopeLoc.End.getPointer() -
+                            def.scopeLoc.Start.getPointer());
   if (auto t = findResultType(scope)) {
-    const char *base = def->scopeLoc.Start.getPointer();
+    const char *base = def.scopeLoc.Start.getPointer();
     r.resultTypeRange =
         ps.toFileRange({llvm::SMLoc::getFromPointer(base + t->first),
                         llvm::SMLoc::getFromPointer(base + t->second)});
