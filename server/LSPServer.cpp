@@ -133,11 +133,18 @@ public:
   /// Not while waiting for input, when what the analyses free goes back at
   /// once (configureAllocator).
   std::optional<KeepFreePages> keep;
+  /// The text of the didOpen just read (`parsed` has "" in its place).
+  std::optional<std::string> takeOpenedText() {
+    std::optional<std::string> t = std::move(openedText);
+    openedText.reset();
+    return t;
+  }
   /// The message just read, parsed (inspect has to parse it anyway): the
   /// transport loop dispatches it without parsing a 20 MB didOpen twice.
   std::optional<json::Value> parsed;
 
 private:
+  std::optional<std::string> openedText;
   /// One header line, at most 8 KiB kept (a longer one is not a header).
   bool readHeaderLine(std::string &line) {
     line.clear();
@@ -173,6 +180,7 @@ private:
   void inspect(std::string &text) {
     currentId.reset();
     parsed.reset();
+    openedText.reset();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       return; // End of a delimited stream.
     static constexpr const char *kIgnored =
@@ -187,8 +195,13 @@ private:
                        "message nested too deeply");
       return;
     }
+    // A didOpen's text is kept aside, moved into the document later
+    // (takeOpenedText); any other message gets it back.
+    static constexpr StringRef kOpenedText[] = {"params", "textDocument",
+                                                "text"};
     Expected<json::Value> doc =
-        taken ? parseMessage(text, std::move(*taken)) : json::parse(text);
+        taken ? parseMessage(text, std::move(*taken), kOpenedText, openedText)
+              : json::parse(text);
     if (!doc) {
       Logger::error("ignoring a malformed message: {0}",
                     toString(doc.takeError()));
@@ -199,6 +212,11 @@ private:
     json::Value *id = obj ? obj->get("id") : nullptr;
     std::optional<StringRef> method =
         obj ? obj->getString("method") : std::nullopt;
+    if (openedText && method != "textDocument/didOpen") {
+      *obj->getObject("params")->getObject("textDocument")->get("text") =
+          json::Value(std::move(*openedText));
+      openedText.reset();
+    }
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
       Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
       if (id && method) // A request: JSON-RPC requires an answer.
@@ -679,12 +697,16 @@ private:
   //===--------------------------------------------------------------------===//
 
   void onDidOpen(const DidOpenTextDocumentParams &params) {
-    // The text is moved, not copied (20 MB at 200k lines): `params` is the
-    // message handler's own non-const object, unused after this call.
+    // The text is moved, never copied (20 MB at 200k lines): a long one
+    // from where the message's reading put it aside, a short one from
+    // `params`, the message handler's own non-const object, unused after
+    // this call.
+    std::optional<std::string> text = input.takeOpenedText();
     features.addDocument(
         params.textDocument.uri.uri().str(),
         params.textDocument.uri.file().str(), params.textDocument.version,
-        std::move(const_cast<std::string &>(params.textDocument.text)));
+        text ? std::move(*text)
+             : std::move(const_cast<std::string &>(params.textDocument.text)));
   }
 
   void onDidChange(const DidChangeTextDocumentParams &params) {

@@ -226,6 +226,39 @@ std::optional<LongStrings> takeLongStrings(StringRef text, size_t minLength) {
   return out;
 }
 
+Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
+                                   ArrayRef<StringRef> path,
+                                   std::optional<std::string> &aside) {
+  aside.reset();
+  Expected<json::Value> v = json::parse(taken.rest);
+  if (!v) {
+    consumeError(v.takeError());
+    return json::parse(text); // its error, or what it makes of it
+  }
+  // The value at `path`, if it is a placeholder: moved aside, not restored.
+  json::Value *at = &*v;
+  for (StringRef key : path) {
+    json::Object *o = at->getAsObject();
+    at = o ? o->get(key) : nullptr;
+    if (!at)
+      break;
+  }
+  size_t restored = 0;
+  std::optional<StringRef> s = at ? at->getAsString() : std::nullopt;
+  size_t i = 0;
+  if (s && s->starts_with(kPlaceholderValue) &&
+      !s->drop_front(kPlaceholderValue.size()).getAsInteger(10, i) &&
+      i < taken.values.size()) {
+    aside = std::move(taken.values[i]);
+    *at = json::Value("");
+    ++restored;
+  }
+  if (restore(*v, taken.values, restored) && restored == taken.values.size())
+    return v;
+  aside.reset();
+  return json::parse(text);
+}
+
 Expected<json::Value> parseMessage(StringRef text, LongStrings taken) {
   Expected<json::Value> v = json::parse(taken.rest);
   size_t restored = 0;

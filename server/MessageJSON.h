@@ -42,6 +42,16 @@ llvm::Expected<llvm::json::Value> parseMessage(llvm::StringRef text,
 llvm::Expected<llvm::json::Value> parseMessage(llvm::StringRef text,
                                                LongStrings taken);
 
+/// The same, with the value at `path` (object keys from the root), when it
+/// is one of the long strings, moved into `aside` and left empty in the
+/// result: a didOpen's text goes to its document without the copy that
+/// reading it out of a json::Value makes (~10 ms and 20 MB of fresh pages
+/// at 200k lines). `aside` stays empty otherwise.
+llvm::Expected<llvm::json::Value>
+parseMessage(llvm::StringRef text, LongStrings taken,
+             llvm::ArrayRef<llvm::StringRef> path,
+             std::optional<std::string> &aside);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_SERVER_MESSAGEJSON_H

@@ -47,6 +47,41 @@ TEST(MessageJSON, LongStringsAreTakenOutAndPutBack) {
   expectAsJsonParse(msg, 1 << 16);
 }
 
+// A didOpen's text is moved aside (never copied out of a json::Value),
+// "" in its place; every other long string is put back; a path that is
+// not a long string leaves nothing aside.
+TEST(MessageJSON, TheDocumentTextIsMovedAside) {
+  std::string text(100, 'x'), other(80, 'y');
+  std::string msg =
+      R"({"method":"textDocument/didOpen","params":{"textDocument":)"
+      R"({"uri":"file:///a.mlir","text":")" +
+      text + R"("},"extra":[")" + other + R"("]}})";
+  static constexpr StringRef kPath[] = {"params", "textDocument", "text"};
+  std::optional<std::string> aside;
+  std::optional<LongStrings> taken = takeLongStrings(msg, 40);
+  ASSERT_TRUE(taken);
+  Expected<json::Value> v = parseMessage(msg, std::move(*taken), kPath, aside);
+  ASSERT_TRUE(bool(v));
+  ASSERT_TRUE(aside);
+  EXPECT_EQ(*aside, text);
+  const json::Object *params = v->getAsObject()->getObject("params");
+  EXPECT_EQ(params->getObject("textDocument")->getString("text"),
+            std::optional<StringRef>(""));
+  EXPECT_EQ((*params->getArray("extra"))[0].getAsString(),
+            std::optional<StringRef>(other));
+
+  // The text short, the other string long: nothing aside, all as written.
+  std::string shortText =
+      R"({"params":{"textDocument":{"text":"abc"},"extra":[")" + other +
+      R"("]}})";
+  taken = takeLongStrings(shortText, 40);
+  ASSERT_TRUE(taken);
+  v = parseMessage(shortText, std::move(*taken), kPath, aside);
+  ASSERT_TRUE(bool(v));
+  EXPECT_FALSE(aside);
+  EXPECT_EQ(*v, *json::parse(shortText));
+}
+
 TEST(MessageJSON, SeveralLongStringsInArrays) {
   std::string msg =
       R"({"jsonrpc":"2.0","method":"textDocument/didChange","params":{)"
