@@ -1219,9 +1219,6 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
       old.section.stale || old.section.firstLine != sec.firstLine ||
       old.section.firstColumn != sec.firstColumn)
     return std::nullopt;
-  // One function's small parse reuses its pages from edit to edit (giving
-  // them back made a 200k-line edit 25% slower).
-  KeepFreePages keep;
   std::string_view oldText = old.text;
   std::string_view newText = std::string_view(file.text).substr(
       sec.beginOffset, sec.endOffset - sec.beginOffset);

@@ -67,7 +67,7 @@ public:
 /// until it is answered (not for a document's long text), since a reply
 /// frees the pages the next request allocates again (inlay requests at
 /// 200k lines faulted ~290 pages each, 0.6 -> 0.9 ms, when they went back
-/// at once); and a function's small re-analysis reuses its pages.
+/// at once).
 class KeepFreePages {
 public:
   KeepFreePages();
