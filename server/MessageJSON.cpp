@@ -81,9 +81,22 @@ std::optional<size_t> parseLiteral(StringRef text, size_t open,
     return static_cast<const char *>(std::memchr(p, c, end - p));
   };
   const char *quote = find('"'), *slash = find('\\');
-  // The first quote ends it unless one is escaped: one allocation.
-  if (quote)
-    out.reserve(quote - p);
+  // One allocation, of at most the literal's length as written: grown by
+  // doubling, a document's text (kept as it is, takeOpenedText) had up to
+  // twice its size allocated. The first quote ends the literal unless it
+  // is escaped (an odd run of backslashes before it).
+  for (const char *q = quote; q;
+       q = static_cast<const char *>(std::memchr(q + 1, '"', end - q - 1))) {
+    const char *b = q;
+    while (b > p && b[-1] == '\\')
+      --b;
+    if ((q - b) % 2 == 0) {
+      out.reserve(q - p);
+      break;
+    }
+    if (q + 1 == end)
+      break;
+  }
   bool nonAscii = false;
   auto done = [&]() -> std::optional<size_t> {
     if (nonAscii && !json::isUTF8(out))

@@ -82,6 +82,21 @@ TEST(MessageJSON, TheDocumentTextIsMovedAside) {
   EXPECT_EQ(*v, *json::parse(shortText));
 }
 
+// A long string's value is allocated once, at most as long as written,
+// also when its first quote is an escaped one (`"tosa.const"` in a model):
+// grown by doubling, a document's text had up to twice its size.
+TEST(MessageJSON, ALongStringIsAllocatedOnce) {
+  std::string body = "%0 = \\\"tosa.const\\\"() \\n";
+  for (int i = 0; i < 3000; ++i) // a run between escapes per line
+    body += "  %1 = tosa.add %0, %0 : tensor<2xf32>\\n";
+  std::string msg = R"({"text":")" + body + R"("})";
+  std::optional<LongStrings> taken = takeLongStrings(msg, 40);
+  ASSERT_TRUE(taken);
+  ASSERT_EQ(taken->values.size(), 1u);
+  EXPECT_EQ(taken->values[0].substr(0, 17), "%0 = \"tosa.const\"");
+  EXPECT_LE(taken->values[0].capacity(), body.size());
+}
+
 TEST(MessageJSON, SeveralLongStringsInArrays) {
   std::string msg =
       R"({"jsonrpc":"2.0","method":"textDocument/didChange","params":{)"
