@@ -22,6 +22,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace tosa_lsp {
@@ -369,12 +370,9 @@ struct OpReport {
   const ExplicitBroadcastAnalysis &explicitBcast() const; // the other kinds
   /// Gives the op an implicit analysis of its own (a composition rendered
   /// as an implicit op).
-  void setImplicit(BroadcastAnalysis a) { implicitCache.set(std::move(a)); }
+  void setImplicit(BroadcastAnalysis a) { analyses.set(std::move(a)); }
   /// Drops computed analyses; the inputs stay (see CachedValue::forget).
-  void forgetAnalyses() const {
-    implicitCache.forget();
-    explicitCache.forget();
-  }
+  void forgetAnalyses() const { analyses.forget(); }
 
   bool ok() const;
   std::vector<MaybeShape> operandShapes() const;
@@ -384,8 +382,11 @@ struct OpReport {
   const std::vector<Violation> &violations() const;
 
 private:
-  CachedValue<BroadcastAnalysis> implicitCache;
-  CachedValue<ExplicitBroadcastAnalysis> explicitCache;
+  /// The op's kind's analysis (one slot: 24 bytes an op less than one
+  /// per kind, the op reports being as big as MLIR's IR).
+  using Analyses = std::variant<BroadcastAnalysis, ExplicitBroadcastAnalysis>;
+  CachedValue<Analyses> analyses;
+  Analyses computeAnalyses() const;
 };
 
 /// The packed inputs of an op (OpReport::packedShapes): its operands'

@@ -145,30 +145,36 @@ struct PackedShapes {
 
 } // namespace
 
-const BroadcastAnalysis &OpReport::implicit() const {
-  return implicitCache.get([&] {
-    PackedShapes p(packedShapes);
+OpReport::Analyses OpReport::computeAnalyses() const {
+  PackedShapes p(packedShapes);
+  switch (kind) {
+  case OpKind::Implicit: {
     BroadcastOptions opts;
     opts.requireEqualRanks = tosa;
     return analyzeBroadcast(p.operands, p.result, opts);
-  });
+  }
+  case OpKind::BroadcastInDim:
+    return analyzeBroadcastInDim(p.operand(0), p.result, p.dims);
+  case OpKind::LinalgBroadcast:
+    return analyzeLinalgBroadcast(p.operand(0), p.result, p.dims);
+  case OpKind::BinaryInDim:
+    return analyzeBinaryInDim(p.operand(0), p.operand(1), p.result, p.dims);
+  }
+  return ExplicitBroadcastAnalysis();
+}
+
+const BroadcastAnalysis &OpReport::implicit() const {
+  const Analyses &a = analyses.get([&] { return computeAnalyses(); });
+  static const BroadcastAnalysis none; // asked of another kind of op
+  const auto *b = std::get_if<BroadcastAnalysis>(&a);
+  return b ? *b : none;
 }
 
 const ExplicitBroadcastAnalysis &OpReport::explicitBcast() const {
-  return explicitCache.get([&] {
-    PackedShapes p(packedShapes);
-    switch (kind) {
-    case OpKind::BroadcastInDim:
-      return analyzeBroadcastInDim(p.operand(0), p.result, p.dims);
-    case OpKind::LinalgBroadcast:
-      return analyzeLinalgBroadcast(p.operand(0), p.result, p.dims);
-    case OpKind::BinaryInDim:
-      return analyzeBinaryInDim(p.operand(0), p.operand(1), p.result, p.dims);
-    case OpKind::Implicit:
-      break;
-    }
-    return ExplicitBroadcastAnalysis();
-  });
+  const Analyses &a = analyses.get([&] { return computeAnalyses(); });
+  static const ExplicitBroadcastAnalysis none; // asked of an implicit op
+  const auto *e = std::get_if<ExplicitBroadcastAnalysis>(&a);
+  return e ? *e : none;
 }
 
 bool OpReport::ok() const {

@@ -197,6 +197,11 @@ func.func @f(%a: tensor<3xf32>, %u: tensor<*xf32>, %b: tensor<2x1xf32>, %init: t
 
   ExplicitBroadcastAnalysis inDim =
       analyzeBroadcastInDim(Shape{3}, Shape{2, 3}, {1});
+  // One slot per op holds its kind's analysis: asking an explicit op for
+  // an implicit one first (nothing to tell) does not spoil it.
+  EXPECT_TRUE(fa.ops[1].implicit().dims.empty());
+  EXPECT_TRUE(fa.ops[0].explicitBcast().mappings.empty());
+  EXPECT_EQ(&fa.ops[0].implicit(), &i);
   EXPECT_EQ(fa.ops[1].explicitBcast().target, inDim.target);
   EXPECT_EQ(fa.ops[1].explicitBcast().operand, inDim.operand);
   EXPECT_EQ(fa.ops[1].ok(), inDim.ok());
