@@ -560,6 +560,9 @@ public:
   /// has the analysis threads hand back their allocators' free memory.
   /// Between analyses only.
   void releaseMemory();
+  /// The thread that analyses a big section's second half hands back its
+  /// allocator's free pages. Between analyses only.
+  void releaseHelperFreePages();
 
 private:
   struct Impl;

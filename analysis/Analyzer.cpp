@@ -1052,6 +1052,10 @@ void Analyzer::releaseMemory() {
   impl->helperThread.stop();
 }
 
+void Analyzer::releaseHelperFreePages() {
+  impl->helperThread.run([] { releaseFreeMemory(); });
+}
+
 void Analyzer::setParallelSectionBytes(size_t bytes) {
   impl->parallelSectionBytes = bytes;
 }
