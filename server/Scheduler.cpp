@@ -226,6 +226,9 @@ void Scheduler::run() {
         releaseFreeMemory();
       }
       lock.lock();
+      // The helper thread has ended and its heap gone back: a release
+      // still pending would only start a new one.
+      helperPagesToRelease = false;
       ++counters.memoryReleases;
       idle.notify_all();
       continue;
