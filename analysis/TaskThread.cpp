@@ -94,6 +94,13 @@ void applyPolicy() {
   atOnce = want;
   policyHook(want);
 }
+
+/// One scope of a kind (`count`) more or less.
+void changeScopes(unsigned &count, bool enter) {
+  std::lock_guard<std::mutex> lock(policyMu);
+  enter ? ++count : --count;
+  applyPolicy();
+}
 } // namespace
 
 void setGiveBackFreePagesHook(void (*hook)(bool)) {
@@ -107,29 +114,11 @@ void decommitFreePagesByDefault(bool on) {
   applyPolicy();
 }
 
-GiveBackFreePages::GiveBackFreePages() {
-  std::lock_guard<std::mutex> lock(policyMu);
-  ++givingBack;
-  applyPolicy();
-}
+GiveBackFreePages::GiveBackFreePages() { changeScopes(givingBack, true); }
+GiveBackFreePages::~GiveBackFreePages() { changeScopes(givingBack, false); }
 
-GiveBackFreePages::~GiveBackFreePages() {
-  std::lock_guard<std::mutex> lock(policyMu);
-  --givingBack;
-  applyPolicy();
-}
-
-KeepFreePages::KeepFreePages() {
-  std::lock_guard<std::mutex> lock(policyMu);
-  ++keeping;
-  applyPolicy();
-}
-
-KeepFreePages::~KeepFreePages() {
-  std::lock_guard<std::mutex> lock(policyMu);
-  --keeping;
-  applyPolicy();
-}
+KeepFreePages::KeepFreePages() { changeScopes(keeping, true); }
+KeepFreePages::~KeepFreePages() { changeScopes(keeping, false); }
 
 TaskThread::TaskThread(unsigned stackBytes) : stackBytes(stackBytes) {}
 

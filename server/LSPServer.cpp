@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <unistd.h>
+#include <utility>
 
 using namespace llvm;
 using namespace llvm::lsp;
@@ -135,9 +136,7 @@ public:
   std::optional<KeepFreePages> keep;
   /// The text of the didOpen just read (`parsed` has "" in its place).
   std::optional<std::string> takeOpenedText() {
-    std::optional<std::string> t = std::move(openedText);
-    openedText.reset();
-    return t;
+    return std::exchange(openedText, std::nullopt);
   }
   /// The message just read, parsed (inspect has to parse it anyway): the
   /// transport loop dispatches it without parsing a 20 MB didOpen twice.

@@ -174,6 +174,19 @@ std::optional<size_t> parseLiteral(StringRef text, size_t open,
   }
 }
 
+/// Which of `count` long strings `v` stands for, if it is a placeholder
+/// (std::nullopt otherwise; `bad` when it reads as one but is not).
+std::optional<size_t> placeholderIndex(const json::Value &v, size_t count,
+                                       bool &bad) {
+  std::optional<StringRef> s = v.getAsString();
+  if (!s || !s->starts_with(kPlaceholderValue))
+    return std::nullopt;
+  size_t i = 0;
+  bad =
+      s->drop_front(kPlaceholderValue.size()).getAsInteger(10, i) || i >= count;
+  return bad ? std::nullopt : std::optional<size_t>(i);
+}
+
 /// Puts the long strings back where their placeholders are.
 bool restore(json::Value &v, std::vector<std::string> &values,
              size_t &restored) {
@@ -189,14 +202,11 @@ bool restore(json::Value &v, std::vector<std::string> &values,
         return false;
     return true;
   }
-  std::optional<StringRef> s = v.getAsString();
-  if (!s || !s->starts_with(kPlaceholderValue))
-    return true;
-  size_t i = 0;
-  if (s->drop_front(kPlaceholderValue.size()).getAsInteger(10, i) ||
-      i >= values.size())
-    return false;
-  v = json::Value(std::move(values[i]));
+  bool bad = false;
+  std::optional<size_t> i = placeholderIndex(v, values.size(), bad);
+  if (!i)
+    return !bad;
+  v = json::Value(std::move(values[*i]));
   ++restored;
   return true;
 }
@@ -248,8 +258,9 @@ Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
     consumeError(v.takeError());
     return json::parse(text); // its error, or what it makes of it
   }
-  // The value at `path`, if it is a placeholder: moved aside, not restored.
-  json::Value *at = &*v;
+  // The value at `path`, if it is a placeholder: moved aside, not restored
+  // (no path: nothing, not even a message that is one long string).
+  json::Value *at = path.empty() ? nullptr : &*v;
   for (StringRef key : path) {
     json::Object *o = at->getAsObject();
     at = o ? o->get(key) : nullptr;
@@ -257,12 +268,10 @@ Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
       break;
   }
   size_t restored = 0;
-  std::optional<StringRef> s = at ? at->getAsString() : std::nullopt;
-  size_t i = 0;
-  if (s && s->starts_with(kPlaceholderValue) &&
-      !s->drop_front(kPlaceholderValue.size()).getAsInteger(10, i) &&
-      i < taken.values.size()) {
-    aside = std::move(taken.values[i]);
+  bool bad = false;
+  if (std::optional<size_t> i =
+          at ? placeholderIndex(*at, taken.values.size(), bad) : std::nullopt) {
+    aside = std::move(taken.values[*i]);
     *at = json::Value("");
     ++restored;
   }
@@ -273,14 +282,8 @@ Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
 }
 
 Expected<json::Value> parseMessage(StringRef text, LongStrings taken) {
-  Expected<json::Value> v = json::parse(taken.rest);
-  size_t restored = 0;
-  if (v && restore(*v, taken.values, restored) &&
-      restored == taken.values.size())
-    return v;
-  if (!v)
-    consumeError(v.takeError());
-  return json::parse(text); // its error, or what it makes of it
+  std::optional<std::string> none; // no path: nothing is set aside
+  return parseMessage(text, std::move(taken), {}, none);
 }
 
 Expected<json::Value> parseMessage(StringRef text, size_t minLength) {

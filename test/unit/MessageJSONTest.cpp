@@ -108,6 +108,8 @@ TEST(MessageJSON, SeveralLongStringsInArrays) {
   ASSERT_TRUE(taken);
   EXPECT_EQ(taken->values.size(), 3u);
   expectAsJsonParse(msg, 23);
+  // A message that is one long string is that string.
+  expectAsJsonParse(R"("a long string at the top level")", 8);
 }
 
 // Anything that is not plain valid JSON is left to json::parse, which
