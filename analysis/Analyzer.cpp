@@ -1052,8 +1052,35 @@ void Analyzer::releaseMemory() {
   impl->helperThread.stop();
 }
 
-void Analyzer::releaseHelperFreePages() {
-  impl->helperThread.run([] { releaseFreeMemory(); });
+/// A context like `old`'s with the same dialects loaded: the next analysis
+/// does not load them again (a few ms of a keystroke's re-analysis).
+static std::unique_ptr<MLIRContext>
+freshContextLike(MLIRContext &old, std::unique_ptr<MLIRContext> (*make)()) {
+  std::vector<std::string> loaded;
+  for (Dialect *d : old.getLoadedDialects())
+    loaded.push_back(d->getNamespace().str());
+  std::unique_ptr<MLIRContext> ctx = make();
+  for (const std::string &name : loaded)
+    (void)ctx->getOrLoadDialect(name);
+  return ctx;
+}
+
+void Analyzer::releaseIdleMemory() {
+  impl->analysisThread.run([&] {
+    PhaseTimer t("fresh contexts (idle)");
+    impl->destroyRetired();
+    impl->context = freshContextLike(*impl->context, Impl::makeContext);
+    impl->lenientLoaded = false;
+    releaseFreeMemory();
+  });
+  // The second part's context: made and used on the helper thread, whose
+  // heap holds what it uniqued.
+  impl->helperThread.run([&] {
+    if (impl->partContext)
+      impl->partContext =
+          freshContextLike(*impl->partContext, Impl::makeContext);
+    releaseFreeMemory();
+  });
 }
 
 void Analyzer::setParallelSectionBytes(size_t bytes) {

@@ -104,9 +104,10 @@ public:
     /// Times the Analyzer released its memory (Analyzer::releaseMemory)
     /// after the last document closed.
     unsigned memoryReleases = 0;
-    /// Times the helper thread gave back its free pages, idle after a
-    /// publish (once the version it replaced was freed).
-    unsigned helperReleases = 0;
+    /// Times the Analyzer forgot what its contexts uniqued and gave back
+    /// its threads' free pages, idle after a publish (once the version it
+    /// replaced was freed): Analyzer::releaseIdleMemory.
+    unsigned idleReleases = 0;
   };
   Stats stats() const;
 
@@ -143,9 +144,9 @@ private:
   /// and location it ever uniqued (a 200k-line file leaves ~100 MiB
   /// behind otherwise).
   bool releaseAnalyzerMemory = false;
-  /// An analysis was published: once idle, the Analyzer's helper thread
-  /// hands back what was freed in its heap meanwhile (see run()).
-  bool helperPagesToRelease = false;
+  /// An analysis was published: once idle, the Analyzer releases what it
+  /// no longer needs (see run()).
+  bool idleMemoryToRelease = false;
   std::unique_ptr<llvm::thread> worker;
   /// Frees the snapshot a new one replaced, beside the next analysis: an
   /// edit sent right after the last publish waited for that free (1.4 ms

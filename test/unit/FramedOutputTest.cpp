@@ -39,4 +39,15 @@ TEST(FramedOutput, WholeFramesAndNoBigBufferKept) {
   }
 }
 
+// A message buffer grown by a 10k-line didOpen (0.9 MB) is not kept for
+// the small messages after it; one a small message grew is.
+TEST(FramedOutput, ABufferOfOneBigMessageIsNotKept) {
+  std::string opened(900 << 10, 'x');
+  releaseBigBuffer(opened);
+  EXPECT_EQ(opened.capacity(), std::string().capacity());
+  std::string small(4 << 10, 'x');
+  releaseBigBuffer(small);
+  EXPECT_GE(small.capacity(), size_t(4) << 10);
+}
+
 } // namespace

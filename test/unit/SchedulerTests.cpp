@@ -175,26 +175,27 @@ TEST(Scheduler, ClosingTheLastDocumentReleasesTheAnalyzersMemory) {
 
 namespace {
 
-// The helper thread allocated half of a big section's items and only it
-// can give their pages back: idle after each publish (once the replaced
-// version is freed) it does, not in sync mode (no worker to be idle).
-TEST(Scheduler, TheHelperGivesBackItsPagesOncePublishedAndIdle) {
+// What the Analyzer's contexts uniqued, and the pages freed in its helper
+// thread's heap (only that thread can give them back), are released once
+// a version is published and the replaced one freed, when idle: not in
+// sync mode (no worker to be idle).
+TEST(Scheduler, TheAnalyzerReleasesIdleMemoryOncePublished) {
   Scheduler async(/*sync=*/false, std::chrono::milliseconds(0), nullptr);
   async.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   async.waitIdle();
-  for (int i = 0; i < 500 && async.stats().helperReleases == 0; ++i)
+  for (int i = 0; i < 500 && async.stats().idleReleases == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(async.stats().helperReleases, 1u);
+  EXPECT_EQ(async.stats().idleReleases, 1u);
   async.update("test:///a.mlir", "/a.mlir", 2, std::string(kText) + "\n",
                Config());
   async.waitIdle();
-  for (int i = 0; i < 500 && async.stats().helperReleases < 2; ++i)
+  for (int i = 0; i < 500 && async.stats().idleReleases < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(async.stats().helperReleases, 2u);
+  EXPECT_EQ(async.stats().idleReleases, 2u);
 
   Scheduler sync(/*sync=*/true, std::chrono::milliseconds(0), nullptr);
   sync.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
-  EXPECT_EQ(sync.stats().helperReleases, 0u);
+  EXPECT_EQ(sync.stats().idleReleases, 0u);
 }
 
 /// A replaced snapshot is freed beside the next analysis (the reclaimer
