@@ -37,18 +37,30 @@ class SharedText {
 public:
   SharedText() = default;
   SharedText(std::string s)
-      : text(s.empty() ? nullptr
-                       : std::make_shared<const std::string>(std::move(s))) {}
+      : rep(s.empty() ? nullptr : new Rep{{1}, std::move(s)}) {}
   SharedText(const char *s) : SharedText(std::string(s)) {}
+  SharedText(const SharedText &o) : rep(o.rep) {
+    if (rep)
+      rep->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  SharedText(SharedText &&o) noexcept : rep(o.rep) { o.rep = nullptr; }
+  SharedText &operator=(SharedText o) noexcept {
+    std::swap(rep, o.rep);
+    return *this;
+  }
+  ~SharedText() {
+    if (rep && rep->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete rep;
+  }
 
-  const std::string &str() const { return text ? *text : none(); }
+  const std::string &str() const { return rep ? rep->text : none(); }
   operator const std::string &() const { return str(); }
   bool empty() const { return str().empty(); }
   size_t size() const { return str().size(); }
   const char *c_str() const { return str().c_str(); }
 
   friend bool operator==(const SharedText &a, const SharedText &b) {
-    return a.text == b.text || a.str() == b.str();
+    return a.rep == b.rep || a.str() == b.str();
   }
   friend bool operator!=(const SharedText &a, const SharedText &b) {
     return !(a == b);
@@ -95,7 +107,14 @@ private:
     static const std::string nothing;
     return nothing;
   }
-  std::shared_ptr<const std::string> text;
+  /// The count and the text in one allocation, one pointer in the item: a
+  /// std::shared_ptr was two (16 bytes), and an op's report, its value and
+  /// its span hold five (200k ops: ~8 MB a version).
+  struct Rep {
+    std::atomic<unsigned> refs;
+    const std::string text;
+  };
+  Rep *rep = nullptr;
 };
 
 /// An immutable list that copies share until one of them changes (copy on
@@ -210,49 +229,51 @@ public:
     return *this;
   }
   CachedValue &operator=(CachedValue &&o) { return *this = o; }
+  ~CachedValue() { release(node.load(std::memory_order_acquire)); }
 
   template <typename Make> const T &get(Make make) const {
-    if (has.load(std::memory_order_acquire))
-      if (std::shared_ptr<const T> v = std::atomic_load(&value))
-        return *v; // kept alive by `value`, which is never replaced
-    auto fresh = std::make_shared<const T>(make());
-    std::shared_ptr<const T> expected;
-    if (std::atomic_compare_exchange_strong(&value, &expected, fresh)) {
-      has.store(true, std::memory_order_release);
-      return *fresh;
-    }
-    return *expected;
+    if (Node *n = node.load(std::memory_order_acquire))
+      return n->value; // kept alive by `node`, which is never replaced
+    Node *fresh = new Node{{1}, make()};
+    Node *expected = nullptr;
+    if (node.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+      return fresh->value;
+    delete fresh;
+    return expected->value;
   }
   /// Replaces the value for this copy (before anyone reads it).
   void set(T v) {
-    std::atomic_store(&value, std::make_shared<const T>(std::move(v)));
-    has.store(true, std::memory_order_release);
+    release(
+        node.exchange(new Node{{1}, std::move(v)}, std::memory_order_acq_rel));
   }
   /// Drops a computed value. Only while no other thread can see this one
   /// (references from get() die with it).
   void forget() const {
-    if (!has.exchange(false, std::memory_order_acq_rel))
-      return;
-    std::atomic_store(&value, std::shared_ptr<const T>());
+    release(node.exchange(nullptr, std::memory_order_acq_rel));
   }
 
 private:
-  /// Most copies have nothing cached (the findings forget what they
-  /// computed): `has` says so without std::atomic_load, which takes a lock
-  /// from a shared pool (two per op copied, contended by the merge's two
-  /// threads).
-  void copyFrom(const CachedValue &o) {
-    std::shared_ptr<const T> v;
-    if (o.has.load(std::memory_order_acquire))
-      v = std::atomic_load(&o.value);
-    if (!v && !has.load(std::memory_order_relaxed))
-      return; // Nothing here, nothing there: no lock taken.
-    bool set = v != nullptr;
-    std::atomic_store(&value, std::move(v));
-    has.store(set, std::memory_order_release);
+  /// The value with the count of the copies that share it, one allocation
+  /// and one pointer in the item: a std::shared_ptr and a flag were 24
+  /// bytes of every op, most of which never compute the value.
+  struct Node {
+    std::atomic<unsigned> refs;
+    const T value;
+  };
+  static void release(Node *n) {
+    if (n && n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete n;
   }
-  mutable std::shared_ptr<const T> value;
-  mutable std::atomic<bool> has{false};
+  void copyFrom(const CachedValue &o) {
+    Node *n = o.node.load(std::memory_order_acquire);
+    if (!n && !node.load(std::memory_order_relaxed))
+      return; // Nothing here, nothing there.
+    if (n)
+      n->refs.fetch_add(1, std::memory_order_relaxed);
+    release(node.exchange(n, std::memory_order_acq_rel));
+  }
+  mutable std::atomic<Node *> node{nullptr};
 };
 
 /// 1-based line and byte column, as MLIR locations and mlir-opt print them.
@@ -342,6 +363,10 @@ struct OpReport {
   bool verifierFailed = false;
   /// MLIR's verifier checked this op (it skips ops nested in a failed op).
   bool verifierRan = false;
+  /// The broadcast verdict and flags, computed without the records (always
+  /// set for OpKind::Implicit by the document pipeline); beside the flags,
+  /// in what would be padding.
+  std::optional<BroadcastSummary> summary;
   /// The types of the data operands, which are the op's first operands
   /// (tosa.mul's shift, the last, excluded).
   CowVector<SharedText> operandTypes;
@@ -361,9 +386,6 @@ struct OpReport {
   /// dimensions listed and the list. In 32-bit words (packShapes): half
   /// the size of int64s, ~13 MiB at 200k ops.
   CowVector<int32_t> packedShapes;
-  /// Its verdict and flags, computed without the records (always set for
-  /// OpKind::Implicit by the document pipeline).
-  std::optional<BroadcastSummary> summary;
 
   /// The analyses, computed from `packedShapes` on first use.
   const BroadcastAnalysis &implicit() const;              // OpKind::Implicit

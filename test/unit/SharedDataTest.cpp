@@ -72,3 +72,66 @@ TEST(CowVector, ElementsLiveAsLongAsTheLastCopy) {
   }
   EXPECT_EQ(Counted::live, 0); // nothing leaks
 }
+
+TEST(SharedText, CopiesShareOneTextThatLivesAsLongAsTheLast) {
+  SharedText a = std::string("tensor<4x?xf32>"), none;
+  SharedText b = a, c;
+  c = b;
+  EXPECT_EQ(&a.str(), &c.str()); // one text, three owners
+  EXPECT_EQ(c, "tensor<4x?xf32>");
+  a = SharedText();
+  b = std::move(c);
+  EXPECT_EQ(b.str(), "tensor<4x?xf32>"); // still held
+  EXPECT_TRUE(c.empty());                // moved from
+  EXPECT_EQ(none, SharedText(""));       // empty texts are equal, shared
+  EXPECT_EQ(&none.str(), &SharedText("").str());
+  // Equal texts compare equal whether shared or not.
+  EXPECT_EQ(b, SharedText("tensor<4x?xf32>"));
+  EXPECT_NE(b, SharedText("tensor<4xf32>"));
+}
+
+namespace {
+struct CountedValue {
+  static int live;
+  int v;
+  CountedValue(int v) : v(v) { ++live; }
+  CountedValue(const CountedValue &o) : v(o.v) { ++live; }
+  CountedValue(CountedValue &&o) : v(o.v) { ++live; }
+  ~CountedValue() { --live; }
+};
+int CountedValue::live = 0;
+} // namespace
+
+TEST(CachedValue, ComputedOnceSharedByCopiesFreedWithTheLast) {
+  {
+    CachedValue<CountedValue> a;
+    int made = 0;
+    auto make = [&] { return CountedValue(++made); };
+    CachedValue<CountedValue> before = a; // copied before: its own
+    EXPECT_EQ(a.get(make).v, 1);
+    EXPECT_EQ(a.get(make).v, 1); // once
+    CachedValue<CountedValue> b = a, c;
+    c = b;
+    EXPECT_EQ(&c.get(make), &a.get(make)); // shared
+    EXPECT_EQ(before.get(make).v, 2);
+    EXPECT_EQ(CountedValue::live, 2);
+    a.forget();
+    EXPECT_EQ(CountedValue::live, 2); // b and c hold it
+    EXPECT_EQ(a.get(make).v, 3);      // computed again
+    b.set(CountedValue(7));
+    EXPECT_EQ(b.get(make).v, 7);
+    EXPECT_EQ(c.get(make).v, 1); // c's copy is untouched
+  }
+  EXPECT_EQ(CountedValue::live, 0); // nothing leaks
+}
+
+// Every op, value and span of a file is one of these (10^5-10^6 per
+// version): a pointer for a text or a cached value, not a std::shared_ptr
+// (16 bytes, and a flag beside the cached value).
+TEST(SharedData, ItemsStayCompact) {
+  EXPECT_EQ(sizeof(SharedText), sizeof(void *));
+  EXPECT_EQ(sizeof(CachedValue<int>), sizeof(void *));
+  EXPECT_LE(sizeof(OpReport), 128u);
+  EXPECT_LE(sizeof(ValueInfo), 96u);
+  EXPECT_LE(sizeof(OpSpan), 56u);
+}
