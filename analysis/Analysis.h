@@ -367,6 +367,9 @@ struct OpReport {
   /// set for OpKind::Implicit by the document pipeline); beside the flags,
   /// in what would be padding.
   std::optional<BroadcastSummary> summary;
+  bool hasRegions = false;
+  /// All its operands (those of `operandTypes` are the data operands).
+  unsigned numOperands = 0;
   /// The types of the data operands, which are the op's first operands
   /// (tosa.mul's shift, the last, excluded).
   CowVector<SharedText> operandTypes;
@@ -451,7 +454,8 @@ struct SymbolInfo {
   unsigned section = 0;
 };
 
-/// Every op's name and text, for features that edit ops (quick fixes).
+/// The name and text of an op that has no OpReport (which has them), for
+/// features that edit ops (quick fixes; CodeActions.cpp looks in both).
 struct OpSpan {
   SharedText name;
   Range nameRange;

@@ -2304,7 +2304,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       // contained thread; a crash there loses the section as one here would.
       if (!job && !part && body.size() >= parallelSectionBytes) {
         std::optional<std::string> crashed;
-        std::vector<Operation *> owners;
+        std::vector<Operation *> owners, spanOwners;
         TaskThread::Running verifier = helperThread.beside([&] {
           crashed = runContained([&] {
             verify();
@@ -2315,7 +2315,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
             // read during a rehash can probe forever). linkReports
             // joins them after.
             const llvm::DenseMap<Operation *, unsigned> none;
-            detail::collectIndex(ps, none, index, &owners);
+            detail::collectIndex(ps, none, index, &owners, &spanOwners);
           });
         });
         {
@@ -2329,7 +2329,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
           deferredCrash = std::move(crashed);
           return;
         }
-        detail::linkReports(owners, reportOf, index.values);
+        detail::linkReports(owners, spanOwners, reportOf, index.values,
+                            index.opSpans);
         // From here on only the top-level ops are read (collectUnits): the
         // helper destroys the function bodies meanwhile, instead of this
         // thread after (the bulk of the IR: ~25 ms at 50k lines). Not for

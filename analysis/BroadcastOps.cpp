@@ -149,6 +149,8 @@ void collectOpReports(const ParsedSection &section, const Config &config,
     r.section = section.section.index;
     r.kind = *kind;
     r.registered = op->isRegistered();
+    r.numOperands = op->getNumOperands();
+    r.hasRegions = op->getNumRegions() != 0;
     if (const auto *def = section.state.getOpDef(op)) {
       r.range = section.toFileRange(def->loc);
       fillOpSpans(section, *def, r);

@@ -221,13 +221,20 @@ std::optional<size_t> diagnosticAt(const FixIndex &ix, const FileAnalysis &fa,
   return std::nullopt;
 }
 
-/// The innermost op (any op) whose text contains `r`.
-const OpSpan *userOf(const FileAnalysis &fa, const Range &r) {
-  const OpSpan *best = nullptr;
+/// The innermost op (any op) whose text contains `r`: a span, or the
+/// report of an op that has one (and no span).
+std::optional<OpSpan> userOf(const FileAnalysis &fa, const Range &r) {
+  std::optional<OpSpan> best;
+  auto consider = [&](const auto &op, const Range &nameRange) {
+    if (contains(op.scope, r.begin) && contains(op.scope, r.end))
+      if (!best || contains(best->scope, op.scope.begin))
+        best = OpSpan{op.name,        nameRange,     op.scope,
+                      op.numOperands, op.hasRegions, op.section};
+  };
   for (const OpSpan &s : fa.opSpans)
-    if (contains(s.scope, r.begin) && contains(s.scope, r.end))
-      if (!best || contains(best->scope, s.scope.begin))
-        best = &s;
+    consider(s, s.nameRange);
+  for (const OpReport &o : fa.ops)
+    consider(o, o.range);
   return best;
 }
 
@@ -300,7 +307,7 @@ std::optional<FixData> resultTypeFix(const FixIndex &ix, const FileAnalysis &fa,
   // returns the value.
   if (const ValueInfo *v = resultValue(ix, fa, op)) {
     for (const Range &use : v->uses) {
-      const OpSpan *user = userOf(fa, use);
+      std::optional<OpSpan> user = userOf(fa, use);
       if (!user)
         return std::nullopt;
       std::optional<unsigned> idx = operandIndex(fa, *user, use);
@@ -415,7 +422,7 @@ std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
       return std::nullopt; // The reshape alone would not make it verify.
   std::optional<size_t> diag =
       diagnosticAt(ix, fa, op, {}, /*errorsOnly=*/true);
-  const OpSpan *span = userOf(fa, op.range);
+  std::optional<OpSpan> span = userOf(fa, op.range);
   auto ob = off.offset(op.scope.begin), oe = off.offset(op.scope.end);
   if (!diag || !span || !ob || !oe)
     return std::nullopt;

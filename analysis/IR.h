@@ -135,16 +135,20 @@ void fillOpSpans(const ParsedSection &section,
 
 // findResultType and typeEnd: FunctionSplit.h.
 
-/// Appends the section's values, blocks and symbols (plain data). With
-/// `owners`, also the defining op of each value appended (null for block
-/// arguments), for linkReports to fill `opReport` once the reports exist.
+/// Appends the section's values, blocks, symbols and the spans of the ops
+/// without a report in `reportOf` (plain data). With `owners`, also the
+/// defining op of each value appended (null for block arguments), and a
+/// span for every op with its op in `spanOwners`, for linkReports to fill
+/// `opReport` and drop the spans of reported ops once the reports exist.
 void collectIndex(const ParsedSection &section,
                   const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
                   FileAnalysis &out,
-                  std::vector<mlir::Operation *> *owners = nullptr);
+                  std::vector<mlir::Operation *> *owners = nullptr,
+                  std::vector<mlir::Operation *> *spanOwners = nullptr);
 void linkReports(const std::vector<mlir::Operation *> &owners,
+                 const std::vector<mlir::Operation *> &spanOwners,
                  const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
-                 std::vector<ValueInfo> &values);
+                 std::vector<ValueInfo> &values, std::vector<OpSpan> &spans);
 
 } // namespace tosa_lsp::detail
 

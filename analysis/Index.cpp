@@ -77,17 +77,24 @@ void fillOpSpans(const ParsedSection &ps,
 }
 
 void linkReports(const std::vector<Operation *> &owners,
+                 const std::vector<Operation *> &spanOwners,
                  const llvm::DenseMap<Operation *, unsigned> &reportOf,
-                 std::vector<ValueInfo> &values) {
+                 std::vector<ValueInfo> &values, std::vector<OpSpan> &spans) {
   for (size_t i = 0; i < owners.size() && i < values.size(); ++i)
     if (owners[i])
       if (auto it = reportOf.find(owners[i]); it != reportOf.end())
         values[i].opReport = static_cast<int>(it->second);
+  size_t kept = 0;
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (i >= spanOwners.size() || !reportOf.count(spanOwners[i]))
+      spans[kept++] = std::move(spans[i]);
+  spans.erase(spans.begin() + kept, spans.end());
 }
 
 void collectIndex(const ParsedSection &ps,
                   const llvm::DenseMap<Operation *, unsigned> &reports,
-                  FileAnalysis &out, std::vector<Operation *> *owners) {
+                  FileAnalysis &out, std::vector<Operation *> *owners,
+                  std::vector<Operation *> *spanOwners) {
   unsigned section = ps.section.index;
   // Beside collectOpReports (`owners` given) the section's own caches are
   // theirs; after them, shared: each type is printed once a section (type
@@ -123,9 +130,14 @@ void collectIndex(const ParsedSection &ps,
     Operation *op = def.op;
     const SharedText &opName = owners ? ps.opName(op, opNames) : ps.opName(op);
     Range ownerRange = ps.toFileRange(def.loc);
-    out.opSpans.push_back({opName, ownerRange, ps.toFileRange(def.scopeLoc),
-                           op->getNumOperands(), op->getNumRegions() != 0,
-                           section});
+    // A reported op's name, text, operand count and regions are in its
+    // report: a span too was 56 bytes an op, most of a model's ops.
+    if (spanOwners)
+      spanOwners->push_back(op);
+    if (spanOwners || !reports.count(op))
+      out.opSpans.push_back({opName, ownerRange, ps.toFileRange(def.scopeLoc),
+                             op->getNumOperands(), op->getNumRegions() != 0,
+                             section});
     for (const auto &group : def.resultGroups) {
       ValueInfo v;
       v.name = textOf(group.definition.loc);

@@ -4,6 +4,7 @@
 
 #include "llvm/Support/thread.h"
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -77,6 +78,25 @@ void releaseFreeMemory() {
   std::lock_guard<std::mutex> lock(trimMu);
   malloc_trim(0);
 #endif
+}
+
+namespace {
+std::atomic<uint64_t> freedForOthers{0};
+thread_local uint64_t collectedAt = 0;
+} // namespace
+
+void noteFreedForOthers() {
+  freedForOthers.fetch_add(1, std::memory_order_release);
+}
+
+bool collectWhatOthersFreed() {
+  uint64_t now = freedForOthers.load(std::memory_order_acquire);
+  if (now == collectedAt)
+    return false;
+  collectedAt = now;
+  if (mi_collect)
+    mi_collect(false);
+  return true;
 }
 
 namespace {

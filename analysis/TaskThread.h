@@ -36,6 +36,17 @@ void configureAllocator();
 /// mimalloc only the thread that owns a heap can return its pages.
 void releaseFreeMemory();
 
+/// A thread freed memory that other threads allocated (the reclaimer, a
+/// replaced version): each of those threads collects it once, when it next
+/// calls collectWhatOthersFreed. With mimalloc only a heap's own thread can
+/// give back a page another thread emptied; idle threads (the message
+/// loop, the pool, the Scheduler) held a replaced version's text, position
+/// index and snapshot parts until their next allocation in the same pages.
+void noteFreedForOthers();
+/// Cheap when nothing was freed since this thread's last call; whether it
+/// collected.
+bool collectWhatOthersFreed();
+
 /// Whether pages the allocator finds free go back to the system at once
 /// (mimalloc's page decommit delay 0) or after mimalloc's delay, which is
 /// only honoured when the thread that freed them allocates again in the

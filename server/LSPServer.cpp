@@ -257,6 +257,9 @@ Error runTransport(TrackingInput &in, MessageHandler &handler) {
     // Ends once this message and its reply are freed (declared first, so
     // it runs last).
     auto answered = llvm::make_scope_exit([&] { in.keep.reset(); });
+    // A replaced version's text (allocated here, by its didChange) goes
+    // back once the reclaimer has freed it.
+    collectWhatOthersFreed();
     if (failed(in.readMessage(text)))
       continue;
     std::optional<json::Value> msg = std::move(in.parsed);

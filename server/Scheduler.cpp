@@ -191,6 +191,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   if (replaced && !sync)
     handedOver = reclaimer.start([old = std::move(replaced), freed]() mutable {
       old.reset();
+      noteFreedForOthers();
       freed();
     });
   replaced.reset();
@@ -244,6 +245,7 @@ void Scheduler::run() {
       idleMemoryToRelease = false;
       lock.unlock();
       analyzer->releaseIdleMemory();
+      collectWhatOthersFreed(); // this thread's snapshot parts
       lock.lock();
       ++counters.idleReleases;
       continue;

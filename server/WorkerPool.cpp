@@ -2,6 +2,8 @@
 
 #include "WorkerPool.h"
 
+#include "TaskThread.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Threading.h"
 
@@ -79,6 +81,7 @@ void WorkerPool::loop(unsigned worker) {
       lock.unlock();
       task(worker);
     } // destroyed (with what it captured) outside the lock
+    collectWhatOthersFreed();
     lock.lock();
     --active;
     if (queue.empty() && active == 0)

@@ -318,6 +318,19 @@ TEST(Index, ValuesBlocksAndSymbols) {
   EXPECT_EQ(add.resultTypeRange.end.column, 79u);
   // Its result name's range (`%0`, line 7 columns 3-5).
   EXPECT_EQ(test::rng(add.resultNameRange), "7:3-7:5");
+  // What quick fixes read of an op is in its report; spans are kept only
+  // for ops without one (a function, its return), not twice.
+  EXPECT_EQ(add.numOperands, 2u);
+  EXPECT_FALSE(add.hasRegions);
+  std::vector<std::string> spans;
+  for (const OpSpan &o : fa.opSpans)
+    spans.push_back(o.name.str() + "@" + std::to_string(o.section));
+  // (In the parser's order: an op after those nested in it.)
+  EXPECT_EQ(spans, (std::vector<std::string>{"func.return@0", "func.func@0",
+                                             "func.return@1", "func.func@1"}));
+  for (const OpSpan &o : fa.opSpans)
+    if (o.name == "func.func")
+      EXPECT_TRUE(o.hasRegions);
 }
 
 // The cache remembers a shared text by reference (no copy of the file),

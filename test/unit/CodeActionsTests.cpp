@@ -35,6 +35,28 @@ TEST(CodeActions, ResultTypeFixUpdatesReturnAndSignature) {
             "  return %0 : tensor<1x3xf32>\n}\n");
 }
 
+// The user is an op with a report (and so no span of its own): found, and
+// its operand type changed with the result's.
+TEST(CodeActions, ResultTypeFixUpdatesAReportedUser) {
+  std::string text =
+      "func.func @f(%a: tensor<1x3xf32>, %b: tensor<4x3xf32>) -> "
+      "tensor<4x3xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<1x3xf32>) -> tensor<4x3xf32>\n"
+      "  %1 = tosa.add %0, %b : (tensor<4x3xf32>, tensor<4x3xf32>) -> "
+      "tensor<4x3xf32>\n"
+      "  return %1 : tensor<4x3xf32>\n}\n";
+  auto fixes = fixesFor(text);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixData::ResultType);
+  EXPECT_EQ(applyEdits(text, fixes[0].edits),
+            "func.func @f(%a: tensor<1x3xf32>, %b: tensor<4x3xf32>) -> "
+            "tensor<4x3xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<1x3xf32>) -> tensor<1x3xf32>\n"
+            "  %1 = tosa.add %0, %b : (tensor<1x3xf32>, tensor<4x3xf32>) -> "
+            "tensor<4x3xf32>\n"
+            "  return %1 : tensor<4x3xf32>\n}\n");
+}
+
 TEST(CodeActions, RefineKeepsUsersThroughACast) {
   std::string text =
       "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {\n"

@@ -141,3 +141,28 @@ TEST(GiveBackFreePages, RequestsKeepPagesWhereTheDefaultGivesBack) {
   EXPECT_EQ(hookCalls.size(), 6u);
   setGiveBackFreePagesHook(nullptr);
 }
+
+namespace {
+// Each thread collects once per note, whichever thread freed: the message
+// loop, the pool and the Scheduler call this often (between messages,
+// after tasks), and collect only after a replaced version was freed.
+TEST(CollectWhatOthersFreed, OncePerNoteOnEachThread) {
+  collectWhatOthersFreed(); // whatever notes came before this test
+  EXPECT_FALSE(collectWhatOthersFreed());
+  noteFreedForOthers();
+  EXPECT_TRUE(collectWhatOthersFreed());
+  EXPECT_FALSE(collectWhatOthersFreed());
+  bool other = false, again = true;
+  std::thread t([&] {
+    other = collectWhatOthersFreed(); // a thread that never collected
+    again = collectWhatOthersFreed();
+  });
+  t.join();
+  EXPECT_TRUE(other);
+  EXPECT_FALSE(again);
+  noteFreedForOthers();
+  noteFreedForOthers();
+  EXPECT_TRUE(collectWhatOthersFreed()); // once for both
+  EXPECT_FALSE(collectWhatOthersFreed());
+}
+} // namespace
