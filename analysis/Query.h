@@ -59,13 +59,19 @@ private:
     BlockDef,
     BlockUse
   };
+  /// 8 bytes, not 16: the line is where the entry is (`lineStart`), the
+  /// kind shares a word with the item (a 200k-line file's index was ~13
+  /// MB, and a version's index lives beside the next one's).
   struct Entry {
-    unsigned line;
-    Kind kind;
-    unsigned item; // index into the FileAnalysis vector of its kind
-    unsigned use;  // index into `uses` for *Use kinds
+    uint32_t kindItem; // kind << kItemBits | index into its kind's vector
+    uint32_t use;      // index into `uses` for *Use kinds
+    Kind kind() const { return Kind(kindItem >> kItemBits); }
+    unsigned item() const { return kindItem & ((1u << kItemBits) - 1); }
   };
+  static constexpr unsigned kItemBits = 29;
   std::vector<Entry> entries; // by line, then kind, then item (scan order)
+  /// The entries of line L are [lineStart[L], lineStart[L + 1]).
+  std::vector<uint32_t> lineStart;
   /// (first line of the op's text, op index), sorted.
   std::vector<std::pair<unsigned, unsigned>> opStarts;
   unsigned maxOpLines = 0; // the longest op's line span

@@ -89,9 +89,9 @@ void noteFreedForOthers() {
   freedForOthers.fetch_add(1, std::memory_order_release);
 }
 
-bool collectWhatOthersFreed() {
+bool collectWhatOthersFreed(bool always) {
   uint64_t now = freedForOthers.load(std::memory_order_acquire);
-  if (now == collectedAt)
+  if (now == collectedAt && !always)
     return false;
   collectedAt = now;
   if (mi_collect)

@@ -44,8 +44,10 @@ void releaseFreeMemory();
 /// index and snapshot parts until their next allocation in the same pages.
 void noteFreedForOthers();
 /// Cheap when nothing was freed since this thread's last call; whether it
-/// collected.
-bool collectWhatOthersFreed();
+/// collected. `always`: also when nothing was noted (a pool thread after
+/// a task: what the task itself freed, pages mimalloc keeps retired for
+/// the next allocations, ~0.5-1 MiB a thread that went idle).
+bool collectWhatOthersFreed(bool always = false);
 
 /// Whether pages the allocator finds free go back to the system at once
 /// (mimalloc's page decommit delay 0) or after mimalloc's delay, which is

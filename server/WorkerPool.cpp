@@ -81,7 +81,7 @@ void WorkerPool::loop(unsigned worker) {
       lock.unlock();
       task(worker);
     } // destroyed (with what it captured) outside the lock
-    collectWhatOthersFreed();
+    collectWhatOthersFreed(/*always=*/true);
     lock.lock();
     --active;
     if (queue.empty() && active == 0)
