@@ -172,6 +172,11 @@ bool TaskThread::start(std::function<void()> fn) {
   return true;
 }
 
+bool TaskThread::idle() {
+  std::lock_guard<std::mutex> lock(mu);
+  return !busy;
+}
+
 void TaskThread::wait() {
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return !busy; });

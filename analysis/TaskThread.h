@@ -100,6 +100,9 @@ public:
   /// Runs `fn` on the thread; `wait` blocks until it returned. One task
   /// at a time: false (and nothing runs) when one is still running.
   bool start(std::function<void()> fn);
+  /// No task running now (start would run one, if no one else starts one
+  /// first).
+  bool idle();
   void wait();
   /// start + wait.
   void run(std::function<void()> fn);
