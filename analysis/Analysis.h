@@ -22,6 +22,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -115,6 +116,21 @@ private:
     const std::string text;
   };
   Rep *rep = nullptr;
+};
+
+/// Equal texts as one SharedText: a loop that makes many (a section's
+/// findings) asks it instead of making a copy each. Not thread-safe.
+class SharedTextPool {
+public:
+  SharedText get(std::string s) {
+    auto [it, added] = texts.try_emplace(std::move(s));
+    if (added)
+      it->second = SharedText(it->first);
+    return it->second;
+  }
+
+private:
+  std::unordered_map<std::string, SharedText> texts;
 };
 
 /// An immutable list that copies share until one of them changes (copy on
@@ -307,11 +323,14 @@ struct Diagnostic {
   Severity severity = Severity::Error;
   DiagSource source = DiagSource::Verifier;
   Range range;
-  std::string message;
+  /// Shared texts: a file's findings repeat a few messages (one hint per
+  /// op of a model with dynamic sizes: 2000 at 10k lines, 38000 at 200k)
+  /// and a dozen codes.
+  SharedText message;
   std::vector<DiagNote> notes;
   /// Stable identifier of the kind of finding ("parse-error",
   /// "verifier-error", "incompatible-operands", "refinable-result", ...).
-  std::string code;
+  SharedText code;
   unsigned section = 0;
 };
 

@@ -2170,7 +2170,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       d.section = sec.index;
       for (mlir::Diagnostic &note : diag.getNotes())
         d.notes.push_back({toRange(note.getLocation()), capped(note.str())});
-      if (std::optional<std::string> advice = removedTosaOpAdvice(d.message))
+      if (std::optional<std::string> advice =
+              removedTosaOpAdvice(d.message.str()))
         d.notes.push_back({d.range, *advice});
       sectionDiags.push_back(std::move(d));
       return success();
@@ -2206,7 +2207,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       for (unsigned tries = 0; !sec.parsed && tries < 16; ++tries) {
         std::optional<std::string> ns;
         for (size_t i = diagsBefore; i < sectionDiags.size() && !ns; ++i)
-          ns = detail::missingDialect(sectionDiags[i].message);
+          ns = detail::missingDialect(sectionDiags[i].message.str());
         if (part || !ns || !config.lenient.allows(*ns) ||
             ctx.getLoadedDialect(*ns))
           break;
@@ -2378,8 +2379,9 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       // Hints are common (one per op of a model with dynamic sizes): the
       // list grows once, not by doubling.
       sectionDiags.reserve(sectionDiags.size() + result.ops.size());
+      SharedTextPool texts;
       for (const OpReport &op : result.ops) {
-        appendFindings(op, config, sectionDiags);
+        appendFindings(op, config, sectionDiags, &texts);
         op.forgetAnalyses();
       }
       if (units && !job)

@@ -249,15 +249,15 @@ static std::string dimList(const std::vector<unsigned> &dims) {
 }
 
 void appendFindings(const OpReport &op, const Config &config,
-                    std::vector<Diagnostic> &out) {
+                    std::vector<Diagnostic> &out, SharedTextPool *texts) {
   auto add = [&](Severity sev, std::string code, std::string msg,
                  std::string fix) {
     Diagnostic d;
     d.severity = sev;
     d.source = DiagSource::Broadcast;
     d.range = op.range;
-    d.message = std::move(msg);
-    d.code = std::move(code);
+    d.message = texts ? texts->get(std::move(msg)) : SharedText(std::move(msg));
+    d.code = texts ? texts->get(std::move(code)) : SharedText(std::move(code));
     d.section = op.section;
     if (!fix.empty())
       d.notes.push_back({op.range, "fix: " + fix});

@@ -15,8 +15,11 @@
 
 namespace tosa_lsp {
 
+/// With `texts`, equal messages and codes are one SharedText each (a
+/// model's hints repeat a few dozen messages).
 void appendFindings(const OpReport &op, const Config &config,
-                    std::vector<Diagnostic> &out);
+                    std::vector<Diagnostic> &out,
+                    SharedTextPool *texts = nullptr);
 
 } // namespace tosa_lsp
 

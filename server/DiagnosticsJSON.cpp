@@ -100,9 +100,9 @@ public:
 
   void diagnostic(const Diagnostic &d) {
     out += "{\"code\":";
-    out += quoted(d.code);
+    out += quoted(d.code.str());
     out += ",\"message\":";
-    out += quoted(d.message);
+    out += quoted(d.message.str());
     out += ',';
     range(d.range);
     if (!d.notes.empty()) {

@@ -72,6 +72,25 @@ TEST(Findings, FindingsAreInformationalAndOnTheOp) {
   EXPECT_TRUE(has(out[0].message, "can be refined to 3")) << out[0].message;
 }
 
+// A section's findings repeat a few messages: with a pool, equal texts are
+// one allocation (2000 hints at 10k lines were ~300 KB a version).
+TEST(Findings, EqualMessagesAndCodesAreOneText) {
+  FileAnalysis fa = analyzeText(kRefinable);
+  ASSERT_EQ(fa.ops.size(), 1u);
+  std::vector<Diagnostic> pooled, apart;
+  SharedTextPool texts;
+  for (int i = 0; i < 2; ++i) {
+    appendFindings(fa.ops[0], Config(), pooled, &texts);
+    appendFindings(fa.ops[0], Config(), apart);
+  }
+  ASSERT_EQ(pooled.size(), 2u);
+  ASSERT_EQ(apart.size(), 2u);
+  EXPECT_EQ(&pooled[0].message.str(), &pooled[1].message.str());
+  EXPECT_EQ(&pooled[0].code.str(), &pooled[1].code.str());
+  EXPECT_NE(&apart[0].message.str(), &apart[1].message.str());
+  EXPECT_EQ(pooled[0].message, apart[0].message);
+}
+
 } // namespace
 
 namespace {

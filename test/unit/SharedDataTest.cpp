@@ -134,4 +134,5 @@ TEST(SharedData, ItemsStayCompact) {
   EXPECT_LE(sizeof(OpReport), 128u);
   EXPECT_LE(sizeof(ValueInfo), 96u);
   EXPECT_LE(sizeof(OpSpan), 56u);
+  EXPECT_LE(sizeof(Diagnostic), 72u);
 }

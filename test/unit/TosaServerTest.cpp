@@ -384,7 +384,7 @@ TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
   EXPECT_EQ(d.severity, Severity::Error);
   EXPECT_EQ(d.range.begin.line, 7u);
   EXPECT_EQ(d.range.begin.column, 8u);
-  EXPECT_NE(d.message.find("dimension 1 is 2, not 5"), std::string::npos)
+  EXPECT_NE(d.message.str().find("dimension 1 is 2, not 5"), std::string::npos)
       << d.message;
 
   // An edit in @f, which moves @g down a line: @g is not inferred again,
