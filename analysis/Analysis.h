@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,96 @@ private:
     const std::string text;
   };
   Rep *rep = nullptr;
+};
+
+/// A text of up to 7 bytes kept in the item itself (SSA names: `%0`,
+/// `%arg3`, `%v123`), a longer one in one counted allocation: 8 bytes
+/// where a std::string is 32 (a 200k-line model has 200k values).
+class ShortText {
+public:
+  ShortText() = default;
+  ShortText(std::string_view s) {
+    if (s.size() <= kInline) {
+      unsigned char bytes[8] = {static_cast<unsigned char>(s.size() << 1 | 1)};
+      std::copy(s.begin(), s.end(), bytes + 1);
+      std::memcpy(&bits, bytes, sizeof bits);
+    } else {
+      bits = reinterpret_cast<uintptr_t>(new Rep{{1}, std::string(s)});
+    }
+  }
+  ShortText(const std::string &s) : ShortText(std::string_view(s)) {}
+  ShortText(const char *s) : ShortText(std::string_view(s)) {}
+  ShortText(const ShortText &o) : bits(o.bits) {
+    if (Rep *r = rep())
+      r->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  ShortText(ShortText &&o) noexcept : bits(o.bits) { o.bits = kEmpty; }
+  ShortText &operator=(ShortText o) noexcept {
+    std::swap(bits, o.bits);
+    return *this;
+  }
+  ~ShortText() {
+    if (Rep *r = rep())
+      if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        delete r;
+  }
+
+  std::string_view view() const {
+    if (Rep *r = rep())
+      return r->text;
+    return {reinterpret_cast<const char *>(&bits) + 1,
+            static_cast<size_t>((bits & 0xff) >> 1)};
+  }
+  std::string str() const { return std::string(view()); }
+  size_t size() const { return view().size(); }
+  bool empty() const { return view().empty(); }
+
+  friend bool operator==(const ShortText &a, std::string_view b) {
+    return a.view() == b;
+  }
+  friend bool operator==(const ShortText &a, const char *b) {
+    return a.view() == b;
+  }
+  friend bool operator==(const ShortText &a, const std::string &b) {
+    return a.view() == b;
+  }
+  template <typename T> friend bool operator!=(const ShortText &a, const T &b) {
+    return !(a == b);
+  }
+  friend bool operator==(const ShortText &a, const ShortText &b) {
+    return a.view() == b.view();
+  }
+  friend std::string operator+(std::string a, const ShortText &b) {
+    return a.append(b.view());
+  }
+  friend std::string operator+(const char *a, const ShortText &b) {
+    return std::string(a).append(b.view());
+  }
+  friend std::string operator+(const ShortText &a, const char *b) {
+    return a.str() + b;
+  }
+  friend std::string operator+(const ShortText &a, const std::string &b) {
+    return a.str() + b;
+  }
+  friend std::ostream &operator<<(std::ostream &os, const ShortText &t) {
+    return os << t.view();
+  }
+
+private:
+  // The inline form: its first byte (the low one) is the length times two
+  // plus one, the text after it; a Rep's address is even.
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "the inline form's tag is the word's low byte");
+  static constexpr size_t kInline = 7;
+  static constexpr uintptr_t kEmpty = 1;
+  struct Rep {
+    std::atomic<unsigned> refs;
+    const std::string text;
+  };
+  Rep *rep() const {
+    return bits & 1 ? nullptr : reinterpret_cast<Rep *>(bits);
+  }
+  uintptr_t bits = kEmpty;
 };
 
 /// Equal texts as one SharedText: a loop that makes many (a section's
@@ -444,7 +535,7 @@ std::vector<int32_t> packShapes(const std::vector<MaybeShape> &operands,
 
 /// An SSA value (op result or block argument) with its definition and uses.
 struct ValueInfo {
-  std::string name; // as written: %0, %arg0, %x#1
+  ShortText name; // as written: %0, %arg0, %x#1
   Range def;
   CowVector<Range> uses;
   SharedText type;

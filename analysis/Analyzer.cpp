@@ -1677,17 +1677,17 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
     if (!v.def.begin.valid())
       continue;
     if (before(v.def.begin, body)) {
-      target.emplace(v.name, i);
-    } else if (auto it = crossingDef.find(v.name);
+      target.emplace(v.name.view(), i);
+    } else if (auto it = crossingDef.find(v.name.view());
                it != crossingDef.end() &&
                samePosition(it->second, v.def.begin)) {
-      target.emplace(v.name, i);
+      target.emplace(v.name.view(), i);
     }
   }
   for (const ValueInfo &v : b.values) {
     if (v.def.begin.valid())
       continue;
-    auto it = target.find(v.name);
+    auto it = target.find(v.name.view());
     if (it == target.end())
       return std::nullopt;
     ValueInfo &to = a.values[it->second];

@@ -175,7 +175,7 @@ struct FixIndex {
       diagnosticsAt[{p.line, p.column}].push_back(i);
     }
     for (const ValueInfo &v : fa.values) {
-      namesBySection[v.section].insert(v.name);
+      namesBySection[v.section].insert(v.name.str());
       if (v.opReport >= 0)
         resultOf[&fa.ops[v.opReport]] = &v;
     }
@@ -461,7 +461,7 @@ std::optional<FixData> reshapeFix(const FixIndex &ix, const FileAnalysis &fa,
       return std::nullopt;
     // `%0_shape` does not parse (a suffix-id is all digits or starts with a
     // letter): numeric names, how MLIR prints IR, get a `v` in front.
-    std::string base = stem(value->name);
+    std::string base = stem(value->name.str());
     if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])))
       base = "v" + base;
     std::string shapeName = freshName(ix, fa, op.section, base + "_shape");

@@ -132,7 +132,33 @@ TEST(SharedData, ItemsStayCompact) {
   EXPECT_EQ(sizeof(SharedText), sizeof(void *));
   EXPECT_EQ(sizeof(CachedValue<int>), sizeof(void *));
   EXPECT_LE(sizeof(OpReport), 128u);
-  EXPECT_LE(sizeof(ValueInfo), 96u);
+  EXPECT_LE(sizeof(ValueInfo), 72u);
+  EXPECT_EQ(sizeof(ShortText), sizeof(void *));
   EXPECT_LE(sizeof(OpSpan), 56u);
   EXPECT_LE(sizeof(Diagnostic), 72u);
+}
+
+// SSA names up to 7 bytes live in the item; longer ones are shared by
+// copies; either reads back as written.
+TEST(ShortText, InlineUpToSevenBytesSharedBeyond) {
+  for (const std::string &s :
+       std::vector<std::string>{"", "%", "%0", "%arg12", "%v12345", "%v123456",
+                                "%a_long_ssa_name#3", std::string(300, 'x')}) {
+    ShortText t(s);
+    EXPECT_EQ(t.view(), s);
+    EXPECT_EQ(t.str(), s);
+    EXPECT_EQ(t.size(), s.size());
+    EXPECT_EQ(t.empty(), s.empty());
+    ShortText copy = t, assigned;
+    assigned = copy;
+    EXPECT_EQ(assigned.view(), s);
+    // Shared beyond 7 bytes, in the item up to 7.
+    EXPECT_EQ(copy.view().data() == t.view().data(), s.size() > 7) << s;
+    ShortText moved = std::move(copy);
+    EXPECT_EQ(moved.view(), s);
+    EXPECT_TRUE(copy.empty());
+    EXPECT_TRUE(t == s && !(t != s) && t == ShortText(s));
+    EXPECT_EQ("<" + t + ">", "<" + s + ">");
+  }
+  EXPECT_FALSE(ShortText("%0") == ShortText("%00"));
 }
