@@ -702,13 +702,19 @@ public:
   /// and locations of every text parsed so far, ~25-35 MiB after a
   /// 200k-line open. Both analysis threads then hand back their
   /// allocators' free pages (only a heap's own thread can give back what
-  /// other threads freed in it).
-  void releaseIdleMemory();
+  /// other threads freed in it). The contexts are made fresh only once
+  /// kForgetUniquedBytes were parsed since (or with `forgetAll`).
+  void releaseIdleMemory(bool forgetAll = false);
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// Text parsed since the contexts were last made fresh before an idle
+/// release forgets what they uniqued: a 10k-line open (0.9 MB) does, a few
+/// edits of small functions do not.
+constexpr size_t kForgetUniquedBytes = 256 << 10;
 
 /// MLIR's parser recurses once per nesting level and overflows its stack on
 /// deeply nested input (mlir-opt-22 crashes at ~3000 nested regions). Input

@@ -904,7 +904,7 @@ TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
       EXPECT_EQ(fa.sections[0].tail, st.tail) << st.what;
       EXPECT_EQ(fa.sections[0].inParts, st.inParts) << st.what;
       if (release)
-        analyzer.releaseIdleMemory();
+        analyzer.releaseIdleMemory(/*forgetAll=*/true);
     }
   }
 }
@@ -924,6 +924,7 @@ size_t mallocInUse() {
 TEST(Analyzer, IdleReleaseForgetsWhatTheContextsUniqued) {
   const int ops = 4000;
   std::string text = oneFunction(ops);
+  ASSERT_GE(text.size(), kForgetUniquedBytes); // enough to be worth it
   Analyzer analyzer;
   analyzer.setParallelSectionBytes(0); // both contexts: in two parts
   FileAnalysis before = analyzer.analyze(text, "one.mlir", Config());
