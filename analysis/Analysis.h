@@ -31,6 +31,25 @@ namespace tosa_lsp {
 
 struct Config;
 
+namespace detail {
+/// A value and the count of those that share it, in one allocation: the
+/// one pointer behind SharedText, ShortText's long texts and CachedValue.
+template <typename T> struct Counted {
+  std::atomic<unsigned> refs;
+  const T value;
+  static Counted *make(T v) { return new Counted{{1}, std::move(v)}; }
+  static Counted *share(Counted *c) {
+    if (c)
+      c->refs.fetch_add(1, std::memory_order_relaxed);
+    return c;
+  }
+  static void release(Counted *c) {
+    if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete c;
+  }
+};
+} // namespace detail
+
 /// Immutable text that copies share: the types and origins of a file's
 /// values and ops (a 200k-op model has a few dozen distinct types, and a
 /// string per value and operand was ~60 MiB of its analysis). Reads,
@@ -39,23 +58,17 @@ class SharedText {
 public:
   SharedText() = default;
   SharedText(std::string s)
-      : rep(s.empty() ? nullptr : new Rep{{1}, std::move(s)}) {}
+      : rep(s.empty() ? nullptr : Rep::make(std::move(s))) {}
   SharedText(const char *s) : SharedText(std::string(s)) {}
-  SharedText(const SharedText &o) : rep(o.rep) {
-    if (rep)
-      rep->refs.fetch_add(1, std::memory_order_relaxed);
-  }
+  SharedText(const SharedText &o) : rep(Rep::share(o.rep)) {}
   SharedText(SharedText &&o) noexcept : rep(o.rep) { o.rep = nullptr; }
   SharedText &operator=(SharedText o) noexcept {
     std::swap(rep, o.rep);
     return *this;
   }
-  ~SharedText() {
-    if (rep && rep->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      delete rep;
-  }
+  ~SharedText() { Rep::release(rep); }
 
-  const std::string &str() const { return rep ? rep->text : none(); }
+  const std::string &str() const { return rep ? rep->value : none(); }
   operator const std::string &() const { return str(); }
   bool empty() const { return str().empty(); }
   size_t size() const { return str().size(); }
@@ -112,10 +125,7 @@ private:
   /// The count and the text in one allocation, one pointer in the item: a
   /// std::shared_ptr was two (16 bytes), and an op's report, its value and
   /// its span hold five (200k ops: ~8 MB a version).
-  struct Rep {
-    std::atomic<unsigned> refs;
-    const std::string text;
-  };
+  using Rep = detail::Counted<std::string>;
   Rep *rep = nullptr;
 };
 
@@ -131,29 +141,22 @@ public:
       std::copy(s.begin(), s.end(), bytes + 1);
       std::memcpy(&bits, bytes, sizeof bits);
     } else {
-      bits = reinterpret_cast<uintptr_t>(new Rep{{1}, std::string(s)});
+      bits = reinterpret_cast<uintptr_t>(Rep::make(std::string(s)));
     }
   }
   ShortText(const std::string &s) : ShortText(std::string_view(s)) {}
   ShortText(const char *s) : ShortText(std::string_view(s)) {}
-  ShortText(const ShortText &o) : bits(o.bits) {
-    if (Rep *r = rep())
-      r->refs.fetch_add(1, std::memory_order_relaxed);
-  }
+  ShortText(const ShortText &o) : bits(o.bits) { Rep::share(rep()); }
   ShortText(ShortText &&o) noexcept : bits(o.bits) { o.bits = kEmpty; }
   ShortText &operator=(ShortText o) noexcept {
     std::swap(bits, o.bits);
     return *this;
   }
-  ~ShortText() {
-    if (Rep *r = rep())
-      if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        delete r;
-  }
+  ~ShortText() { Rep::release(rep()); }
 
   std::string_view view() const {
     if (Rep *r = rep())
-      return r->text;
+      return r->value;
     return {reinterpret_cast<const char *>(&bits) + 1,
             static_cast<size_t>((bits & 0xff) >> 1)};
   }
@@ -199,10 +202,7 @@ private:
                 "the inline form's tag is the word's low byte");
   static constexpr size_t kInline = 7;
   static constexpr uintptr_t kEmpty = 1;
-  struct Rep {
-    std::atomic<unsigned> refs;
-    const std::string text;
-  };
+  using Rep = detail::Counted<std::string>;
   Rep *rep() const {
     return bits & 1 ? nullptr : reinterpret_cast<Rep *>(bits);
   }
@@ -336,12 +336,12 @@ public:
     return *this;
   }
   CachedValue &operator=(CachedValue &&o) { return *this = o; }
-  ~CachedValue() { release(node.load(std::memory_order_acquire)); }
+  ~CachedValue() { Node::release(node.load(std::memory_order_acquire)); }
 
   template <typename Make> const T &get(Make make) const {
     if (Node *n = node.load(std::memory_order_acquire))
       return n->value; // kept alive by `node`, which is never replaced
-    Node *fresh = new Node{{1}, make()};
+    Node *fresh = Node::make(make());
     Node *expected = nullptr;
     if (node.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
                                      std::memory_order_acquire))
@@ -351,34 +351,25 @@ public:
   }
   /// Replaces the value for this copy (before anyone reads it).
   void set(T v) {
-    release(
-        node.exchange(new Node{{1}, std::move(v)}, std::memory_order_acq_rel));
+    Node::release(
+        node.exchange(Node::make(std::move(v)), std::memory_order_acq_rel));
   }
   /// Drops a computed value. Only while no other thread can see this one
   /// (references from get() die with it).
   void forget() const {
-    release(node.exchange(nullptr, std::memory_order_acq_rel));
+    Node::release(node.exchange(nullptr, std::memory_order_acq_rel));
   }
 
 private:
   /// The value with the count of the copies that share it, one allocation
   /// and one pointer in the item: a std::shared_ptr and a flag were 24
   /// bytes of every op, most of which never compute the value.
-  struct Node {
-    std::atomic<unsigned> refs;
-    const T value;
-  };
-  static void release(Node *n) {
-    if (n && n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      delete n;
-  }
+  using Node = detail::Counted<T>;
   void copyFrom(const CachedValue &o) {
     Node *n = o.node.load(std::memory_order_acquire);
     if (!n && !node.load(std::memory_order_relaxed))
       return; // Nothing here, nothing there.
-    if (n)
-      n->refs.fetch_add(1, std::memory_order_relaxed);
-    release(node.exchange(n, std::memory_order_acq_rel));
+    Node::release(node.exchange(Node::share(n), std::memory_order_acq_rel));
   }
   mutable std::atomic<Node *> node{nullptr};
 };

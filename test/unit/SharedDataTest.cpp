@@ -50,6 +50,7 @@ struct Counted {
   int v;
   Counted(int v) : v(v) { ++live; }
   Counted(const Counted &o) : v(o.v) { ++live; }
+  Counted(Counted &&o) : v(o.v) { ++live; }
   ~Counted() { --live; }
 };
 int Counted::live = 0;
@@ -90,39 +91,27 @@ TEST(SharedText, CopiesShareOneTextThatLivesAsLongAsTheLast) {
   EXPECT_NE(b, SharedText("tensor<4xf32>"));
 }
 
-namespace {
-struct CountedValue {
-  static int live;
-  int v;
-  CountedValue(int v) : v(v) { ++live; }
-  CountedValue(const CountedValue &o) : v(o.v) { ++live; }
-  CountedValue(CountedValue &&o) : v(o.v) { ++live; }
-  ~CountedValue() { --live; }
-};
-int CountedValue::live = 0;
-} // namespace
-
 TEST(CachedValue, ComputedOnceSharedByCopiesFreedWithTheLast) {
   {
-    CachedValue<CountedValue> a;
+    CachedValue<Counted> a;
     int made = 0;
-    auto make = [&] { return CountedValue(++made); };
-    CachedValue<CountedValue> before = a; // copied before: its own
+    auto make = [&] { return Counted(++made); };
+    CachedValue<Counted> before = a; // copied before: its own
     EXPECT_EQ(a.get(make).v, 1);
     EXPECT_EQ(a.get(make).v, 1); // once
-    CachedValue<CountedValue> b = a, c;
+    CachedValue<Counted> b = a, c;
     c = b;
     EXPECT_EQ(&c.get(make), &a.get(make)); // shared
     EXPECT_EQ(before.get(make).v, 2);
-    EXPECT_EQ(CountedValue::live, 2);
+    EXPECT_EQ(Counted::live, 2);
     a.forget();
-    EXPECT_EQ(CountedValue::live, 2); // b and c hold it
-    EXPECT_EQ(a.get(make).v, 3);      // computed again
-    b.set(CountedValue(7));
+    EXPECT_EQ(Counted::live, 2); // b and c hold it
+    EXPECT_EQ(a.get(make).v, 3); // computed again
+    b.set(Counted(7));
     EXPECT_EQ(b.get(make).v, 7);
     EXPECT_EQ(c.get(make).v, 1); // c's copy is untouched
   }
-  EXPECT_EQ(CountedValue::live, 0); // nothing leaks
+  EXPECT_EQ(Counted::live, 0); // nothing leaks
 }
 
 // Every op, value and span of a file is one of these (10^5-10^6 per
