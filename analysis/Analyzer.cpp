@@ -1075,15 +1075,16 @@ void Analyzer::releaseIdleMemory(bool forgetAll) {
   bool fresh = forgetAll || impl->parsedSinceFresh >= kForgetUniquedBytes;
   if (fresh)
     impl->parsedSinceFresh = 0;
-  impl->analysisThread.run([&] {
-    PhaseTimer t("release idle memory");
-    impl->destroyRetired();
-    if (fresh) {
+  // The analysis thread's own free pages: its next analysis reuses them
+  // (collecting its heap, ~300 MiB at 200k lines, made the next edit wait).
+  if (fresh)
+    impl->analysisThread.run([&] {
+      PhaseTimer t("fresh contexts (idle)");
+      impl->destroyRetired();
       impl->context = freshContextLike(*impl->context, Impl::makeContext);
       impl->lenientLoaded = false;
-    }
-    releaseFreeMemory();
-  });
+      releaseFreeMemory();
+    });
   // The second part's context: made and used on the helper thread, whose
   // heap holds what it uniqued.
   impl->helperThread.run([&] {

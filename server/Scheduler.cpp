@@ -6,6 +6,10 @@
 
 namespace tosa_lsp {
 
+/// Below this (~50k lines), a replaced version is freed before the new
+/// one's publish (see analyze).
+static constexpr size_t kFreeBeforePublishBytes = 4 << 20;
+
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady)
     : sync(sync), debounce(debounce), onReady(std::move(onReady)),
@@ -172,23 +176,32 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   }
   lock.unlock();
   // Once what the new version replaced is freed, the Analyzer gives back
-  // what it no longer needs (run()). Handed to the reclaimer before the
-  // publish: the notification's text (~250 bytes a diagnostic, 0.5 MB at
-  // 10k lines) was built while both versions lived, the session's peak.
+  // what it no longer needs (run()).
   auto freed = [this] {
     std::lock_guard<std::mutex> lock(mu);
     idleMemoryToRelease = true;
     cv.notify_all();
   };
   bool handedOver = false;
-  // Only this thread starts the reclaimer's tasks: idle now, it takes this
-  // one.
-  if (replaced && !sync && reclaimer.idle())
-    handedOver = reclaimer.start([old = std::move(replaced), freed]() mutable {
-      old.reset();
-      noteFreedForOthers();
-      freed();
-    });
+  auto handOver = [&] {
+    // Only this thread starts the reclaimer's tasks: idle now, it takes
+    // this one.
+    if (replaced && !sync && reclaimer.idle())
+      handedOver =
+          reclaimer.start([old = std::move(replaced), freed]() mutable {
+            old.reset();
+            noteFreedForOthers();
+            freed();
+          });
+  };
+  // A small version goes before the publish: the notification's text (~250
+  // bytes a diagnostic, 0.5 MB at 10k lines) was built while both versions
+  // lived, a 10k-line session's peak. A big one after: freeing it (~100 ms
+  // at 200k lines) beside the publish made a many-function edit's
+  // diagnostics ~5 ms later.
+  bool early = replaced && replaced->text.size() < kFreeBeforePublishBytes;
+  if (early)
+    handOver();
   if (newest && onReady) {
     timingMark("publish start");
     PhaseTimer t("publish");
@@ -197,8 +210,10 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   }
   for (auto &w : waiters)
     w(snap);
+  if (!early)
+    handOver();
   // Not handed over (sync mode, the reclaimer busy): freed here, after the
-  // publish (a 200k-line version takes ~100 ms to free).
+  // publish.
   replaced.reset();
   if (!sync && !handedOver)
     freed();
