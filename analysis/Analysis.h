@@ -691,10 +691,11 @@ public:
   /// MLIRContexts uniqued (fresh contexts with the same dialects loaded;
   /// nothing an analysis returns refers to them): the types, attributes
   /// and locations of every text parsed so far, ~25-35 MiB after a
-  /// 200k-line open. Both analysis threads then hand back their
-  /// allocators' free pages (only a heap's own thread can give back what
-  /// other threads freed in it). The contexts are made fresh only once
-  /// kForgetUniquedBytes were parsed since (or with `forgetAll`).
+  /// 200k-line open, and the analysis thread hands back its allocator's
+  /// free pages; only once kForgetUniquedBytes were parsed since (or with
+  /// `forgetAll`). The helper thread hands back its free pages every time
+  /// (only a heap's own thread can give back what other threads freed in
+  /// it).
   void releaseIdleMemory(bool forgetAll = false);
 
 private:

@@ -1069,15 +1069,15 @@ freshContextLike(MLIRContext &old, std::unique_ptr<MLIRContext> (*make)()) {
 }
 
 void Analyzer::releaseIdleMemory(bool forgetAll) {
-  // Fresh contexts cost ~1-3 ms each (dialects loaded again), which the
-  // next edit waited for when it came at once (a 200k-line many-function
-  // file's edit 93 -> 98 ms): only once what they uniqued is worth it.
+  // Fresh contexts cost ~1-3 ms each (dialects loaded again) and
+  // collecting the analysis thread's heap (~300 MiB at 200k lines) more,
+  // which the next edit waited for when it came at once (a 200k-line
+  // many-function file's edit 86 -> 93 ms): only once what the contexts
+  // uniqued is worth it. Otherwise that thread's next analysis reuses its
+  // free pages.
   bool fresh = forgetAll || impl->parsedSinceFresh >= kForgetUniquedBytes;
-  if (fresh)
+  if (fresh) {
     impl->parsedSinceFresh = 0;
-  // The analysis thread's own free pages: its next analysis reuses them
-  // (collecting its heap, ~300 MiB at 200k lines, made the next edit wait).
-  if (fresh)
     impl->analysisThread.run([&] {
       PhaseTimer t("fresh contexts (idle)");
       impl->destroyRetired();
@@ -1085,6 +1085,7 @@ void Analyzer::releaseIdleMemory(bool forgetAll) {
       impl->lenientLoaded = false;
       releaseFreeMemory();
     });
+  }
   // The second part's context: made and used on the helper thread, whose
   // heap holds what it uniqued.
   impl->helperThread.run([&] {

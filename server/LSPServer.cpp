@@ -212,8 +212,8 @@ private:
     std::optional<StringRef> method =
         obj ? obj->getString("method") : std::nullopt;
     if (openedText && method != "textDocument/didOpen") {
-      *obj->getObject("params")->getObject("textDocument")->get("text") =
-          json::Value(std::move(*openedText));
+      // parseMessage found a placeholder there.
+      *valueAt(*doc, kOpenedText) = json::Value(std::move(*openedText));
       openedText.reset();
     }
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {

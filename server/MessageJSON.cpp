@@ -249,6 +249,17 @@ std::optional<LongStrings> takeLongStrings(StringRef text, size_t minLength) {
   return out;
 }
 
+json::Value *valueAt(json::Value &root, ArrayRef<StringRef> path) {
+  json::Value *at = &root;
+  for (StringRef key : path) {
+    json::Object *o = at->getAsObject();
+    at = o ? o->get(key) : nullptr;
+    if (!at)
+      return nullptr;
+  }
+  return at;
+}
+
 Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
                                    ArrayRef<StringRef> path,
                                    std::optional<std::string> &aside) {
@@ -260,13 +271,7 @@ Expected<json::Value> parseMessage(StringRef text, LongStrings taken,
   }
   // The value at `path`, if it is a placeholder: moved aside, not restored
   // (no path: nothing, not even a message that is one long string).
-  json::Value *at = path.empty() ? nullptr : &*v;
-  for (StringRef key : path) {
-    json::Object *o = at->getAsObject();
-    at = o ? o->get(key) : nullptr;
-    if (!at)
-      break;
-  }
+  json::Value *at = path.empty() ? nullptr : valueAt(*v, path);
   size_t restored = 0;
   bool bad = false;
   if (std::optional<size_t> i =

@@ -42,6 +42,10 @@ llvm::Expected<llvm::json::Value> parseMessage(llvm::StringRef text,
 llvm::Expected<llvm::json::Value> parseMessage(llvm::StringRef text,
                                                LongStrings taken);
 
+/// The value at `path` (object keys from `root`), or null.
+llvm::json::Value *valueAt(llvm::json::Value &root,
+                           llvm::ArrayRef<llvm::StringRef> path);
+
 /// The same, with the value at `path` (object keys from the root), when it
 /// is one of the long strings, moved into `aside` and left empty in the
 /// result: a didOpen's text goes to its document without the copy that

@@ -255,13 +255,13 @@ void Scheduler::run() {
       continue;
     }
     if (!doc && idleMemoryToRelease) {
-      // What the contexts uniqued for the texts parsed so far (~25-35 MiB
-      // after a 200k-line open), and the free pages of the helper thread
-      // (a big section's second half; idle during one-function edits, it
-      // never collected what the reclaimer freed in its heap): 200k lines,
-      // session peak 444 -> 421 MiB (one function), 412 -> 379 (many).
-      // Between analyses, 3-8 ms, once the reclaimer has freed the
-      // replaced version.
+      // The free pages of the helper thread (a big section's second half;
+      // idle during one-function edits, it never collected what the
+      // reclaimer freed in its heap) and, past a bound, what the contexts
+      // uniqued (~25-35 MiB after a 200k-line open; see
+      // releaseIdleMemory): 200k lines, session peak 444 -> 421 MiB (one
+      // function), 412 -> 379 (many). Between analyses, once the
+      // reclaimer has freed the replaced version.
       idleMemoryToRelease = false;
       lock.unlock();
       analyzer->releaseIdleMemory();
