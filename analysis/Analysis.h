@@ -11,6 +11,7 @@
 
 #include "Broadcast.h"
 #include "ExplicitBroadcast.h"
+#include "ItemRuns.h"
 
 #include <algorithm>
 #include <atomic>
@@ -532,8 +533,11 @@ struct ValueInfo {
   SharedText type;
   /// "op result #0 of `tosa.add`" / "argument #1 of ^bb0 (entry of func.func)"
   SharedText origin;
-  Range ownerRange;  // the defining op's name, or the block
-  int opReport = -1; // index into FileAnalysis::ops when defined by one
+  Range ownerRange; // the defining op's name, or the block
+  /// The op that defines it, when it has a report: an index into its
+  /// section's ops (FileAnalysis::opOf), so that a version shares the
+  /// values of the functions an edit did not touch.
+  int opReport = -1;
   unsigned section = 0;
 };
 
@@ -581,11 +585,15 @@ struct FileAnalysis {
   std::string path;
   std::vector<Section> sections;
   std::vector<Diagnostic> diagnostics;
-  std::vector<OpReport> ops;
-  std::vector<ValueInfo> values;
+  /// The biggest lists, shared with earlier versions where an edit kept
+  /// them (ItemRuns.h).
+  ItemRuns<OpReport> ops;
+  ItemRuns<ValueInfo> values;
   std::vector<BlockInfo> blocks;
   std::vector<SymbolInfo> symbols;
   std::vector<OpSpan> opSpans;
+  /// The index in `ops` of each section's first op.
+  std::vector<size_t> sectionOps;
   /// The line starts of the analysed text, shared with whoever shows the
   /// results: the server's snapshot builds no second one (a scan of 17 MB,
   /// ~5 ms per version at 200k lines). Null when not computed.
@@ -604,6 +612,17 @@ public:
   /// Index into `ops` of the op whose name range contains or starts at
   /// `pos`, or the op on that line when `pos.column` is 0; -1 if none.
   int findOp(Position pos) const;
+  /// The index in `ops` of the op that defines `v`, or -1.
+  int opIndexOf(const ValueInfo &v) const {
+    return v.opReport < 0 || v.section >= sectionOps.size()
+               ? -1
+               : static_cast<int>(sectionOps[v.section]) + v.opReport;
+  }
+  /// The op that defines `v`, or null.
+  const OpReport *opOf(const ValueInfo &v) const {
+    int i = opIndexOf(v);
+    return i < 0 || static_cast<size_t>(i) >= ops.size() ? nullptr : &ops[i];
+  }
 };
 
 /// What one section contributes, in file positions of the version it was
@@ -616,6 +635,11 @@ struct SectionResult {
   std::vector<BlockInfo> blocks;
   std::vector<SymbolInfo> symbols;
   std::vector<OpSpan> opSpans;
+  /// An incremental merge that kept the rest of the section where it was
+  /// puts its ops and values here instead (runs shared with the previous
+  /// version, `ops` and `values` empty).
+  ItemRuns<OpReport> opRuns;
+  ItemRuns<ValueInfo> valueRuns;
 };
 
 /// Per-document memory of the previous analysis: an edit re-analyses only

@@ -472,28 +472,32 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
       to.reserve(n);
     };
     reserve(fa.diagnostics, &SectionResult::diagnostics);
-    reserve(fa.ops, &SectionResult::ops);
-    reserve(fa.values, &SectionResult::values);
     reserve(fa.blocks, &SectionResult::blocks);
     reserve(fa.symbols, &SectionResult::symbols);
     reserve(fa.opSpans, &SectionResult::opSpans);
   }
   for (SectionResult &r : results) {
     fa.sections.push_back(r.section);
-    int base = static_cast<int>(fa.ops.size());
-    if (base)
-      for (ValueInfo &v : r.values)
-        if (v.opReport >= 0)
-          v.opReport += base;
+    fa.sectionOps.push_back(fa.ops.size());
     Slice slice;
     auto put = [&](auto &to, auto &from, size_t (&range)[2]) {
       range[0] = to.size();
       appendMoved(to, from);
       range[1] = to.size();
     };
+    // A section's ops and values are a run of their own (moved, not
+    // copied), or the runs an incremental merge shared.
+    auto putRuns = [&](auto &to, auto &from, auto &runs, size_t (&range)[2]) {
+      range[0] = to.size();
+      if (!runs.empty())
+        to.appendShared(runs, 0, runs.size());
+      else
+        to.append(std::move(from));
+      range[1] = to.size();
+    };
     put(fa.diagnostics, r.diagnostics, slice.diagnostics);
-    put(fa.ops, r.ops, slice.ops);
-    put(fa.values, r.values, slice.values);
+    putRuns(fa.ops, r.ops, r.opRuns, slice.ops);
+    putRuns(fa.values, r.values, r.valueRuns, slice.values);
     put(fa.blocks, r.blocks, slice.blocks);
     put(fa.symbols, r.symbols, slice.symbols);
     put(fa.opSpans, r.opSpans, slice.opSpans);
@@ -504,25 +508,26 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
 }
 
 /// A section's items, copied out of an earlier analysis (in that
-/// analysis' positions).
+/// analysis' positions); its ops and values shared instead with
+/// `shareItems` (the section has not moved).
 SectionResult sliceOf(const FileAnalysis &fa, const Slice &s,
-                      const Section &section) {
+                      const Section &section, bool shareItems = false) {
   SectionResult r;
   r.section = section;
   auto take = [](auto &to, const auto &from, const size_t (&range)[2]) {
     to.assign(from.begin() + range[0], from.begin() + range[1]);
   };
   take(r.diagnostics, fa.diagnostics, s.diagnostics);
-  take(r.ops, fa.ops, s.ops);
-  take(r.values, fa.values, s.values);
+  if (shareItems) {
+    r.opRuns = fa.ops.slice(s.ops[0], s.ops[1]);
+    r.valueRuns = fa.values.slice(s.values[0], s.values[1]);
+  } else {
+    take(r.ops, fa.ops, s.ops);
+    take(r.values, fa.values, s.values);
+  }
   take(r.blocks, fa.blocks, s.blocks);
   take(r.symbols, fa.symbols, s.symbols);
   take(r.opSpans, fa.opSpans, s.opSpans);
-  int base = static_cast<int>(s.ops[0]);
-  if (base)
-    for (ValueInfo &v : r.values)
-      if (v.opReport >= 0)
-        v.opReport -= base;
   return r;
 }
 
@@ -817,8 +822,11 @@ struct Recycler {
         std::swap(from, slot);
     };
     keep(fa.diagnostics, diagnostics);
-    keep(fa.ops, ops);
-    keep(fa.values, values);
+    // Only stores no later version shares (an edit that kept the rest of
+    // a section shares its runs, and needs no spare).
+    fa.ops.releaseStores([&](std::vector<OpReport> &v) { keep(v, ops); });
+    fa.values.releaseStores(
+        [&](std::vector<ValueInfo> &v) { keep(v, values); });
     keep(fa.opSpans, opSpans);
   }
   template <typename T> std::vector<T> take(std::vector<T> &slot) {
@@ -1152,12 +1160,13 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
     bool failedCut = false; // the entry's cutFailed
     if (same) {
       failedCut = same->cutFailed;
-      // Only what is reused is copied, from the previous analysis.
-      r = sliceOf(*memo->previous, same->slice, same->section);
-      shiftSection(r,
-                   static_cast<int>(sec.firstLine) -
-                       static_cast<int>(same->section.firstLine),
-                   sec.index);
+      // Only what is reused is copied, from the previous analysis; its
+      // ops and values are shared where they have not moved.
+      int moved = static_cast<int>(sec.firstLine) -
+                  static_cast<int>(same->section.firstLine);
+      r = sliceOf(*memo->previous, same->slice, same->section,
+                  moved == 0 && same->section.index == sec.index);
+      shiftSection(r, moved, sec.index);
       r.section.index = sec.index;
       r.section.beginOffset = sec.beginOffset;
       r.section.endOffset = sec.endOffset;
@@ -1166,8 +1175,6 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       r.section.reused = true;
       if (same->units) {
         units = std::make_shared<SectionUnits>(*same->units);
-        int moved = static_cast<int>(sec.firstLine) -
-                    static_cast<int>(same->section.firstLine);
         for (Unit &u : units->units) {
           u.firstLine += moved;
           u.lastLine += moved;
@@ -1360,8 +1367,6 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   SectionResult r;
   // Filled in place of a retired version's (no fresh pages to fault in).
   r.diagnostics = recycler->take(recycler->diagnostics);
-  r.ops = recycler->take(recycler->ops);
-  r.values = recycler->take(recycler->values);
   r.opSpans = recycler->take(recycler->opSpans);
   r.section = sec;
   r.section.parsed = true;
@@ -1425,21 +1430,77 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
   auto slice = [](const auto &items, const size_t (&at)[2]) {
     return llvm::ArrayRef(items).slice(at[0], at[1] - at[0]);
   };
+  auto runsSlice = [](const auto &items, const size_t (&at)[2]) {
+    return items.slice(at[0], at[1] - at[0]);
+  };
 
   // Values name the op that defines them by index: plan the ops first.
-  auto oldOps = slice(previous.ops, old.slice.ops);
+  auto oldOps = runsSlice(previous.ops, old.slice.ops);
   Plan opPlan =
       plan(oldOps, [](const OpReport &o) { return o.range.begin; }, all);
   size_t opBase = opPlan.base, addedOps = fresh.ops.size();
-  int oldOpBase = static_cast<int>(old.slice.ops[0]);
   for (ValueInfo &v : fresh.values)
     if (v.opReport >= 0)
       v.opReport += opBase;
+  for (OpReport &o : fresh.ops)
+    o.section = sec.index;
+  auto oldValues = runsSlice(previous.values, old.slice.values);
+  Plan valuePlan =
+      plan(oldValues, [](const ValueInfo &v) { return v.def.begin; }, all);
   auto shiftItem = [&](auto &item) { forEachRange(item, shift); };
+
+  // With no line moved and as many ops in the unit as before, every other
+  // op and value of the section is as it was, indices included: the new
+  // version shares them (ItemRuns) and copies nothing but the unit's. A
+  // store keeps the unit's old items too, so a section of many runs (many
+  // functions edited since it was last copied whole) is copied again.
+  constexpr size_t kMaxSharedRuns = 64;
+  size_t droppedOps = oldOps.size() - opPlan.kept;
+  bool opsInOneBlock = true; // so that the ops after keep their index
+  for (size_t i = 0; i < opPlan.at.size(); ++i)
+    opsInOneBlock &= (opPlan.at[i] < 0) ==
+                     (i >= opPlan.base && i < opPlan.base + droppedOps);
+  bool share = lineDelta == 0 && droppedOps == addedOps && opsInOneBlock &&
+               oldOps.runCount() + 2 <= kMaxSharedRuns &&
+               oldValues.runCount() + 4 <= kMaxSharedRuns;
+  // The kept items in their order, as runs of the old ones; the new ones
+  // where the plan puts them (a section's values are its op results, then
+  // its block arguments: the unit's are two blocks).
+  auto shareAround = [&](auto &runs, const auto &oldItems, const Plan &p,
+                         auto &newItems) {
+    bool newPut = false;
+    size_t i = 0;
+    while (i < oldItems.size()) {
+      if (p.at[i] < 0) {
+        ++i;
+        continue;
+      }
+      if (!newPut && static_cast<size_t>(p.at[i]) >= p.base) {
+        runs.append(std::move(newItems));
+        newPut = true;
+      }
+      size_t j = i + 1;
+      while (j < oldItems.size() && p.at[j] == p.at[j - 1] + 1 &&
+             static_cast<size_t>(p.at[j]) != p.base)
+        ++j;
+      runs.appendShared(oldItems, i, j);
+      i = j;
+    }
+    if (!newPut)
+      runs.append(std::move(newItems));
+  };
+  if (share) {
+    shareAround(r.opRuns, oldOps, opPlan, fresh.ops);
+    shareAround(r.valueRuns, oldValues, valuePlan, fresh.values);
+  } else {
+    r.ops = recycler->take(recycler->ops);
+    r.values = recycler->take(recycler->values);
+  }
 
   // The two biggest copies (ops, values) run on two threads.
   TaskThread::Running other = helperThread.beside([&] {
-    copyPlanned(oldOps, opPlan, fresh.ops, r.ops, none, shiftItem);
+    if (!share)
+      copyPlanned(oldOps, opPlan, fresh.ops, r.ops, none, shiftItem);
     // Diagnostics: MLIR's (by unit) before broadcast findings (by unit),
     // as a full analysis orders them.
     auto oldDiags = slice(previous.diagnostics, old.slice.diagnostics);
@@ -1456,21 +1517,18 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
                   r.diagnostics, none, shiftItem);
     }
   });
-  auto oldValues = slice(previous.values, old.slice.values);
-  copyPlanned(
-      oldValues,
-      plan(
-          oldValues, [](const ValueInfo &v) { return v.def.begin; }, all),
-      fresh.values, r.values,
-      [&](ValueInfo &v) {
-        if (v.opReport < 0)
-          return;
-        int at = opPlan.at[v.opReport - oldOpBase];
-        v.opReport = at < 0 || static_cast<size_t>(at) < opBase
-                         ? at
-                         : at + static_cast<int>(addedOps);
-      },
-      shiftItem);
+  if (!share)
+    copyPlanned(
+        oldValues, valuePlan, fresh.values, r.values,
+        [&](ValueInfo &v) {
+          if (v.opReport < 0)
+            return;
+          int at = opPlan.at[v.opReport];
+          v.opReport = at < 0 || static_cast<size_t>(at) < opBase
+                           ? at
+                           : at + static_cast<int>(addedOps);
+        },
+        shiftItem);
   // Every old item a candidate, nothing to adjust but lines.
   auto mergeAll = [&](auto oldItems, auto &newItems, auto anchor, auto &out,
                       auto shiftOld) {
@@ -1880,11 +1938,8 @@ std::optional<SectionResult> keptBefore(const FileAnalysis &fa, const Slice &s,
       continue;
     r.values.push_back(v);
     ValueInfo &k = r.values.back();
-    if (k.opReport >= 0) {
-      k.opReport -= static_cast<int>(s.ops[0]);
-      if (static_cast<size_t>(k.opReport) >= r.ops.size())
-        return std::nullopt;
-    }
+    if (k.opReport >= 0 && static_cast<size_t>(k.opReport) >= r.ops.size())
+      return std::nullopt;
     if (llvm::any_of(k.uses, [&](const Range &u) { return !isBefore(u); }))
       k.uses = CowVector<Range>(usesBefore(k.uses));
   }
@@ -2313,7 +2368,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         currentOp = nullptr;
       };
       llvm::DenseMap<Operation *, unsigned> reportOf;
-      FileAnalysis index;
+      SectionResult index;
       // Joined (destroyed) before `ps` goes, on any return from here on.
       std::optional<TaskThread::Running> bodiesGone;
       // Op reports and the index only read the IR: on a big section the

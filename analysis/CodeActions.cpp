@@ -176,8 +176,8 @@ struct FixIndex {
     }
     for (const ValueInfo &v : fa.values) {
       namesBySection[v.section].insert(v.name.str());
-      if (v.opReport >= 0)
-        resultOf[&fa.ops[v.opReport]] = &v;
+      if (const OpReport *op = fa.opOf(v))
+        resultOf[op] = &v;
     }
   }
 };

@@ -59,9 +59,8 @@ static std::optional<HoverResult> hoverNoShapes(const FileAnalysis &fa,
   if (l.value) {
     const ValueInfo &v = *l.value;
     // The result of a Broadcastable op, at its definition or any use.
-    if (v.opReport >= 0 && v.opReport < static_cast<int>(fa.ops.size()))
-      return HoverResult{l.range, valueLine(v) + "\n\n" +
-                                      opHover(fa, fa.ops[v.opReport])};
+    if (const OpReport *op = fa.opOf(v))
+      return HoverResult{l.range, valueLine(v) + "\n\n" + opHover(fa, *op)};
     std::string md = valueLine(v) + "\n\n" + v.origin;
     if (v.ownerRange.begin.valid())
       md += " (line " + std::to_string(v.ownerRange.begin.line) + ")";

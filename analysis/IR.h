@@ -142,7 +142,7 @@ void fillOpSpans(const ParsedSection &section,
 /// `opReport` and drop the spans of reported ops once the reports exist.
 void collectIndex(const ParsedSection &section,
                   const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
-                  FileAnalysis &out,
+                  SectionResult &out,
                   std::vector<mlir::Operation *> *owners = nullptr,
                   std::vector<mlir::Operation *> *spanOwners = nullptr);
 void linkReports(const std::vector<mlir::Operation *> &owners,

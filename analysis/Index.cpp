@@ -93,7 +93,7 @@ void linkReports(const std::vector<Operation *> &owners,
 
 void collectIndex(const ParsedSection &ps,
                   const llvm::DenseMap<Operation *, unsigned> &reports,
-                  FileAnalysis &out, std::vector<Operation *> *owners,
+                  SectionResult &out, std::vector<Operation *> *owners,
                   std::vector<Operation *> *spanOwners) {
   unsigned section = ps.section.index;
   // Beside collectOpReports (`owners` given) the section's own caches are

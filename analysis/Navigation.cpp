@@ -16,7 +16,7 @@ std::optional<Range> definition(const FileAnalysis &fa, Position pos) {
     return l.block->def;
   if (l.op) // On an op name: its result, when it has one.
     for (const ValueInfo &v : fa.values)
-      if (v.opReport >= 0 && &fa.ops[v.opReport] == l.op)
+      if (fa.opOf(v) == l.op)
         return v.def;
   return std::nullopt;
 }

@@ -187,14 +187,14 @@ FileAnalysis::~FileAnalysis() = default;
 FileAnalysis::FileAnalysis(const FileAnalysis &o)
     : path(o.path), sections(o.sections), diagnostics(o.diagnostics),
       ops(o.ops), values(o.values), blocks(o.blocks), symbols(o.symbols),
-      opSpans(o.opSpans), lineIndex(o.lineIndex),
+      opSpans(o.opSpans), sectionOps(o.sectionOps), lineIndex(o.lineIndex),
       lazyIndex(std::make_shared<LazyIndex>()) {}
 FileAnalysis::FileAnalysis(FileAnalysis &&o)
     : path(std::move(o.path)), sections(std::move(o.sections)),
       diagnostics(std::move(o.diagnostics)), ops(std::move(o.ops)),
       values(std::move(o.values)), blocks(std::move(o.blocks)),
       symbols(std::move(o.symbols)), opSpans(std::move(o.opSpans)),
-      lineIndex(std::move(o.lineIndex)),
+      sectionOps(std::move(o.sectionOps)), lineIndex(std::move(o.lineIndex)),
       lazyIndex(std::make_shared<LazyIndex>()) {}
 FileAnalysis &FileAnalysis::operator=(const FileAnalysis &o) {
   if (this != &o)
@@ -210,6 +210,7 @@ FileAnalysis &FileAnalysis::operator=(FileAnalysis &&o) {
   blocks = std::move(o.blocks);
   symbols = std::move(o.symbols);
   opSpans = std::move(o.opSpans);
+  sectionOps = std::move(o.sectionOps);
   lineIndex = std::move(o.lineIndex);
   lazyIndex = std::make_shared<LazyIndex>();
   return *this;

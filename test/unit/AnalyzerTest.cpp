@@ -306,13 +306,13 @@ TEST(Index, ValuesBlocksAndSymbols) {
   EXPECT_EQ(sum->def.begin.line, 7u);
   ASSERT_EQ(sum->uses.size(), 1u);
   EXPECT_EQ(sum->uses[0].begin.line, 8u);
-  ASSERT_GE(sum->opReport, 0);
-  EXPECT_EQ(fa.ops[sum->opReport].name, "tosa.add");
+  ASSERT_TRUE(fa.opOf(*sum));
+  EXPECT_EQ(fa.opOf(*sum)->name, "tosa.add");
   EXPECT_EQ(arg->type, "tensor<2x3xf32>");
   EXPECT_NE(arg->origin.str().find("argument #1"), std::string::npos)
       << arg->origin;
   // The op's declared result type as written, for inlay hints and fixes.
-  const OpReport &add = fa.ops[sum->opReport];
+  const OpReport &add = *fa.opOf(*sum);
   EXPECT_EQ(add.resultTypeRange.begin.line, 7u);
   EXPECT_EQ(add.resultTypeRange.begin.column, 64u);
   EXPECT_EQ(add.resultTypeRange.end.column, 79u);

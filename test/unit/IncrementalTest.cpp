@@ -238,3 +238,149 @@ TEST(Incremental, ManyFunctionsEditedInARow) {
   }
   runEdits(text, edits);
 }
+
+namespace {
+
+/// The ops and values of `next` outside lines [first, last] that are the
+/// very objects of `prev` (shared, not copied), and those inside.
+struct Sharing {
+  size_t outside = 0, sharedOutside = 0, inside = 0, sharedInside = 0;
+};
+template <typename Items, typename Anchor>
+void countSharing(const Items &prev, const Items &next, unsigned first,
+                  unsigned last, Anchor anchor, Sharing &s) {
+  for (size_t i = 0; i < next.size(); ++i) {
+    unsigned line = anchor(next[i]).line;
+    bool in = line >= first && line <= last;
+    bool shared = false;
+    for (size_t j = 0; j < prev.size() && !shared; ++j)
+      shared = next.sharesItem(i, prev, j);
+    (in ? s.inside : s.outside) += 1;
+    (in ? s.sharedInside : s.sharedOutside) += shared;
+  }
+}
+Sharing sharing(const FileAnalysis &prev, const FileAnalysis &next,
+                unsigned first, unsigned last) {
+  Sharing s;
+  countSharing(
+      prev.ops, next.ops, first, last,
+      [](const OpReport &o) { return o.range.begin; }, s);
+  countSharing(
+      prev.values, next.values, first, last,
+      [](const ValueInfo &v) { return v.def.begin; }, s);
+  return s;
+}
+
+unsigned lineOf(const std::string &text, const std::string &what) {
+  size_t at = text.find(what);
+  EXPECT_NE(at, std::string::npos) << what;
+  return 1 + std::count(text.begin(), text.begin() + at, '\n');
+}
+
+} // namespace
+
+// An edit that moves no line and keeps the function's op count shares
+// every other function's ops and values with the previous version (no
+// copy: the merge was O(file), and two copies of the file's items were
+// live while it ran); one that moves lines copies what is below.
+TEST(Incremental, AnEditWithinALineSharesTheOtherFunctionsItems) {
+  Config config;
+  config.info.runtimeChecks = true;
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  std::string text = kFunctions;
+  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  unsigned gFirst = lineOf(text, "func.func @g("),
+           gLast = lineOf(text, "func.func @h(") - 2;
+  text.replace(text.find("tosa.sub %x, %x"), 15, "tosa.add %x, %x");
+  auto v2 = cached.analyzeShared(text, "i.mlir", config, cache);
+  ASSERT_TRUE(v2->sections[0].incremental);
+  EXPECT_EQ(observe(*v2), observe(fresh.analyze(text, "i.mlir", config)));
+  Sharing s = sharing(*v1, *v2, gFirst, gLast);
+  EXPECT_GT(s.outside, 10u);
+  EXPECT_EQ(s.sharedOutside, s.outside);
+  EXPECT_GT(s.inside, 0u);
+  EXPECT_EQ(s.sharedInside, 0u);
+
+  // A line added in @g: what is below it is copied (its lines moved),
+  // what is above is not.
+  text.replace(text.find("  return %2 : tensor<?x3xf32>"), 0, "  // new\n");
+  auto v3 = cached.analyzeShared(text, "i.mlir", config, cache);
+  ASSERT_TRUE(v3->sections[0].incremental);
+  EXPECT_EQ(observe(*v3), observe(fresh.analyze(text, "i.mlir", config)));
+  Sharing below = sharing(*v2, *v3, gFirst, 1000);
+  EXPECT_EQ(below.sharedInside, 0u);
+  // The previous versions read as before.
+  EXPECT_EQ(observe(*v1), observe(fresh.analyze(kFunctions, "i.mlir", config)));
+}
+
+// Unchanged sections that have not moved are shared too; a section's
+// values name their op within the section, so an edit that changes the
+// op count of the first section leaves the second's links right.
+TEST(Incremental, UnchangedSectionsAreShared) {
+  Config config;
+  config.info.runtimeChecks = true;
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  std::string second = "func.func @s(%a: tensor<2x1xf32>, %b: tensor<1x3xf32>) "
+                       "-> tensor<2x3xf32> {\n  %0 = tosa.add %a, %b : "
+                       "(tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>\n"
+                       "  return %0 : tensor<2x3xf32>\n}\n";
+  std::string text = std::string(kFunctions) + "// -----\n" + second;
+  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  ASSERT_EQ(v1->sections.size(), 2u);
+  unsigned split = lineOf(text, "// -----");
+  // An op more in the first section, on a line of its own (the second
+  // section moves: copied), then a change within a line (not moved:
+  // shared).
+  text.replace(text.find("  %1 = call @g2(%0)"), 0,
+               "  %5 = tosa.abs %p : (tensor<2x1xf32>) -> tensor<2x1xf32>\n");
+  auto v2 = cached.analyzeShared(text, "i.mlir", config, cache);
+  EXPECT_EQ(observe(*v2), observe(fresh.analyze(text, "i.mlir", config)));
+  text.replace(text.find("tosa.abs %p"), 11, "tosa.exp %p");
+  auto v3 = cached.analyzeShared(text, "i.mlir", config, cache);
+  EXPECT_EQ(observe(*v3), observe(fresh.analyze(text, "i.mlir", config)));
+  Sharing s = sharing(*v2, *v3, 1, split + 1);
+  EXPECT_GT(s.outside, 2u);
+  EXPECT_EQ(s.sharedOutside, s.outside);
+  const ValueInfo *sum = nullptr;
+  for (const ValueInfo &v : v3->values)
+    if (v.section == 1 && v.name == "%0")
+      sum = &v;
+  ASSERT_TRUE(sum && v3->opOf(*sum));
+  EXPECT_EQ(v3->opOf(*sum)->name, "tosa.add");
+  EXPECT_EQ(v3->opOf(*sum)->range.begin.line, sum->def.begin.line);
+}
+
+// Each shared edit of another function adds runs, and the stores keep the
+// replaced functions' old items: past a bound the section is copied whole
+// again, and every version still equals a fresh analysis.
+TEST(Incremental, SharedRunsStayBounded) {
+  const std::string signature = "(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) "
+                                "-> tensor<?x3xf32> {\n";
+  std::string text;
+  for (int f = 0; f < 120; ++f) {
+    text += "func.func @f" + std::to_string(f) + signature;
+    text += "  %v0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) "
+            "-> tensor<?x3xf32>\n  return %v0 : tensor<?x3xf32>\n}\n";
+  }
+  Config config;
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  auto prev = cached.analyzeShared(text, "i.mlir", config, cache);
+  size_t mostRuns = 0;
+  for (int f = 0; f < 120; f += 2) {
+    std::string head = "@f" + std::to_string(f) + signature + "  %v0 = tosa.";
+    size_t at = text.find(head);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at + head.size(), 3, "sub");
+    auto next = cached.analyzeShared(text, "i.mlir", config, cache);
+    ASSERT_TRUE(next->sections[0].incremental) << f;
+    mostRuns = std::max(mostRuns, next->ops.runCount());
+    EXPECT_LE(next->ops.storedItems(), 2 * next->ops.size() + 8);
+    prev = next;
+  }
+  EXPECT_GT(mostRuns, 8u);  // shared: runs were made
+  EXPECT_LE(mostRuns, 64u); // and copied whole again before too many
+  EXPECT_EQ(observe(*prev), observe(fresh.analyze(text, "i.mlir", config)));
+}

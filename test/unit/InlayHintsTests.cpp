@@ -80,7 +80,7 @@ TEST(InlayHints, SummaryShortcutChangesNothing) {
   FileAnalysis fa = analyzeText(text);
   ASSERT_GE(fa.ops.size(), 400u);
   FileAnalysis full = fa;
-  for (OpReport &op : full.ops)
+  for (OpReport &op : full.ops.mut())
     op.summary.reset();
   auto render = [](const std::vector<InlayHintData> &hs) {
     std::vector<std::string> out;

@@ -78,10 +78,10 @@ inline std::vector<std::string> observe(const FileAnalysis &fa) {
                   std::to_string(op.verifierRan) + std::to_string(op.ok()));
   size_t ordered = out.size();
   for (const ValueInfo &v : fa.values)
-    out.push_back(
-        "value " + v.name + " " + rng(v.def) + " " + rngs(v.uses.vec()) +
-        v.type + " " + v.origin + " " + rng(v.ownerRange) +
-        " op:" + (v.opReport >= 0 ? rng(fa.ops[v.opReport].range) : "-"));
+    out.push_back("value " + v.name + " " + rng(v.def) + " " +
+                  rngs(v.uses.vec()) + v.type + " " + v.origin + " " +
+                  rng(v.ownerRange) +
+                  " op:" + (fa.opOf(v) ? rng(fa.opOf(v)->range) : "-"));
   for (const BlockInfo &b : fa.blocks)
     out.push_back("block " + b.name + " " + rng(b.def) + " " +
                   rngs(b.uses.vec()));
