@@ -444,7 +444,7 @@ struct Section {
   bool tail = false;
 };
 
-enum class OpKind {
+enum class OpKind : uint8_t {
   Implicit,        // Broadcastable trait / element-wise: InferResultShape
   BroadcastInDim,  // one operand mapped onto the result by dimensions
   LinalgBroadcast, // linalg.broadcast: `dimensions` lists added dims
@@ -457,7 +457,10 @@ struct OpReport {
   SharedText name;
   Range range; // the op name
   unsigned section = 0;
+  /// All its operands (those of `operandTypes` are the data operands).
+  unsigned numOperands = 0;
   OpKind kind = OpKind::Implicit;
+  bool hasRegions = false;
   bool registered = false;
   /// TOSA element-wise op: equal ranks required (MLIR 22).
   bool tosa = false;
@@ -469,9 +472,6 @@ struct OpReport {
   /// set for OpKind::Implicit by the document pipeline); beside the flags,
   /// in what would be padding.
   std::optional<BroadcastSummary> summary;
-  bool hasRegions = false;
-  /// All its operands (those of `operandTypes` are the data operands).
-  unsigned numOperands = 0;
   /// The types of the data operands, which are the op's first operands
   /// (tosa.mul's shift, the last, excluded).
   CowVector<SharedText> operandTypes;

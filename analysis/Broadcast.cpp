@@ -242,6 +242,7 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
     }
   if (!anyRanked)
     return s;
+  s.wideRank = rank > BroadcastSummary::kRuntimeCheckDims;
   auto sizeAt = [&](const Shape &shape, size_t d) -> int64_t {
     size_t lead = rank - shape.size();
     return d < lead ? 1 : shape[d - lead];
@@ -267,13 +268,17 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
       acc = r.size;
     }
     inferred[d] = acc;
-    for (size_t i = 0; i < operands.size() && !s.anyRuntimeCheck; ++i) {
+    bool check = false;
+    for (size_t i = 0; i < operands.size() && !check; ++i) {
       if (!operands[i] || sizeAt(*operands[i], d) != kDynamic)
         continue;
       for (size_t j = 0; j < operands.size(); ++j)
         if (j != i && operands[j] && sizeAt(*operands[j], d) != 1)
-          s.anyRuntimeCheck = true;
+          check = true;
     }
+    s.anyRuntimeCheck |= check;
+    if (check && d < BroadcastSummary::kRuntimeCheckDims)
+      s.runtimeCheckDims |= static_cast<uint16_t>(1u << d);
   }
   if (conflict)
     s.ok = false;

@@ -181,6 +181,12 @@ struct BroadcastSummary {
   /// The inferred shape exists and equals the declared one (nothing for an
   /// inlay hint to show).
   bool inferredIsDeclared = false;
+  /// The dimensions that need a runtime check (bit d for dimension d),
+  /// for an inlay hint without the full analysis; all of them when the
+  /// rank is at most kRuntimeCheckDims (`wideRank` otherwise).
+  static constexpr unsigned kRuntimeCheckDims = 16;
+  bool wideRank = false;
+  uint16_t runtimeCheckDims = 0;
 };
 BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
                                     const MaybeShape &declared,

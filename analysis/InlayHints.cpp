@@ -8,6 +8,20 @@
 
 namespace tosa_lsp {
 
+/// "runtime-check" after the result's name; `forEachDim(f)` calls f with
+/// each dimension that needs the check.
+template <typename ForEachDim>
+static InlayHintData runtimeCheckHint(const OpReport &op,
+                                      ForEachDim forEachDim) {
+  std::string dims;
+  forEachDim([&](unsigned d) {
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  });
+  return {InlayHintData::RuntimeCheck, op.resultNameRange.end, " runtime-check",
+          "dimension(s) " + dims +
+              " need a runtime broadcast check (a dynamic size may be 1)"};
+}
+
 std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                                       const Config::Hints &options,
                                       const ShapeInference *shapes) {
@@ -21,10 +35,20 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
     // Most ops have nothing to show: the summary says so without building
     // the per-dimension records (a label needs an inferred shape other
     // than the declared one, or a runtime check).
-    if (const std::optional<BroadcastSummary> &s = op.summary;
-        s && s->inferredIsDeclared &&
-        !(options.runtimeChecks && s->anyRuntimeCheck))
-      continue;
+    const std::optional<BroadcastSummary> &s = op.summary;
+    if (s && s->inferredIsDeclared) {
+      if (!(options.runtimeChecks && s->anyRuntimeCheck))
+        continue;
+      if (!s->wideRank) { // the first hints of a screen in a big file
+        if (op.resultNameRange.end.valid())
+          out.push_back(runtimeCheckHint(op, [&](auto dim) {
+            for (unsigned d = 0; d < BroadcastSummary::kRuntimeCheckDims; ++d)
+              if ((s->runtimeCheckDims >> d) & 1)
+                dim(d);
+          }));
+        continue;
+      }
+    }
     const BroadcastAnalysis &a = op.implicit();
     if (options.inferredShapes && a.inferable) {
       std::string label;
@@ -42,17 +66,12 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                  "; the declared result is " + formatShape(a.declared)});
     }
     if (options.runtimeChecks && a.anyRuntimeCheck() &&
-        op.resultNameRange.end.valid()) {
-      std::string dims;
-      for (const DimReport &d : a.dims)
-        if (d.runtimeCheck)
-          dims += (dims.empty() ? "" : ", ") + std::to_string(d.index);
-      out.push_back({InlayHintData::RuntimeCheck, op.resultNameRange.end,
-                     " runtime-check",
-                     "dimension(s) " + dims +
-                         " need a runtime broadcast check (a dynamic size "
-                         "may be 1)"});
-    }
+        op.resultNameRange.end.valid())
+      out.push_back(runtimeCheckHint(op, [&](auto dim) {
+        for (const DimReport &d : a.dims)
+          if (d.runtimeCheck)
+            dim(d.index);
+      }));
   }
   if (shapes && options.inferredShapes)
     for (const InferredOp *op : shapes->opsOnLines(first, last)) {

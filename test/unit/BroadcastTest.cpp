@@ -289,6 +289,8 @@ TEST(Summary, AgreesWithTheFullAnalysis) {
                   quick.anyDynamicToStatic == full.anyDynamicToStatic() &&
                   quick.inferredIsDeclared ==
                       (full.inferred && full.inferred == full.declared);
+      for (const DimReport &d : full.dims)
+        same &= d.runtimeCheck == ((quick.runtimeCheckDims >> d.index) & 1);
       if (!same && ++disagreements <= 5) {
         std::string ops;
         for (const MaybeShape &o : operands)
