@@ -13,6 +13,7 @@
 #define TOSA_LSP_ANALYSIS_ITEMRUNS_H
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <iterator>
@@ -218,8 +219,12 @@ public:
       bool first =
           std::none_of(runs.begin(), runs.begin() + r,
                        [&](const Run &x) { return x.store == runs[r].store; });
-      if (first && runs[r].store.use_count() == uses)
+      // No one else holds it, and no one can take it but from a holder:
+      // the count cannot grow behind this check.
+      if (first && runs[r].store.use_count() == uses) {
+        std::atomic_thread_fence(std::memory_order_acquire);
         f(*runs[r].store);
+      }
     }
     clear();
   }
