@@ -175,17 +175,32 @@ TEST(Incremental, FunctionsInsideAModule) {
 
 } // namespace
 
+namespace {
+/// Versions through a cached analyzer, each checked against a fresh
+/// analysis of the same text.
+struct Versions {
+  Config config;
+  Analyzer cached, fresh;
+  AnalysisCache cache;
+  explicit Versions(bool runtimeChecks = true) {
+    config.info.runtimeChecks = runtimeChecks; // more findings to compare
+  }
+  std::shared_ptr<const FileAnalysis> next(const std::string &text) {
+    auto v = cached.analyzeShared(text, "i.mlir", config, cache);
+    EXPECT_EQ(observe(*v), observe(fresh.analyze(text, "i.mlir", config)));
+    return v;
+  }
+};
+} // namespace
+
 // The merge shares each kept item's lists (uses, operand types, shapes)
 // with the previous version (CowVector) and copies them only to move their
 // lines: the previous version, still shown by the server while the edit is
 // analysed, must read as before, and the new one as a fresh analysis.
 TEST(Incremental, APreviousVersionIsUntouchedByTheEditsAfterIt) {
-  Config config;
-  config.info.runtimeChecks = true;
-  Analyzer cached, fresh;
-  AnalysisCache cache;
+  Versions versions;
   std::string text = kFunctions;
-  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  auto v1 = versions.next(text);
   const std::vector<std::string> before = observe(*v1);
   const std::string edits[][2] = {
       // Lines added in the first function: everything below moves.
@@ -197,9 +212,8 @@ TEST(Incremental, APreviousVersionIsUntouchedByTheEditsAfterIt) {
     size_t at = text.find(e[0]);
     ASSERT_NE(at, std::string::npos);
     text.replace(at, e[0].size(), e[1]);
-    auto next = cached.analyzeShared(text, "i.mlir", config, cache);
+    auto next = versions.next(text);
     ASSERT_TRUE(next->sections[0].incremental) << e[0];
-    EXPECT_EQ(observe(*next), observe(fresh.analyze(text, "i.mlir", config)));
     EXPECT_EQ(observe(*v1), before) << "after " << e[0];
   }
 }
@@ -284,18 +298,14 @@ unsigned lineOf(const std::string &text, const std::string &what) {
 // copy: the merge was O(file), and two copies of the file's items were
 // live while it ran); one that moves lines copies what is below.
 TEST(Incremental, AnEditWithinALineSharesTheOtherFunctionsItems) {
-  Config config;
-  config.info.runtimeChecks = true;
-  Analyzer cached, fresh;
-  AnalysisCache cache;
+  Versions versions;
   std::string text = kFunctions;
-  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  auto v1 = versions.next(text);
   unsigned gFirst = lineOf(text, "func.func @g("),
            gLast = lineOf(text, "func.func @h(") - 2;
   text.replace(text.find("tosa.sub %x, %x"), 15, "tosa.add %x, %x");
-  auto v2 = cached.analyzeShared(text, "i.mlir", config, cache);
+  auto v2 = versions.next(text);
   ASSERT_TRUE(v2->sections[0].incremental);
-  EXPECT_EQ(observe(*v2), observe(fresh.analyze(text, "i.mlir", config)));
   Sharing s = sharing(*v1, *v2, gFirst, gLast);
   EXPECT_GT(s.outside, 10u);
   EXPECT_EQ(s.sharedOutside, s.outside);
@@ -305,29 +315,26 @@ TEST(Incremental, AnEditWithinALineSharesTheOtherFunctionsItems) {
   // A line added in @g: what is below it is copied (its lines moved),
   // what is above is not.
   text.replace(text.find("  return %2 : tensor<?x3xf32>"), 0, "  // new\n");
-  auto v3 = cached.analyzeShared(text, "i.mlir", config, cache);
+  auto v3 = versions.next(text);
   ASSERT_TRUE(v3->sections[0].incremental);
-  EXPECT_EQ(observe(*v3), observe(fresh.analyze(text, "i.mlir", config)));
   Sharing below = sharing(*v2, *v3, gFirst, 1000);
   EXPECT_EQ(below.sharedInside, 0u);
   // The previous versions read as before.
-  EXPECT_EQ(observe(*v1), observe(fresh.analyze(kFunctions, "i.mlir", config)));
+  EXPECT_EQ(observe(*v1), observe(versions.fresh.analyze(kFunctions, "i.mlir",
+                                                         versions.config)));
 }
 
 // Unchanged sections that have not moved are shared too; a section's
 // values name their op within the section, so an edit that changes the
 // op count of the first section leaves the second's links right.
 TEST(Incremental, UnchangedSectionsAreShared) {
-  Config config;
-  config.info.runtimeChecks = true;
-  Analyzer cached, fresh;
-  AnalysisCache cache;
+  Versions versions;
   std::string second = "func.func @s(%a: tensor<2x1xf32>, %b: tensor<1x3xf32>) "
                        "-> tensor<2x3xf32> {\n  %0 = tosa.add %a, %b : "
                        "(tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>\n"
                        "  return %0 : tensor<2x3xf32>\n}\n";
   std::string text = std::string(kFunctions) + "// -----\n" + second;
-  auto v1 = cached.analyzeShared(text, "i.mlir", config, cache);
+  auto v1 = versions.next(text);
   ASSERT_EQ(v1->sections.size(), 2u);
   unsigned split = lineOf(text, "// -----");
   // An op more in the first section, on a line of its own (the second
@@ -335,11 +342,9 @@ TEST(Incremental, UnchangedSectionsAreShared) {
   // shared).
   text.replace(text.find("  %1 = call @g2(%0)"), 0,
                "  %5 = tosa.abs %p : (tensor<2x1xf32>) -> tensor<2x1xf32>\n");
-  auto v2 = cached.analyzeShared(text, "i.mlir", config, cache);
-  EXPECT_EQ(observe(*v2), observe(fresh.analyze(text, "i.mlir", config)));
+  auto v2 = versions.next(text);
   text.replace(text.find("tosa.abs %p"), 11, "tosa.exp %p");
-  auto v3 = cached.analyzeShared(text, "i.mlir", config, cache);
-  EXPECT_EQ(observe(*v3), observe(fresh.analyze(text, "i.mlir", config)));
+  auto v3 = versions.next(text);
   Sharing s = sharing(*v2, *v3, 1, split + 1);
   EXPECT_GT(s.outside, 2u);
   EXPECT_EQ(s.sharedOutside, s.outside);
@@ -364,17 +369,15 @@ TEST(Incremental, SharedRunsStayBounded) {
     text += "  %v0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) "
             "-> tensor<?x3xf32>\n  return %v0 : tensor<?x3xf32>\n}\n";
   }
-  Config config;
-  Analyzer cached, fresh;
-  AnalysisCache cache;
-  auto prev = cached.analyzeShared(text, "i.mlir", config, cache);
+  Versions versions(/*runtimeChecks=*/false);
+  auto prev = versions.next(text);
   size_t mostRuns = 0;
   for (int f = 0; f < 120; f += 2) {
     std::string head = "@f" + std::to_string(f) + signature + "  %v0 = tosa.";
     size_t at = text.find(head);
     ASSERT_NE(at, std::string::npos);
     text.replace(at + head.size(), 3, "sub");
-    auto next = cached.analyzeShared(text, "i.mlir", config, cache);
+    auto next = versions.next(text);
     ASSERT_TRUE(next->sections[0].incremental) << f;
     mostRuns = std::max(mostRuns, next->ops.runCount());
     EXPECT_LE(next->ops.storedItems(), 2 * next->ops.size() + 8);
@@ -382,5 +385,4 @@ TEST(Incremental, SharedRunsStayBounded) {
   }
   EXPECT_GT(mostRuns, 8u);  // shared: runs were made
   EXPECT_LE(mostRuns, 64u); // and copied whole again before too many
-  EXPECT_EQ(observe(*prev), observe(fresh.analyze(text, "i.mlir", config)));
 }
