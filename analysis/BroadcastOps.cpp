@@ -9,7 +9,9 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -125,6 +127,49 @@ void markVerified(const llvm::DenseSet<Operation *> &failed,
   }
 }
 
+namespace {
+/// What an op's report takes from its types (and dimension list).
+struct Inputs {
+  bool valid = false; // every operand and the result shaped
+  CowVector<SharedText> operandTypes;
+  SharedText resultType;
+  std::optional<BroadcastSummary> summary;
+  CowVector<int32_t> packedShapes;
+};
+
+Inputs computeInputs(const ParsedSection &section, Operation *op, OpKind kind,
+                     bool tosa, unsigned n, Attribute dimsAttr) {
+  Inputs in;
+  auto result = shapeOf(op->getResult(0).getType());
+  if (!result)
+    return in;
+  std::vector<MaybeShape> shapes;
+  llvm::SmallVector<SharedText, 4> types;
+  for (unsigned i = 0; i < n; ++i) {
+    auto s = shapeOf(op->getOperand(i).getType());
+    if (!s)
+      return in; // Scalars etc.: not a tensor/vector broadcast.
+    shapes.push_back(std::move(*s));
+    types.push_back(section.typeName(op->getOperand(i).getType()));
+  }
+  std::optional<std::vector<int64_t>> dims;
+  if (kind == OpKind::Implicit) {
+    BroadcastOptions opts;
+    opts.requireEqualRanks = tosa;
+    in.summary = summarizeBroadcast(shapes, *result, opts);
+  } else {
+    dims = intList(dimsAttr);
+    if (!dims)
+      return in;
+  }
+  in.valid = true;
+  in.operandTypes = CowVector<SharedText>(types.data(), types.size());
+  in.resultType = section.typeName(op->getResult(0).getType());
+  in.packedShapes = packShapes(shapes, *result, dims ? &*dims : nullptr);
+  return in;
+}
+} // namespace
+
 void collectOpReports(const ParsedSection &section, const Config &config,
                       std::vector<OpReport> &out,
                       llvm::DenseMap<Operation *, unsigned> &reportOf) {
@@ -135,6 +180,8 @@ void collectOpReports(const ParsedSection &section, const Config &config,
   // Per op name, what it decides (name lookups in string sets, for every
   // op of a model, were a tenth of this walk).
   llvm::DenseMap<const void *, NameKind> byName;
+  llvm::StringMap<Inputs> inputsBySignature;
+  llvm::SmallString<64> key;
   section.module.get()->walk([&](Operation *op) {
     auto [named, added] =
         byName.try_emplace(op->getName().getAsOpaquePointer());
@@ -177,36 +224,42 @@ void collectOpReports(const ParsedSection &section, const Config &config,
 
     if (op->getNumResults() != 1)
       return;
-    auto result = shapeOf(op->getResult(0).getType());
-    if (!result)
-      return;
-    r.resultType = section.typeName(op->getResult(0).getType());
     unsigned n = *kind == OpKind::Implicit         ? numDataOperands(op)
                  : *kind == OpKind::BroadcastInDim ? 1
                                                    : 2;
-    std::vector<MaybeShape> shapes;
-    llvm::SmallVector<SharedText, 4> types;
-    for (unsigned i = 0; i < n && i < op->getNumOperands(); ++i) {
-      auto s = shapeOf(op->getOperand(i).getType());
-      if (!s)
-        return; // Scalars etc.: not a tensor/vector broadcast.
-      shapes.push_back(std::move(*s));
-      types.push_back(section.typeName(op->getOperand(i).getType()));
-    }
-    r.operandTypes = CowVector<SharedText>(types.data(), types.size());
-
-    std::optional<std::vector<int64_t>> dims;
+    n = std::min(n, op->getNumOperands());
+    Attribute dimsAttr = *kind == OpKind::Implicit
+                             ? Attribute()
+                             : getAttr(op, "broadcast_dimensions");
+    // The inputs depend on the types and the dimension list only, all
+    // uniqued by MLIR: a model's ops have a few dozen of them. Computed
+    // once per signature and shared (one count each per op instead of
+    // ~7 allocations, the shapes' words and the types' list stored once:
+    // ~90 bytes an op).
+    key.clear();
+    auto addKey = [&](const void *p) {
+      const char *bytes = reinterpret_cast<const char *>(&p);
+      key.append(bytes, bytes + sizeof(p));
+    };
+    key.push_back(static_cast<char>(*kind));
+    key.push_back(static_cast<char>(nk.tosa));
+    addKey(op->getResult(0).getType().getAsOpaquePointer());
+    addKey(dimsAttr.getAsOpaquePointer());
+    for (unsigned i = 0; i < n; ++i)
+      addKey(op->getOperand(i).getType().getAsOpaquePointer());
+    auto [at, fresh] = inputsBySignature.try_emplace(key);
+    Inputs &in = at->second;
+    if (fresh)
+      in = computeInputs(section, op, *kind, nk.tosa, n, dimsAttr);
+    if (!in.valid)
+      return;
+    r.operandTypes = in.operandTypes;
+    r.resultType = in.resultType;
     if (*kind == OpKind::Implicit) {
       r.tosa = nk.tosa;
-      BroadcastOptions opts;
-      opts.requireEqualRanks = r.tosa;
-      r.summary = summarizeBroadcast(shapes, *result, opts);
-    } else {
-      dims = intList(getAttr(op, "broadcast_dimensions"));
-      if (!dims)
-        return;
+      r.summary = in.summary;
     }
-    r.packedShapes = packShapes(shapes, *result, dims ? &*dims : nullptr);
+    r.packedShapes = in.packedShapes;
     reportOf[op] = out.size();
     out.push_back(std::move(r));
   });

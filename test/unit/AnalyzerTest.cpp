@@ -219,6 +219,41 @@ func.func @f(%a: tensor<3xf32>, %u: tensor<*xf32>, %b: tensor<2x1xf32>, %init: t
             (std::vector<MaybeShape>{Shape{3}, Shape{3}}));
 }
 
+// Ops of one signature (kind, operand and result types, dimension list)
+// share their inputs: one list of shapes and of types, not one an op.
+// Another signature, or the same types under another rule (TOSA's equal
+// ranks) or dimension list, has its own.
+TEST(Analyzer, OpsOfOneSignatureShareTheirInputs) {
+  auto fa = analyze(R"(
+func.func @f(%a: tensor<2x1xf32>, %b: tensor<1x3xf32>, %c: tensor<3xf32>) {
+  %0 = tosa.add %a, %b : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  %1 = tosa.sub %a, %b : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  %2 = "test.broadcastable"(%a, %b) : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  %3 = tosa.add %b, %a : (tensor<1x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %4 = "stablehlo.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %5 = "stablehlo.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %6 = "stablehlo.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 0>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  return
+}
+)");
+  ASSERT_EQ(fa.ops.size(), 7u);
+  auto shares = [&](size_t i, size_t j) {
+    return fa.ops[i].packedShapes.begin() == fa.ops[j].packedShapes.begin() &&
+           fa.ops[i].operandTypes.begin() == fa.ops[j].operandTypes.begin();
+  };
+  EXPECT_TRUE(shares(0, 1));
+  EXPECT_FALSE(shares(0, 2)); // not TOSA: no equal-rank rule
+  EXPECT_FALSE(shares(0, 3)); // the operands the other way round
+  EXPECT_TRUE(shares(4, 5));
+  EXPECT_FALSE(shares(4, 6)); // another dimension list
+  // Shared, each still reads as its own.
+  EXPECT_TRUE(fa.ops[0].tosa && !fa.ops[2].tosa);
+  EXPECT_EQ(fa.ops[3].operandShapes(),
+            (std::vector<MaybeShape>{Shape{1, 3}, Shape{2, 1}}));
+  EXPECT_TRUE(fa.ops[6].violations().size() > 0);
+  EXPECT_TRUE(fa.ops[5].ok());
+}
+
 TEST(Analyzer, ForeignLocationsLandOnTheOp) {
   auto fa = analyze(R"(
 func.func @f(%a: tensor<3xf32>, %b: tensor<2xf32>) -> tensor<3xf32> {
