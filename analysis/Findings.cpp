@@ -264,13 +264,32 @@ void appendFindings(const OpReport &op, const Config &config,
     out.push_back(std::move(d));
   };
 
+  auto runtimeCheck = [&](const std::vector<unsigned> &runtime) {
+    add(Severity::Info, "runtime-broadcast-check",
+        "dimension" + std::string(runtime.size() > 1 ? "s " : " ") +
+            dimList(runtime) + (runtime.size() > 1 ? " need" : " needs") +
+            " a runtime broadcast check: a dynamic operand size may be "
+            "1 (then it is broadcast) while another operand's is not",
+        "");
+  };
   if (op.kind == OpKind::Implicit && op.summary) {
     // Most ops have nothing to say: skip building their full analysis.
     const BroadcastSummary &s = *op.summary;
-    if (s.ok && !(config.info.refinable && s.anyRefinable) &&
-        !(config.info.runtimeChecks && s.anyRuntimeCheck) &&
-        !(config.info.dynamicToStatic && s.anyDynamicToStatic))
+    bool refinable = config.info.refinable && s.anyRefinable;
+    bool runtime = config.info.runtimeChecks && s.anyRuntimeCheck;
+    bool dynStatic = config.info.dynamicToStatic && s.anyDynamicToStatic;
+    if (s.ok && !refinable && !runtime && !dynStatic)
       return;
+    // Only runtime checks (the many hints of a dynamic model): which
+    // dimensions is in the summary too.
+    if (s.ok && runtime && !refinable && !dynStatic && !s.wideRank) {
+      std::vector<unsigned> dims;
+      for (unsigned d = 0; d < BroadcastSummary::kRuntimeCheckDims; ++d)
+        if ((s.runtimeCheckDims >> d) & 1)
+          dims.push_back(d);
+      runtimeCheck(dims);
+      return;
+    }
   }
   if (!op.ok()) {
     // MLIR's verifier is the authority on registered ops it checked: when
@@ -317,12 +336,7 @@ void appendFindings(const OpReport &op, const Config &config,
             " statically known from the operands",
         "");
   if (config.info.runtimeChecks && !runtime.empty())
-    add(Severity::Info, "runtime-broadcast-check",
-        "dimension" + std::string(runtime.size() > 1 ? "s " : " ") +
-            dimList(runtime) + (runtime.size() > 1 ? " need" : " needs") +
-            " a runtime broadcast check: a dynamic operand size may be "
-            "1 (then it is broadcast) while another operand's is not",
-        "");
+    runtimeCheck(runtime);
   if (config.info.dynamicToStatic && !dynStatic.empty()) {
     std::string sizes;
     for (unsigned d : dynStatic)

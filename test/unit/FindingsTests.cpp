@@ -98,6 +98,43 @@ namespace {
 // An op's shapes are packed in 32-bit words: every size reads back as it
 // was, dynamic and unranked ones and sizes beyond 32 bits included, for
 // the implicit kind and for an explicit one with its dimension list.
+// Ops whose summary says enough (nothing to say, or only which dimensions
+// need a runtime check) get their findings without the per-dimension
+// records: the same findings as with the records, under every switch.
+TEST(Findings, SummaryShortcutChangesNothing) {
+  FileAnalysis fa = analyzeText(randomBroadcastModel(11, 400));
+  ASSERT_GE(fa.ops.size(), 400u);
+  FileAnalysis full = fa;
+  for (OpReport &op : full.ops.mut())
+    op.summary.reset();
+  auto render = [](const FileAnalysis &a, const Config &c) {
+    std::vector<Diagnostic> ds;
+    for (const OpReport &op : a.ops)
+      appendFindings(op, c, ds);
+    std::vector<std::string> out;
+    for (const Diagnostic &d : ds) {
+      std::string notes;
+      for (const DiagNote &n : d.notes)
+        notes += " | " + n.message;
+      out.push_back(test::rng(d.range) + " " + d.code.str() + " " +
+                    d.message.str() + notes);
+    }
+    return out;
+  };
+  size_t runtimeChecks = 0;
+  for (unsigned switches = 0; switches < 8; ++switches) {
+    Config c;
+    c.info.refinable = switches & 1;
+    c.info.runtimeChecks = switches & 2;
+    c.info.dynamicToStatic = switches & 4;
+    std::vector<std::string> fast = render(fa, c), slow = render(full, c);
+    EXPECT_EQ(fast, slow) << "switches " << switches;
+    for (const std::string &l : fast)
+      runtimeChecks += l.find("runtime-broadcast-check") != std::string::npos;
+  }
+  EXPECT_GE(runtimeChecks, 100u); // not vacuous
+}
+
 TEST(Findings, PackedShapesReadBackExactly) {
   const int64_t dyn = tosa_lsp::kDynamic;
   const int64_t big = int64_t(1) << 40;

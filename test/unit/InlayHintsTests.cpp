@@ -50,33 +50,7 @@ namespace {
 // per-dimension records: the hints must be the same as with the records,
 // on random shapes (static, 1, `?`, unranked; equal and mixed ranks).
 TEST(InlayHints, SummaryShortcutChangesNothing) {
-  std::mt19937 rng(7);
-  auto dim = [&] {
-    const char *dims[] = {"2", "3", "1", "?"};
-    return std::string(dims[rng() % 4]);
-  };
-  auto shape = [&](unsigned rank) {
-    if (rng() % 10 == 0)
-      return std::string("*x");
-    std::string s;
-    for (unsigned i = 0; i < rank; ++i)
-      s += dim() + "x";
-    return s;
-  };
-  std::string text = "func.func @f() {\n";
-  for (int i = 0; i < 400; ++i) {
-    unsigned rank = 1 + rng() % 3;
-    std::string a = shape(rank), b = shape(rng() % 4 ? rank : 1 + rng() % 3),
-                r = shape(rank);
-    text += "  %a" + std::to_string(i) + " = \"test.a\"() : () -> tensor<" + a +
-            "f32>\n";
-    text += "  %b" + std::to_string(i) + " = \"test.b\"() : () -> tensor<" + b +
-            "f32>\n";
-    text += "  %r" + std::to_string(i) + " = \"tfl.add\"(%a" +
-            std::to_string(i) + ", %b" + std::to_string(i) + ") : (tensor<" +
-            a + "f32>, tensor<" + b + "f32>) -> tensor<" + r + "f32>\n";
-  }
-  text += "  return\n}\n";
+  std::string text = randomBroadcastModel(7, 400);
   FileAnalysis fa = analyzeText(text);
   ASSERT_GE(fa.ops.size(), 400u);
   FileAnalysis full = fa;

@@ -7,6 +7,7 @@
 #include "Config.h"
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -30,6 +31,40 @@ inline std::string absChain(int n) {
     text += "  %v" + std::to_string(i) + " = tosa.abs %v" +
             std::to_string(i - 1) + " : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
   return text + "  return %v" + std::to_string(n) + " : tensor<?x?xf32>\n}\n";
+}
+
+/// `n` element-wise ops of an unregistered dialect (checked by tosa-lsp
+/// alone) on random shapes: static, 1, `?` and unranked; equal and mixed
+/// ranks. For the shortcuts that read an op's summary instead of its full
+/// analysis.
+inline std::string randomBroadcastModel(unsigned seed, int n) {
+  std::mt19937 rng(seed);
+  auto dim = [&] {
+    const char *dims[] = {"2", "3", "1", "?"};
+    return std::string(dims[rng() % 4]);
+  };
+  auto shape = [&](unsigned rank) {
+    if (rng() % 10 == 0)
+      return std::string("*x");
+    std::string s;
+    for (unsigned i = 0; i < rank; ++i)
+      s += dim() + "x";
+    return s;
+  };
+  std::string text = "func.func @f() {\n";
+  for (int i = 0; i < n; ++i) {
+    unsigned rank = 1 + rng() % 3;
+    std::string a = shape(rank), b = shape(rng() % 4 ? rank : 1 + rng() % 3),
+                r = shape(rank);
+    text += "  %a" + std::to_string(i) + " = \"test.a\"() : () -> tensor<" + a +
+            "f32>\n";
+    text += "  %b" + std::to_string(i) + " = \"test.b\"() : () -> tensor<" + b +
+            "f32>\n";
+    text += "  %r" + std::to_string(i) + " = \"tfl.add\"(%a" +
+            std::to_string(i) + ", %b" + std::to_string(i) + ") : (tensor<" +
+            a + "f32>, tensor<" + b + "f32>) -> tensor<" + r + "f32>\n";
+  }
+  return text + "  return\n}\n";
 }
 
 inline bool has(const std::string &haystack, const std::string &needle) {
