@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 
 using namespace tosa_lsp;
 
