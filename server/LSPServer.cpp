@@ -6,6 +6,7 @@
 #include "Config.h"
 #include "DiagnosticsJSON.h"
 #include "FramedOutput.h"
+#include "InlayHintsJSON.h"
 #include "TaskThread.h"
 #include "Timing.h"
 #include "TosaServer.h"
@@ -331,6 +332,12 @@ struct Deferred {
   unique_function<void(Expected<json::Value>)> reply;
   /// Stops the work behind the request (e.g. kills a compiler process).
   std::function<void()> onCancel;
+  /// Takes the reply over (it is then sent by other means), unless it was
+  /// answered already.
+  bool claim() {
+    std::lock_guard<std::mutex> lock(mu);
+    return !std::exchange(done, true);
+  }
   bool finish(Expected<json::Value> result) {
     std::lock_guard<std::mutex> lock(mu);
     if (done) {
@@ -829,15 +836,25 @@ private:
             }));
   }
 
+  /// Answered with text written straight to the output (InlayHintsJSON.h):
+  /// every screen an editor shows asks for its hints.
   void onInlayHint(const InlayHintsParams &params,
                    Callback<json::Value> reply) {
+    auto [deferred, key] = defer(std::move(reply));
+    std::optional<json::Value> id = input.currentId;
     features.inlayHints(
         params.textDocument.uri.uri().str(), params.range,
-        answer<std::vector<InlayHint>>(
-            std::move(reply), [](std::vector<InlayHint> hints) -> json::Value {
-              return jsonArray(hints,
-                               [](const InlayHint &h) { return toJSON(h); });
-            }));
+        [this, deferred = deferred, key = key,
+         id = std::move(id)](Expected<std::vector<InlayHint>> r) mutable {
+          if (!r || !id)
+            deferred->finish(
+                r ? json::Value(jsonArray(
+                        *r, [](const InlayHint &h) { return toJSON(h); }))
+                  : Expected<json::Value>(r.takeError()));
+          else if (deferred->claim())
+            output.sendRaw(inlayHintsReplyMessage(*id, *r, litTest));
+          forget(key);
+        });
   }
 
   static auto locations(const URIForFile &uri) {
