@@ -21,9 +21,10 @@ namespace tosa_lsp {
 /// The JSON-RPC reply to request `id` with `hints`, as JSONTransport would
 /// print it (keys sorted; `pretty`: indented, with a final newline, as the
 /// lit transcripts read it).
-std::string inlayHintsReplyMessage(const llvm::json::Value &id,
-                                   const std::vector<llvm::lsp::InlayHint> &hints,
-                                   bool pretty);
+std::string
+inlayHintsReplyMessage(const llvm::json::Value &id,
+                       const std::vector<llvm::lsp::InlayHint> &hints,
+                       bool pretty);
 
 } // namespace tosa_lsp
 
