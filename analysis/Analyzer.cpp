@@ -763,6 +763,28 @@ std::optional<size_t> splitPoint(std::string_view text) {
   return cut;
 }
 
+/// Where to cut a section into parts that share no symbols: each cut is
+/// a splitPoint of a range of at least twice `minPart` bytes, halving it,
+/// for at most kMaxParts parts; in text order, none if the whole section
+/// cannot be cut.
+constexpr unsigned kMaxPartsLog2 = 3; // 8 parts
+std::vector<size_t> splitPoints(std::string_view text, size_t minPart) {
+  std::vector<size_t> cuts;
+  auto cutRange = [&](auto &self, size_t begin, size_t end,
+                      unsigned depth) -> void {
+    if (depth == 0 || end - begin < 2 * minPart)
+      return;
+    std::optional<size_t> at = splitPoint(text.substr(begin, end - begin));
+    if (!at)
+      return;
+    self(self, begin, begin + *at, depth - 1);
+    cuts.push_back(begin + *at);
+    self(self, begin + *at, end, depth - 1);
+  };
+  cutRange(cutRange, 0, text.size(), kMaxPartsLog2);
+  return cuts;
+}
+
 struct AnalysisCache::Impl {
   struct Entry {
     std::string_view text; // in `text` below
@@ -929,11 +951,12 @@ struct Analyzer::Impl {
                                MLIRContext *partCtx = nullptr,
                                PartText *around = nullptr,
                                double capacityFactor = 1.0);
-  /// A big section whose top-level ops share no symbols, parsed and
-  /// verified as two halves on two threads (the parse is most of an open
-  /// and MLIR's parser is single-threaded). std::nullopt when the section
-  /// cannot be cut or a half fails to parse: then it is analysed whole,
-  /// which reports what went wrong as usual.
+  /// A big section whose top-level ops share no symbols across its cuts,
+  /// parsed and verified as up to 8 parts that two threads take in turn
+  /// (the parse is most of an open and MLIR's parser is single-threaded).
+  /// std::nullopt when the section cannot be cut or a part fails to
+  /// parse: then it is analysed whole, which reports what went wrong as
+  /// usual.
   std::optional<SectionResult>
   analyzeInParts(const FileText &file, const std::string &path,
                  const Section &sec, const Config &config, SectionUnits *units);
@@ -1605,52 +1628,81 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   size_t size = sec.endOffset - sec.beginOffset;
   if (lenientLoaded || size < 2 * parallelSectionBytes || size < 2)
     return std::nullopt;
-  std::optional<size_t> cut = splitPoint(std::string_view(file.text).substr(
-      sec.beginOffset, sec.endOffset - sec.beginOffset));
-  if (!cut)
+  std::vector<size_t> cuts =
+      splitPoints(std::string_view(file.text).substr(sec.beginOffset, size),
+                  parallelSectionBytes / 2);
+  if (cuts.empty())
     return std::nullopt;
-  Section first, second; // captured below: not a structured binding
-  std::tie(first, second) = cutSection(file, sec, *cut);
-  double capacityA = 1.0 + 1.05 * double(size - *cut) / *cut;
+  if (!partContext)
+    partContext = makeContext();
+  std::vector<Section> parts;
+  Section rest = sec;
+  for (size_t cut : cuts) {
+    auto [part, after] =
+        splitSection(file, rest, sec.beginOffset + cut - rest.beginOffset);
+    parts.push_back(part);
+    rest = after;
+  }
+  parts.push_back(rest);
+  size_t k = parts.size();
+  // The first part's vectors are reserved for every part's items, which
+  // the merge then moves in instead of moving all into fresh buffers.
+  double capacityFirst =
+      1.05 * double(size) / double(parts[0].endOffset - parts[0].beginOffset);
 
-  SectionResult a, b;
-  SectionUnits unitsA, unitsB;
-  std::optional<std::string> crashA, crashB;
-  {
-    PhaseTimer t("analysis in two parts");
-    TaskThread::Running other = helperThread.beside([&] {
-      crashB = runContained([&] {
-        analyzeSectionUnguarded(file, path, sec, config, b,
-                                units ? &unitsB : nullptr, nullptr, &second,
-                                partContext.get());
+  // Both threads take the next part until none is left: when one core
+  // runs slower (this host's does at times, 1.5-1.7x), the faster thread
+  // takes more parts instead of the section waiting for the slower half.
+  std::vector<SectionResult> results(k);
+  std::vector<SectionUnits> partUnits(k);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  bool crashedHere = false, crashedBeside = false;
+  auto work = [&](MLIRContext *ctx, bool &crashed) {
+    for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
+      std::optional<std::string> crash = runContained([&] {
+        analyzeSectionUnguarded(file, path, sec, config, results[i],
+                                units ? &partUnits[i] : nullptr, nullptr,
+                                &parts[i], ctx, nullptr,
+                                i == 0 ? capacityFirst : 1.0);
       });
-    });
-    crashA = runContained([&] {
-      analyzeSectionUnguarded(file, path, sec, config, a,
-                              units ? &unitsA : nullptr, nullptr, &first,
-                              context.get(), nullptr, capacityA);
-    });
+      if (crash) { // This context is not used again (abandonParts).
+        crashed = true;
+        stop = true;
+      }
+    }
+  };
+  {
+    PhaseTimer t("analysis in parts");
+    TaskThread::Running other =
+        helperThread.beside([&] { work(partContext.get(), crashedBeside); });
+    work(context.get(), crashedHere);
     other.join();
   }
-  if (crashA || crashB) {
-    abandonParts(crashA.has_value(), crashB.has_value());
+  if (crashedHere || crashedBeside) {
+    abandonParts(crashedHere, crashedBeside);
     return std::nullopt;
   }
-  if (!a.section.parsed || !b.section.parsed)
-    return std::nullopt;
-  PhaseTimer tmerge("merge of the two halves");
+  for (const SectionResult &part : results)
+    if (!part.section.parsed)
+      return std::nullopt;
+  PhaseTimer tmerge("merge of the parts");
 
-  // As the whole section would have it: MLIR's diagnostics of both halves,
-  // then the findings of both; ops, values and the rest in file order.
+  // As the whole section would have it: MLIR's diagnostics of every part,
+  // then the findings of every part; ops, values and the rest in file
+  // order.
   SectionResult r;
-  r.section = a.section;
+  r.section = results[0].section;
   r.section.inParts = true;
-  r.diagnostics.reserve(a.diagnostics.size() + b.diagnostics.size());
-  for (SectionResult *half : {&a, &b})
-    for (Diagnostic &d : half->diagnostics)
+  size_t diagnostics = 0;
+  for (const SectionResult &part : results)
+    diagnostics += part.diagnostics.size();
+  r.diagnostics.reserve(diagnostics);
+  for (SectionResult &part : results)
+    for (Diagnostic &d : part.diagnostics)
       if (d.source != DiagSource::Broadcast)
         r.diagnostics.push_back(std::move(d));
-  // Each half counted its own errors towards kErrorsWithOpNote: past the
+  // Each part counted its own errors towards kErrorsWithOpNote: past the
   // section's first ones, the whole section would not have the note.
   unsigned errors = 0;
   for (Diagnostic &d : r.diagnostics)
@@ -1658,20 +1710,34 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
       llvm::erase_if(d.notes, [](const DiagNote &n) {
         return llvm::StringRef(n.message).starts_with(kOpNotePrefix);
       });
-  for (SectionResult *half : {&a, &b})
-    for (Diagnostic &d : half->diagnostics)
+  for (SectionResult &part : results)
+    for (Diagnostic &d : part.diagnostics)
       if (d.source == DiagSource::Broadcast)
         r.diagnostics.push_back(std::move(d));
-  concatParts(r, a, b);
+  SectionResult items = std::move(results[0]);
+  for (size_t i = 1; i < k; ++i) {
+    SectionResult joined;
+    concatParts(joined, items, results[i]);
+    items = std::move(joined);
+  }
+  r.ops = std::move(items.ops);
+  r.values = std::move(items.values);
+  r.blocks = std::move(items.blocks);
+  r.symbols = std::move(items.symbols);
+  r.opSpans = std::move(items.opSpans);
   if (units) {
     *units = SectionUnits();
-    if (!unitsA.units.empty() && !unitsB.units.empty()) {
-      for (Unit &u : unitsB.units) {
-        u.begin += *cut;
-        u.end += *cut;
+    if (llvm::all_of(partUnits,
+                     [](const SectionUnits &u) { return !u.units.empty(); })) {
+      for (size_t i = 0; i < k; ++i) {
+        size_t offset = parts[i].beginOffset - sec.beginOffset;
+        for (Unit &u : partUnits[i].units) {
+          u.begin += offset;
+          u.end += offset;
+          units->units.push_back(std::move(u));
+        }
+        units->moduleFailed |= partUnits[i].moduleFailed;
       }
-      concatMoved(units->units, unitsA.units, unitsB.units);
-      units->moduleFailed = unitsA.moduleFailed || unitsB.moduleFailed;
     }
   }
   return r;

@@ -532,6 +532,20 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
   FileAnalysis c = analyzer.analyze(calling, "c.mlir", Config());
   EXPECT_FALSE(c.sections[0].inParts);
   EXPECT_TRUE(errors(c).empty());
+  // Cut into up to 8 parts: a call between neighbours near a quarter of
+  // the file keeps them in one part (else the callee would be missing),
+  // and the result is the whole section's.
+  std::string neighbours;
+  for (int i = 0; i < 40; ++i)
+    neighbours += fn(i, i == 11 ? "f10" : i == 29 ? "f30" : "");
+  FileAnalysis n = analyzer.analyze(neighbours, "n.mlir", Config());
+  EXPECT_TRUE(n.sections[0].inParts);
+  EXPECT_TRUE(errors(n).empty());
+  Analyzer whole;
+  whole.setParallelSectionBytes(SIZE_MAX);
+  EXPECT_EQ(firstDifference(observe(n), observe(whole.analyze(
+                                            neighbours, "n.mlir", Config()))),
+            "");
   // A file wrapped in `module { ... }` has one top-level op.
   FileAnalysis m =
       analyzer.analyze("module {\n" + apart + "}\n", "m.mlir", Config());
