@@ -724,7 +724,8 @@ std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
   return out;
 }
 
-/// Where a section can be cut into two halves that parse and verify alone
+/// Where a section (or a part of one) can be cut into two halves that
+/// parse and verify alone
 /// exactly as they do together: the start of the top-level op nearest the
 /// middle, after a `}` closing the op before it at column 0. std::nullopt
 /// when something could cross the cut: a symbol named on both sides (calls,
@@ -875,10 +876,10 @@ struct Analyzer::Impl {
 
   std::unique_ptr<MLIRContext> context = makeContext();
   /// Where analyses run (big stacks; see TaskThread.h), and the second
-  /// thread of a big section (verifier, second half, merge).
+  /// thread of a big section (verifier, parts, merge).
   TaskThread analysisThread{kAnalysisStackBytes};
   TaskThread helperThread{kAnalysisStackBytes};
-  /// The second half's context when a section is analysed in two parts
+  /// The helper thread's context when a section is analysed in parts
   /// (analyzeInParts): one context per thread, no locking.
   std::unique_ptr<MLIRContext> partContext;
   /// A crash on the verifier thread of analyzeSectionUnguarded, for
@@ -2224,9 +2225,9 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     auto owned = std::make_unique<detail::ParsedSection>();
     detail::ParsedSection &ps = *owned;
     // A whole section's parse outlives this call (destroyRetiredIR). A
-    // unit's is small, and the two halves of a section are destroyed each
-    // on its thread at once (kept, they raised a 200k-line open's peak by
-    // ~50 MiB for little time).
+    // unit's is small, and the parts of a section are destroyed each on
+    // its thread at once (two halves kept raised a 200k-line open's peak
+    // by ~50 MiB for little time).
     llvm::scope_exit retire([&] {
       if (job || part || !owned || !deferIRDestruction)
         return;
