@@ -1455,7 +1455,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
     return llvm::ArrayRef(items).slice(at[0], at[1] - at[0]);
   };
   auto runsSlice = [](const auto &items, const size_t (&at)[2]) {
-    return items.slice(at[0], at[1] - at[0]);
+    return items.slice(at[0], at[1]); // [from, to), not a length
   };
 
   // Values name the op that defines them by index: plan the ops first.

@@ -357,6 +357,25 @@ TEST(Incremental, UnchangedSectionsAreShared) {
   EXPECT_EQ(v3->opOf(*sum)->range.begin.line, sum->def.begin.line);
 }
 
+// An edit inside a function of a later section: that section's items
+// start past the earlier sections' in the previous version, shared or
+// copied from there.
+TEST(Incremental, EditsInALaterSection) {
+  Versions versions;
+  std::string text = std::string(kFunctions) + "// -----\n" + kFunctions;
+  versions.next(text);
+  size_t second = text.find("// -----");
+  for (auto [find, replace] : {std::pair<std::string, std::string>{
+                                   "tosa.sub %x, %x", "tosa.add %x, %x"},
+                               {"  return %2 : tensor<?x3xf32>",
+                                "  // moved\n  return %2 : tensor<?x3xf32>"}}) {
+    text.replace(text.find(find, second), find.size(), replace);
+    auto v = versions.next(text);
+    ASSERT_EQ(v->sections.size(), 2u);
+    EXPECT_TRUE(v->sections[1].incremental) << find;
+  }
+}
+
 // Each shared edit of another function adds runs, and the stores keep the
 // replaced functions' old items: past a bound the section is copied whole
 // again, and every version still equals a fresh analysis.
