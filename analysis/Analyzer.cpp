@@ -423,27 +423,28 @@ void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
   appendMoved(units.cutDefs, b.topLevelDefs);
 }
 
-/// `x` then `y` into `to`, reserved once.
+/// `from` after `to`, reserved to the item (appending a part grows `to`
+/// once, and not at all when the first part reserved for all).
 template <typename T>
-void concatMoved(std::vector<T> &to, std::vector<T> &x, std::vector<T> &y) {
-  if (x.capacity() < x.size() + y.size())
-    to.reserve(x.size() + y.size());
-  appendMoved(to, x);
-  appendMoved(to, y);
+void appendReserved(std::vector<T> &to, std::vector<T> &from) {
+  if (to.capacity() < to.size() + from.size())
+    to.reserve(to.size() + from.size());
+  appendMoved(to, from);
 }
 
-/// The items of two parts of a section, in file order (the second's values
-/// then index the ops after the first's).
-void concatParts(SectionResult &r, SectionResult &a, SectionResult &b) {
+/// `b`'s items after `a`'s, in file order (`b`'s values then index the
+/// ops after `a`'s). Diagnostics are the caller's: their order is not
+/// the parts'.
+void appendPart(SectionResult &a, SectionResult &b) {
   int opBase = static_cast<int>(a.ops.size());
   for (ValueInfo &v : b.values)
     if (v.opReport >= 0)
       v.opReport += opBase;
-  concatMoved(r.ops, a.ops, b.ops);
-  concatMoved(r.values, a.values, b.values);
-  concatMoved(r.blocks, a.blocks, b.blocks);
-  concatMoved(r.symbols, a.symbols, b.symbols);
-  concatMoved(r.opSpans, a.opSpans, b.opSpans);
+  appendReserved(a.ops, b.ops);
+  appendReserved(a.values, b.values);
+  appendReserved(a.blocks, b.blocks);
+  appendReserved(a.symbols, b.symbols);
+  appendReserved(a.opSpans, b.opSpans);
 }
 
 /// Concatenates section results into the file's analysis; `slices` (if
@@ -1634,13 +1635,11 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
                   parallelSectionBytes / 2);
   if (cuts.empty())
     return std::nullopt;
-  if (!partContext)
-    partContext = makeContext();
   std::vector<Section> parts;
   Section rest = sec;
   for (size_t cut : cuts) {
     auto [part, after] =
-        splitSection(file, rest, sec.beginOffset + cut - rest.beginOffset);
+        cutSection(file, rest, sec.beginOffset + cut - rest.beginOffset);
     parts.push_back(part);
     rest = after;
   }
@@ -1691,22 +1690,20 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
 
   // As the whole section would have it: MLIR's diagnostics of every part,
   // then the findings of every part; ops, values and the rest in file
-  // order.
-  SectionResult r;
-  r.section = results[0].section;
-  r.section.inParts = true;
-  size_t diagnostics = 0;
+  // order (after the first part's, in the vectors it reserved for all).
+  std::vector<Diagnostic> diagnostics;
+  size_t count = 0;
   for (const SectionResult &part : results)
-    diagnostics += part.diagnostics.size();
-  r.diagnostics.reserve(diagnostics);
+    count += part.diagnostics.size();
+  diagnostics.reserve(count);
   for (SectionResult &part : results)
     for (Diagnostic &d : part.diagnostics)
       if (d.source != DiagSource::Broadcast)
-        r.diagnostics.push_back(std::move(d));
+        diagnostics.push_back(std::move(d));
   // Each part counted its own errors towards kErrorsWithOpNote: past the
   // section's first ones, the whole section would not have the note.
   unsigned errors = 0;
-  for (Diagnostic &d : r.diagnostics)
+  for (Diagnostic &d : diagnostics)
     if (d.severity == Severity::Error && ++errors > kErrorsWithOpNote)
       llvm::erase_if(d.notes, [](const DiagNote &n) {
         return llvm::StringRef(n.message).starts_with(kOpNotePrefix);
@@ -1714,18 +1711,12 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   for (SectionResult &part : results)
     for (Diagnostic &d : part.diagnostics)
       if (d.source == DiagSource::Broadcast)
-        r.diagnostics.push_back(std::move(d));
-  SectionResult items = std::move(results[0]);
-  for (size_t i = 1; i < k; ++i) {
-    SectionResult joined;
-    concatParts(joined, items, results[i]);
-    items = std::move(joined);
-  }
-  r.ops = std::move(items.ops);
-  r.values = std::move(items.values);
-  r.blocks = std::move(items.blocks);
-  r.symbols = std::move(items.symbols);
-  r.opSpans = std::move(items.opSpans);
+        diagnostics.push_back(std::move(d));
+  SectionResult &r = results[0];
+  for (size_t i = 1; i < k; ++i)
+    appendPart(r, results[i]);
+  r.diagnostics = std::move(diagnostics);
+  r.section.inParts = true;
   if (units) {
     *units = SectionUnits();
     if (llvm::all_of(partUnits,
@@ -1741,7 +1732,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
       }
     }
   }
-  return r;
+  return std::move(r);
 }
 
 void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {
@@ -1880,13 +1871,10 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
 
   // As the whole section would have them: MLIR's diagnostics (the first
   // part's), then the findings of both.
-  SectionResult r;
-  r.section = a.section;
-  r.section.inParts = true;
-  r.diagnostics = std::move(a.diagnostics);
-  appendMoved(r.diagnostics, b.diagnostics);
-  concatParts(r, a, b);
-  return r;
+  appendMoved(a.diagnostics, b.diagnostics);
+  appendPart(a, b);
+  a.section.inParts = true;
+  return std::move(a);
 }
 
 } // namespace
