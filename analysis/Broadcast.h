@@ -187,6 +187,14 @@ struct BroadcastSummary {
   static constexpr unsigned kRuntimeCheckDims = 16;
   bool wideRank = false;
   uint16_t runtimeCheckDims = 0;
+  /// The dimensions of `runtimeCheckDims`, in order.
+  std::vector<unsigned> runtimeCheckDimList() const {
+    std::vector<unsigned> dims;
+    for (unsigned d = 0; d < kRuntimeCheckDims; ++d)
+      if ((runtimeCheckDims >> d) & 1)
+        dims.push_back(d);
+    return dims;
+  }
 };
 BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
                                     const MaybeShape &declared,

@@ -283,11 +283,7 @@ void appendFindings(const OpReport &op, const Config &config,
     // Only runtime checks (the many hints of a dynamic model): which
     // dimensions is in the summary too.
     if (s.ok && runtime && !refinable && !dynStatic && !s.wideRank) {
-      std::vector<unsigned> dims;
-      for (unsigned d = 0; d < BroadcastSummary::kRuntimeCheckDims; ++d)
-        if ((s.runtimeCheckDims >> d) & 1)
-          dims.push_back(d);
-      runtimeCheck(dims);
+      runtimeCheck(s.runtimeCheckDimList());
       return;
     }
   }

@@ -8,17 +8,14 @@
 
 namespace tosa_lsp {
 
-/// "runtime-check" after the result's name; `forEachDim(f)` calls f with
-/// each dimension that needs the check.
-template <typename ForEachDim>
+/// "runtime-check" after the result's name, for dimensions `dims`.
 static InlayHintData runtimeCheckHint(const OpReport &op,
-                                      ForEachDim forEachDim) {
-  std::string dims;
-  forEachDim([&](unsigned d) {
-    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-  });
+                                      const std::vector<unsigned> &dims) {
+  std::string list;
+  for (unsigned d : dims)
+    list += (list.empty() ? "" : ", ") + std::to_string(d);
   return {InlayHintData::RuntimeCheck, op.resultNameRange.end, " runtime-check",
-          "dimension(s) " + dims +
+          "dimension(s) " + list +
               " need a runtime broadcast check (a dynamic size may be 1)"};
 }
 
@@ -41,11 +38,7 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
         continue;
       if (!s->wideRank) { // the first hints of a screen in a big file
         if (op.resultNameRange.end.valid())
-          out.push_back(runtimeCheckHint(op, [&](auto dim) {
-            for (unsigned d = 0; d < BroadcastSummary::kRuntimeCheckDims; ++d)
-              if ((s->runtimeCheckDims >> d) & 1)
-                dim(d);
-          }));
+          out.push_back(runtimeCheckHint(op, s->runtimeCheckDimList()));
         continue;
       }
     }
@@ -66,12 +59,13 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                  "; the declared result is " + formatShape(a.declared)});
     }
     if (options.runtimeChecks && a.anyRuntimeCheck() &&
-        op.resultNameRange.end.valid())
-      out.push_back(runtimeCheckHint(op, [&](auto dim) {
-        for (const DimReport &d : a.dims)
-          if (d.runtimeCheck)
-            dim(d.index);
-      }));
+        op.resultNameRange.end.valid()) {
+      std::vector<unsigned> dims;
+      for (const DimReport &d : a.dims)
+        if (d.runtimeCheck)
+          dims.push_back(d.index);
+      out.push_back(runtimeCheckHint(op, dims));
+    }
   }
   if (shapes && options.inferredShapes)
     for (const InferredOp *op : shapes->opsOnLines(first, last)) {
