@@ -616,16 +616,12 @@ public:
   /// Index into `ops` of the op whose name range contains or starts at
   /// `pos`, or the op on that line when `pos.column` is 0; -1 if none.
   int findOp(Position pos) const;
-  /// The index in `ops` of the op that defines `v`, or -1.
-  int opIndexOf(const ValueInfo &v) const {
-    return v.opReport < 0 || v.section >= sectionOps.size()
-               ? -1
-               : static_cast<int>(sectionOps[v.section]) + v.opReport;
-  }
   /// The op that defines `v`, or null.
   const OpReport *opOf(const ValueInfo &v) const {
-    int i = opIndexOf(v);
-    return i < 0 || static_cast<size_t>(i) >= ops.size() ? nullptr : &ops[i];
+    if (v.opReport < 0 || v.section >= sectionOps.size())
+      return nullptr;
+    size_t i = sectionOps[v.section] + static_cast<size_t>(v.opReport);
+    return i < ops.size() ? &ops[i] : nullptr;
   }
 };
 
