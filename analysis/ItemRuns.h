@@ -46,11 +46,6 @@ public:
     }
     return *this;
   }
-  ItemRuns &operator=(std::vector<T> items) {
-    clear();
-    append(std::move(items));
-    return *this;
-  }
 
   size_t size() const { return total; }
   bool empty() const { return total == 0; }
@@ -212,34 +207,38 @@ public:
   /// Calls `f` with each store that only this holds (the count of the
   /// shared pointer is its runs here), and forgets all the items.
   template <typename F> void releaseStores(F f) {
-    for (size_t r = 0; r < runs.size(); ++r) {
-      long uses = 0;
-      for (const Run &x : runs)
-        uses += x.store == runs[r].store;
-      bool first =
-          std::none_of(runs.begin(), runs.begin() + r,
-                       [&](const Run &x) { return x.store == runs[r].store; });
+    forEachStore([&](std::vector<T> &store, long usesHere, long uses) {
       // No one else holds it, and no one can take it but from a holder:
       // the count cannot grow behind this check.
-      if (first && runs[r].store.use_count() == uses) {
+      if (uses == usesHere) {
         std::atomic_thread_fence(std::memory_order_acquire);
-        f(*runs[r].store);
+        f(store);
       }
-    }
+    });
     clear();
   }
   /// The items kept alive by this version's stores, live or not (an edit
   /// leaves the replaced function's old items in the store around it).
   size_t storedItems() const {
     size_t n = 0;
-    for (size_t r = 0; r < runs.size(); ++r)
-      if (std::none_of(runs.begin(), runs.begin() + r,
-                       [&](const Run &x) { return x.store == runs[r].store; }))
-        n += runs[r].store->size();
+    forEachStore(
+        [&](const std::vector<T> &store, long, long) { n += store.size(); });
     return n;
   }
 
 private:
+  /// `f(store, its runs here, its holders)` once per store of the runs.
+  template <typename F> void forEachStore(F f) const {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const Run &run = runs[r];
+      auto same = [&](const Run &x) { return x.store == run.store; };
+      if (std::any_of(runs.begin(), runs.begin() + r, same))
+        continue; // counted at its first run
+      f(*run.store,
+        static_cast<long>(std::count_if(runs.begin(), runs.end(), same)),
+        run.store.use_count());
+    }
+  }
   size_t runAt(size_t i) const {
     return static_cast<size_t>(
                std::upper_bound(starts.begin(), starts.end(), i) -
