@@ -255,7 +255,7 @@ void Scheduler::run() {
       continue;
     }
     if (!doc && idleMemoryToRelease) {
-      // The free pages of the helper thread (a big section's second half;
+      // The free pages of the helper thread (a big section's parts;
       // idle during one-function edits, it never collected what the
       // reclaimer freed in its heap) and, past a bound, what the contexts
       // uniqued (~25-35 MiB after a 200k-line open; see
