@@ -218,17 +218,18 @@ TEST(Incremental, APreviousVersionIsUntouchedByTheEditsAfterIt) {
   }
 }
 
-// Big enough for the merge to refill a retired version's vectors (they
-// are kept from a few thousand items on): a run of edits, each checked
-// against a fresh analysis, sees no item of an older version.
-TEST(Incremental, ManyFunctionsEditedInARow) {
-  const std::string signature = "(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) "
-                                "-> tensor<?x3xf32> {\n";
+namespace {
+const std::string kChainSignature =
+    "(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {\n";
+
+/// `functions` functions @f0, @f1, ..., each a chain of `ops` adds
+/// (%v0, %v1, ...) from its arguments.
+std::string chainFunctions(int functions, int ops) {
   std::string text;
-  for (int f = 0; f < 300; ++f) {
-    text += "func.func @f" + std::to_string(f) + signature;
+  for (int f = 0; f < functions; ++f) {
+    text += "func.func @f" + std::to_string(f) + kChainSignature;
     std::string last = "%a";
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < ops; ++i) {
       std::string v = "%v" + std::to_string(i);
       text += "  " + v + " = tosa.add " + last +
               ", %b : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>\n";
@@ -236,6 +237,15 @@ TEST(Incremental, ManyFunctionsEditedInARow) {
     }
     text += "  return " + last + " : tensor<?x3xf32>\n}\n";
   }
+  return text;
+}
+} // namespace
+
+// Big enough for the merge to refill a retired version's vectors (they
+// are kept from a few thousand items on): a run of edits, each checked
+// against a fresh analysis, sees no item of an older version.
+TEST(Incremental, ManyFunctionsEditedInARow) {
+  std::string text = chainFunctions(300, 8);
   std::deque<std::string> texts; // Edit points into them
   std::vector<Edit> edits;
   auto edit = [&](std::string find, std::string replace) {
@@ -245,7 +255,7 @@ TEST(Incremental, ManyFunctionsEditedInARow) {
         {texts[texts.size() - 2].c_str(), texts.back().c_str(), true});
   };
   for (int f : {150, 10, 290}) {
-    std::string head = "@f" + std::to_string(f) + signature;
+    std::string head = "@f" + std::to_string(f) + kChainSignature;
     // Within a line (nothing moves), then a line added (the rest moves).
     edit(head + "  %v0 = tosa.add", head + "  %v0 = tosa.sub");
     edit(head + "  %v0 = tosa.sub", head + "  // new\n  %v0 = tosa.sub");
@@ -380,19 +390,13 @@ TEST(Incremental, EditsInALaterSection) {
 // replaced functions' old items: past a bound the section is copied whole
 // again, and every version still equals a fresh analysis.
 TEST(Incremental, SharedRunsStayBounded) {
-  const std::string signature = "(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) "
-                                "-> tensor<?x3xf32> {\n";
-  std::string text;
-  for (int f = 0; f < 120; ++f) {
-    text += "func.func @f" + std::to_string(f) + signature;
-    text += "  %v0 = tosa.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) "
-            "-> tensor<?x3xf32>\n  return %v0 : tensor<?x3xf32>\n}\n";
-  }
+  std::string text = chainFunctions(120, 1);
   Versions versions(/*runtimeChecks=*/false);
   auto prev = versions.next(text);
   size_t mostRuns = 0;
   for (int f = 0; f < 120; f += 2) {
-    std::string head = "@f" + std::to_string(f) + signature + "  %v0 = tosa.";
+    std::string head =
+        "@f" + std::to_string(f) + kChainSignature + "  %v0 = tosa.";
     size_t at = text.find(head);
     ASSERT_NE(at, std::string::npos);
     text.replace(at + head.size(), 3, "sub");
