@@ -1,6 +1,7 @@
 //===- Sections.cpp - `// -----` splitting like mlir-opt ------------------===//
 
 #include "Analysis.h"
+#include "LineIndex.h"
 
 #include <string_view>
 
@@ -12,7 +13,8 @@ namespace tosa_lsp {
 // then accept a split only if the next two characters complete the marker
 // and something follows (its check compares with '0', not '-').
 std::vector<Section> splitSections(const std::string &text,
-                                   std::vector<size_t> *nearMisses) {
+                                   std::vector<size_t> *nearMisses,
+                                   const LineIndex *lines) {
   static constexpr std::string_view kMarker = "// -----";
   static constexpr size_t kCheckLen = 2;
   const std::string_view prefix = kMarker.substr(0, kMarker.size() - kCheckLen);
@@ -58,6 +60,20 @@ std::vector<Section> splitSections(const std::string &text,
     pieces.push_back({0, buf.size()});
 
   std::vector<Section> out;
+  if (lines) {
+    for (auto p : pieces) {
+      Section s;
+      s.index = out.size();
+      s.beginOffset = p.first;
+      s.endOffset = p.second;
+      Position at = lines->position(p.first);
+      s.firstLine = at.line;
+      s.firstColumn = at.column;
+      s.lastLine = lines->position(p.second).line;
+      out.push_back(s);
+    }
+    return out;
+  }
   unsigned line = 1, col = 1;
   size_t pos = 0;
   for (auto p : pieces) {

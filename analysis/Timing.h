@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace tosa_lsp {
 
@@ -27,8 +28,9 @@ public:
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    llvm::errs() << "tosa-lsp timing: " << what << " "
-                 << llvm::format("%.1f", ms) << " ms (RSS " << rssMiB()
+    // The thread, as phases of a section's parts run on two at once.
+    llvm::errs() << "tosa-lsp timing: [" << gettid() % 1000 << "] " << what
+                 << " " << llvm::format("%.1f", ms) << " ms (RSS " << rssMiB()
                  << " MiB)\n";
   }
   /// Resident set size now, from /proc/self/statm (0 where absent): the

@@ -46,6 +46,31 @@ TEST(Sections, SplitLikeMlirOpt) {
   EXPECT_EQ(near.size(), 1u);
 }
 
+TEST(Sections, ALineTableGivesTheSameSections) {
+  // The analyzer passes its line table; the sections' lines and columns
+  // must be those the scan of the text gives.
+  for (std::string text :
+       {"", "a", "\n", "a\n// -----\nb\n// -----\nc\n", "// -----\nx\n",
+        "x // -----\ny\n\n// -----", "a\r\n// -----\r\nb\r\n",
+        "a\n// ------\nb\n// -----0\nc\n// -----\n\n\nd",
+        "  f // ----- g // ----- h\n"}) {
+    std::vector<size_t> nearScan, nearTable;
+    std::vector<Section> scan = splitSections(text, &nearScan);
+    LineIndex lines(text);
+    std::vector<Section> table = splitSections(text, &nearTable, &lines);
+    ASSERT_EQ(scan.size(), table.size()) << text;
+    EXPECT_EQ(nearScan, nearTable) << text;
+    for (size_t i = 0; i < scan.size(); ++i) {
+      EXPECT_EQ(scan[i].index, table[i].index) << text;
+      EXPECT_EQ(scan[i].beginOffset, table[i].beginOffset) << text;
+      EXPECT_EQ(scan[i].endOffset, table[i].endOffset) << text;
+      EXPECT_EQ(scan[i].firstLine, table[i].firstLine) << text << " " << i;
+      EXPECT_EQ(scan[i].firstColumn, table[i].firstColumn) << text << " " << i;
+      EXPECT_EQ(scan[i].lastLine, table[i].lastLine) << text << " " << i;
+    }
+  }
+}
+
 TEST(Analyzer, ReportsEveryFailingOpNotOnlyTheFirst) {
   auto fa = analyze(R"(
 func.func @f(%a: tensor<3xf32>, %b: tensor<2xf32>, %c: tensor<1xf32>) -> tensor<3xf32> {
@@ -550,6 +575,14 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
   FileAnalysis m =
       analyzer.analyze("module {\n" + apart + "}\n", "m.mlir", Config());
   EXPECT_FALSE(m.sections[0].inParts);
+  // Aliases and dialect resources are named across any cut.
+  for (const std::string &around :
+       {"!t = tensor<4x?xf32>\n" + apart, apart + "#a = 1 : i32\n",
+        apart + "{-#\n  dialect_resources: {}\n#-}\n"}) {
+    FileAnalysis x = analyzer.analyze(around, "x.mlir", Config());
+    EXPECT_FALSE(x.sections[0].inParts) << around.substr(0, 30);
+    EXPECT_TRUE(errors(x).empty()) << around.substr(0, 30);
+  }
 
   // Edits in either half, after an analysis in halves.
   AnalysisCache cache;
