@@ -1,6 +1,7 @@
 """Medians over runs, the Markdown results table and the issue's targets."""
 
 import json
+import math
 import sys
 
 TOSA, UPSTREAM = "tosa-lsp", "upstream"
@@ -129,6 +130,73 @@ def table(case):
     return "\n".join(out + ([""] + notes if notes else []))
 
 
+# Scaling: each step's growth exponent between two sizes, log(v2/v1) /
+# log(n2/n1): 1 is linear, below it fixed costs dominate, above it the
+# step grows faster than the file. Judged with some slack for noise.
+SCALING_MAX_EXPONENT = 1.2
+SCALING_ROWS = [
+    ("open → diagnostics (ms)", lambda s, c: s.get("open_ms")),
+    ("edit → diagnostics (ms)", lambda s, c: s.get("edit_ms")),
+    ("peak RSS above the baseline (MiB)",
+     lambda s, c: None if s.get("rss_peak") is None or s.get("rss_baseline") is None
+     else s["rss_peak"] - s["rss_baseline"]),
+    ("hover p95, end (ms)", lambda s, c: s.get("hover_end_p95")),
+    ("inlay hints p95, end screen (ms)", lambda s, c: s.get("inlay_end_p95")),
+]
+
+
+def lines_of(size):
+    """'10k' -> 10000, '1.5k' -> 1500, '600' -> 600."""
+    size = str(size)
+    return int(float(size[:-1]) * 1000) if size.endswith("k") else int(size)
+
+
+def exponent(n1, v1, n2, v2):
+    if not all(isinstance(v, (int, float)) and v > 0 for v in (v1, v2)) or n1 == n2:
+        return None
+    return math.log(v2 / v1) / math.log(n2 / n1)
+
+
+def scaling(results):
+    """Per shape with at least two sizes: each step's values and growth
+    exponents from size to size, for both servers (and check / mlir-opt)."""
+    out = []
+    for shape in sorted({c["shape"] for c in results["cases"]}):
+        cases = sorted((c for c in results["cases"] if c["shape"] == shape),
+                       key=lambda c: lines_of(c["size"]))
+        if len(cases) < 2:
+            continue
+        sizes = [c["size"] for c in cases]
+        steps = ["%s→%s" % (a, b) for a, b in zip(sizes, sizes[1:])]
+        out += ["### Scaling, shape `%s`" % shape, "",
+                "Growth exponent of each step from one size to the next: "
+                "log(value ratio) / log(size ratio); 1 is linear. "
+                "Target: ≤ %.1f (linear, with slack for noise)." % SCALING_MAX_EXPONENT, "",
+                "| step | program | %s | %s | |" % (
+                    " | ".join(sizes), " | ".join("exponent " + s for s in steps)),
+                "|---|---|" + "---:|" * (len(sizes) + len(steps)) + "---|"]
+        rows = []
+        for label, get in SCALING_ROWS:
+            for who in (TOSA, UPSTREAM):
+                rows.append((label, who, [get(c["summary"][who], c) for c in cases]))
+        for name, label in (("check", "`check`"), ("mlir-opt", "mlir-opt-22")):
+            rows.append(("check wall (ms)", label,
+                         [c["summary"]["cli"][name].get("ms") for c in cases]))
+        for label, who, values in rows:
+            exps = [exponent(lines_of(a["size"]), x, lines_of(b["size"]), y)
+                    for a, b, x, y in zip(cases, cases[1:], values, values[1:])]
+            judged = who in (TOSA, "`check`") and any(e is not None for e in exps)
+            verdict = ""
+            if judged:
+                verdict = "met" if all(e is None or e <= SCALING_MAX_EXPONENT
+                                       for e in exps) else "not met"
+            out.append("| %s | %s | %s | %s | %s |" % (
+                label, who, " | ".join(fmt(v, "ms") for v in values),
+                " | ".join("–" if e is None else "%.2f" % e for e in exps), verdict))
+        out.append("")
+    return "\n".join(out)
+
+
 def document(results):
     """The whole results.md."""
     m = results["machine"]
@@ -141,7 +209,9 @@ def document(results):
         "tosa-lsp %s; upstream `%s`." % (m["tosa_lsp_commit"], m["upstream"]), "",
         "Ratios are tosa-lsp / upstream (lower is better for tosa-lsp). "
         "`–`: not measured or not supported.", ""]
-    return "\n".join(head + ["\n\n".join(table(c) for c in results["cases"]), ""])
+    scale = scaling(results)
+    return "\n".join(head + ["\n\n".join(table(c) for c in results["cases"]), ""]
+                     + (["", scale] if scale else []))
 
 
 if __name__ == "__main__":
