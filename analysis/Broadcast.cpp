@@ -225,7 +225,8 @@ static void checkTosaRanks(BroadcastAnalysis &a) {
 
 BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
                                     const MaybeShape &declared,
-                                    const BroadcastOptions &options) {
+                                    const BroadcastOptions &options,
+                                    Shape *inferredOut) {
   // The same decisions as analyzeBroadcast below, in the same order, with
   // nothing recorded (BroadcastTest checks the two agree).
   BroadcastSummary s;
@@ -268,6 +269,8 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
       acc = r.size;
     }
     inferred[d] = acc;
+    if (inferredOut)
+      inferredOut->push_back(acc);
     bool check = false;
     for (size_t i = 0; i < operands.size() && !check; ++i) {
       if (!operands[i] || sizeAt(*operands[i], d) != kDynamic)

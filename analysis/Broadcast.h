@@ -196,9 +196,12 @@ struct BroadcastSummary {
     return dims;
   }
 };
+/// With `inferred`, also the inferred shape (InferResultShape's fold over
+/// the ranked operands; left empty when none is ranked).
 BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
                                     const MaybeShape &declared,
-                                    const BroadcastOptions &options = {});
+                                    const BroadcastOptions &options = {},
+                                    Shape *inferred = nullptr);
 
 /// "2x?x4", "*" for unranked, "scalar" for rank 0.
 std::string formatShape(const MaybeShape &shape);

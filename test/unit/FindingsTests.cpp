@@ -121,7 +121,7 @@ TEST(Findings, SummaryShortcutChangesNothing) {
     }
     return out;
   };
-  size_t runtimeChecks = 0;
+  size_t runtimeChecks = 0, refinable = 0, dynamicToStatic = 0;
   for (unsigned switches = 0; switches < 8; ++switches) {
     Config c;
     c.info.refinable = switches & 1;
@@ -129,10 +129,16 @@ TEST(Findings, SummaryShortcutChangesNothing) {
     c.info.dynamicToStatic = switches & 4;
     std::vector<std::string> fast = render(fa, c), slow = render(full, c);
     EXPECT_EQ(fast, slow) << "switches " << switches;
-    for (const std::string &l : fast)
+    for (const std::string &l : fast) {
       runtimeChecks += l.find("runtime-broadcast-check") != std::string::npos;
+      refinable += l.find("refinable-result") != std::string::npos;
+      dynamicToStatic += l.find("dynamic-to-static") != std::string::npos;
+    }
   }
-  EXPECT_GE(runtimeChecks, 100u); // not vacuous
+  // Not vacuous: each kind of finding is there, many times.
+  EXPECT_GE(runtimeChecks, 100u);
+  EXPECT_GE(refinable, 100u);
+  EXPECT_GE(dynamicToStatic, 20u);
 }
 
 TEST(Findings, PackedShapesReadBackExactly) {
