@@ -537,7 +537,10 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
     // Asked for some of the section's functions: parse each of them alone
     // (its text is usually all it needs), the section only when that fails
     // (aliases, ...) or when it is nested in another symbol's op.
-    std::vector<const SymbolInfo *> fns, wantedFns;
+    // Counted, not listed: a hover asks for one or two of a file's
+    // thousands of functions.
+    std::vector<const SymbolInfo *> wantedFns;
+    size_t fns = 0;
     bool nested = false;
     for (const SymbolInfo &s : fa.symbols) {
       if (s.section != sec.index)
@@ -546,11 +549,11 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
         nested = true;
         continue;
       }
-      fns.push_back(&s);
+      ++fns;
       if (overlapsLines(s.scope, firstLine, lastLine))
         wantedFns.push_back(&s);
     }
-    if (nested || wantedFns.size() == fns.size()) {
+    if (nested || wantedFns.size() == fns) {
       impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out, stop);
       continue;
     }
