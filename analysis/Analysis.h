@@ -613,6 +613,11 @@ public:
   /// use (thread-safe) from the finished analysis, which must not change
   /// afterwards.
   const PositionIndex &positionIndex() const;
+  /// Indices into `diagnostics` of the errors, in order; found on first use
+  /// (thread-safe), like the position index. Each function's inference asks
+  /// which errors it contains: a model's 10^4-10^5 hints were scanned for
+  /// each (0.4 ms of a hover's 2 ms at 200k lines).
+  const std::vector<uint32_t> &errorIndices() const;
   /// Index into `ops` of the op whose name range contains or starts at
   /// `pos`, or the op on that line when `pos.column` is 0; -1 if none.
   int findOp(Position pos) const;

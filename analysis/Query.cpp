@@ -178,6 +178,8 @@ std::vector<unsigned> PositionIndex::opsOverlapping(const FileAnalysis &fa,
 struct FileAnalysis::LazyIndex {
   std::once_flag once;
   std::unique_ptr<PositionIndex> index;
+  std::once_flag errorsOnce;
+  std::vector<uint32_t> errors;
 };
 
 FileAnalysis::FileAnalysis() : lazyIndex(std::make_shared<LazyIndex>()) {}
@@ -221,6 +223,15 @@ const PositionIndex &FileAnalysis::positionIndex() const {
     lazyIndex->index = std::make_unique<PositionIndex>(*this);
   });
   return *lazyIndex->index;
+}
+
+const std::vector<uint32_t> &FileAnalysis::errorIndices() const {
+  std::call_once(lazyIndex->errorsOnce, [&] {
+    for (size_t i = 0; i < diagnostics.size(); ++i)
+      if (diagnostics[i].severity == Severity::Error)
+        lazyIndex->errors.push_back(static_cast<uint32_t>(i));
+  });
+  return lazyIndex->errors;
 }
 
 Lookup lookup(const FileAnalysis &fa, Position pos) {

@@ -594,12 +594,14 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
   // Errors decide what is skipped: a function with an error inside, or the
   // whole section when an error has no place in it.
   std::vector<Position> errors;
-  for (const Diagnostic &d : fa.diagnostics)
-    if (d.section == sec.index && d.severity == Severity::Error) {
+  for (uint32_t i : fa.errorIndices()) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.section == sec.index) {
       if (!d.range.begin.valid())
         return;
       errors.push_back(d.range.begin);
     }
+  }
 
   MLIRContext &ctx = *context;
   // Owned here and intentionally leaked if MLIR crashes (see CrashGuard.h).
