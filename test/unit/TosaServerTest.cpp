@@ -788,6 +788,48 @@ TEST(TosaServer, AHoverInfersTheFunctionsAroundIt) {
   EXPECT_EQ(server.stats().requestInferences, 2u);
 }
 
+// Each new function's inference is merged with those inferred before (they
+// move into the merge when nothing else holds them): hovering the first
+// ones again infers nothing and finds the same content.
+TEST(TosaServer, FunctionsInferredOneByOneStayCached) {
+  auto fn = [](int i) {
+    std::string n = std::to_string(i + 2);
+    return "func.func @f" + std::to_string(i) + "(%a: tensor<" + n +
+           "x3xf32>) -> tensor<?x?xf32> {\n"
+           "  %0 = tosa.abs %a : (tensor<" +
+           n +
+           "x3xf32>) -> tensor<?x?xf32>\n  return %0 : tensor<?x?xf32>\n}\n";
+  };
+  std::string text;
+  constexpr int kFunctions = 6;
+  for (int i = 0; i < kFunctions; ++i) {
+    text += fn(i);
+    for (int k = 0; k < 120; ++k) // out of a hover's reach of each other
+      text += "// filler\n";
+  }
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///m.mlir", "/nonexistent/m.mlir", 1, text);
+  auto hoverAt = [&](int i) {
+    unsigned line = static_cast<unsigned>(i * 124 + 1);
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover("test:///m.mlir", lsp::Position(line, 9), std::move(cb));
+    });
+    EXPECT_TRUE(bool(h) && h->has_value());
+    std::string md = h && h->has_value() ? (*h)->contents.value : "";
+    EXPECT_NE(
+        md.find("**inferred** `tensor<" + std::to_string(i + 2) + "x3xf32>`"),
+        std::string::npos)
+        << i << ": " << md;
+  };
+  for (int i = 0; i < kFunctions; ++i)
+    hoverAt(i);
+  EXPECT_EQ(server.stats().requestInferences, unsigned(kFunctions));
+  for (int i = 0; i < kFunctions; ++i)
+    hoverAt(i);
+  EXPECT_EQ(server.stats().requestInferences, unsigned(kFunctions));
+}
+
 namespace {
 
 /// After the last close each pool thread drops its validator and shape
