@@ -757,7 +757,7 @@ std::optional<size_t> findExcessiveNesting(std::string_view text,
 /// Splits on `// -----` like mlir-opt's --split-input-file (a marker with
 /// more dashes is a "near miss": reported by `analyze`, not split on).
 /// `lines`, the text's line table when the caller has one, gives the
-/// sections' lines without another scan of the text.
+/// sections' lines (else one is made).
 std::vector<Section> splitSections(const std::string &text,
                                    std::vector<size_t> *nearMisses = nullptr,
                                    const LineIndex *lines = nullptr);

@@ -3,6 +3,7 @@
 #include "Analysis.h"
 #include "LineIndex.h"
 
+#include <optional>
 #include <string_view>
 
 namespace tosa_lsp {
@@ -59,48 +60,22 @@ std::vector<Section> splitSections(const std::string &text,
   if (pieces.empty())
     pieces.push_back({0, buf.size()});
 
+  // Lines and columns from a line table: the caller's, else one made here
+  // (a memchr per line, not the two byte-at-a-time scans there were).
+  std::optional<LineIndex> own;
+  if (!lines)
+    lines = &own.emplace(text);
   std::vector<Section> out;
-  if (lines) {
-    for (auto p : pieces) {
-      Section s;
-      s.index = out.size();
-      s.beginOffset = p.first;
-      s.endOffset = p.second;
-      Position at = lines->position(p.first);
-      s.firstLine = at.line;
-      s.firstColumn = at.column;
-      s.lastLine = lines->position(p.second).line;
-      out.push_back(s);
-    }
-    return out;
-  }
-  unsigned line = 1, col = 1;
-  size_t pos = 0;
   for (auto p : pieces) {
-    for (; pos < p.first; ++pos) {
-      if (buf[pos] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
     Section s;
     s.index = out.size();
     s.beginOffset = p.first;
     s.endOffset = p.second;
-    s.firstLine = line;
-    s.firstColumn = col;
+    Position at = lines->position(p.first);
+    s.firstLine = at.line;
+    s.firstColumn = at.column;
+    s.lastLine = lines->position(p.second).line;
     out.push_back(s);
-  }
-  // Last lines: count newlines up to each section's end.
-  line = 1;
-  pos = 0;
-  for (Section &s : out) {
-    for (; pos < s.endOffset; ++pos)
-      if (buf[pos] == '\n')
-        ++line;
-    s.lastLine = line;
   }
   return out;
 }

@@ -317,7 +317,7 @@ private:
   using ShapeChecks = std::map<uint64_t, std::vector<Diagnostic>>;
   static constexpr unsigned kShapeCheckLines = 2000;
   /// From this size of text on, a version's position index is built beside
-  /// its publish, below it after (publish()).
+  /// its publish; below it, after the publish (publish()).
   static constexpr size_t kIndexBesidePublishBytes = size_t(4) << 20;
   static constexpr std::chrono::milliseconds kShapeCheckQuiet{1000};
   /// A big function's inference, asked for by a hover, starts this long
