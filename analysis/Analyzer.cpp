@@ -57,19 +57,6 @@ constexpr llvm::StringLiteral kOpNotePrefix = "see current operation: ";
 
 namespace tosa_lsp {
 
-void shiftLines(Range &r, int delta) {
-  if (r.begin.valid())
-    r.begin.line += delta;
-  if (r.end.valid())
-    r.end.line += delta;
-}
-
-void shiftLines(Diagnostic &d, int delta) {
-  shiftLines(d.range, delta);
-  for (DiagNote &n : d.notes)
-    shiftLines(n.range, delta);
-}
-
 namespace detail {
 
 Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {

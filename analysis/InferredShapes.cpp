@@ -208,6 +208,24 @@ std::vector<std::string> InferredOp::refinedOperands() const {
   return out;
 }
 
+FunctionInference shifted(const FunctionInference &f, int lines,
+                          unsigned section) {
+  FunctionInference out = f;
+  out.section = section;
+  shiftLines(out.scope, lines);
+  for (InferredOp &op : out.ops) {
+    op.section = section;
+    shiftLines(op.range, lines);
+    shiftLines(op.scope, lines);
+    shiftLines(op.resultTypeRange, lines);
+  }
+  for (unsigned &l : out.lastLineSoFar)
+    l += lines;
+  for (auto &edit : out.refineEdits)
+    shiftLines(edit.first, lines);
+  return out;
+}
+
 std::vector<const InferredOp *>
 ShapeInference::opsOnLines(unsigned first, unsigned last) const {
   std::vector<const InferredOp *> out;

@@ -8,6 +8,19 @@
 
 namespace tosa_lsp {
 
+void shiftLines(Range &r, int delta) {
+  if (r.begin.valid())
+    r.begin.line += delta;
+  if (r.end.valid())
+    r.end.line += delta;
+}
+
+void shiftLines(Diagnostic &d, int delta) {
+  shiftLines(d.range, delta);
+  for (DiagNote &n : d.notes)
+    shiftLines(n.range, delta);
+}
+
 bool contains(const Range &r, Position pos) {
   if (!r.begin.valid())
     return false;

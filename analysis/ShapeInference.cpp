@@ -249,7 +249,7 @@ struct ShapeInferrer::Impl {
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
                     unsigned last, ShapeInference &out,
-                    llvm::function_ref<bool()> stop);
+                    llvm::function_ref<bool()> stop, bool withRefineEdits);
 };
 
 void ShapeInferrer::Impl::refineEdits(
@@ -518,7 +518,8 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
                                     const LineIndex &lines,
                                     const FileAnalysis &fa, unsigned firstLine,
                                     unsigned lastLine,
-                                    llvm::function_ref<bool()> stop) {
+                                    llvm::function_ref<bool()> stop,
+                                    bool withRefineEdits) {
   PhaseTimer timer("shape inference (lazy, not in the pipeline)");
   ShapeInference out;
   for (const Section &sec : fa.sections) {
@@ -554,7 +555,8 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
         wantedFns.push_back(&s);
     }
     if (nested || wantedFns.size() == fns) {
-      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out, stop);
+      impl->inferSection(text, lines, fa, sec, firstLine, lastLine, out, stop,
+                         withRefineEdits);
       continue;
     }
     for (const SymbolInfo *s : wantedFns) {
@@ -569,11 +571,11 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
         alone.firstColumn = s->scope.begin.column;
         alone.lastLine = s->scope.end.line;
         impl->inferSection(text, lines, fa, alone, s->scope.begin.line,
-                           s->scope.end.line, out, stop);
+                           s->scope.end.line, out, stop, withRefineEdits);
       }
       if (out.functions.size() == before && !out.cancelled)
         impl->inferSection(text, lines, fa, sec, s->scope.begin.line,
-                           s->scope.end.line, out, stop);
+                           s->scope.end.line, out, stop, withRefineEdits);
       if (out.cancelled)
         break;
     }
@@ -581,12 +583,10 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
   return out;
 }
 
-void ShapeInferrer::Impl::inferSection(const std::string &text,
-                                       const LineIndex &lines,
-                                       const FileAnalysis &fa,
-                                       const Section &sec, unsigned first,
-                                       unsigned last, ShapeInference &out,
-                                       llvm::function_ref<bool()> stop) {
+void ShapeInferrer::Impl::inferSection(
+    const std::string &text, const LineIndex &lines, const FileAnalysis &fa,
+    const Section &sec, unsigned first, unsigned last, ShapeInference &out,
+    llvm::function_ref<bool()> stop, bool withRefineEdits) {
   // Asked between steps; once true, nothing more is done or kept.
   auto stopped = [&] { return tosa_lsp::stopped(out, stop); };
   if (stopped())
@@ -878,12 +878,15 @@ void ShapeInferrer::Impl::inferSection(const std::string &text,
                                        std::max(lastLine, op.lastLine()));
       if (stopped())
         return;
-      std::vector<TextEditData> edits;
-      refineEdits(*ps, fn, declared, fi, edits);
-      // Kept as ranges and pooled texts (mostly types, repeated).
-      fi.refineEdits.reserve(edits.size());
-      for (const TextEditData &e : edits)
-        fi.refineEdits.push_back({e.range, writer.intern(e.newText)});
+      if (withRefineEdits) {
+        std::vector<TextEditData> edits;
+        refineEdits(*ps, fn, declared, fi, edits);
+        // Kept as ranges and pooled texts (mostly types, repeated).
+        fi.refineEdits.reserve(edits.size());
+        for (const TextEditData &e : edits)
+          fi.refineEdits.push_back({e.range, writer.intern(e.newText)});
+        fi.refineKnown = true;
+      }
       fi.pool = writer.pool();
       results.push_back(std::move(fi));
     }

@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/iterator.h"
 
 #include <map>
 #include <memory>
@@ -159,10 +160,45 @@ struct FunctionInference {
   std::vector<std::pair<Range, uint32_t>> refineEdits;
   std::shared_ptr<const InferencePool> pool;
   std::string refineProblem;
+  /// refineEdits and refineProblem were computed (infer's withRefineEdits):
+  /// only the "Refine all shapes" edits need them, and they cost a tenth
+  /// of a function's inference and a fifth of its memory.
+  bool refineKnown = false;
 };
 
+/// The functions of an inference run, each shared: results kept across a
+/// document's versions (InferenceCache) are handed out without a copy.
+/// Read like a vector of FunctionInference.
+class FunctionList {
+public:
+  using Shared = std::shared_ptr<const FunctionInference>;
+  using const_iterator =
+      llvm::pointee_iterator<std::vector<Shared>::const_iterator>;
+  using iterator = const_iterator;
+  const_iterator begin() const { return const_iterator(items.begin()); }
+  const_iterator end() const { return const_iterator(items.end()); }
+  size_t size() const { return items.size(); }
+  bool empty() const { return items.empty(); }
+  const FunctionInference &operator[](size_t i) const { return *items[i]; }
+  const FunctionInference &front() const { return *items.front(); }
+  const FunctionInference &back() const { return *items.back(); }
+  const Shared &shared(size_t i) const { return items[i]; }
+  void push_back(FunctionInference f) {
+    items.push_back(std::make_shared<const FunctionInference>(std::move(f)));
+  }
+  void push_back(Shared f) { items.push_back(std::move(f)); }
+
+private:
+  std::vector<Shared> items;
+};
+
+/// `f` as it reads `lines` lines further down, in section `section`: a
+/// function an edit above it moved, whose text did not change.
+FunctionInference shifted(const FunctionInference &f, int lines,
+                          unsigned section);
+
 struct ShapeInference {
-  std::vector<FunctionInference> functions; // in text order
+  FunctionList functions; // in text order
   /// The caller's stop condition held before the work was done: what is
   /// here is incomplete and must not be kept.
   bool cancelled = false;
@@ -193,11 +229,14 @@ public:
   /// The same with the text's line index (the server keeps one). `stop`,
   /// when given, is asked between the steps (before and after the parse
   /// and the pass, every few hundred ops): once it says yes the work ends
-  /// with `cancelled` set (the parse itself cannot be interrupted).
+  /// with `cancelled` set (the parse itself cannot be interrupted). Without
+  /// `withRefineEdits` the functions' refine-all edits are not computed
+  /// (FunctionInference::refineKnown).
   ShapeInference infer(const std::string &text, const LineIndex &lines,
                        const FileAnalysis &fa, unsigned firstLine,
                        unsigned lastLine,
-                       llvm::function_ref<bool()> stop = nullptr);
+                       llvm::function_ref<bool()> stop = nullptr,
+                       bool withRefineEdits = true);
 
 private:
   struct Impl;

@@ -43,6 +43,10 @@ ROWS = [
     ("inlay hints p95, start screen", "inlay_start_p95", "ms", "abs:1"),
     ("inlay hints p50, end screen", "inlay_end_p50", "ms", None),
     ("inlay hints p95, end screen", "inlay_end_p95", "ms", "abs:1"),
+    ("hover p50, across the file", "hover_across_p50", "ms", None),
+    ("hover p95, across the file", "hover_across_p95", "ms", "abs:1"),
+    ("inlay hints p50, screens across the file", "inlay_across_p50", "ms", None),
+    ("inlay hints p95, screens across the file", "inlay_across_p95", "ms", "abs:1"),
     ("edit → diagnostics", "edit_ms", "ms", "edit"),
     ("peak RSS (VmHWM)", "rss_peak", "MiB", "ratio:1"),
     ("RSS before open", "rss_baseline", "MiB", None),
@@ -120,8 +124,9 @@ def table(case):
         for f in s.get("failures", []):
             notes.append("- **%s failed**: %s" % (name, f))
         if s.get("hover_start_nonempty"):
-            notes.append("- %s hovers with content: start %s, end %s" % (
-                name, s["hover_start_nonempty"], s.get("hover_end_nonempty", "–")))
+            notes.append("- %s hovers with content: start %s, end %s, across %s" % (
+                name, s["hover_start_nonempty"], s.get("hover_end_nonempty", "–"),
+                s.get("hover_across_nonempty", "–")))
         if s.get("inlay_start_count") is not None:
             notes.append("- %s inlay hints per screen: start %s, end %s" % (
                 name, fmt(s["inlay_start_count"], ""), fmt(s.get("inlay_end_count"), "")))
@@ -142,6 +147,7 @@ SCALING_ROWS = [
      else s["rss_peak"] - s["rss_baseline"]),
     ("hover p95, end (ms)", lambda s, c: s.get("hover_end_p95")),
     ("inlay hints p95, end screen (ms)", lambda s, c: s.get("inlay_end_p95")),
+    ("hover p95, across the file (ms)", lambda s, c: s.get("hover_across_p95")),
 ]
 
 

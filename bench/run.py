@@ -38,6 +38,11 @@ def parse_args(argv):
     ap.add_argument("--runs", type=int, default=2, help="fresh server runs per case (median)")
     ap.add_argument("--hovers", type=int, default=30, help="hovers near the start and near the end")
     ap.add_argument("--inlays", type=int, default=10, help="inlay requests per screen")
+    ap.add_argument("--across", type=int, default=60,
+                    help="hovers spread over the whole file (and a sixth as many "
+                    "screens of inlay hints, one request each)")
+    ap.add_argument("--across-pause", type=float, default=1.0,
+                    help="seconds before the hovers across the file")
     ap.add_argument("--edits", type=int, default=3, help="edits per run (median)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per step")
     ap.add_argument("--settle", type=float, default=2.0,
@@ -55,6 +60,7 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.smoke:
         a.sizes, a.runs, a.hovers, a.inlays, a.edits = "1k", 1, 10, 3, 1
+        a.across, a.across_pause = 12, 0.2
         a.timeout, a.settle = min(a.timeout, 60), 0.5
     if a.results is None:
         a.results = (os.path.join(a.inputs, "smoke-results.md") if a.smoke

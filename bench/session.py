@@ -9,6 +9,7 @@ inflated by Python parsing large diagnostics lists.
 
 import json
 import os
+import random
 import re
 import sys
 import time
@@ -65,6 +66,30 @@ def op_positions(lines, count, from_end):
             out.append((i, m.start(group) + 1))
             if len(out) == count:
                 break
+    return out
+
+
+def spread_positions(lines, count, seed):
+    """`count` hover positions on op lines spread evenly over the whole file
+    (op names), in a shuffled order: every part of the file, each op
+    reached without passing its neighbours first."""
+    ops = []
+    for i, text in enumerate(lines):
+        m = OP_LINE.match(text)
+        if m:
+            ops.append((i, m.start(2) + 1))
+    if not ops:
+        return []
+    out = [ops[k * len(ops) // count] for k in range(min(count, len(ops)))]
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def spread_screens(lines, count, seed):
+    """First lines of `count` screens spread evenly over the file, shuffled."""
+    last = max(len(lines) - 1 - SCREEN, 0)
+    out = sorted({k * last // max(count - 1, 1) for k in range(count)})
+    random.Random(seed).shuffle(out)
     return out
 
 
@@ -219,6 +244,23 @@ def measure(argv, path, opts):
                 r["inlay_%s_p50" % where] = percentile(times, 50)
                 r["inlay_%s_p95" % where] = percentile(times, 95)
                 r["inlay_%s_count" % where] = count
+        if opts.across:
+            # Positions all over the file, after a pause: a user scrolls or
+            # jumps there before hovering (the servers' work after the open
+            # counts for them as it would for a user).
+            time.sleep(opts.across_pause)
+            pos = spread_positions(lines, opts.across, opts.seed)
+            times, nonempty = s.guard("hover across", s.hovers, doc, pos)
+            r["hover_across_p50"] = percentile(times, 50)
+            r["hover_across_p95"] = percentile(times, 95)
+            r["hover_across_nonempty"] = "%d/%d" % (nonempty, len(times))
+            if caps.get("inlayHintProvider"):
+                times = []
+                for first in spread_screens(lines, max(opts.across // 6, 2), opts.seed):
+                    t, _ = s.guard("inlay across", s.inlays, doc, first, 1)
+                    times += t
+                r["inlay_across_p50"] = percentile(times, 50)
+                r["inlay_across_p95"] = percentile(times, 95)
         edits = [s.guard("edit", s.edit, doc, line, incremental)
                  for line in edit_lines(lines, opts.edits)]
         r["edit_ms"] = sorted(edits)[len(edits) // 2] if edits else None

@@ -277,15 +277,11 @@ Error TosaServer::changeDocument(
     it->second.version = version;
     doc = it->second;
   }
-  {
-    // What was inferred for older versions is never shown again (requests
-    // wait for or re-infer the new one), and for a function of 10^5 lines
-    // it is ~250 MiB that would otherwise live through the re-analysis.
-    std::lock_guard<std::mutex> lock(shapesMu);
-    auto it = shapes.find(uri);
-    if (it != shapes.end() && it->second.version < version)
-      shapes.erase(it);
-  }
+  // A long function's inference is not kept for the next version: for a
+  // function of 10^5 lines it is ~250 MiB that would otherwise live through
+  // the re-analysis (an edit in it changes its key anyway). Small ones are
+  // kept: what the edit did not change is not inferred again.
+  docShapes(uri)->cache.dropInferenceOver(kWaitLines);
   schedule(uri, doc);
   return Error::success();
 }
@@ -294,67 +290,31 @@ Error TosaServer::changeDocument(
 // Diagnostics and shape checks
 //===----------------------------------------------------------------------===//
 
-/// A func.func whose text overlaps lines [first, last]: what shape
-/// inference, its cache keys and the shape checks work on.
-static bool isFunctionOn(const SymbolInfo &sym, unsigned first, unsigned last) {
-  return sym.opName == "func.func" && sym.scope.begin.valid() &&
-         sym.scope.begin.line <= last && sym.scope.end.line >= first;
+std::shared_ptr<TosaServer::DocShapes>
+TosaServer::docShapes(const std::string &uri) {
+  std::lock_guard<std::mutex> lock(shapesMu);
+  std::shared_ptr<DocShapes> &d = shapes[uri];
+  if (!d)
+    d = std::make_shared<DocShapes>();
+  return d;
 }
 
-/// Lines of the functions of `s` overlapping lines [from, to].
-static unsigned functionLines(const Snapshot &s, unsigned from, unsigned to) {
-  unsigned lines = 0;
-  for (const SymbolInfo &sym : s.analysis.symbols)
-    if (isFunctionOn(sym, from, to))
-      lines += sym.scope.end.line - sym.scope.begin.line + 1;
-  return lines;
-}
-
-std::vector<TosaServer::FunctionText>
-TosaServer::functionTexts(const Snapshot &s, unsigned first,
-                          unsigned last) const {
-  std::vector<FunctionText> out;
-  const LineIndex &lines = s.lines.index();
-  for (const SymbolInfo &sym : s.analysis.symbols) {
-    if (!isFunctionOn(sym, first, last) || !sym.scope.end.valid() ||
-        sym.section >= s.analysis.sections.size())
-      continue;
-    const Section &sec = s.analysis.sections[sym.section];
-    if (!sec.parsed || sec.stale)
-      continue;
-    std::optional<size_t> b = lines.offset(sym.scope.begin),
-                          e = lines.offset(sym.scope.end);
-    if (!b || !e || *e < *b)
-      continue;
-    // The column is part of the key: a function moved sideways has other
-    // columns in its diagnostics.
-    uint64_t hash = llvm::xxh3_64bits(StringRef(s.text).substr(*b, *e - *b)) ^
-                    sym.scope.begin.column;
-    out.push_back({hash, sym.scope.begin.line, sym.scope.end.line});
+std::shared_ptr<const std::vector<FunctionKey>>
+TosaServer::keysOf(const Snapshot &s) {
+  std::shared_ptr<DocShapes> doc = docShapes(s.uri);
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    if (doc->keysVersion == s.version && doc->keys)
+      return doc->keys;
   }
-  return out;
-}
-
-std::vector<Diagnostic>
-TosaServer::knownShapeErrors(const std::string &uri,
-                             const std::vector<FunctionText> &fns,
-                             std::vector<FunctionText> *missing) {
-  std::vector<Diagnostic> out;
-  std::lock_guard<std::mutex> lock(shapeChecksMu);
-  ShapeChecks &known = shapeChecks[uri];
-  for (const FunctionText &f : fns) {
-    auto it = known.find(f.hash);
-    if (it == known.end()) {
-      if (missing)
-        missing->push_back(f);
-      continue;
-    }
-    for (Diagnostic d : it->second) {
-      shiftLines(d, static_cast<int>(f.firstLine));
-      out.push_back(std::move(d));
-    }
+  auto keys = std::make_shared<const std::vector<FunctionKey>>(
+      functionKeys(s.text, s.lines.index(), s.analysis));
+  std::lock_guard<std::mutex> lock(shapesMu);
+  if (s.version >= doc->keysVersion) {
+    doc->keysVersion = s.version;
+    doc->keys = keys;
   }
-  return out;
+  return keys;
 }
 
 void TosaServer::publish(Scheduler::SnapshotPtr s) {
@@ -372,40 +332,25 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   };
   if (bigFile)
     buildIndex();
-  std::vector<FunctionText> fns, missing;
+  std::shared_ptr<DocShapes> doc = docShapes(s->uri);
+  std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(*s);
+  // What the functions this version no longer has inferred is not read
+  // again.
+  doc->cache.retain(*keys);
   std::vector<Diagnostic> extra;
-  if (s->config.shapeChecks) {
-    fns = functionTexts(*s);
-    extra = knownShapeErrors(s->uri, fns, &missing);
-    // A function longer than this is checked when a hover or inlay hint
-    // infers it (shapesFor), not in the background: inferring a
-    // 10^5-line function holds a second parse of it for seconds.
-    llvm::erase_if(missing, [](const FunctionText &f) {
-      return f.lastLine - f.firstLine >= kShapeCheckLines;
-    });
-  }
+  if (s->config.shapeChecks)
+    extra = doc->cache.shapeErrors(*keys, nullptr);
   bool first;
   {
     std::lock_guard<std::mutex> lock(publishMu);
     first = !publishedVersions.count(s->uri);
   }
-  // The diagnostics do not wait for the index: at 200k lines (one
-  // function) waiting made the open's publish 30 ms later, and a hover sent
-  // as soon as they arrive waited ~2 ms for the rest of it.
-  // The small functions at the top of the file, what the user sees first,
-  // are inferred now: the first hover or inlay hints there do not wait
-  // for them (~2 ms for a screen of 200-line functions).
-  auto background = [&] {
-    if (first && pool && functionLines(*s, 1, kFirstScreenLines) <= kWaitLines)
-      pool->run([this, s](unsigned worker) {
-        (void)shapesFor(s, worker, 1, kFirstScreenLines,
-                        /*stopWhenEdited=*/true);
-      });
-    // The first hover of a small function waits for its inference; a fresh
-    // inferrer's first one also loads dialects and builds the pass (~3 ms of
-    // a ~5 ms hover at 200k lines). Each pool thread does that now, when
-    // idle, for the inferrer it keeps (dropped again when the last document
-    // closes).
+  // The first hover of a small function waits for its inference; a fresh
+  // inferrer's first one also loads dialects and builds the pass (~3 ms of
+  // a ~5 ms hover at 200k lines). Each pool thread does that now, when
+  // idle, for the inferrer it keeps (dropped again when the last document
+  // closes).
+  auto warmUp = [&] {
     if (first && pool)
       pool->runOnEachWhenIdle([this](unsigned worker) {
         std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
@@ -415,8 +360,11 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
         inferrer->warmUp();
       });
   };
+  // The diagnostics do not wait for the index: at 200k lines (one
+  // function) waiting made the open's publish 30 ms later, and a hover sent
+  // as soon as they arrive waited ~2 ms for the rest of it.
   if (bigFile)
-    background();
+    warmUp();
   {
     std::lock_guard<std::mutex> lock(publishMu);
     publishedVersions[s->uri] = s->version;
@@ -424,125 +372,114 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile) {
     buildIndex();
-    background();
+    warmUp();
   }
-  if (missing.empty())
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    doc->published = s;
+  }
+  startFill(s->uri);
+}
+
+void TosaServer::startFill(const std::string &uri) {
+  if (!options.backgroundInference)
     return;
-  // A weak reference: the task waits for a quiet second, and holding the
-  // snapshot meanwhile kept every version of a burst of edits alive.
-  auto task = [this, weak = std::weak_ptr<const Snapshot>(s),
-               missing = std::move(missing)](unsigned) mutable {
-    checkShapes(std::move(weak), std::move(missing));
-  };
+  std::shared_ptr<DocShapes> doc = docShapes(uri);
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    if (doc->filling) {
+      doc->fillAgain = true;
+      return;
+    }
+    doc->filling = true;
+  }
+  auto task = [this, uri, doc](unsigned) { fill(uri, doc); };
   if (shapeCheckPool)
     shapeCheckPool->run(std::move(task));
   else
     task(0);
 }
 
-void TosaServer::checkShapes(std::weak_ptr<const Snapshot> weak,
-                             std::vector<FunctionText> missing) {
+void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc) {
   if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
     (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
-  // The snapshot is held only while its functions are inferred, not while
-  // waiting for a quiet second (a version replaced meanwhile is freed, and
-  // its item arrays go to the next incremental merge).
-  Scheduler::SnapshotPtr s;
-  auto stillLatest = [&] {
-    Scheduler::SnapshotPtr held = s ? s : weak.lock();
-    std::lock_guard<std::mutex> lock(publishMu);
-    return held && !stopping && isPublished(*held);
-  };
   std::unique_ptr<ShapeInferrer> &inferrer = shapeCheckInferrer;
-  if (!inferrer)
-    inferrer = std::make_unique<ShapeInferrer>();
-  // A few thousand lines per call: the pass is per function either way,
-  // and a newer version stops the work between calls.
-  constexpr unsigned kBatchLines = 4000;
-  // Also only after a quiet second: right after an open or an edit come
-  // the requests of a user looking at the result, and even an idle-priority
-  // thread shares memory bandwidth and caches with them.
-  auto quiet = [&] {
-    for (;;) {
-      if (!stillLatest())
-        return false;
-      auto since =
-          std::chrono::steady_clock::now() -
-          std::chrono::steady_clock::time_point(
-              std::chrono::steady_clock::duration(lastActivity.load()));
-      if (!shapeCheckPool || since >= kShapeCheckQuiet)
-        return true;
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          kShapeCheckQuiet - since, std::chrono::milliseconds(100)));
+  // The version whose functions gained shape errors: published again once
+  // its functions are all known (one publish, not one per function).
+  Scheduler::SnapshotPtr gained;
+  for (;;) {
+    // The latest published version, held only while one function is
+    // inferred: a version replaced meanwhile is freed, and its item arrays
+    // go to the next incremental merge.
+    Scheduler::SnapshotPtr s;
+    {
+      std::lock_guard<std::mutex> lock(shapesMu);
+      s = doc->published.lock();
     }
-  };
-  bool found = false;
-  for (size_t i = 0; i < missing.size();) {
-    s.reset();
-    if (!quiet() || !(s = weak.lock()))
-      return;
-    size_t j = i + 1;
-    while (j < missing.size() &&
-           missing[j].lastLine - missing[i].firstLine < kBatchLines)
-      ++j;
-    auto edited = [&] {
-      return currentVersion(s->uri) != s->version || !stillLatest();
-    };
-    ShapeInference si =
-        inferrer->infer(s->text, s->lines.index(), s->analysis,
-                        missing[i].firstLine, missing[j - 1].lastLine, edited);
-    if (si.cancelled || !stillLatest()) // Closed meanwhile: keep nothing.
-      return;
-    found |= storeShapeErrors(s->uri, llvm::ArrayRef(missing).slice(i, j - i),
-                              contradictionDiagnostics(si));
-    i = j;
-  }
-  if (!s && !(s = weak.lock()))
-    return;
-  std::vector<FunctionText> fns = functionTexts(*s);
-  {
-    // Forget functions this version no longer has.
-    std::lock_guard<std::mutex> lock(shapeChecksMu);
-    ShapeChecks &known = shapeChecks[s->uri];
-    std::set<uint64_t> keep;
-    for (const FunctionText &f : fns)
-      keep.insert(f.hash);
-    for (auto it = known.begin(); it != known.end();)
-      it = keep.count(it->first) ? std::next(it) : known.erase(it);
-  }
-  if (found) // Else the first publish already said everything.
-    republish(std::move(s), std::move(fns));
-}
-
-bool TosaServer::storeShapeErrors(const std::string &uri,
-                                  llvm::ArrayRef<FunctionText> fns,
-                                  const std::vector<Diagnostic> &errors) {
-  bool found = false;
-  std::lock_guard<std::mutex> lock(shapeChecksMu);
-  ShapeChecks &known = shapeChecks[uri];
-  for (const FunctionText &f : fns) {
-    std::vector<Diagnostic> mine;
-    for (const Diagnostic &d : errors) {
-      if (!d.range.begin.valid() || d.range.begin.line < f.firstLine ||
-          d.range.begin.line > f.lastLine)
+    if (s && (stopping || currentVersion(uri) != s->version))
+      s.reset(); // a newer version is on its way: its publish restarts this
+    {
+      std::lock_guard<std::mutex> lock(publishMu);
+      if (s && !isPublished(*s))
+        s.reset();
+    }
+    std::optional<FunctionKey> next;
+    if (s) {
+      std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(*s);
+      std::vector<FunctionKey> small, missing;
+      for (const FunctionKey &k : *keys)
+        if (k.lines() <= kShapeCheckLines)
+          small.push_back(k);
+      (void)doc->cache.lookup(small, &missing);
+      std::lock_guard<std::mutex> lock(shapesMu);
+      unsigned focus = doc->focus;
+      auto distance = [&](const FunctionKey &k) {
+        return focus < k.firstLine  ? k.firstLine - focus
+               : focus > k.lastLine ? focus - k.lastLine
+                                    : 0u;
+      };
+      for (const FunctionKey &k : missing)
+        if (!doc->inflight.count(k.hash) &&
+            (!next || distance(k) < distance(*next)))
+          next = k;
+    }
+    bool cancelled = false;
+    if (next) {
+      if (!inferrer)
+        inferrer = std::make_unique<ShapeInferrer>();
+      auto edited = [&] {
+        return stopping || currentVersion(uri) != s->version;
+      };
+      ShapeInference fresh =
+          inferrer->infer(s->text, s->lines.index(), s->analysis,
+                          next->firstLine, next->lastLine, edited,
+                          /*withRefineEdits=*/false);
+      cancelled = fresh.cancelled;
+      if (!cancelled && doc->cache.store({*next}, fresh) &&
+          s->config.shapeChecks)
+        gained = s;
+      if (!cancelled)
         continue;
-      Diagnostic rel = d;
-      shiftLines(rel, -static_cast<int>(f.firstLine));
-      mine.push_back(std::move(rel));
     }
-    auto [it, inserted] = known.try_emplace(f.hash);
-    found |= !mine.empty() && (inserted || it->second.empty());
-    it->second = std::move(mine);
+    if (gained && s && gained->version == s->version)
+      republish(gained);
+    gained.reset();
+    std::lock_guard<std::mutex> lock(shapesMu);
+    if (doc->fillAgain) {
+      doc->fillAgain = false;
+      continue;
+    }
+    doc->filling = false;
+    return;
   }
-  return found;
 }
 
-void TosaServer::republish(Scheduler::SnapshotPtr s,
-                           std::vector<FunctionText> fns) {
-  // From the ordinary pool: a shape-check thread at its priority must not
+void TosaServer::republish(Scheduler::SnapshotPtr s) {
+  // From the ordinary pool: a background thread at its priority must not
   // hold publishMu while writing megabytes.
-  runHeavy([this, s = std::move(s), fns = std::move(fns)](unsigned) {
-    std::vector<Diagnostic> extra = knownShapeErrors(s->uri, fns, nullptr);
+  runHeavy([this, s = std::move(s)](unsigned) {
+    std::vector<Diagnostic> extra =
+        docShapes(s->uri)->cache.shapeErrors(*keysOf(*s), nullptr);
     std::lock_guard<std::mutex> lock(publishMu);
     if (!stopping && isPublished(*s))
       callbacks.onDiagnostics(s, extra);
@@ -568,10 +505,6 @@ void TosaServer::removeDocument(const std::string &uri) {
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     shapes.erase(uri);
-  }
-  {
-    std::lock_guard<std::mutex> lock(shapeChecksMu);
-    shapeChecks.erase(uri);
   }
   // Pool threads still to drop their slots after the last close; this
   // thread collects once they have (bounded), see below.
@@ -705,36 +638,17 @@ template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   };
 }
 
-/// The functions of `s` overlapping lines [first, last], as cache keys.
-static std::vector<std::string> functionKeys(const Snapshot &s, unsigned first,
-                                             unsigned last) {
-  std::vector<std::string> keys;
-  for (const SymbolInfo &sym : s.analysis.symbols)
-    if (isFunctionOn(sym, first, last))
-      keys.push_back(std::to_string(sym.section) + ":" + sym.name);
-  return keys;
-}
-
-std::shared_ptr<const ShapeInference>
-TosaServer::cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first,
-                         unsigned last) {
-  std::vector<std::string> keys = functionKeys(*s, first, last);
-  std::lock_guard<std::mutex> lock(shapesMu);
-  auto it = shapes.find(s->uri);
-  if (it == shapes.end() || it->second.version != s->version ||
-      !it->second.shapes)
-    return nullptr;
-  for (const std::string &k : keys)
-    if (!it->second.done.count(k))
-      return nullptr;
-  return it->second.shapes;
-}
-
 std::shared_ptr<const ShapeInference>
 TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
-                      unsigned first, unsigned last, bool stopWhenEdited) {
-  if (auto cached = cachedShapes(s, first, last))
-    return cached;
+                      unsigned first, unsigned last, bool stopWhenEdited,
+                      bool refineEdits) {
+  std::shared_ptr<DocShapes> doc = docShapes(s->uri);
+  std::shared_ptr<const std::vector<FunctionKey>> all = keysOf(*s);
+  ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
+  std::vector<FunctionKey> missing;
+  ShapeInference known = doc->cache.lookup(keys, &missing, refineEdits);
+  if (missing.empty())
+    return std::make_shared<const ShapeInference>(std::move(known));
   std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
   if (!inferrer)
     inferrer = std::make_unique<ShapeInferrer>();
@@ -744,65 +658,40 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   auto edited = [&] {
     return stopping || currentVersion(s->uri) != s->version;
   };
-  ShapeInference fresh = inferrer->infer(
-      s->text, s->lines.index(), s->analysis, first, last,
-      stopWhenEdited ? llvm::function_ref<bool()>(edited) : nullptr);
-  if (fresh.cancelled) {
-    ++inferencesCancelledCount;
-    std::lock_guard<std::mutex> lock(shapesMu);
-    auto it = shapes.find(s->uri);
-    if (it != shapes.end() && it->second.version == s->version)
-      for (const std::string &k : functionKeys(*s, first, last))
-        it->second.inflight.erase(k);
-    return nullptr;
-  }
-  if (s->config.shapeChecks) {
+  bool gained = false;
+  // One function at a time: each is parsed alone either way.
+  for (const FunctionKey &k : missing) {
+    ShapeInference fresh = inferrer->infer(
+        s->text, s->lines.index(), s->analysis, k.firstLine, k.lastLine,
+        stopWhenEdited ? llvm::function_ref<bool()>(edited) : nullptr,
+        refineEdits);
+    if (fresh.cancelled) {
+      ++inferencesCancelledCount;
+      std::lock_guard<std::mutex> lock(shapesMu);
+      for (const FunctionKey &m : missing)
+        doc->inflight.erase(m.hash);
+      return nullptr;
+    }
     // What a hover or inlay hint inferred also counts for the shape checks
     // (functions too long for the background ones, among others).
-    // Only these functions' texts are hashed: all of them (a 17 MB file)
-    // cost the first hover of a small function ~3 ms.
-    if (storeShapeErrors(s->uri, functionTexts(*s, first, last),
-                         contradictionDiagnostics(fresh)))
-      republish(s, functionTexts(*s));
+    gained |= doc->cache.store({k}, fresh);
   }
-  std::vector<std::string> keys = functionKeys(*s, first, last);
-  std::lock_guard<std::mutex> lock(shapesMu);
-  ShapeCache &c = shapes[s->uri];
-  if (c.version > s->version)
-    return std::make_shared<const ShapeInference>(std::move(fresh));
-  if (c.version != s->version)
-    c = ShapeCache{s->version, nullptr, {}, {}};
-  // Merge with what other requests inferred for this version. Copies of
-  // `c.shapes` are taken only under shapesMu: when the cache holds the
-  // last one, its functions move over. Copying them made the first hover
-  // of each new function cost as much as all the functions inferred so
-  // far (hovers at random positions of a 200k-line file, many functions:
-  // ~90 % of the server's time went to those copies).
-  auto merged = std::make_shared<ShapeInference>();
-  if (c.shapes && c.shapes.use_count() == 1)
-    merged->functions =
-        std::move(const_cast<ShapeInference &>(*c.shapes).functions);
-  else if (c.shapes)
-    merged->functions = c.shapes->functions;
-  for (FunctionInference &f : fresh.functions)
-    if (!c.done.count(std::to_string(f.section) + ":" + f.name))
-      merged->functions.push_back(std::move(f));
-  std::sort(merged->functions.begin(), merged->functions.end(),
-            [](const FunctionInference &a, const FunctionInference &b) {
-              return a.scope.begin.line < b.scope.begin.line;
-            });
-  c.done.insert(keys.begin(), keys.end());
-  c.shapes = std::move(merged);
-  return c.shapes;
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    for (const FunctionKey &m : missing)
+      doc->inflight.erase(m.hash);
+  }
+  if (gained && s->config.shapeChecks)
+    republish(s);
+  return std::make_shared<const ShapeInference>(doc->cache.lookup(keys));
 }
 
 void TosaServer::withShapes(
     const std::string &uri, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
-        fn,
-    unsigned around) {
-  withSnapshot(uri, [this, range, around, fn = std::move(fn)](
+        fn) {
+  withSnapshot(uri, [this, range, fn = std::move(fn)](
                         Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
       return fn(s.takeError(), nullptr);
@@ -811,19 +700,23 @@ void TosaServer::withShapes(
       first = r->begin.line;
       last = r->end.line;
     }
-    if (auto cached = cachedShapes(*s, first, last))
-      return fn(std::move(*s), std::move(cached));
+    std::shared_ptr<DocShapes> doc = docShapes((*s)->uri);
+    ArrayRef<FunctionKey> keys = keysOnLines(*keysOf(**s), first, last);
+    std::vector<FunctionKey> missing;
+    auto known = std::make_shared<const ShapeInference>(
+        doc->cache.lookup(keys, &missing));
+    if (missing.empty())
+      return fn(std::move(*s), std::move(known));
+    // The background inference goes on from where the user looks.
+    {
+      std::lock_guard<std::mutex> lock(shapesMu);
+      doc->focus = first;
+    }
     // Parsing and the pass take as long as the functions: off the caller,
     // and only waited for when the functions are small.
-    unsigned lines = functionLines(**s, first, last);
-    if (around && lines <= kWaitLines) {
-      unsigned wideFirst = first > around ? first - around : 1;
-      unsigned wideLast = last + around;
-      if (functionLines(**s, wideFirst, wideLast) <= kWaitLines) {
-        first = wideFirst;
-        last = wideLast;
-      }
-    }
+    unsigned lines = 0;
+    for (const FunctionKey &k : missing)
+      lines += k.lines();
     if (lines <= kWaitLines || options.sync) {
       runHeavy([this, fn = std::move(fn), first, last,
                 s = std::move(*s)](unsigned worker) mutable {
@@ -836,21 +729,12 @@ void TosaServer::withShapes(
     // a version already edited (its result would be dropped unread).
     Scheduler::SnapshotPtr snap = *s;
     if (currentVersion(snap->uri) != snap->version)
-      return fn(std::move(*s), nullptr);
-    std::vector<std::string> keys = functionKeys(*snap, first, last);
+      return fn(std::move(*s), std::move(known));
     bool start = false;
     {
       std::lock_guard<std::mutex> lock(shapesMu);
-      ShapeCache &c = shapes[snap->uri];
-      if (c.version < snap->version)
-        c = ShapeCache{snap->version, nullptr, {}, {}};
-      if (c.version == snap->version &&
-          !llvm::all_of(keys, [&](const std::string &k) {
-            return c.inflight.count(k) || c.done.count(k);
-          })) {
-        c.inflight.insert(keys.begin(), keys.end());
-        start = true;
-      }
+      for (const FunctionKey &k : missing)
+        start |= doc->inflight.insert(k.hash).second;
     }
     if (start)
       runHeavy([this, first, last, snap](unsigned worker) {
@@ -863,35 +747,31 @@ void TosaServer::withShapes(
         // Edited meanwhile: shapesFor stops before the parse.
         (void)shapesFor(snap, worker, first, last, /*stopWhenEdited=*/true);
       });
-    fn(std::move(*s), nullptr);
+    fn(std::move(*s), std::move(known));
   });
 }
 
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  // The screen around the hover is inferred with it: the next hovers
-  // there (a user reads a function op by op) do not wait again.
-  constexpr unsigned kHoverScreenLines = 50;
-  withShapes(
-      uri, lsp::Range(pos, pos),
-      [pos, cb = std::move(cb)](
-          Expected<Scheduler::SnapshotPtr> snap,
-          std::shared_ptr<const ShapeInference> shapes) mutable {
-        if (!snap)
-          return cb(snap.takeError());
-        const Snapshot &s = **snap;
-        std::optional<lsp::Hover> out;
-        std::optional<Position> p = s.lines.fromLsp(pos);
-        std::optional<HoverResult> h =
-            p ? tosa_lsp::hover(s.analysis, *p, shapes.get()) : std::nullopt;
-        if (!h)
-          return cb(std::move(out));
-        out.emplace(s.lines.toLsp(h->range));
-        out->contents.kind = MarkupKind::Markdown;
-        out->contents.value = h->markdown;
-        cb(std::move(out));
-      },
-      kHoverScreenLines);
+  withShapes(uri, lsp::Range(pos, pos),
+             [pos, cb = std::move(cb)](
+                 Expected<Scheduler::SnapshotPtr> snap,
+                 std::shared_ptr<const ShapeInference> shapes) mutable {
+               if (!snap)
+                 return cb(snap.takeError());
+               const Snapshot &s = **snap;
+               std::optional<lsp::Hover> out;
+               std::optional<Position> p = s.lines.fromLsp(pos);
+               std::optional<HoverResult> h =
+                   p ? tosa_lsp::hover(s.analysis, *p, shapes.get())
+                     : std::nullopt;
+               if (!h)
+                 return cb(std::move(out));
+               out.emplace(s.lines.toLsp(h->range));
+               out->contents.kind = MarkupKind::Markdown;
+               out->contents.value = h->markdown;
+               cb(std::move(out));
+             });
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
@@ -1066,7 +946,8 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
     // "Refine all shapes in this function": MLIR's tosa-infer-shapes
     // written into the text, offered when the result re-analyses cleanly.
     std::shared_ptr<const ShapeInference> shapes =
-        shapesFor(s, worker, fn->scope.begin.line, fn->scope.end.line);
+        shapesFor(s, worker, fn->scope.begin.line, fn->scope.end.line,
+                  /*stopWhenEdited=*/false, /*refineEdits=*/true);
     std::vector<TextEditData> edits = refineAllEdits(*shapes, fn->name);
     if (!edits.empty() && refinedTextVerifies(validator(worker), s->analysis,
                                               s->text, s->config, edits)) {
@@ -1305,6 +1186,8 @@ TosaServer::Stats TosaServer::stats() const {
 
 void TosaServer::waitIdle() {
   scheduler->waitIdle();
+  if (shapeCheckPool)
+    shapeCheckPool->waitIdle();
   if (pool)
     pool->waitIdle();
   if (compilePool)

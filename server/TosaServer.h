@@ -20,6 +20,7 @@
 #ifndef TOSA_LSP_SERVER_TOSASERVER_H
 #define TOSA_LSP_SERVER_TOSASERVER_H
 
+#include "InferenceCache.h"
 #include "Input.h"
 #include "OutputFiles.h"
 #include "Scheduler.h"
@@ -119,6 +120,10 @@ public:
     unsigned compileWorkers = 4;
     /// The tosa-lsp binary compile jobs run (`tosa-lsp compile`).
     std::string self;
+    /// Infer every small function after each publish (fill): off, only
+    /// requests infer, and shape errors come from what they inferred
+    /// (tests of the requests' own inference).
+    bool backgroundInference = true;
   };
   /// Called from any thread.
   struct Callbacks {
@@ -239,29 +244,27 @@ private:
                                  unsigned worker);
   Analyzer &validator(unsigned worker);
   /// MLIR's shape inference of the snapshot's functions overlapping lines
-  /// [first, last], cached per document version and function; computed on
-  /// `worker` when some are missing. With `stopWhenEdited`, the work stops
-  /// (nullptr, nothing kept) once the document has a newer version or is
-  /// closed: a background inference of a big function would otherwise
-  /// hold a second parse beside the edit's analysis for nothing.
+  /// [first, last]: each function's from the document's InferenceCache,
+  /// the missing ones computed on `worker`, one at a time. With
+  /// `stopWhenEdited`, the work stops (nullptr, nothing kept) once the
+  /// document has a newer version or is closed: a background inference of
+  /// a big function would otherwise hold a second parse beside the edit's
+  /// analysis for nothing.
+  /// With `refineEdits`, the functions' refine-all edits too.
   std::shared_ptr<const ShapeInference>
   shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker, unsigned first,
-            unsigned last, bool stopWhenEdited = false);
-  std::shared_ptr<const ShapeInference>
-  cachedShapes(const Scheduler::SnapshotPtr &s, unsigned first, unsigned last);
+            unsigned last, bool stopWhenEdited = false,
+            bool refineEdits = false);
   /// Runs fn(snapshot, shapes of the functions in `range`) at once when
-  /// they are cached, else on the pool after computing them; for functions
+  /// they are known, else on the pool after computing them; for functions
   /// too big to infer while the user waits (hover must stay immediate), at
-  /// once without shapes, inferring them in the background for the next
-  /// request. With `around`, the functions within that many lines of the
-  /// range are inferred with them when that stays small enough to wait for
-  /// (a hover's screen: the next hovers there need no inference).
+  /// once with what is known, inferring them in the background for the
+  /// next request. The range becomes the background's focus.
   void
   withShapes(const std::string &uri, llvm::lsp::Range range,
              llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                         std::shared_ptr<const ShapeInference>)>
-                 fn,
-             unsigned around = 0);
+                 fn);
   std::string writePreviewFile(const std::string &uri, const std::string &path,
                                const std::string &function,
                                llvm::StringRef content);
@@ -294,32 +297,40 @@ private:
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;
 
-  /// Shape inference per document (one version each): the functions
-  /// inferred so far ("section:name"); one inferrer (its own MLIRContext)
-  /// per pool worker, the last for the inline caller.
-  struct ShapeCache {
-    int64_t version = -1;
-    std::shared_ptr<const ShapeInference> shapes;
-    std::set<std::string> done;
-    std::set<std::string> inflight; // being inferred in the background
+  /// Shape inference per document: each function's by its text, across
+  /// versions (InferenceCache), and the keys of the latest version's
+  /// functions (hashing a 17 MB file's takes ~2 ms: once per version).
+  struct DocShapes {
+    InferenceCache cache;
+    // The rest under shapesMu.
+    int64_t keysVersion = -1;
+    std::shared_ptr<const std::vector<FunctionKey>> keys;
+    /// The latest published version (never the Scheduler's: the
+    /// destructor stops it before the background thread).
+    std::weak_ptr<const Snapshot> published;
+    std::set<uint64_t> inflight; // big functions inferred in the background
+    /// The line last asked about: the background infers from there on.
+    unsigned focus = 1;
+    bool filling = false, fillAgain = false;
   };
   std::mutex shapesMu;
-  std::map<std::string, ShapeCache> shapes;
+  std::map<std::string, std::shared_ptr<DocShapes>> shapes;
+  /// One inferrer (its own MLIRContext) per pool worker, the last for the
+  /// inline caller.
   std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
+  std::shared_ptr<DocShapes> docShapes(const std::string &uri);
+  /// The keys of `s`'s functions (all of them), computed once per version.
+  std::shared_ptr<const std::vector<FunctionKey>> keysOf(const Snapshot &s);
 
-  /// Shape checks (Config::shapeChecks): each function's contradictions,
-  /// keyed by a hash of its text with lines relative to its first line, so
-  /// a version re-infers only the functions an edit changed.
-  struct FunctionText {
-    uint64_t hash = 0;
-    unsigned firstLine = 0, lastLine = 0;
-  };
-  using ShapeChecks = std::map<uint64_t, std::vector<Diagnostic>>;
+  /// Functions up to this many lines are inferred in the background, all
+  /// of them, from the focus outwards (fill): a hover or inlay request
+  /// anywhere then finds them known, and the shape errors they contain are
+  /// published. Longer ones only when a request asks (shapesFor): a
+  /// 10^5-line function's inference holds a second parse of it for seconds.
   static constexpr unsigned kShapeCheckLines = 2000;
   /// From this size of text on, a version's position index is built beside
   /// its publish; below it, after the publish (publish()).
   static constexpr size_t kIndexBesidePublishBytes = size_t(4) << 20;
-  static constexpr std::chrono::milliseconds kShapeCheckQuiet{1000};
   /// A big function's inference, asked for by a hover, starts this long
   /// after the request unless the document changed meanwhile: right after
   /// an open come edits as often as reading, and an inference started then
@@ -329,15 +340,9 @@ private:
   /// Hovers and inlay hints wait for the inference of functions of at most
   /// this many lines (together); longer ones are inferred in the background.
   static constexpr unsigned kWaitLines = 2000;
-  /// The top of a file, what an editor shows first: its small functions
-  /// are inferred after the open's publish.
-  static constexpr unsigned kFirstScreenLines = 100;
-  /// When a document changed or a request came last (steady_clock ticks):
-  /// shape checks wait for a quiet second.
+  /// When a document changed or a request came last (steady_clock ticks).
   std::atomic<int64_t> lastActivity{0};
   void touch();
-  std::mutex shapeChecksMu;
-  std::map<std::string, ShapeChecks> shapeChecks; // by document
   /// Held while publishing: a background re-publish of a version never
   /// lands after the publish of a newer one.
   std::mutex publishMu;
@@ -348,26 +353,17 @@ private:
   bool isPublished(const Snapshot &s);
   std::atomic<bool> stopping{false}; // the destructor runs: drop checks
   /// Publishes a new snapshot with the shape errors known for its
-  /// functions, and starts the checks of the others on the pool.
+  /// functions, and starts the background inference of the others.
   void publish(Scheduler::SnapshotPtr s);
-  void checkShapes(std::weak_ptr<const Snapshot> weak,
-                   std::vector<FunctionText> missing);
-  /// The functions overlapping lines [first, last] (all by default).
-  std::vector<FunctionText> functionTexts(const Snapshot &s, unsigned first = 1,
-                                          unsigned last = ~0u) const;
-  /// Records the shape errors found in `fns` (file positions in, relative
-  /// kept); true when one of them has an error it did not have before.
-  bool storeShapeErrors(const std::string &uri,
-                        llvm::ArrayRef<FunctionText> fns,
-                        const std::vector<Diagnostic> &errors);
-  /// Publishes `s` (whose functions are `fns`) again with the shape errors
-  /// known now, if it is still the latest published version.
-  void republish(Scheduler::SnapshotPtr s, std::vector<FunctionText> fns);
-  /// The known shape errors of `fns`, in file positions; `missing` gets the
-  /// functions not checked yet.
-  std::vector<Diagnostic> knownShapeErrors(const std::string &uri,
-                                           const std::vector<FunctionText> &fns,
-                                           std::vector<FunctionText> *missing);
+  /// Starts (or restarts) the background inference of `uri`'s functions.
+  void startFill(const std::string &uri);
+  /// The background inference: the latest published version's small
+  /// functions not known yet, nearest to the focus first, one at a time
+  /// (a newer version or a close stops it between two).
+  void fill(const std::string &uri, std::shared_ptr<DocShapes> doc);
+  /// Publishes `s` again with the shape errors known now, if it is still
+  /// the latest published version.
+  void republish(Scheduler::SnapshotPtr s);
 
   std::mutex compilesMu;
   std::set<std::shared_ptr<std::atomic<bool>>> compiles; // running ones
@@ -377,13 +373,13 @@ private:
   std::optional<TempDir> previewDir;               // removed with the server
   std::map<std::string, std::string> previewFiles; // uri + function -> stem
 
-  /// The background shape checks' own inferrer (one thread).
+  /// The background inference's own inferrer (one thread).
   std::unique_ptr<ShapeInferrer> shapeCheckInferrer;
 
   // Last: their threads call into the members above.
   std::unique_ptr<WorkerPool> compilePool;
-  /// One thread at the lowest priority (SCHED_IDLE) for the shape checks:
-  /// they use only what no analysis, request or edit needs.
+  /// One thread at the lowest priority (SCHED_IDLE) for the background
+  /// inference: it uses only what no analysis, request or edit needs.
   std::unique_ptr<WorkerPool> shapeCheckPool;
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<Scheduler> scheduler;

@@ -510,25 +510,35 @@ TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
   EXPECT_EQ(big.server->stats().inferencesCancelled, 1u);
 }
 
-// The small functions at the top of a file, what an editor shows first,
-// are inferred after the open: the first hover there does not wait.
-TEST(TosaServer, TheTopOfAFileIsInferredAfterTheOpen) {
+// After the open every small function is inferred in the background: a
+// hover anywhere finds its function known and does not wait.
+TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
   TosaServer::Options o;
   o.debounce = std::chrono::milliseconds(0);
   o.workers = 2;
   Recorder rec;
   TosaServer server(o, rec);
   const std::string uri = "test:///top.mlir";
-  server.addDocument(uri, "/nonexistent/top.mlir", 1, absChain(10));
+  std::string text;
+  for (int i = 0; i < 5; ++i) {
+    std::string chain = absChain(10);
+    chain.replace(chain.find("@f"), 2, "@f" + std::to_string(i));
+    text += chain;
+  }
+  server.addDocument(uri, "/nonexistent/top.mlir", 1, text);
   server.waitIdle();
-  EXPECT_EQ(server.stats().requestInferences, 1u);
-  auto h = await<std::optional<lsp::Hover>>(
-      [&](auto cb) { server.hover(uri, lsp::Position(5, 3), std::move(cb)); });
-  ASSERT_TRUE(h && h->has_value());
-  EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
-            std::string::npos)
-      << (*h)->contents.value;
-  EXPECT_EQ(server.stats().requestInferences, 1u); // from the cache
+  EXPECT_EQ(server.stats().requestInferences, 0u);
+  unsigned lines = static_cast<unsigned>(llvm::count(text, '\n'));
+  for (unsigned line : {5u, lines / 2, lines - 5}) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover(uri, lsp::Position(line, 3), std::move(cb));
+    });
+    ASSERT_TRUE(h && h->has_value()) << line;
+    EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
+              std::string::npos)
+        << (*h)->contents.value;
+  }
+  EXPECT_EQ(server.stats().requestInferences, 0u); // all from the cache
 }
 
 // A version replaced by an edit is freed at once, though its shape checks
@@ -754,66 +764,39 @@ TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
 
 } // namespace
 
-// A hover infers the functions of its screen with its own (within 50
-// lines): the next hover there is answered from the cache; one further
-// away infers again.
-TEST(TosaServer, AHoverInfersTheFunctionsAroundIt) {
-  auto fn = [](const std::string &name) {
-    return "func.func @" + name +
-           "(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
-           "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>\n"
-           "  return %0 : tensor<?x?xf32>\n}\n";
-  };
-  std::string text = fn("a") + fn("b"); // lines 0-3 and 4-7
-  for (int i = 0; i < 80; ++i)
-    text += "// filler\n";
-  text += fn("c"); // from line 88
-  Recorder rec;
-  TosaServer server(syncOptions(), rec);
-  server.addDocument("test:///n.mlir", "/nonexistent/n.mlir", 1, text);
-  auto hoverAt = [&](unsigned line) {
-    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
-      server.hover("test:///n.mlir", lsp::Position(line, 9), std::move(cb));
-    });
-    EXPECT_TRUE(bool(h) && h->has_value());
-    std::string md = h && h->has_value() ? (*h)->contents.value : "";
-    EXPECT_NE(md.find("**inferred** `tensor<2x3xf32>`"), std::string::npos)
-        << md;
-  };
-  hoverAt(1);
-  EXPECT_EQ(server.stats().requestInferences, 1u);
-  hoverAt(5); // @b: inferred with @a
-  EXPECT_EQ(server.stats().requestInferences, 1u);
-  hoverAt(89); // @c: too far
-  EXPECT_EQ(server.stats().requestInferences, 2u);
-}
-
-// Each new function's inference is merged with those inferred before (they
-// move into the merge when nothing else holds them): hovering the first
-// ones again infers nothing and finds the same content.
-TEST(TosaServer, FunctionsInferredOneByOneStayCached) {
-  auto fn = [](int i) {
-    std::string n = std::to_string(i + 2);
-    return "func.func @f" + std::to_string(i) + "(%a: tensor<" + n +
-           "x3xf32>) -> tensor<?x?xf32> {\n"
-           "  %0 = tosa.abs %a : (tensor<" +
-           n +
-           "x3xf32>) -> tensor<?x?xf32>\n  return %0 : tensor<?x?xf32>\n}\n";
-  };
+/// Six small functions, each out of a screen's reach of the others
+/// (124 lines apart), @fI's argument `tensor<(I+2)x3xf32>`.
+static std::string sixFunctions() {
   std::string text;
-  constexpr int kFunctions = 6;
-  for (int i = 0; i < kFunctions; ++i) {
-    text += fn(i);
-    for (int k = 0; k < 120; ++k) // out of a hover's reach of each other
+  for (int i = 0; i < 6; ++i) {
+    std::string n = std::to_string(i + 2);
+    text += "func.func @f" + std::to_string(i) + "(%a: tensor<" + n +
+            "x3xf32>) -> tensor<?x?xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<" +
+            n +
+            "x3xf32>) -> tensor<?x?xf32>\n  return %0 : tensor<?x?xf32>\n}\n";
+    for (int k = 0; k < 120; ++k)
       text += "// filler\n";
   }
+  return text;
+}
+
+/// A server that infers only what requests ask for, with sixFunctions().
+struct RequestInference {
   Recorder rec;
-  TosaServer server(syncOptions(), rec);
-  server.addDocument("test:///m.mlir", "/nonexistent/m.mlir", 1, text);
-  auto hoverAt = [&](int i) {
-    unsigned line = static_cast<unsigned>(i * 124 + 1);
+  std::unique_ptr<TosaServer> server;
+  const std::string uri = "test:///m.mlir";
+  RequestInference() {
+    TosaServer::Options o = syncOptions();
+    o.backgroundInference = false;
+    server = std::make_unique<TosaServer>(o, rec);
+    server->addDocument(uri, "/nonexistent/m.mlir", 1, sixFunctions());
+  }
+  /// Hovers @fI's abs, `shift` lines below where sixFunctions() has it.
+  void hoverAt(int i, unsigned shift = 0) {
+    unsigned line = static_cast<unsigned>(i * 124 + 1) + shift;
     auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
-      server.hover("test:///m.mlir", lsp::Position(line, 9), std::move(cb));
+      server->hover(uri, lsp::Position(line, 9), std::move(cb));
     });
     EXPECT_TRUE(bool(h) && h->has_value());
     std::string md = h && h->has_value() ? (*h)->contents.value : "";
@@ -821,13 +804,55 @@ TEST(TosaServer, FunctionsInferredOneByOneStayCached) {
         md.find("**inferred** `tensor<" + std::to_string(i + 2) + "x3xf32>`"),
         std::string::npos)
         << i << ": " << md;
-  };
-  for (int i = 0; i < kFunctions; ++i)
-    hoverAt(i);
-  EXPECT_EQ(server.stats().requestInferences, unsigned(kFunctions));
-  for (int i = 0; i < kFunctions; ++i)
-    hoverAt(i);
-  EXPECT_EQ(server.stats().requestInferences, unsigned(kFunctions));
+  }
+  unsigned inferences() { return server->stats().requestInferences; }
+};
+
+// A hover infers its own function only (the background does the rest):
+// each function once, and hovering it again infers nothing.
+TEST(TosaServer, AHoverInfersItsFunctionOnceAndKeepsIt) {
+  RequestInference r;
+  for (int i = 0; i < 6; ++i) {
+    r.hoverAt(i);
+    EXPECT_EQ(r.inferences(), unsigned(i + 1));
+  }
+  for (int i = 0; i < 6; ++i)
+    r.hoverAt(i);
+  EXPECT_EQ(r.inferences(), 6u);
+}
+
+// An edit re-infers only the function it changed; the functions it moved
+// are found at their new lines from what was inferred before.
+TEST(TosaServer, AnEditReinfersOnlyTheFunctionItChanged) {
+  RequestInference r;
+  for (int i = 0; i < 6; ++i)
+    r.hoverAt(i);
+  ASSERT_EQ(r.inferences(), 6u);
+  // Two lines more in @f1: @f2..@f5 move down by two.
+  std::vector<lsp::TextDocumentContentChangeEvent> change(1);
+  change[0].range = lsp::Range(lsp::Position(126, 0), lsp::Position(126, 0));
+  change[0].text = "  %x = tosa.abs %a : (tensor<3x3xf32>) -> "
+                   "tensor<?x?xf32>\n  %y = tosa.abs %x : (tensor<?x?xf32>) "
+                   "-> tensor<?x?xf32>\n";
+  ASSERT_FALSE(bool(r.server->changeDocument(r.uri, 2, change)));
+  r.hoverAt(0);
+  EXPECT_EQ(r.inferences(), 6u);
+  r.hoverAt(1, 2); // its abs is now two lines down
+  EXPECT_EQ(r.inferences(), 7u);
+  for (int i = 2; i < 6; ++i)
+    r.hoverAt(i, 2);
+  EXPECT_EQ(r.inferences(), 7u);
+  // The inlay hint of a moved function sits on its new line.
+  auto hints = await<std::vector<lsp::InlayHint>>([&](auto cb) {
+    r.server->inlayHints(r.uri,
+                         lsp::Range(lsp::Position(4 * 124 + 2, 0),
+                                    lsp::Position(4 * 124 + 4, 0)),
+                         std::move(cb));
+  });
+  ASSERT_TRUE(bool(hints));
+  ASSERT_FALSE(hints->empty());
+  EXPECT_EQ(hints->back().position.line, 4 * 124 + 3);
+  EXPECT_EQ(hints->back().label, " inferred: 6x3");
 }
 
 namespace {
