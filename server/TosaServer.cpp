@@ -94,10 +94,12 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
     pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20);
     compilePool = std::make_unique<WorkerPool>(
         "tosa-compile", options.compileWorkers, 1u << 20);
-    shapeCheckPool = std::make_unique<WorkerPool>("tosa-shapes", 1, 256u << 20);
+    shapeCheckPool =
+        std::make_unique<WorkerPool>("tosa-shapes", kFillThreads, 256u << 20);
   }
   validators.resize((pool ? pool->size() : 0) + 1);
   inferrers.resize(validators.size());
+  fillInferrers.resize(shapeCheckPool ? shapeCheckPool->size() : 1);
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce,
       [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); });
@@ -340,40 +342,16 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   std::vector<Diagnostic> extra;
   if (s->config.shapeChecks)
     extra = doc->cache.shapeErrors(*keys, nullptr);
-  bool first;
-  {
-    std::lock_guard<std::mutex> lock(publishMu);
-    first = !publishedVersions.count(s->uri);
-  }
-  // The first hover of a small function waits for its inference; a fresh
-  // inferrer's first one also loads dialects and builds the pass (~3 ms of
-  // a ~5 ms hover at 200k lines). Each pool thread does that now, when
-  // idle, for the inferrer it keeps (dropped again when the last document
-  // closes).
-  auto warmUp = [&] {
-    if (first && pool)
-      pool->runOnEachWhenIdle([this](unsigned worker) {
-        std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
-        if (inferrer)
-          return;
-        inferrer = std::make_unique<ShapeInferrer>();
-        inferrer->warmUp();
-      });
-  };
   // The diagnostics do not wait for the index: at 200k lines (one
   // function) waiting made the open's publish 30 ms later, and a hover sent
   // as soon as they arrive waited ~2 ms for the rest of it.
-  if (bigFile)
-    warmUp();
   {
     std::lock_guard<std::mutex> lock(publishMu);
     publishedVersions[s->uri] = s->version;
     callbacks.onDiagnostics(s, extra);
   }
-  if (!bigFile) {
+  if (!bigFile)
     buildIndex();
-    warmUp();
-  }
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     doc->published = s;
@@ -385,25 +363,33 @@ void TosaServer::startFill(const std::string &uri) {
   if (!options.backgroundInference)
     return;
   std::shared_ptr<DocShapes> doc = docShapes(uri);
+  unsigned threads = shapeCheckPool ? shapeCheckPool->size() : 1;
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     if (doc->filling) {
       doc->fillAgain = true;
       return;
     }
-    doc->filling = true;
+    // A second thread (a context of its own) only for many functions: an
+    // edit changes one or two, a small file has a few dozen.
+    if (doc->keys && doc->keys->size() < kFillFunctionsPerThread)
+      threads = 1;
+    doc->filling = threads;
   }
-  auto task = [this, uri, doc](unsigned) { fill(uri, doc); };
-  if (shapeCheckPool)
-    shapeCheckPool->run(std::move(task));
-  else
-    task(0);
+  for (unsigned i = 0; i < threads; ++i) {
+    auto task = [this, uri, doc](unsigned worker) { fill(uri, doc, worker); };
+    if (shapeCheckPool)
+      shapeCheckPool->run(std::move(task));
+    else
+      task(0);
+  }
 }
 
-void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc) {
+void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
+                      unsigned worker) {
   if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
     (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
-  std::unique_ptr<ShapeInferrer> &inferrer = shapeCheckInferrer;
+  std::unique_ptr<ShapeInferrer> &inferrer = fillInferrers[worker];
   // The version whose functions gained shape errors: published again once
   // its functions are all known (one publish, not one per function).
   Scheduler::SnapshotPtr gained;
@@ -442,6 +428,8 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc) {
         if (!doc->inflight.count(k.hash) &&
             (!next || distance(k) < distance(*next)))
           next = k;
+      if (next) // The other fill threads take another one.
+        doc->inflight.insert(next->hash);
     }
     bool cancelled = false;
     if (next) {
@@ -458,18 +446,28 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc) {
       if (!cancelled && doc->cache.store({*next}, fresh) &&
           s->config.shapeChecks)
         gained = s;
+      {
+        std::lock_guard<std::mutex> lock(shapesMu);
+        doc->inflight.erase(next->hash);
+      }
       if (!cancelled)
         continue;
     }
     if (gained && s && gained->version == s->version)
       republish(gained);
     gained.reset();
-    std::lock_guard<std::mutex> lock(shapesMu);
+    std::unique_lock<std::mutex> lock(shapesMu);
     if (doc->fillAgain) {
       doc->fillAgain = false;
       continue;
     }
-    doc->filling = false;
+    --doc->filling;
+    lock.unlock();
+    // Done until the next version: the context goes (every location and
+    // type it uniqued), and the thread's free pages with it.
+    inferrer.reset();
+    if (shapeCheckPool)
+      releaseFreeMemory();
     return;
   }
 }
@@ -527,13 +525,16 @@ void TosaServer::removeDocument(const std::string &uri) {
     // one pool thread, so only while the pool is idle (its tasks come from
     // this thread, which is here).
     if (shapeCheckPool) {
-      drops->left += 1;
-      shapeCheckPool->run([this, drops](unsigned) {
+      drops->left += shapeCheckPool->size();
+      shapeCheckPool->runOnEachWhenIdle([this, drops](unsigned worker) {
         GiveBackFreePages now; // see below
-        shapeCheckInferrer.reset();
+        fillInferrers[worker].reset();
         releaseFreeMemory();
         drops->one(slotsDroppedCount);
       });
+    } else {
+      for (std::unique_ptr<ShapeInferrer> &inferrer : fillInferrers)
+        inferrer.reset();
     }
     auto dropSlot = [this](unsigned worker) {
       validators[worker].reset();
@@ -680,6 +681,15 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
     std::lock_guard<std::mutex> lock(shapesMu);
     for (const FunctionKey &m : missing)
       doc->inflight.erase(m.hash);
+  }
+  // After a long function the context holds a location per op, and the
+  // thread the pages of its parse: both go (10k-line function: ~5 MiB).
+  if (llvm::any_of(missing, [](const FunctionKey &k) {
+        return k.lines() > kWaitLines;
+      })) {
+    inferrer.reset();
+    if (pool)
+      releaseFreeMemory();
   }
   if (gained && s->config.shapeChecks)
     republish(s);
