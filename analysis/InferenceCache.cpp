@@ -223,4 +223,9 @@ size_t InferenceCache::size() const {
   return n;
 }
 
+bool InferenceCache::empty() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return entries.empty();
+}
+
 } // namespace tosa_lsp

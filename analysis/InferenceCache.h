@@ -70,6 +70,8 @@ public:
   void dropInferenceOver(unsigned lines);
   /// Functions whose inference is held.
   size_t size() const;
+  /// Nothing is known, not even shape errors.
+  bool empty() const;
 
 private:
   struct Entry {
