@@ -726,6 +726,24 @@ void ShapeInferrer::Impl::inferSection(
         return it->second;
       };
       uint32_t functionId = writer.intern(fi.name);
+      // An operand made unknown: same rank, every size dynamic, and not a
+      // constant any more (a block argument). One argument per type, for
+      // the whole function (a block per operand of each op was a fifth of
+      // the per-op work).
+      Block scratch;
+      llvm::DenseMap<Type, Value> unknowns;
+      auto unknown = [&](Type t) {
+        Value &arg = unknowns[t];
+        if (!arg) {
+          Type weak = t;
+          if (auto r = dyn_cast<RankedTensorType>(t))
+            weak = RankedTensorType::get(
+                SmallVector<int64_t>(r.getRank(), ShapedType::kDynamic),
+                r.getElementType(), r.getEncoding());
+          arg = scratch.addArgument(weak, fn.getLoc());
+        }
+        return arg;
+      };
       size_t done = 0;
       for (Operation *op : ops) {
         if (++done % 256 == 0 && stopped())
@@ -776,24 +794,12 @@ void ShapeInferrer::Impl::inferSection(
         bool anyRefined = false;
         for (unsigned i = 0; i < results.size(); ++i)
           anyRefined |= refinedAt(i);
-        // An operand made unknown: same rank, every size dynamic, and not
-        // a constant any more (a block argument).
-        auto weaken = [](Type t) -> Type {
-          if (auto r = dyn_cast<RankedTensorType>(t))
-            return RankedTensorType::get(
-                SmallVector<int64_t>(r.getRank(), ShapedType::kDynamic),
-                r.getElementType(), r.getEncoding());
-          return t;
-        };
         if (anyRefined && fnShapes) {
           std::vector<std::vector<DimSource>> deps(results.size()),
               alone(results.size());
           for (unsigned k = 0; k < op->getNumOperands(); ++k) {
-            Value v = op->getOperand(k);
-            Block scratch;
             SmallVector<Value> operands(op->getOperands());
-            operands[k] =
-                scratch.addArgument(weaken(v.getType()), op->getLoc());
+            operands[k] = unknown(operands[k].getType());
             std::optional<std::vector<MaybeShape>> without =
                 shapeFunction(op, operands);
             for (unsigned i = 0; i < results.size(); ++i) {
@@ -815,14 +821,22 @@ void ShapeInferrer::Impl::inferSection(
           }
           // A size several operands carry (matmul's batch, concat's other
           // dims) survives losing any one of them: name the operands that
-          // alone still give it.
-          for (unsigned k = 0; k < op->getNumOperands(); ++k) {
-            Block scratch;
+          // alone still give it (only asked when there is such a size).
+          bool survivors = false;
+          for (unsigned i = 0; i < results.size(); ++i) {
+            if (!refinedAt(i))
+              continue;
+            const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+            for (unsigned d = 0; d < inf.size(); ++d)
+              survivors |= d < decl.size() && decl[d] == kDynamic &&
+                           inf[d] != kDynamic &&
+                           (d >= deps[i].size() || deps[i][d].operands.empty());
+          }
+          for (unsigned k = 0; survivors && k < op->getNumOperands(); ++k) {
             SmallVector<Value> operands(op->getOperands());
             for (unsigned j = 0; j < operands.size(); ++j)
               if (j != k)
-                operands[j] = scratch.addArgument(weaken(operands[j].getType()),
-                                                  op->getLoc());
+                operands[j] = unknown(operands[j].getType());
             std::optional<std::vector<MaybeShape>> only =
                 shapeFunction(op, operands);
             for (unsigned i = 0; i < results.size(); ++i) {
