@@ -393,6 +393,7 @@ void TosaServer::startFill(const std::string &uri) {
 
 void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
                       unsigned worker) {
+  PhaseTimer timer("background inference, one thread, until none is left");
   if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
     (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
   std::unique_ptr<ShapeInferrer> &inferrer = fillInferrers[worker];
