@@ -47,7 +47,8 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
                                    const std::vector<Operand> &operands) {
   InferredOp op;
   op.pool = sharedPool;
-  std::vector<uint32_t> &c = op.code;
+  std::vector<uint32_t> &c = sharedPool->codes;
+  op.codeBegin = static_cast<uint32_t>(c.size());
   c.push_back(name);
   c.push_back(function);
   c.push_back(results.size());
@@ -78,13 +79,26 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
       op.flags |= InferredOp::kRefinedOperands;
     }
   }
-  c.shrink_to_fit();
+  op.codeSize = static_cast<uint32_t>(c.size() - op.codeBegin);
   return op;
+}
+
+void InferredOpWriter::shrink() {
+  sharedPool->codes.shrink_to_fit();
+  sharedPool->strings.shrink_to_fit();
+  sharedPool->typeShapes.shrink_to_fit();
+  sharedPool->shapes.shrink_to_fit();
+}
+
+llvm::ArrayRef<uint32_t> InferredOp::code() const {
+  if (!pool || size_t(codeBegin) + codeSize > pool->codes.size())
+    return {};
+  return llvm::ArrayRef<uint32_t>(pool->codes).slice(codeBegin, codeSize);
 }
 
 // A default-constructed op (no pool) reads as empty.
 static const std::string &pooled(const InferencePool *pool,
-                                 const std::vector<uint32_t> &code, size_t at) {
+                                 llvm::ArrayRef<uint32_t> code, size_t at) {
   static const std::string none;
   return pool && at < code.size() && code[at] < pool->strings.size()
              ? pool->strings[code[at]]
@@ -92,18 +106,18 @@ static const std::string &pooled(const InferencePool *pool,
 }
 
 const std::string &InferredOp::name() const {
-  return pooled(pool.get(), code, 0);
+  return pooled(pool.get(), code(), 0);
 }
 
 const std::string &InferredOp::function() const {
-  return pooled(pool.get(), code, 1);
+  return pooled(pool.get(), code(), 1);
 }
 
 namespace {
 
 /// Reads an InferredOp's code (layout above).
 struct CodeReader {
-  const std::vector<uint32_t> &code;
+  llvm::ArrayRef<uint32_t> code;
   size_t at = 0;
   uint32_t next() { return at < code.size() ? code[at++] : 0; }
 };
@@ -116,7 +130,7 @@ struct DecodedOperand {
 } // namespace
 
 /// Decodes the code into results and operands (labels need both).
-static void decode(const InferencePool &pool, const std::vector<uint32_t> &code,
+static void decode(const InferencePool &pool, llvm::ArrayRef<uint32_t> code,
                    std::vector<InferredResult> *results,
                    std::vector<std::vector<DimSource>> *sources,
                    std::vector<DecodedOperand> &operands) {
@@ -168,7 +182,7 @@ std::vector<InferredResult> InferredOp::results() const {
     return out;
   std::vector<std::vector<DimSource>> sources;
   std::vector<DecodedOperand> operands;
-  decode(*pool, code, &out, &sources, operands);
+  decode(*pool, code(), &out, &sources, operands);
   // "`%in` (operand #0)", ", itself refined" when propagation refined it.
   auto label = [&](unsigned k) {
     std::string name = k < operands.size() ? *operands[k].name : "";
@@ -199,7 +213,7 @@ std::vector<std::string> InferredOp::refinedOperands() const {
   if (!hasRefinedOperands() || !pool)
     return out;
   std::vector<DecodedOperand> operands;
-  decode(*pool, code, nullptr, nullptr, operands);
+  decode(*pool, code(), nullptr, nullptr, operands);
   for (size_t k = 0; k < operands.size(); ++k)
     if (operands[k].declared)
       out.push_back("`" + *operands[k].name + "` (operand #" +

@@ -922,6 +922,7 @@ void ShapeInferrer::Impl::inferSection(
       }
     return;
   }
+  writer.shrink();
   // The scratch parse is as big as the analysis' one: its pages go back
   // now (configureAllocator), not when this pool thread next allocates.
   // Not forced (GiveBackFreePages): a background check would make the

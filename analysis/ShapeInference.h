@@ -17,6 +17,7 @@
 #include "LineIndex.h"
 #include "Render.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/iterator.h"
@@ -56,6 +57,9 @@ struct InferencePool {
   std::vector<MaybeShape> shapes;
   /// Per string that is a type: the index of its shape, or kNone.
   std::vector<uint32_t> typeShapes;
+  /// The ops' encoded records, one after the other (InferredOp::code): one
+  /// allocation for a run, not one per op (~90 of an op's ~170 bytes).
+  std::vector<uint32_t> codes;
   static constexpr uint32_t kNone = ~0u;
 };
 
@@ -87,8 +91,10 @@ private:
   friend class InferredOpWriter;
   enum : uint8_t { kRefined = 1, kContradicts = 2, kRefinedOperands = 4 };
   std::shared_ptr<const InferencePool> pool;
-  /// The encoded record (layout in InferredShapes.cpp, InferredOpWriter).
-  std::vector<uint32_t> code;
+  /// The encoded record (layout in InferredShapes.cpp, InferredOpWriter):
+  /// a slice of the pool's codes.
+  llvm::ArrayRef<uint32_t> code() const;
+  uint32_t codeBegin = 0, codeSize = 0;
   uint8_t flags = 0;
 };
 
@@ -129,6 +135,9 @@ public:
                    const std::vector<Result> &results,
                    const std::vector<Operand> &operands);
   std::shared_ptr<const InferencePool> pool() const { return sharedPool; }
+  /// Gives back what the pool's vectors reserved beyond their size (after
+  /// the last op is written).
+  void shrink();
 
 private:
   std::shared_ptr<InferencePool> sharedPool;
