@@ -132,6 +132,18 @@ ShapeInference InferenceCache::lookup(llvm::ArrayRef<FunctionKey> fns,
   return out;
 }
 
+std::vector<FunctionKey>
+InferenceCache::unknown(llvm::ArrayRef<FunctionKey> fns) {
+  std::vector<FunctionKey> out;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const FunctionKey &k : fns) {
+    auto it = entries.find(k.hash);
+    if (it == entries.end() || !it->second.inference)
+      out.push_back(k);
+  }
+  return out;
+}
+
 bool InferenceCache::store(llvm::ArrayRef<FunctionKey> fns,
                            const ShapeInference &fresh) {
   if (fresh.cancelled)

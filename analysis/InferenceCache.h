@@ -54,6 +54,9 @@ public:
   ShapeInference lookup(llvm::ArrayRef<FunctionKey> fns,
                         std::vector<FunctionKey> *missing = nullptr,
                         bool refineEdits = false);
+  /// The functions of `fns` whose inference is not known (what lookup
+  /// would put in `missing`), without placing the others.
+  std::vector<FunctionKey> unknown(llvm::ArrayRef<FunctionKey> fns);
   /// Records what `fresh` inferred of `fns` (both from one version); a
   /// function it has nothing for is recorded as not inferred, unless
   /// `fresh` was cancelled. True when a function has shape errors and was

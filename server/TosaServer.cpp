@@ -419,11 +419,12 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
     std::optional<FunctionKey> next;
     if (s) {
       std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(*s);
-      std::vector<FunctionKey> small, missing;
+      std::vector<FunctionKey> small;
       for (const FunctionKey &k : *keys)
         if (k.lines() <= kShapeCheckLines)
           small.push_back(k);
-      (void)doc->cache.lookup(small, &missing);
+      // Not lookup: it would place (and shift) every known function.
+      std::vector<FunctionKey> missing = doc->cache.unknown(small);
       std::lock_guard<std::mutex> lock(shapesMu);
       unsigned focus = doc->focus;
       auto distance = [&](const FunctionKey &k) {

@@ -167,6 +167,10 @@ TEST(InferenceCache, MovedFunctionsReadLikeAFreshInference) {
   std::vector<FunctionKey> missing;
   (void)cache.lookup(k2, &missing);
   EXPECT_EQ(missing.size(), 4u);
+  std::vector<FunctionKey> unknown = cache.unknown(k2);
+  ASSERT_EQ(unknown.size(), 4u);
+  EXPECT_EQ(unknown[0].firstLine, k2[0].firstLine);
+  EXPECT_EQ(unknown[1].firstLine, k2[2].firstLine);
 }
 
 TEST(InferenceCache, ShapeErrorsMoveWithTheirFunction) {
