@@ -212,7 +212,7 @@ public:
     /// closed before they finished.
     unsigned inferencesCancelled = 0;
     /// Pool threads that dropped their validator and inferrer after the
-    /// last close (the shape-check thread included).
+    /// last close (the background inference's threads included).
     unsigned slotsDropped = 0;
     Scheduler::Stats scheduler;
   };

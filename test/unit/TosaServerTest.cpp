@@ -541,10 +541,11 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
   EXPECT_EQ(server.stats().requestInferences, 0u); // all from the cache
 }
 
-// A version replaced by an edit is freed at once, though its shape checks
-// wait for a quiet second: they held it meanwhile, and with it every
-// version of a burst of edits (their item arrays could not be reused).
-TEST(TosaServer, AReplacedVersionIsFreedWhileItsShapeChecksWait) {
+// A version replaced by an edit is freed at once, though the background
+// inference was started for it: it holds a version only while inferring
+// one function (holding it while waiting kept every version of a burst of
+// edits alive, and their item arrays could not be reused).
+TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
   struct WeakRecorder : TosaServer::Callbacks {
     std::mutex mu;
     std::condition_variable cv;
@@ -577,8 +578,8 @@ TEST(TosaServer, AReplacedVersionIsFreedWhileItsShapeChecksWait) {
     ASSERT_FALSE(bool(server.changeDocument(uri, v, change)));
     ASSERT_TRUE(rec.waitFor(v));
   }
-  // The versions replaced are freed at once, not when the shape checks
-  // come round to them (they poll every 100 ms until a quiet second).
+  // The versions replaced are freed at once, not when the background
+  // inference comes round to them.
   std::vector<std::weak_ptr<const Snapshot>> old;
   {
     std::lock_guard<std::mutex> lock(rec.mu);
