@@ -105,6 +105,11 @@ llvm::ArrayRef<FunctionKey> keysOnLines(llvm::ArrayRef<FunctionKey> all,
   return llvm::ArrayRef<FunctionKey>(b, e);
 }
 
+bool InferenceCache::answers(const Entry &e, bool refineEdits) {
+  return e.inference && (!refineEdits || e.inference->refineKnown ||
+                         !e.inference->skipped.empty());
+}
+
 ShapeInference InferenceCache::lookup(llvm::ArrayRef<FunctionKey> fns,
                                       std::vector<FunctionKey> *missing,
                                       bool refineEdits) {
@@ -112,9 +117,7 @@ ShapeInference InferenceCache::lookup(llvm::ArrayRef<FunctionKey> fns,
   std::lock_guard<std::mutex> lock(mu);
   for (const FunctionKey &k : fns) {
     auto it = entries.find(k.hash);
-    if (it == entries.end() || !it->second.inference ||
-        (refineEdits && !it->second.inference->refineKnown &&
-         it->second.inference->skipped.empty())) {
+    if (it == entries.end() || !answers(it->second, refineEdits)) {
       if (missing)
         missing->push_back(k);
       continue;
@@ -138,7 +141,7 @@ InferenceCache::unknown(llvm::ArrayRef<FunctionKey> fns) {
   std::lock_guard<std::mutex> lock(mu);
   for (const FunctionKey &k : fns) {
     auto it = entries.find(k.hash);
-    if (it == entries.end() || !it->second.inference)
+    if (it == entries.end() || !answers(it->second, false))
       out.push_back(k);
   }
   return out;

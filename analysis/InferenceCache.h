@@ -83,6 +83,9 @@ private:
     /// Relative to the function's first line.
     std::vector<Diagnostic> errors;
   };
+  /// Whether `e` answers a request (with its refine-all edits, when
+  /// `refineEdits`).
+  static bool answers(const Entry &e, bool refineEdits);
   mutable std::mutex mu;
   std::unordered_map<uint64_t, Entry> entries;
 };

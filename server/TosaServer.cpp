@@ -94,12 +94,12 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
     pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20);
     compilePool = std::make_unique<WorkerPool>(
         "tosa-compile", options.compileWorkers, 1u << 20);
-    shapeCheckPool =
+    fillPool =
         std::make_unique<WorkerPool>("tosa-shapes", kFillThreads, 256u << 20);
   }
   validators.resize((pool ? pool->size() : 0) + 1);
   inferrers.resize(validators.size());
-  fillInferrers.resize(shapeCheckPool ? shapeCheckPool->size() : 1);
+  fillInferrers.resize(fillPool ? fillPool->size() : 1);
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce,
       [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); });
@@ -109,7 +109,7 @@ TosaServer::~TosaServer() {
   stopping = true;
   cancelCompiles();
   scheduler.reset(); // no new work after this
-  shapeCheckPool.reset();
+  fillPool.reset();
   pool.reset();
   compilePool.reset();
 }
@@ -235,12 +235,7 @@ lsp::DiagnosticSeverity TosaServer::severity(const Diagnostic &d) {
 // Documents
 //===----------------------------------------------------------------------===//
 
-void TosaServer::touch() {
-  lastActivity = std::chrono::steady_clock::now().time_since_epoch().count();
-}
-
 void TosaServer::schedule(const std::string &uri, const Document &doc) {
-  touch();
   scheduler->update(uri, doc.path, doc.version, doc.text, configFor(doc.path));
 }
 
@@ -369,7 +364,7 @@ void TosaServer::startFill(const std::string &uri) {
   if (!options.backgroundInference)
     return;
   std::shared_ptr<DocShapes> doc = docShapes(uri);
-  unsigned threads = shapeCheckPool ? shapeCheckPool->size() : 1;
+  unsigned threads = fillPool ? fillPool->size() : 1;
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     if (doc->filling) {
@@ -384,8 +379,8 @@ void TosaServer::startFill(const std::string &uri) {
   }
   for (unsigned i = 0; i < threads; ++i) {
     auto task = [this, uri, doc](unsigned worker) { fill(uri, doc, worker); };
-    if (shapeCheckPool)
-      shapeCheckPool->run(std::move(task));
+    if (fillPool)
+      fillPool->run(std::move(task));
     else
       task(0);
   }
@@ -394,7 +389,7 @@ void TosaServer::startFill(const std::string &uri) {
 void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
                       unsigned worker) {
   PhaseTimer timer("background inference, one thread, until none is left");
-  if (shapeCheckPool) // Only when a core is idle (SCHED_IDLE on Linux).
+  if (fillPool) // Only when a core is idle (SCHED_IDLE on Linux).
     (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
   std::unique_ptr<ShapeInferrer> &inferrer = fillInferrers[worker];
   // The version whose functions gained shape errors: published again once
@@ -474,7 +469,7 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
     // Done until the next version: the context goes (every location and
     // type it uniqued), and the thread's free pages with it.
     inferrer.reset();
-    if (shapeCheckPool)
+    if (fillPool)
       releaseFreeMemory();
     return;
   }
@@ -532,9 +527,9 @@ void TosaServer::removeDocument(const std::string &uri) {
     // file. Dropped when the last document closes; each slot belongs to
     // one pool thread, so only while the pool is idle (its tasks come from
     // this thread, which is here).
-    if (shapeCheckPool) {
-      drops->left += shapeCheckPool->size();
-      shapeCheckPool->runOnEachWhenIdle([this, drops](unsigned worker) {
+    if (fillPool) {
+      drops->left += fillPool->size();
+      fillPool->runOnEachWhenIdle([this, drops](unsigned worker) {
         GiveBackFreePages now; // see below
         fillInferrers[worker].reset();
         releaseFreeMemory();
@@ -616,7 +611,6 @@ Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {
 void TosaServer::withSnapshot(
     const std::string &uri,
     unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
-  touch();
   // Scheduler waiters are std::function (copyable): share the callback.
   auto shared = std::make_shared<decltype(fn)>(std::move(fn));
   bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
@@ -667,20 +661,15 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   auto edited = [&] {
     return stopping || currentVersion(s->uri) != s->version;
   };
-  bool gained = false;
+  bool gained = false, cancelled = false;
   // One function at a time: each is parsed alone either way.
   for (const FunctionKey &k : missing) {
     ShapeInference fresh = inferrer->infer(
         s->text, s->lines.index(), s->analysis, k.firstLine, k.lastLine,
         stopWhenEdited ? llvm::function_ref<bool()>(edited) : nullptr,
         refineEdits);
-    if (fresh.cancelled) {
-      ++inferencesCancelledCount;
-      std::lock_guard<std::mutex> lock(shapesMu);
-      for (const FunctionKey &m : missing)
-        doc->inflight.erase(m.hash);
-      return nullptr;
-    }
+    if ((cancelled = fresh.cancelled))
+      break;
     // What a hover or inlay hint inferred also counts for the shape checks
     // (functions too long for the background ones, among others).
     gained |= doc->cache.store({k}, fresh);
@@ -689,6 +678,10 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
     std::lock_guard<std::mutex> lock(shapesMu);
     for (const FunctionKey &m : missing)
       doc->inflight.erase(m.hash);
+  }
+  if (cancelled) {
+    ++inferencesCancelledCount;
+    return nullptr;
   }
   // After a long function the context holds a location per op, and the
   // thread the pages of its parse: both go (10k-line function: ~5 MiB).
@@ -1207,8 +1200,8 @@ TosaServer::Stats TosaServer::stats() const {
 
 void TosaServer::waitIdle() {
   scheduler->waitIdle();
-  if (shapeCheckPool)
-    shapeCheckPool->waitIdle();
+  if (fillPool)
+    fillPool->waitIdle();
   if (pool)
     pool->waitIdle();
   if (compilePool)

@@ -341,9 +341,6 @@ private:
   /// Hovers and inlay hints wait for the inference of functions of at most
   /// this many lines (together); longer ones are inferred in the background.
   static constexpr unsigned kWaitLines = 2000;
-  /// When a document changed or a request came last (steady_clock ticks).
-  std::atomic<int64_t> lastActivity{0};
-  void touch();
   /// Held while publishing: a background re-publish of a version never
   /// lands after the publish of a newer one.
   std::mutex publishMu;
@@ -384,9 +381,10 @@ private:
 
   // Last: their threads call into the members above.
   std::unique_ptr<WorkerPool> compilePool;
-  /// One thread at the lowest priority (SCHED_IDLE) for the background
-  /// inference: it uses only what no analysis, request or edit needs.
-  std::unique_ptr<WorkerPool> shapeCheckPool;
+  /// kFillThreads threads at the lowest priority (SCHED_IDLE) for the
+  /// background inference: it uses only what no analysis, request or edit
+  /// needs.
+  std::unique_ptr<WorkerPool> fillPool;
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<Scheduler> scheduler;
 };
