@@ -37,7 +37,9 @@ vim.cmd('filetype plugin on')
 require('tosa_lsp').setup{ cmd = { '$tosa_lsp' } }
 LUA
 tmux -S "$sock" new-session -d -s nvim -x 120 -y 30 "cd $tmp && nvim -n -i NONE -u $tmp/init.lua example.mlir"
-s="$(screen_until nvim 'inferred: 5x7')"
+# Wait for each checked line in full: a capture can catch a half-drawn screen.
+screen_until nvim 'tosa\.sub.*inferred: 1x3.*■' >/dev/null
+s="$(screen_until nvim 'tosa\.maximum.*inferred: 5x7')"
 echo "$s" | grep -E 'tosa\.maximum.*inferred: 5x7' >/dev/null; check 'nvim: " inferred: 5x7" visible on the tosa.maximum line (which has a hint diagnostic)' $? "$s"
 echo "$s" | grep -E 'tosa\.sub.*inferred: 1x3.*■' >/dev/null; check 'nvim: " inferred: 1x3" visible before the error text on the tosa.sub line' $? "$s"
 
@@ -45,7 +47,9 @@ echo "$s" | grep -E 'tosa\.sub.*inferred: 1x3.*■' >/dev/null; check 'nvim: " i
 tmux -S "$sock" new-session -d -s vim -x 80 -y 24 "cd $tmp && vim -N -u NONE -i NONE -n --cmd 'set rtp^=$root/editors/vim' --cmd 'filetype plugin on' --cmd 'runtime plugin/tosa_lsp.vim' --cmd 'let g:tosa_lsp_command = \"$tosa_lsp\"' example.mlir"
 screen_until vim 'E>' >/dev/null
 tmux -S "$sock" send-keys -t vim '12G' 'K'
-s="$(screen_until vim 'dim +#0 +#1')"
+# Wait for the bordered row, not just its text: tmux can capture the popup
+# half drawn (the text is there before Vim paints the border around it).
+s="$(screen_until vim '[║|] *dim +#0 +#1 +inferred +declared +rule')"
 echo "$s" | grep -E '[║|] *dim +#0 +#1 +inferred +declared +rule' >/dev/null; check 'vim: hover table as aligned columns in the popup' $? "$s"
 tmux -S "$sock" send-keys -t vim j j j j
 s="$(screen_until vim '1 \| 1 -> 1 ')"
