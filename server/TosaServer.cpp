@@ -24,6 +24,9 @@
 
 #include <algorithm>
 #include <condition_variable>
+#if defined(__linux__)
+#include <sys/resource.h>
+#endif
 #include <mutex>
 #include <thread>
 
@@ -73,6 +76,22 @@ std::string unknownChoiceMessage(const std::string &what,
   for (const std::string &a : allowed)
     list += (list.empty() ? "" : ", ") + a;
   return "unknown " + what + " '" + value + "' (expected " + list + ")";
+}
+
+/// The background inference's priority: the lowest ordinary one (nice 19),
+/// not SCHED_IDLE. A core running only SCHED_IDLE work counts as idle when
+/// a thread wakes, so the message loop woke there and, under lazy
+/// preemption (Linux 6.13+, this host's 6.18), waited for the next tick:
+/// hovers answered from memory took ~4 ms instead of ~0.1 while the
+/// background ran (50k lines, many functions: 3-15 of 600). At nice 19 it
+/// wakes on the other core.
+static void lowerPriority() {
+#if defined(__linux__)
+  // On Linux the nice value is the calling thread's.
+  if (setpriority(PRIO_PROCESS, 0, 19) == 0)
+    return;
+#endif
+  (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
 }
 
 static Error invalidParams(const Twine &message) {
@@ -352,12 +371,29 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile)
     buildIndex();
-  (void)keysOf(*s); // once per version; the fill reads them
+  warmRequestInferrer(*keysOf(*s)); // keys once per version; the fill reads them
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     doc->published = s;
   }
   startFill(s->uri);
+}
+
+void TosaServer::warmRequestInferrer(const std::vector<FunctionKey> &keys) {
+  if (!pool || warmQueued.load() ||
+      llvm::none_of(keys,
+                    [](const FunctionKey &k) { return k.lines() <= kWaitLines; }))
+    return;
+  if (warmQueued.exchange(true))
+    return;
+  pool->run([this](unsigned) {
+    std::lock_guard<std::mutex> lock(warmMu);
+    if (!stopping && !warmInferrer) {
+      warmInferrer = std::make_unique<ShapeInferrer>();
+      warmInferrer->warmUp();
+      ++warmInferrersMadeCount;
+    }
+  });
 }
 
 void TosaServer::startFill(const std::string &uri) {
@@ -378,7 +414,9 @@ void TosaServer::startFill(const std::string &uri) {
     doc->filling = threads;
   }
   for (unsigned i = 0; i < threads; ++i) {
-    auto task = [this, uri, doc](unsigned worker) { fill(uri, doc, worker); };
+    auto task = [this, uri, doc, second = i > 0](unsigned worker) {
+      fill(uri, doc, worker, second);
+    };
     if (fillPool)
       fillPool->run(std::move(task));
     else
@@ -387,15 +425,23 @@ void TosaServer::startFill(const std::string &uri) {
 }
 
 void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
-                      unsigned worker) {
+                      unsigned worker, bool yieldToRequests) {
   PhaseTimer timer("background inference, one thread, until none is left");
-  if (fillPool) // Only when a core is idle (SCHED_IDLE on Linux).
-    (void)llvm::set_thread_priority(llvm::ThreadPriority::Background);
+  if (fillPool) // Only what no analysis or request needs.
+    lowerPriority();
   std::unique_ptr<ShapeInferrer> &inferrer = fillInferrers[worker];
   // The version whose functions gained shape errors: published again once
   // its functions are all known (one publish, not one per function).
   Scheduler::SnapshotPtr gained;
   for (;;) {
+    // All but the first thread leave a core to requests while they come:
+    // with every core busy in the background, the message loop's wake-up
+    // waited for one to be preempted (up to a scheduler tick, ~4 ms here).
+    if (yieldToRequests && requestedWithin(kRequestQuiet)) {
+      ++backgroundPausesCount;
+      while (!stopping && requestedWithin(kRequestQuiet))
+        std::this_thread::sleep_for(kRequestQuiet / 4);
+    }
     // The latest published version, held only while one function is
     // inferred: a version replaced meanwhile is freed, and its item arrays
     // go to the next incremental merge.
@@ -539,6 +585,14 @@ void TosaServer::removeDocument(const std::string &uri) {
       for (std::unique_ptr<ShapeInferrer> &inferrer : fillInferrers)
         inferrer.reset();
     }
+    {
+      // Before the pool threads collect (below): its memory is in their
+      // heaps. A request using it is waited for (a small function's
+      // inference).
+      std::lock_guard<std::mutex> lock(warmMu);
+      warmInferrer.reset();
+      warmQueued = false;
+    }
     auto dropSlot = [this](unsigned worker) {
       validators[worker].reset();
       inferrers[worker].reset();
@@ -611,6 +665,7 @@ Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {
 void TosaServer::withSnapshot(
     const std::string &uri,
     unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
+  lastRequest = std::chrono::steady_clock::now().time_since_epoch().count();
   // Scheduler waiters are std::function (copyable): share the callback.
   auto shared = std::make_shared<decltype(fn)>(std::move(fn));
   bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
@@ -622,6 +677,11 @@ void TosaServer::withSnapshot(
   });
   if (!known)
     (*shared)(invalidParams("unknown document: " + uri + " (not opened)"));
+}
+
+bool TosaServer::requestedWithin(std::chrono::milliseconds d) const {
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return now - std::chrono::steady_clock::duration(lastRequest.load()) < d;
 }
 
 void TosaServer::runHeavy(WorkerPool::Task task) {
@@ -652,9 +712,17 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   ShapeInference known = doc->cache.lookup(keys, &missing, refineEdits);
   if (missing.empty())
     return std::make_shared<const ShapeInference>(std::move(known));
-  std::unique_ptr<ShapeInferrer> &inferrer = inferrers[worker];
-  if (!inferrer)
+  bool big = llvm::any_of(
+      missing, [](const FunctionKey &k) { return k.lines() > kWaitLines; });
+  std::unique_lock<std::mutex> warmLock(warmMu, std::defer_lock);
+  if (!big)
+    warmLock.lock();
+  std::unique_ptr<ShapeInferrer> &inferrer =
+      warmLock.owns_lock() ? warmInferrer : inferrers[worker];
+  if (!inferrer) {
     inferrer = std::make_unique<ShapeInferrer>();
+    ++requestInferrersMadeCount;
+  }
   ++requestInferenceCount;
   // Also on shutdown: the destructor joins the pool, and a 200k-line
   // function's inference would hold it for seconds.
@@ -685,13 +753,13 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   }
   // After a long function the context holds a location per op, and the
   // thread the pages of its parse: both go (10k-line function: ~5 MiB).
-  if (llvm::any_of(missing, [](const FunctionKey &k) {
-        return k.lines() > kWaitLines;
-      })) {
+  if (big) {
     inferrer.reset();
     if (pool)
       releaseFreeMemory();
   }
+  if (warmLock.owns_lock())
+    warmLock.unlock();
   if (gained && s->config.shapeChecks)
     republish(s);
   return std::make_shared<const ShapeInference>(doc->cache.lookup(keys));
@@ -712,7 +780,9 @@ void TosaServer::withShapes(
       last = r->end.line;
     }
     std::shared_ptr<DocShapes> doc = docShapes((*s)->uri);
-    ArrayRef<FunctionKey> keys = keysOnLines(*keysOf(**s), first, last);
+    // Held: a newer version's keys may replace these meanwhile.
+    std::shared_ptr<const std::vector<FunctionKey>> all = keysOf(**s);
+    ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
     std::vector<FunctionKey> missing;
     auto known = std::make_shared<const ShapeInference>(
         doc->cache.lookup(keys, &missing));
@@ -1193,6 +1263,14 @@ TosaServer::Stats TosaServer::stats() const {
   s.requestInferences = requestInferenceCount;
   s.inferencesCancelled = inferencesCancelledCount;
   s.slotsDropped = slotsDroppedCount;
+  s.warmInferrersMade = warmInferrersMadeCount;
+  s.requestInferrersMade = requestInferrersMadeCount;
+  s.backgroundPauses = backgroundPausesCount;
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    for (const auto &[uri, doc] : shapes)
+      s.functionsKnown += doc->cache.size();
+  }
   s.configLoads = projectConfigs.loads();
   s.scheduler = scheduler->stats();
   return s;

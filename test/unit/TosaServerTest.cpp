@@ -510,6 +510,17 @@ TEST(TosaServer, BackgroundInferenceOfAnEditedVersionStops) {
   EXPECT_EQ(big.server->stats().inferencesCancelled, 1u);
 }
 
+/// `n` functions @f0... of an abs chain of 10 ops each.
+static std::string manySmallFunctions(int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    std::string chain = absChain(10);
+    chain.replace(chain.find("@f"), 2, "@f" + std::to_string(i));
+    text += chain;
+  }
+  return text;
+}
+
 // After the open every small function is inferred in the background: a
 // hover anywhere finds its function known and does not wait.
 TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
@@ -519,12 +530,7 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
   Recorder rec;
   TosaServer server(o, rec);
   const std::string uri = "test:///top.mlir";
-  std::string text;
-  for (int i = 0; i < 5; ++i) {
-    std::string chain = absChain(10);
-    chain.replace(chain.find("@f"), 2, "@f" + std::to_string(i));
-    text += chain;
-  }
+  std::string text = manySmallFunctions(5);
   server.addDocument(uri, "/nonexistent/top.mlir", 1, text);
   server.waitIdle();
   EXPECT_EQ(server.stats().requestInferences, 0u);
@@ -539,6 +545,86 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
         << (*h)->contents.value;
   }
   EXPECT_EQ(server.stats().requestInferences, 0u); // all from the cache
+}
+
+// A hover in a function not inferred yet infers it on an inferrer made
+// warm after the publish (dialects loaded, the pass built), not on one it
+// makes itself (~5-8 ms more, once per pool thread). A file of one long
+// function, whose inference no request waits for, gets none; the last
+// close drops it.
+TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  o.backgroundInference = false; // every hover below infers
+  Recorder rec;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///warm.mlir";
+  std::string text = manySmallFunctions(3);
+  server.addDocument(uri, "/nonexistent/warm.mlir", 1, text);
+  server.waitIdle();
+  EXPECT_EQ(server.stats().warmInferrersMade, 1u);
+  unsigned lines = static_cast<unsigned>(llvm::count(text, '\n'));
+  for (unsigned line : {5u, lines / 2, lines - 5}) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover(uri, lsp::Position(line, 3), std::move(cb));
+    });
+    ASSERT_TRUE(h && h->has_value()) << line;
+    EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
+              std::string::npos)
+        << (*h)->contents.value;
+  }
+  EXPECT_EQ(server.stats().requestInferences, 3u);
+  EXPECT_EQ(server.stats().requestInferrersMade, 0u);
+
+  server.removeDocument(uri);
+  server.addDocument(uri, "/nonexistent/warm.mlir", 2, text);
+  server.waitIdle();
+  EXPECT_EQ(server.stats().warmInferrersMade, 2u);
+
+  Recorder rec2;
+  TosaServer other(o, rec2);
+  other.addDocument("test:///long.mlir", "/nonexistent/long.mlir", 1,
+                    absChain(2100));
+  other.waitIdle();
+  EXPECT_EQ(other.stats().warmInferrersMade, 0u);
+}
+
+// While requests come, the background's second thread pauses (a core left
+// for the message loop: with both busy, its wake-up waited up to a
+// scheduler tick) and the first goes on: every function becomes known
+// though the requests never stop.
+TEST(TosaServer, TheBackgroundPausesOneThreadForRequestsAndGoesOnWithTheOther) {
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  Recorder rec;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///many.mlir";
+  const size_t functions = 200; // two background threads from 64 on
+  server.addDocument(uri, "/nonexistent/many.mlir", 1,
+                     manySmallFunctions(static_cast<int>(functions)));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(rec.mu);
+      if (!rec.published.empty())
+        break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  unsigned hovers = 0;
+  while (server.stats().functionsKnown < functions &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover(uri, lsp::Position(5, 3), std::move(cb));
+    });
+    ASSERT_TRUE(h && h->has_value());
+    ++hovers;
+  }
+  EXPECT_EQ(server.stats().functionsKnown, functions) << hovers << " hovers";
+  EXPECT_GT(server.stats().backgroundPauses, 0u);
 }
 
 // A version replaced by an edit is freed at once, though the background
