@@ -371,7 +371,8 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile)
     buildIndex();
-  warmRequestInferrer(*keysOf(*s)); // keys once per version; the fill reads them
+  // The keys are hashed once per version; the fill reads them too.
+  warmRequestInferrer(*keysOf(*s));
   {
     std::lock_guard<std::mutex> lock(shapesMu);
     doc->published = s;
@@ -381,8 +382,8 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
 
 void TosaServer::warmRequestInferrer(const std::vector<FunctionKey> &keys) {
   if (!pool || warmQueued.load() ||
-      llvm::none_of(keys,
-                    [](const FunctionKey &k) { return k.lines() <= kWaitLines; }))
+      llvm::none_of(
+          keys, [](const FunctionKey &k) { return k.lines() <= kWaitLines; }))
     return;
   if (warmQueued.exchange(true))
     return;
