@@ -72,6 +72,14 @@ TosaServer::Options syncOptions() {
   return o;
 }
 
+/// Work on a pool of two threads, analysed as soon as it changes.
+TosaServer::Options pooledOptions() {
+  TosaServer::Options o;
+  o.debounce = std::chrono::milliseconds(0);
+  o.workers = 2;
+  return o;
+}
+
 /// Calls `fn(callback)` and returns what the callback got (sync or async).
 template <typename T, typename Fn> llvm::Expected<T> await(Fn fn) {
   auto promise = std::make_shared<std::promise<llvm::Expected<T>>>();
@@ -255,9 +263,7 @@ TEST(TosaServer, FixVerdictsAreCachedPerDocumentVersion) {
 
 TEST(TosaServer, CodeActionsRunConcurrentlyOnThePool) {
   Recorder rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   auto server = std::make_unique<TosaServer>(o, rec);
   for (int i = 0; i < 4; ++i)
     server->addDocument("test:///" + std::to_string(i) + ".mlir",
@@ -305,9 +311,7 @@ constexpr const char *kChain =
 
 TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
   Recorder rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   auto server = std::make_unique<TosaServer>(o, rec);
   server->addDocument("test:///s.mlir", "/nonexistent/s.mlir", 1, kChain);
   auto hoverAt = [&](unsigned line, unsigned col) {
@@ -458,9 +462,7 @@ struct BigFunctionServer {
   Recorder rec;
   std::unique_ptr<TosaServer> server;
   BigFunctionServer() {
-    TosaServer::Options o;
-    o.debounce = std::chrono::milliseconds(0);
-    o.workers = 2;
+    TosaServer::Options o = pooledOptions();
     server = std::make_unique<TosaServer>(o, rec);
     server->addDocument(uri, "/nonexistent/big.mlir", 1, absChain(n));
   }
@@ -521,19 +523,10 @@ static std::string manySmallFunctions(int n) {
   return text;
 }
 
-// After the open every small function is inferred in the background: a
-// hover anywhere finds its function known and does not wait.
-TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
-  Recorder rec;
-  TosaServer server(o, rec);
-  const std::string uri = "test:///top.mlir";
-  std::string text = manySmallFunctions(5);
-  server.addDocument(uri, "/nonexistent/top.mlir", 1, text);
-  server.waitIdle();
-  EXPECT_EQ(server.stats().requestInferences, 0u);
+/// Hovers near the start, the middle and the end of `text` (made by
+/// manySmallFunctions): each shows its chain's inferred type.
+static void expectInferredAcross(TosaServer &server, const std::string &uri,
+                                 const std::string &text) {
   unsigned lines = static_cast<unsigned>(llvm::count(text, '\n'));
   for (unsigned line : {5u, lines / 2, lines - 5}) {
     auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
@@ -544,6 +537,20 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
               std::string::npos)
         << (*h)->contents.value;
   }
+}
+
+// After the open every small function is inferred in the background: a
+// hover anywhere finds its function known and does not wait.
+TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
+  TosaServer::Options o = pooledOptions();
+  Recorder rec;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///top.mlir";
+  std::string text = manySmallFunctions(5);
+  server.addDocument(uri, "/nonexistent/top.mlir", 1, text);
+  server.waitIdle();
+  EXPECT_EQ(server.stats().requestInferences, 0u);
+  expectInferredAcross(server, uri, text);
   EXPECT_EQ(server.stats().requestInferences, 0u); // all from the cache
 }
 
@@ -553,9 +560,7 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
 // function, whose inference no request waits for, gets none; the last
 // close drops it.
 TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   o.backgroundInference = false; // every hover below infers
   Recorder rec;
   TosaServer server(o, rec);
@@ -564,16 +569,7 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
   server.addDocument(uri, "/nonexistent/warm.mlir", 1, text);
   server.waitIdle();
   EXPECT_EQ(server.stats().warmInferrersMade, 1u);
-  unsigned lines = static_cast<unsigned>(llvm::count(text, '\n'));
-  for (unsigned line : {5u, lines / 2, lines - 5}) {
-    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
-      server.hover(uri, lsp::Position(line, 3), std::move(cb));
-    });
-    ASSERT_TRUE(h && h->has_value()) << line;
-    EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
-              std::string::npos)
-        << (*h)->contents.value;
-  }
+  expectInferredAcross(server, uri, text);
   EXPECT_EQ(server.stats().requestInferences, 3u);
   EXPECT_EQ(server.stats().requestInferrersMade, 0u);
 
@@ -595,9 +591,7 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
 // scheduler tick) and the first goes on: every function becomes known
 // though the requests never stop.
 TEST(TosaServer, TheBackgroundPausesOneThreadForRequestsAndGoesOnWithTheOther) {
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   Recorder rec;
   TosaServer server(o, rec);
   const std::string uri = "test:///many.mlir";
@@ -649,9 +643,7 @@ TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
                          [&] { return published.size() >= n; });
     }
   } rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   TosaServer server(o, rec);
   const std::string uri = "test:///w.mlir";
   server.addDocument(uri, "/nonexistent/w.mlir", 1, absChain(10));
@@ -950,9 +942,7 @@ namespace {
 /// a 50k-line many-function file kept ~35 MiB resident after the close.
 TEST(TosaServer, TheLastCloseWaitsForThePoolToDropItsContexts) {
   Recorder rec;
-  TosaServer::Options o;
-  o.debounce = std::chrono::milliseconds(0);
-  o.workers = 2;
+  TosaServer::Options o = pooledOptions();
   TosaServer server(o, rec);
   server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
   server.addDocument("test:///b.mlir", "/nonexistent/b.mlir", 1, kWrongResult);
