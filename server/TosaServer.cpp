@@ -388,7 +388,7 @@ void TosaServer::warmRequestInferrer(const std::vector<FunctionKey> &keys) {
   if (warmQueued.exchange(true))
     return;
   pool->run([this](unsigned) {
-    std::lock_guard<std::mutex> lock(warmMu);
+    std::lock_guard<std::timed_mutex> lock(warmMu);
     if (!stopping && !warmInferrer) {
       warmInferrer = std::make_unique<ShapeInferrer>();
       warmInferrer->warmUp();
@@ -459,6 +459,7 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
         s.reset();
     }
     std::optional<FunctionKey> next;
+    size_t left = 0;
     if (s) {
       std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(*s);
       std::vector<FunctionKey> small;
@@ -467,6 +468,7 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
           small.push_back(k);
       // Not lookup: it would place (and shift) every known function.
       std::vector<FunctionKey> missing = doc->cache.unknown(small);
+      left = missing.size();
       std::lock_guard<std::mutex> lock(shapesMu);
       unsigned focus = doc->focus;
       auto distance = [&](const FunctionKey &k) {
@@ -483,15 +485,38 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
     }
     bool cancelled = false;
     if (next) {
-      if (!inferrer)
+      // An edit's few functions go on the warm request inferrer when no
+      // request is using it: a context of its own each edit held ~0.6 MiB
+      // more (10k lines, many functions: the session's peak) and loaded
+      // the dialects again. Not an open's many: requests would find it
+      // lent most of the time.
+      std::unique_lock<std::timed_mutex> borrowed;
+      ShapeInferrer *use = inferrer.get();
+      if (!use && left <= kBorrowWarmFunctions) {
+        borrowed = std::unique_lock<std::timed_mutex>(warmMu, std::try_to_lock);
+        if (borrowed.owns_lock() && warmInferrer) {
+          warmLent = true;
+          use = warmInferrer.get();
+          ++fillBorrowsCount;
+        } else if (borrowed.owns_lock()) {
+          borrowed.unlock();
+        }
+      }
+      if (!use) {
         inferrer = std::make_unique<ShapeInferrer>();
+        ++fillInferrersMadeCount;
+        use = inferrer.get();
+      }
       auto edited = [&] {
         return stopping || currentVersion(uri) != s->version;
       };
-      ShapeInference fresh =
-          inferrer->infer(s->text, s->lines.index(), s->analysis,
-                          next->firstLine, next->lastLine, edited,
-                          /*withRefineEdits=*/false);
+      ShapeInference fresh = use->infer(s->text, s->lines.index(), s->analysis,
+                                        next->firstLine, next->lastLine, edited,
+                                        /*withRefineEdits=*/false);
+      if (borrowed.owns_lock()) {
+        warmLent = false;
+        borrowed.unlock();
+      }
       cancelled = fresh.cancelled;
       if (!cancelled && doc->cache.store({*next}, fresh) &&
           s->config.shapeChecks)
@@ -569,6 +594,15 @@ void TosaServer::removeDocument(const std::string &uri) {
   };
   auto drops = std::make_shared<Drops>();
   if (last) {
+    {
+      // Before the pool threads collect (below): its memory is in their
+      // heaps, and the background's. A request or the background using
+      // it is waited for (a small function's inference; a closed
+      // version's is cancelled).
+      std::lock_guard<std::timed_mutex> lock(warmMu);
+      warmInferrer.reset();
+      warmQueued = false;
+    }
     // The MLIRContexts of validation and inference keep every type,
     // attribute and location they uniqued: hundreds of MiB after a big
     // file. Dropped when the last document closes; each slot belongs to
@@ -585,14 +619,6 @@ void TosaServer::removeDocument(const std::string &uri) {
     } else {
       for (std::unique_ptr<ShapeInferrer> &inferrer : fillInferrers)
         inferrer.reset();
-    }
-    {
-      // Before the pool threads collect (below): its memory is in their
-      // heaps. A request using it is waited for (a small function's
-      // inference).
-      std::lock_guard<std::mutex> lock(warmMu);
-      warmInferrer.reset();
-      warmQueued = false;
     }
     auto dropSlot = [this](unsigned worker) {
       validators[worker].reset();
@@ -715,9 +741,16 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
     return std::make_shared<const ShapeInference>(std::move(known));
   bool big = llvm::any_of(
       missing, [](const FunctionKey &k) { return k.lines() > kWaitLines; });
-  std::unique_lock<std::mutex> warmLock(warmMu, std::defer_lock);
-  if (!big)
-    warmLock.lock();
+  std::unique_lock<std::timed_mutex> warmLock(warmMu, std::defer_lock);
+  // Another request's inference is waited for; the background's (an
+  // edit's function on the borrowed inferrer, ~1-5 ms) only for a while:
+  // a nice-19 thread that an analysis on both cores may hold off.
+  auto lentUntil = std::chrono::steady_clock::now() + kWaitForLentWarm;
+  while (!big && !warmLock.try_lock_for(std::chrono::milliseconds(1)))
+    if (warmLent && std::chrono::steady_clock::now() >= lentUntil)
+      break;
+  // Not kept when made only because the warm one was lent.
+  const bool transient = big || !warmLock.owns_lock();
   std::unique_ptr<ShapeInferrer> &inferrer =
       warmLock.owns_lock() ? warmInferrer : inferrers[worker];
   if (!inferrer) {
@@ -754,7 +787,7 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
   }
   // After a long function the context holds a location per op, and the
   // thread the pages of its parse: both go (10k-line function: ~5 MiB).
-  if (big) {
+  if (transient) {
     inferrer.reset();
     if (pool)
       releaseFreeMemory();
@@ -1266,6 +1299,8 @@ TosaServer::Stats TosaServer::stats() const {
   s.slotsDropped = slotsDroppedCount;
   s.warmInferrersMade = warmInferrersMadeCount;
   s.requestInferrersMade = requestInferrersMadeCount;
+  s.fillInferrersMade = fillInferrersMadeCount;
+  s.fillBorrows = fillBorrowsCount;
   s.backgroundPauses = backgroundPausesCount;
   {
     std::lock_guard<std::mutex> lock(shapesMu);

@@ -218,6 +218,10 @@ public:
     /// and made by a request itself (which then waited for it).
     unsigned warmInferrersMade = 0;
     unsigned requestInferrersMade = 0;
+    /// Contexts the background made, and functions it inferred on the
+    /// warm request inferrer instead.
+    unsigned fillInferrersMade = 0;
+    unsigned fillBorrows = 0;
     /// Times a background thread paused because requests were coming.
     unsigned backgroundPauses = 0;
     /// Functions whose inference is known, over all open documents.
@@ -303,6 +307,8 @@ private:
   std::atomic<unsigned> slotsDroppedCount{0};
   std::atomic<unsigned> warmInferrersMadeCount{0};
   std::atomic<unsigned> requestInferrersMadeCount{0};
+  std::atomic<unsigned> fillInferrersMadeCount{0};
+  std::atomic<unsigned> fillBorrowsCount{0};
   std::atomic<unsigned> backgroundPausesCount{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
@@ -329,7 +335,8 @@ private:
   std::map<std::string, std::shared_ptr<DocShapes>> shapes;
   /// One inferrer (its own MLIRContext) per pool worker, the last for the
   /// inline caller: for functions longer than kWaitLines, and for requests
-  /// that find the warm one busy with one.
+  /// that find the warm one lent to the background for longer than
+  /// kWaitForLentWarm; dropped after either.
   std::vector<std::unique_ptr<ShapeInferrer>> inferrers;
   /// The inferrer of requests for small functions, shared and kept warm
   /// (dialects loaded, the pass built: warmRequestInferrer). A fresh one
@@ -337,9 +344,19 @@ private:
   /// wait ~5-8 ms more (50k lines, many functions: the first hover at the
   /// end 6.8-15.5 ms), once per pool worker. Requests take turns on it:
   /// each waits at most one small function's inference (~1-2 ms).
-  std::mutex warmMu;
+  std::timed_mutex warmMu;
   std::unique_ptr<ShapeInferrer> warmInferrer; // under warmMu
   std::atomic<bool> warmQueued{false};
+  /// The background holds warmMu (borrowed for an edit's few functions):
+  /// requests do not wait for it (a nice-19 thread that an analysis on
+  /// both cores may hold off for long), they use their worker's own.
+  std::atomic<bool> warmLent{false};
+  /// Up to this many functions left to infer, the background borrows the
+  /// warm inferrer instead of making a context (an edit's re-inference).
+  static constexpr size_t kBorrowWarmFunctions = 4;
+  /// How long a request waits for the warm inferrer the background
+  /// borrowed before it infers on a context of its own (dropped after).
+  static constexpr std::chrono::milliseconds kWaitForLentWarm{20};
   /// Makes warmInferrer on the pool when a published version has small
   /// functions (a file of one big function never needs it).
   void warmRequestInferrer(const std::vector<FunctionKey> &keys);

@@ -586,6 +586,41 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
   EXPECT_EQ(other.stats().warmInferrersMade, 0u);
 }
 
+// An edit's re-inference in the background runs on the warm request
+// inferrer (no context of its own each edit); the open's many functions
+// on a context of the background's own.
+TEST(TosaServer, AnEditsBackgroundInferenceBorrowsTheWarmInferrer) {
+  TosaServer::Options o = pooledOptions();
+  Recorder rec;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///edit.mlir";
+  std::string text = manySmallFunctions(8);
+  server.addDocument(uri, "/nonexistent/edit.mlir", 1, text);
+  server.waitIdle();
+  EXPECT_EQ(server.stats().fillInferrersMade, 1u); // one thread below 64
+  EXPECT_EQ(server.stats().functionsKnown, 8u);
+  // One more op at the end of @f3's chain.
+  size_t at = text.find("  return", text.find("@f3("));
+  lsp::Position pos(static_cast<int>(llvm::count(text.substr(0, at), '\n')), 0);
+  std::vector<lsp::TextDocumentContentChangeEvent> change(1);
+  change[0].range = lsp::Range(pos, pos);
+  change[0].text =
+      "  %w = tosa.abs %v10 : (tensor<?x?xf32>) -> tensor<?x?xf32>\n";
+  ASSERT_FALSE(bool(server.changeDocument(uri, 2, change)));
+  server.waitIdle();
+  EXPECT_EQ(server.stats().fillInferrersMade, 1u);
+  EXPECT_EQ(server.stats().fillBorrows, 1u);
+  EXPECT_EQ(server.stats().requestInferrersMade, 0u);
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover(uri, lsp::Position(pos.line, 3), std::move(cb));
+  });
+  ASSERT_TRUE(h && h->has_value());
+  EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
+            std::string::npos)
+      << (*h)->contents.value;
+  EXPECT_EQ(server.stats().requestInferences, 0u); // known from the background
+}
+
 // While requests come, the background's second thread pauses (a core left
 // for the message loop: with both busy, its wake-up waited up to a
 // scheduler tick) and the first goes on: every function becomes known
