@@ -539,19 +539,27 @@ static void expectInferredAcross(TosaServer &server, const std::string &uri,
   }
 }
 
+/// A server on a pool of two threads with one document of `n` small
+/// functions (manySmallFunctions), analysed and its background work done.
+struct ManyFunctions {
+  Recorder rec;
+  TosaServer server;
+  const std::string uri = "test:///many.mlir";
+  const std::string text;
+  explicit ManyFunctions(int n, TosaServer::Options o = pooledOptions())
+      : server(o, rec), text(manySmallFunctions(n)) {
+    server.addDocument(uri, "/nonexistent/many.mlir", 1, text);
+    server.waitIdle();
+  }
+};
+
 // After the open every small function is inferred in the background: a
 // hover anywhere finds its function known and does not wait.
 TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
-  TosaServer::Options o = pooledOptions();
-  Recorder rec;
-  TosaServer server(o, rec);
-  const std::string uri = "test:///top.mlir";
-  std::string text = manySmallFunctions(5);
-  server.addDocument(uri, "/nonexistent/top.mlir", 1, text);
-  server.waitIdle();
-  EXPECT_EQ(server.stats().requestInferences, 0u);
-  expectInferredAcross(server, uri, text);
-  EXPECT_EQ(server.stats().requestInferences, 0u); // all from the cache
+  ManyFunctions m(5);
+  EXPECT_EQ(m.server.stats().requestInferences, 0u);
+  expectInferredAcross(m.server, m.uri, m.text);
+  EXPECT_EQ(m.server.stats().requestInferences, 0u); // all from the cache
 }
 
 // A hover in a function not inferred yet infers it on an inferrer made
@@ -562,19 +570,15 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
 TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
   TosaServer::Options o = pooledOptions();
   o.backgroundInference = false; // every hover below infers
-  Recorder rec;
-  TosaServer server(o, rec);
-  const std::string uri = "test:///warm.mlir";
-  std::string text = manySmallFunctions(3);
-  server.addDocument(uri, "/nonexistent/warm.mlir", 1, text);
-  server.waitIdle();
+  ManyFunctions m(3, o);
+  TosaServer &server = m.server;
   EXPECT_EQ(server.stats().warmInferrersMade, 1u);
-  expectInferredAcross(server, uri, text);
+  expectInferredAcross(server, m.uri, m.text);
   EXPECT_EQ(server.stats().requestInferences, 3u);
   EXPECT_EQ(server.stats().requestInferrersMade, 0u);
 
-  server.removeDocument(uri);
-  server.addDocument(uri, "/nonexistent/warm.mlir", 2, text);
+  server.removeDocument(m.uri);
+  server.addDocument(m.uri, "/nonexistent/many.mlir", 2, m.text);
   server.waitIdle();
   EXPECT_EQ(server.stats().warmInferrersMade, 2u);
 
@@ -590,13 +594,9 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
 // inferrer (no context of its own each edit); the open's many functions
 // on a context of the background's own.
 TEST(TosaServer, AnEditsBackgroundInferenceBorrowsTheWarmInferrer) {
-  TosaServer::Options o = pooledOptions();
-  Recorder rec;
-  TosaServer server(o, rec);
-  const std::string uri = "test:///edit.mlir";
-  std::string text = manySmallFunctions(8);
-  server.addDocument(uri, "/nonexistent/edit.mlir", 1, text);
-  server.waitIdle();
+  ManyFunctions m(8);
+  TosaServer &server = m.server;
+  const std::string &uri = m.uri, &text = m.text;
   EXPECT_EQ(server.stats().fillInferrersMade, 1u); // one thread below 64
   EXPECT_EQ(server.stats().functionsKnown, 8u);
   // One more op at the end of @f3's chain.
