@@ -83,7 +83,7 @@ std::string unknownChoiceMessage(const std::string &what,
 /// a thread wakes, so the message loop woke there and, under lazy
 /// preemption (Linux 6.13+, this host's 6.18), waited for the next tick:
 /// hovers answered from memory took ~4 ms instead of ~0.1 while the
-/// background ran (50k lines, many functions: 3-15 of 600). At nice 19 it
+/// background ran (50k lines, many functions: 1-16 of 600). At nice 19 it
 /// wakes on the other core.
 static void lowerPriority() {
 #if defined(__linux__)
@@ -397,6 +397,15 @@ void TosaServer::warmRequestInferrer(const std::vector<FunctionKey> &keys) {
   });
 }
 
+void TosaServer::countWarmLines(size_t lines) {
+  warmLines += lines;
+  if (warmLines <= options.renewWarmInferrerLines)
+    return;
+  warmInferrer.reset();
+  warmLines = 0;
+  warmQueued = false;
+}
+
 void TosaServer::startFill(const std::string &uri) {
   if (!options.backgroundInference)
     return;
@@ -514,6 +523,7 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
                                         next->firstLine, next->lastLine, edited,
                                         /*withRefineEdits=*/false);
       if (borrowed.owns_lock()) {
+        countWarmLines(next->lines());
         warmLent = false;
         borrowed.unlock();
       }
@@ -601,6 +611,7 @@ void TosaServer::removeDocument(const std::string &uri) {
       // version's is cancelled).
       std::lock_guard<std::timed_mutex> lock(warmMu);
       warmInferrer.reset();
+      warmLines = 0;
       warmQueued = false;
     }
     // The MLIRContexts of validation and inference keep every type,
@@ -792,8 +803,13 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
     if (pool)
       releaseFreeMemory();
   }
-  if (warmLock.owns_lock())
+  if (warmLock.owns_lock()) {
+    size_t lines = 0;
+    for (const FunctionKey &k : missing)
+      lines += k.lines();
+    countWarmLines(lines);
     warmLock.unlock();
+  }
   if (gained && s->config.shapeChecks)
     republish(s);
   return std::make_shared<const ShapeInference>(doc->cache.lookup(keys));

@@ -124,6 +124,9 @@ public:
     /// requests infer, and shape errors come from what they inferred
     /// (tests of the requests' own inference).
     bool backgroundInference = true;
+    /// The warm request inferrer's context keeps a location per op of each
+    /// function inferred on it: after this many lines it is made afresh.
+    unsigned renewWarmInferrerLines = 100000;
   };
   /// Called from any thread.
   struct Callbacks {
@@ -346,6 +349,11 @@ private:
   /// each waits at most one small function's inference (~1-2 ms).
   std::timed_mutex warmMu;
   std::unique_ptr<ShapeInferrer> warmInferrer; // under warmMu
+  size_t warmLines = 0; // inferred on warmInferrer (under warmMu)
+  /// Counts `lines` inferred on the warm inferrer (warmMu held); drops it
+  /// past Options::renewWarmInferrerLines, to be made again on the next
+  /// publish.
+  void countWarmLines(size_t lines);
   std::atomic<bool> warmQueued{false};
   /// The background holds warmMu (borrowed for an edit's few functions):
   /// requests do not wait for it (a nice-19 thread that an analysis on

@@ -590,6 +590,25 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
   EXPECT_EQ(other.stats().warmInferrersMade, 0u);
 }
 
+// The warm inferrer's context keeps what each inference uniqued (a
+// location per op): past Options::renewWarmInferrerLines it is dropped,
+// and made again on the next publish.
+TEST(TosaServer, TheWarmInferrerIsMadeAfreshAfterEnoughLines) {
+  TosaServer::Options o = pooledOptions();
+  o.backgroundInference = false;
+  o.renewWarmInferrerLines = 30; // a function of manySmallFunctions: 14
+  ManyFunctions m(3, o);
+  EXPECT_EQ(m.server.stats().warmInferrersMade, 1u);
+  expectInferredAcross(m.server, m.uri, m.text); // 42 lines: dropped
+  std::vector<lsp::TextDocumentContentChangeEvent> change(1);
+  change[0].range = lsp::Range(lsp::Position(0, 0), lsp::Position(0, 0));
+  change[0].text = "// a comment\n";
+  ASSERT_FALSE(bool(m.server.changeDocument(m.uri, 2, change)));
+  m.server.waitIdle();
+  EXPECT_EQ(m.server.stats().warmInferrersMade, 2u);
+  EXPECT_EQ(m.server.stats().requestInferrersMade, 0u);
+}
+
 // An edit's re-inference in the background runs on the warm request
 // inferrer (no context of its own each edit); the open's many functions
 // on a context of the background's own.
