@@ -45,6 +45,14 @@ std::vector<FunctionKey> functionKeys(llvm::StringRef text,
 llvm::ArrayRef<FunctionKey> keysOnLines(llvm::ArrayRef<FunctionKey> all,
                                         unsigned first, unsigned last);
 
+/// The lines of `fns` together.
+inline size_t linesOf(llvm::ArrayRef<FunctionKey> fns) {
+  size_t n = 0;
+  for (const FunctionKey &k : fns)
+    n += k.lines();
+  return n;
+}
+
 /// One document's functions' inference by key. Thread-safe.
 class InferenceCache {
 public:

@@ -804,10 +804,7 @@ TosaServer::shapesFor(const Scheduler::SnapshotPtr &s, unsigned worker,
       releaseFreeMemory();
   }
   if (warmLock.owns_lock()) {
-    size_t lines = 0;
-    for (const FunctionKey &k : missing)
-      lines += k.lines();
-    countWarmLines(lines);
+    countWarmLines(linesOf(missing));
     warmLock.unlock();
   }
   if (gained && s->config.shapeChecks)
@@ -845,10 +842,7 @@ void TosaServer::withShapes(
     }
     // Parsing and the pass take as long as the functions: off the caller,
     // and only waited for when the functions are small.
-    unsigned lines = 0;
-    for (const FunctionKey &k : missing)
-      lines += k.lines();
-    if (lines <= kWaitLines || options.sync) {
+    if (linesOf(missing) <= kWaitLines || options.sync) {
       runHeavy([this, fn = std::move(fn), first, last,
                 s = std::move(*s)](unsigned worker) mutable {
         auto shapes = shapesFor(s, worker, first, last);

@@ -328,7 +328,9 @@ private:
     /// The latest published version (never the Scheduler's: the
     /// destructor stops it before the background thread).
     std::weak_ptr<const Snapshot> published;
-    std::set<uint64_t> inflight; // big functions inferred in the background
+    /// Functions being inferred off the requests' path: by the background
+    /// (fill), and big ones a request started (withShapes).
+    std::set<uint64_t> inflight;
     /// The line last asked about: the background infers from there on.
     unsigned focus = 1;
     unsigned filling = 0; // fill tasks running
@@ -345,8 +347,9 @@ private:
   /// (dialects loaded, the pass built: warmRequestInferrer). A fresh one
   /// made the first hover in a function the background had not reached
   /// wait ~5-8 ms more (50k lines, many functions: the first hover at the
-  /// end 6.8-15.5 ms), once per pool worker. Requests take turns on it:
-  /// each waits at most one small function's inference (~1-2 ms).
+  /// end 6.8-15.5 ms), once per pool worker. Requests take turns on it
+  /// (each waits at most one small function's inference, ~1-2 ms); the
+  /// background borrows it for an edit's few functions (warmLent).
   std::timed_mutex warmMu;
   std::unique_ptr<ShapeInferrer> warmInferrer; // under warmMu
   size_t warmLines = 0; // inferred on warmInferrer (under warmMu)
@@ -356,8 +359,9 @@ private:
   void countWarmLines(size_t lines);
   std::atomic<bool> warmQueued{false};
   /// The background holds warmMu (borrowed for an edit's few functions):
-  /// requests do not wait for it (a nice-19 thread that an analysis on
-  /// both cores may hold off for long), they use their worker's own.
+  /// requests wait for it at most kWaitForLentWarm (a nice-19 thread that
+  /// an analysis on both cores may hold off for long), then use a context
+  /// of their worker's own.
   std::atomic<bool> warmLent{false};
   /// Up to this many functions left to infer, the background borrows the
   /// warm inferrer instead of making a context (an edit's re-inference).
