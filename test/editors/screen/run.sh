@@ -29,6 +29,14 @@ screen_until() { # screen_until SESSION REGEX: the pane once it matches (10 s)
   done
   echo "$s"
 }
+# expect SESSION REGEX NAME: waits for exactly what it checks, a whole line
+# matching REGEX (a capture can catch a half-drawn screen: the text of
+# Vim's popup before its border).
+expect() {
+  local s
+  s="$(screen_until "$1" "$2")"
+  echo "$s" | grep -qE "$2"; check "$3" $? "$s"
+}
 
 # Neovim: hints at the end of lines that also carry diagnostic text.
 cat > "$tmp/init.lua" <<LUA
@@ -37,26 +45,18 @@ vim.cmd('filetype plugin on')
 require('tosa_lsp').setup{ cmd = { '$tosa_lsp' } }
 LUA
 tmux -S "$sock" new-session -d -s nvim -x 120 -y 30 "cd $tmp && nvim -n -i NONE -u $tmp/init.lua example.mlir"
-# Wait for each checked line in full: a capture can catch a half-drawn screen.
-screen_until nvim 'tosa\.sub.*inferred: 1x3.*■' >/dev/null
-s="$(screen_until nvim 'tosa\.maximum.*inferred: 5x7')"
-echo "$s" | grep -E 'tosa\.maximum.*inferred: 5x7' >/dev/null; check 'nvim: " inferred: 5x7" visible on the tosa.maximum line (which has a hint diagnostic)' $? "$s"
-echo "$s" | grep -E 'tosa\.sub.*inferred: 1x3.*■' >/dev/null; check 'nvim: " inferred: 1x3" visible before the error text on the tosa.sub line' $? "$s"
+expect nvim 'tosa\.maximum.*inferred: 5x7' 'nvim: " inferred: 5x7" visible on the tosa.maximum line (which has a hint diagnostic)'
+expect nvim 'tosa\.sub.*inferred: 1x3.*■' 'nvim: " inferred: 1x3" visible before the error text on the tosa.sub line'
 
 # Vim: K on the tosa.sub error at 80x24, then scroll to the end of the popup.
 tmux -S "$sock" new-session -d -s vim -x 80 -y 24 "cd $tmp && vim -N -u NONE -i NONE -n --cmd 'set rtp^=$root/editors/vim' --cmd 'filetype plugin on' --cmd 'runtime plugin/tosa_lsp.vim' --cmd 'let g:tosa_lsp_command = \"$tosa_lsp\"' example.mlir"
 screen_until vim 'E>' >/dev/null
 tmux -S "$sock" send-keys -t vim '12G' 'K'
-# Wait for the bordered row, not just its text: tmux can capture the popup
-# half drawn (the text is there before Vim paints the border around it).
-s="$(screen_until vim '[║|] *dim +#0 +#1 +inferred +declared +rule')"
-echo "$s" | grep -E '[║|] *dim +#0 +#1 +inferred +declared +rule' >/dev/null; check 'vim: hover table as aligned columns in the popup' $? "$s"
+expect vim '[║|] *dim +#0 +#1 +inferred +declared +rule' 'vim: hover table as aligned columns in the popup'
 tmux -S "$sock" send-keys -t vim j j j j
-s="$(screen_until vim '1 \| 1 -> 1 ')"
-echo "$s" | grep -F '1 | 1 -> 1 ' >/dev/null; check 'vim: j scrolls; the rule column shows "1 | 1 -> 1"' $? "$s"
+expect vim '1 \| 1 -> 1 ' 'vim: j scrolls; the rule column shows "1 | 1 -> 1"'
 tmux -S "$sock" send-keys -t vim C-d C-d C-d
-s="$(screen_until vim 'Fix: declare result dimension 0 as 1')"
-echo "$s" | grep -E 'Fix: declare result dimension 0 as 1' >/dev/null; check 'vim: scrolling the popup shows the Fix line at 80x24' $? "$s"
+expect vim 'Fix: declare result dimension 0 as 1' 'vim: scrolling the popup shows the Fix line at 80x24'
 
 echo "screen: $passed passed, $failed failed"
 [ $failed -eq 0 ]
