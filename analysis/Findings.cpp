@@ -375,4 +375,25 @@ void appendFindings(const OpReport &op, const Config &config,
   }
 }
 
+void appendFindings(const OpReport &op, const Config &config,
+                    std::vector<Diagnostic> &out, FindingsMemo &memo) {
+  if (op.kind != OpKind::Implicit || !op.summary || !op.summary->ok ||
+      !op.packedShapes.begin()) {
+    appendFindings(op, config, out, &memo.texts);
+    return;
+  }
+  auto [it, added] = memo.made.try_emplace(
+      std::make_pair(op.packedShapes.begin(), unsigned(op.tosa)));
+  if (added)
+    appendFindings(op, config, it->second, &memo.texts);
+  for (const Diagnostic &made : it->second) {
+    out.push_back(made);
+    Diagnostic &d = out.back();
+    d.range = op.range;
+    d.section = op.section;
+    for (DiagNote &n : d.notes)
+      n.range = op.range;
+  }
+}
+
 } // namespace tosa_lsp

@@ -548,10 +548,11 @@ std::string firstPartSuffix(std::string_view t, const FunctionCut &fc) {
   return out;
 }
 
-std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
-  // The last `->` at bracket depth 0 introduces the result type(s). Most
-  // bytes are none of those the scan looks at: a table skips them (this
-  // scan of every op's text was ~4% of an open).
+namespace {
+/// Offset of the last `->` at bracket depth 0 of `scope`, npos if none: a
+/// scan from the start that follows brackets and skips strings.
+size_t lastArrowForwards(llvm::StringRef scope) {
+  // Most bytes are none of those the scan looks at: a table skips them.
   static const auto interesting = [] {
     std::array<bool, 256> t{};
     for (unsigned char c : {'"', '-', '(', '[', '{', '<', ')', ']', '}', '>'})
@@ -584,6 +585,58 @@ std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
     else
       depth = std::max(0, depth - 1);
   }
+  return arrow;
+}
+
+/// The same found from the end, where it usually is (`... -> tensor<..>`):
+/// the result type is a few dozen bytes back, the scan from the start read
+/// the whole op (~4 % of an open). std::nullopt where only the scan from the
+/// start can tell: a string (a quote seen backwards may close or open one),
+/// or brackets that do not balance behind the arrow.
+std::optional<size_t> lastArrowBackwards(llvm::StringRef scope) {
+  int depth = 0; // closers seen minus openers, from the end
+  const char *p = scope.data();
+  for (size_t i = scope.size(); i-- > 0;) {
+    switch (p[i]) {
+    case '"':
+      return std::nullopt;
+    case '>':
+      if (i > 0 && p[i - 1] == '-') {
+        if (depth == 0)
+          return i - 1;
+        --i;
+        continue;
+      }
+      ++depth;
+      continue;
+    case ')':
+    case ']':
+    case '}':
+      ++depth;
+      continue;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (--depth < 0)
+        return std::nullopt;
+      continue;
+    default:
+      continue;
+    }
+  }
+  // No arrow: the scan from the start finds none at depth 0 either when the
+  // brackets balance (its depth at each byte is then this one's).
+  if (depth == 0)
+    return llvm::StringRef::npos;
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<std::pair<size_t, size_t>> findResultType(llvm::StringRef scope) {
+  // The last `->` at bracket depth 0 introduces the result type(s).
+  std::optional<size_t> back = lastArrowBackwards(scope);
+  size_t arrow = back ? *back : lastArrowForwards(scope);
   if (arrow == llvm::StringRef::npos)
     return std::nullopt;
   size_t b = arrow + 2;

@@ -154,8 +154,7 @@ class Session:
 
     def open(self, doc):
         since = len(self.client.notifications)
-        t0 = time.monotonic()
-        self.client.notify("textDocument/didOpen", doc.open_params())
+        t0 = self.client.notify("textDocument/didOpen", doc.open_params())
         msg = self.wait_publish(doc.uri, doc.version, since)
         # the payload size (re-encoded compactly) hints at serialization cost
         kib = len(json.dumps(msg.body, separators=(",", ":"))) / 1024.0
@@ -194,8 +193,7 @@ class Session:
         if not incremental:  # full sync: the whole new text
             params["contentChanges"] = [{"text": doc.text}]
         since = len(self.client.notifications)
-        t0 = time.monotonic()
-        self.client.notify("textDocument/didChange", params)
+        t0 = self.client.notify("textDocument/didChange", params)
         msg = self.wait_publish(doc.uri, doc.version, since)
         return (msg.time - t0) * 1000.0
 

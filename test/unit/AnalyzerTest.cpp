@@ -3,7 +3,11 @@
 #include "Analysis.h"
 #include "Config.h"
 #include "IR.h"
+#include "MLIRShared.h"
 #include "TestSupport.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -736,6 +740,49 @@ TEST(Analyzer, WarmUpLeavesNoTrace) {
   FileAnalysis b = fresh.analyze(text, "w.mlir", Config());
   EXPECT_EQ(firstDifference(observe(a), observe(b)), "");
   EXPECT_FALSE(errors(a).empty()); // 4 vs 3: not a vacuous comparison
+}
+
+// A type's text as ParsedSection::typeName gives it (ranked tensors
+// without an encoding are written out here, the rest printed) is MLIR's
+// own printing of it.
+TEST(Analyzer, TypeNamesAreWhatMLIRPrints) {
+  mlir::DialectRegistry registry;
+  registerFileDialects(registry);
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  detail::ParsedSection ps;
+  const char *types[] = {
+      "tensor<f32>",
+      "tensor<1xf32>",
+      "tensor<2x?x16xf32>",
+      "tensor<?x?x?x?xi8>",
+      "tensor<3x4xi1>",
+      "tensor<9223372036854775807xbf16>",
+      "tensor<0x5xf16>",
+      "tensor<2xui32>",
+      "tensor<2xsi4>",
+      "tensor<2xindex>",
+      "tensor<2xcomplex<f32>>",
+      "tensor<2xf8E4M3FN>",
+      "tensor<2x!quant.uniform<i8:f32, 1.000000e-01>>",
+      "tensor<2xvector<4xf32>>",
+      "tensor<2x3xf32, \"enc\">",
+      "tensor<*xf32>",
+      "vector<4x[8]xf32>",
+      "memref<2x?xf32, strided<[?, 1], offset: ?>>",
+      "(tensor<2xf32>) -> tensor<?xi32>",
+      "i32",
+  };
+  for (const char *spelled : types) {
+    mlir::Type t = mlir::parseType(spelled, &ctx);
+    ASSERT_TRUE(t) << spelled;
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    t.print(os);
+    // Twice: from the cache the second time.
+    EXPECT_EQ(ps.typeName(t).str(), printed) << spelled;
+    EXPECT_EQ(ps.typeName(t).str(), printed) << spelled;
+  }
 }
 
 // The parser reads a section that ends where the file ends from the file's

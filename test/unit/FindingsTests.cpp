@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <limits>
 
 using namespace tosa_lsp;
@@ -139,6 +141,53 @@ TEST(Findings, SummaryShortcutChangesNothing) {
   EXPECT_GE(runtimeChecks, 100u);
   EXPECT_GE(refinable, 100u);
   EXPECT_GE(dynamicToStatic, 20u);
+}
+
+// Ops of one signature share their packed shapes: with a memo, what is
+// said of the first is said of the others with their own ranges, the same
+// as made for each op, under every switch.
+TEST(Findings, MemoizedFindingsAreEachOpsOwn) {
+  FileAnalysis fa = analyzeText(randomBroadcastModel(5, 400));
+  ASSERT_GE(fa.ops.size(), 400u);
+  auto render = [](const std::vector<Diagnostic> &ds) {
+    std::vector<std::string> out;
+    for (const Diagnostic &d : ds) {
+      std::string notes;
+      for (const DiagNote &n : d.notes)
+        notes += " | " + test::rng(n.range) + " " + n.message;
+      out.push_back(test::rng(d.range) + " " + std::to_string(d.section) + " " +
+                    std::to_string(int(d.severity)) + " " + d.code.str() + " " +
+                    d.message.str() + notes);
+    }
+    return out;
+  };
+  size_t findings = 0;
+  for (unsigned switches = 0; switches < 8; ++switches) {
+    Config c;
+    c.info.refinable = switches & 1;
+    c.info.runtimeChecks = switches & 2;
+    c.info.dynamicToStatic = switches & 4;
+    std::vector<Diagnostic> each, memoized;
+    FindingsMemo memo;
+    for (const OpReport &op : fa.ops) {
+      appendFindings(op, c, each);
+      appendFindings(op, c, memoized, memo);
+    }
+    EXPECT_EQ(render(memoized), render(each)) << "switches " << switches;
+    findings += each.size();
+  }
+  // Not vacuous: findings were made, and ops with findings share their
+  // signature with an earlier op (what the memo says again).
+  EXPECT_GE(findings, 400u);
+  std::set<const int32_t *> lists;
+  size_t repeated = 0;
+  for (const OpReport &op : fa.ops) {
+    std::vector<Diagnostic> own;
+    appendFindings(op, Config(), own);
+    if (!lists.insert(op.packedShapes.begin()).second && !own.empty())
+      ++repeated;
+  }
+  EXPECT_GE(repeated, 10u);
 }
 
 TEST(Findings, PackedShapesReadBackExactly) {

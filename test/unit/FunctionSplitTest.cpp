@@ -134,6 +134,41 @@ TEST(FunctionSplit, GroupsAreNotDeclared) {
   EXPECT_FALSE(crossCutValues(text, *fc));
 }
 
+/// The result type findResultType finds in `op`, as text ("" for none).
+std::string resultTypeOf(llvm::StringRef op) {
+  std::optional<std::pair<size_t, size_t>> r = findResultType(op);
+  return r ? op.substr(r->first, r->second - r->first).str() : "";
+}
+
+TEST(FunctionSplit, ResultTypeAfterTheLastArrowOutsideBrackets) {
+  // The common forms, found from the end.
+  EXPECT_EQ(resultTypeOf("%0 = tosa.add %a, %b : (tensor<2x?xf32>, "
+                         "tensor<1x3xf32>) -> tensor<2x3xf32>"),
+            "tensor<2x3xf32>");
+  EXPECT_EQ(resultTypeOf("%r:2 = foo.two %a : (f32) -> (f32, i32)"),
+            "(f32, i32)");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x %a : (f32)->f32"), "f32");
+  // Arrows inside brackets (a function type, a region) are not the op's.
+  EXPECT_EQ(resultTypeOf("%f = foo.make : () -> !foo.fn<(i32) -> f32>"),
+            "!foo.fn<(i32) -> f32>");
+  EXPECT_EQ(resultTypeOf("%0 = scf.if %c -> (tensor<2xf32>) {\n"
+                         "  %1 = foo.x : () -> tensor<4xi8>\n"
+                         "  scf.yield %1 : tensor<4xi8>\n"
+                         "} else {\n  scf.yield %a : tensor<2xf32>\n}"),
+            "(tensor<2xf32>)");
+  // No arrow at depth 0.
+  EXPECT_EQ(resultTypeOf("%0 = arith.addf %a, %b : f32"), "");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x {t = (i32) -> f32} : f32"), "");
+  // A string (its quote seen from the end may close or open it), or
+  // brackets that do not balance after the arrow: the scan from the start,
+  // which skips strings.
+  EXPECT_EQ(resultTypeOf("%0 = foo.x {s = \"}) -> i1\"} : (i32) -> f32"),
+            "f32");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x {s = \"(\"} : (i32) -> f32"), "f32");
+  EXPECT_EQ(resultTypeOf("foo.print \"a -> b\""), "");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x : (i32) -> f32 {"), "f32");
+}
+
 TEST(FunctionSplit, OnlyOneFunction) {
   std::string one = chain(10) + close(10);
   EXPECT_TRUE(planFunctionCut(one));
