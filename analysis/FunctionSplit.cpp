@@ -2,6 +2,7 @@
 
 #include "FunctionSplit.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
@@ -496,7 +497,9 @@ crossCutValues(std::string_view t, const FunctionCut &fc) {
   }
 
   std::vector<CrossCutValue> out;
-  std::vector<size_t> declared;
+  // A model's values are used far from their definitions too: a set, not a
+  // scan of those declared so far at every use.
+  llvm::DenseSet<size_t> declared;
   for (const char *p = static_cast<const char *>(
            std::memchr(t.data() + cut, '%', end - cut));
        p; p = static_cast<const char *>(
@@ -508,9 +511,8 @@ crossCutValues(std::string_view t, const FunctionCut &fc) {
       continue;
     if (d->group || (i + name.size() < end && t[i + name.size()] == '#'))
       return std::nullopt;
-    if (llvm::is_contained(declared, d->at))
+    if (!declared.insert(d->at).second)
       continue;
-    declared.push_back(d->at);
     size_t eq = t.find('=', d->at);
     size_t stmtEnd = statementEnd(t, d->at, cut);
     std::optional<std::string_view> type =

@@ -1301,6 +1301,15 @@ void TosaServer::cancelCompiles() {
 // Tests
 //===----------------------------------------------------------------------===//
 
+std::shared_ptr<void> TosaServer::lendWarmInferrerForTest() {
+  auto lock = std::make_shared<std::unique_lock<std::timed_mutex>>(warmMu);
+  warmLent = true;
+  return std::shared_ptr<void>(nullptr, [this, lock](void *) {
+    warmLent = false;
+    lock->unlock();
+  });
+}
+
 TosaServer::Stats TosaServer::stats() const {
   Stats s;
   s.fixValidations = validationCount;

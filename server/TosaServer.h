@@ -234,6 +234,10 @@ public:
   Stats stats() const;
   /// Blocks until analysis and pooled work are done (tests).
   void waitIdle();
+  /// Holds the warm request inferrer as the background does when it
+  /// borrows it for an edit's functions, until the result is released
+  /// (tests: a starved nice-19 thread can hold it for long).
+  std::shared_ptr<void> lendWarmInferrerForTest();
 
 private:
   struct Document {

@@ -590,6 +590,52 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
   EXPECT_EQ(other.stats().warmInferrersMade, 0u);
 }
 
+// A request that finds the warm inferrer lent to the background waits
+// for it a while only (kWaitForLentWarm), then infers on a context of its
+// own, dropped after; the warm one is still there for the next request.
+TEST(TosaServer, ARequestDoesNotWaitLongForTheLentWarmInferrer) {
+  TosaServer::Options o = pooledOptions();
+  o.backgroundInference = false; // every hover below infers
+  ManyFunctions m(2, o);
+  TosaServer &server = m.server;
+  ASSERT_EQ(server.stats().warmInferrersMade, 1u);
+  auto hoverIn = [&](const char *fn) {
+    size_t at = m.text.find("%v1 =", m.text.find(fn));
+    int line = static_cast<int>(llvm::count(m.text.substr(0, at), '\n'));
+    auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover(m.uri, lsp::Position(line, 3), std::move(cb));
+    });
+    ASSERT_TRUE(h && h->has_value());
+    EXPECT_NE((*h)->contents.value.find("**inferred**"), std::string::npos)
+        << (*h)->contents.value;
+  };
+  {
+    // Lent on a thread of its own (the thread that locks a mutex unlocks
+    // it), for at most 3 s: a request that waited for it would still be
+    // answered, later and on the warm inferrer.
+    std::promise<void> isLent, answered;
+    std::thread background([&] {
+      std::shared_ptr<void> lent = server.lendWarmInferrerForTest();
+      isLent.set_value();
+      answered.get_future().wait_for(std::chrono::seconds(3));
+    });
+    isLent.get_future().wait();
+    auto start = std::chrono::steady_clock::now();
+    hoverIn("@f0(");
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    answered.set_value();
+    background.join();
+    EXPECT_LT(took, 2000) << "ms";
+    EXPECT_EQ(server.stats().requestInferrersMade, 1u);
+  }
+  hoverIn("@f1(");
+  EXPECT_EQ(server.stats().requestInferrersMade, 1u); // on the warm one
+  EXPECT_EQ(server.stats().requestInferences, 2u);
+  EXPECT_EQ(server.stats().warmInferrersMade, 1u);
+}
+
 // The warm inferrer's context keeps what each inference uniqued (a
 // location per op): past Options::renewWarmInferrerLines it is dropped,
 // and made again on the next publish.
