@@ -80,6 +80,14 @@ TosaServer::Options pooledOptions() {
   return o;
 }
 
+/// pooledOptions without the background inference: every hover in a
+/// function not inferred yet infers it.
+TosaServer::Options requestsInferOptions() {
+  TosaServer::Options o = pooledOptions();
+  o.backgroundInference = false;
+  return o;
+}
+
 /// Calls `fn(callback)` and returns what the callback got (sync or async).
 template <typename T, typename Fn> llvm::Expected<T> await(Fn fn) {
   auto promise = std::make_shared<std::promise<llvm::Expected<T>>>();
@@ -568,8 +576,7 @@ TEST(TosaServer, EveryFunctionIsInferredInTheBackgroundAfterTheOpen) {
 // function, whose inference no request waits for, gets none; the last
 // close drops it.
 TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
-  TosaServer::Options o = pooledOptions();
-  o.backgroundInference = false; // every hover below infers
+  TosaServer::Options o = requestsInferOptions();
   ManyFunctions m(3, o);
   TosaServer &server = m.server;
   EXPECT_EQ(server.stats().warmInferrersMade, 1u);
@@ -594,9 +601,7 @@ TEST(TosaServer, RequestsInferOnAnInferrerMadeWarmAfterThePublish) {
 // for it a while only (kWaitForLentWarm), then infers on a context of its
 // own, dropped after; the warm one is still there for the next request.
 TEST(TosaServer, ARequestDoesNotWaitLongForTheLentWarmInferrer) {
-  TosaServer::Options o = pooledOptions();
-  o.backgroundInference = false; // every hover below infers
-  ManyFunctions m(2, o);
+  ManyFunctions m(2, requestsInferOptions());
   TosaServer &server = m.server;
   ASSERT_EQ(server.stats().warmInferrersMade, 1u);
   auto hoverIn = [&](const char *fn) {
@@ -640,8 +645,7 @@ TEST(TosaServer, ARequestDoesNotWaitLongForTheLentWarmInferrer) {
 // location per op): past Options::renewWarmInferrerLines it is dropped,
 // and made again on the next publish.
 TEST(TosaServer, TheWarmInferrerIsMadeAfreshAfterEnoughLines) {
-  TosaServer::Options o = pooledOptions();
-  o.backgroundInference = false;
+  TosaServer::Options o = requestsInferOptions();
   o.renewWarmInferrerLines = 30; // a function of manySmallFunctions: 14
   ManyFunctions m(3, o);
   EXPECT_EQ(m.server.stats().warmInferrersMade, 1u);
