@@ -592,16 +592,30 @@ size_t lastArrowForwards(llvm::StringRef scope) {
 
 /// The same found from the end, where it usually is (`... -> tensor<..>`):
 /// the result type is a few dozen bytes back, the scan from the start read
-/// the whole op (~4 % of an open). std::nullopt where only the scan from the
-/// start can tell: a string (a quote seen backwards may close or open one),
-/// or brackets that do not balance behind the arrow.
+/// the whole op (~4 % of an open). The first quote seen from the end closes
+/// a string (none is after it), which opens at the quote before it that no
+/// odd number of backslashes escapes: strings are skipped as forwards (a
+/// model's ops end with `loc("...")`). std::nullopt where only the scan
+/// from the start can tell: brackets that do not balance after the arrow,
+/// a string that does not open.
 std::optional<size_t> lastArrowBackwards(llvm::StringRef scope) {
   int depth = 0; // closers seen minus openers, from the end
   const char *p = scope.data();
+  auto escaped = [&](size_t quote) {
+    size_t k = quote;
+    while (k > 0 && p[k - 1] == '\\')
+      --k;
+    return (quote - k) % 2 == 1;
+  };
   for (size_t i = scope.size(); i-- > 0;) {
     switch (p[i]) {
     case '"':
-      return std::nullopt;
+      do {
+        if (i == 0)
+          return std::nullopt;
+        --i;
+      } while (p[i] != '"' || escaped(i));
+      continue;
     case '>':
       if (i > 0 && p[i - 1] == '-') {
         if (depth == 0)
@@ -665,7 +679,7 @@ size_t typeEnd(llvm::StringRef text, size_t b) {
       if (depth == 0)
         break;
       --depth;
-    } else if (depth == 0 && (std::isspace(static_cast<unsigned char>(c)) ||
+    } else if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
                               c == ',' || c == '{'))
       break;
   }

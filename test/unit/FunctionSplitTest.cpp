@@ -159,13 +159,18 @@ TEST(FunctionSplit, ResultTypeAfterTheLastArrowOutsideBrackets) {
   // No arrow at depth 0.
   EXPECT_EQ(resultTypeOf("%0 = arith.addf %a, %b : f32"), "");
   EXPECT_EQ(resultTypeOf("%0 = foo.x {t = (i32) -> f32} : f32"), "");
-  // A string (its quote seen from the end may close or open it), or
-  // brackets that do not balance after the arrow: the scan from the start,
-  // which skips strings.
+  // Strings are skipped, escaped quotes and backslashes in them too.
   EXPECT_EQ(resultTypeOf("%0 = foo.x {s = \"}) -> i1\"} : (i32) -> f32"),
             "f32");
   EXPECT_EQ(resultTypeOf("%0 = foo.x {s = \"(\"} : (i32) -> f32"), "f32");
   EXPECT_EQ(resultTypeOf("foo.print \"a -> b\""), "");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x : (i32) -> f32 loc(\"m.py\":3:1)"), "f32");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x : (i32) -> f32 loc(\"a\\\"->b)\")"),
+            "f32");
+  EXPECT_EQ(resultTypeOf("%0 = foo.x : (i32) -> f32 loc(\"a\\\\\")"), "f32");
+  EXPECT_EQ(resultTypeOf("foo.print \"x\\\" -> i8\""), "");
+  // Brackets that do not balance after the arrow, or a string that does
+  // not open: the scan from the start.
   EXPECT_EQ(resultTypeOf("%0 = foo.x : (i32) -> f32 {"), "f32");
 }
 
