@@ -130,6 +130,17 @@ def table(case):
         if s.get("inlay_start_count") is not None:
             notes.append("- %s inlay hints per screen: start %s, end %s" % (
                 name, fmt(s["inlay_start_count"], ""), fmt(s.get("inlay_end_count"), "")))
+    # The medians' spread: on a shared 2-core host one run's open can take
+    # half as long again as another's.
+    opens = []
+    for name in (TOSA, UPSTREAM):
+        ms = [r["open_ms"] for r in case.get("runs", {}).get(name, [])
+              if r.get("open_ms") is not None]
+        if len(ms) > 1:
+            opens.append("%s %s" % (name, " / ".join(fmt(v) for v in ms)))
+    if opens:
+        notes.append("- open → diagnostics of each run (ms, in run order): " +
+                     "; ".join(opens))
     for f in case.get("failures", []):
         notes.append("- **failed**: %s" % f)
     return "\n".join(out + ([""] + notes if notes else []))
