@@ -69,27 +69,20 @@ Position ParsedSection::toFilePosition(unsigned line, unsigned column) const {
   return p;
 }
 
-Position ParsedSection::toFilePosition(llvm::SMLoc loc) const {
+Position ParsedSection::toFilePositionElsewhere(llvm::SMLoc loc) const {
   if (!loc.isValid())
     return {};
   size_t size = section.endOffset - section.beginOffset;
   const char *p = loc.getPointer();
   if (lines && bufferStart && p >= bufferStart &&
-      p <= bufferStart + prefixLen + size) {
-    if (p < bufferStart + prefixLen)
-      return {};
-    return lines->position(section.beginOffset + (p - bufferStart - prefixLen));
-  }
+      p <= bufferStart + prefixLen + size)
+    return {}; // In the prefix.
   if (suffixLine && lines && bufferStart && p > bufferStart && p <= bufferEnd())
     return {};
   if (!sourceMgr.FindBufferContainingLoc(loc))
     return {};
   auto [line, col] = sourceMgr.getLineAndColumn(loc);
   return toFilePosition(line, col);
-}
-
-Range ParsedSection::toFileRange(llvm::SMRange range) const {
-  return {toFilePosition(range.Start), toFilePosition(range.End)};
 }
 
 const SharedText &ParsedSection::typeName(Type type, TypeNames &cache) const {

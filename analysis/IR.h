@@ -68,13 +68,29 @@ struct ParsedSection {
   /// (the first part of a cut function reserves for both parts).
   double capacityFactor = 1.0;
 
+  /// toFilePosition of a location outside the section's text: the
+  /// prefix or suffix (invalid), another buffer (through the SourceMgr).
+  Position toFilePositionElsewhere(llvm::SMLoc loc) const;
+
   const char *bufferEnd() const {
     return sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferEnd();
   }
 
   Position toFilePosition(unsigned line, unsigned column) const;
-  Position toFilePosition(llvm::SMLoc loc) const;
-  Range toFileRange(llvm::SMRange range) const;
+  /// Inline for a location in the section's own text (one line-table
+  /// look-up): the index and the op reports ask ~16 times an op.
+  Position toFilePosition(llvm::SMLoc loc) const {
+    const char *p = loc.getPointer();
+    if (p && lines && bufferStart && p >= bufferStart + prefixLen &&
+        p <=
+            bufferStart + prefixLen + (section.endOffset - section.beginOffset))
+      return lines->position(section.beginOffset +
+                             (p - bufferStart - prefixLen));
+    return toFilePositionElsewhere(loc);
+  }
+  Range toFileRange(llvm::SMRange range) const {
+    return {toFilePosition(range.Start), toFilePosition(range.End)};
+  }
   /// The op's name range, or its location as a point.
   Range opRange(mlir::Operation *op) const;
   /// The type as MLIR prints it. Printing builds a printer state each time
