@@ -499,16 +499,15 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
       // more (10k lines, many functions: the session's peak) and loaded
       // the dialects again. Not an open's many: requests would find it
       // lent most of the time.
-      std::unique_lock<std::timed_mutex> borrowed;
+      std::optional<WarmLoan> loan;
       ShapeInferrer *use = inferrer.get();
       if (!use && left <= kBorrowWarmFunctions) {
-        borrowed = std::unique_lock<std::timed_mutex>(warmMu, std::try_to_lock);
-        if (borrowed.owns_lock() && warmInferrer) {
-          warmLent = true;
+        loan.emplace(*this, /*wait=*/false);
+        if (loan->held() && warmInferrer) {
           use = warmInferrer.get();
           ++fillBorrowsCount;
-        } else if (borrowed.owns_lock()) {
-          borrowed.unlock();
+        } else {
+          loan.reset();
         }
       }
       if (!use) {
@@ -522,10 +521,9 @@ void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
       ShapeInference fresh = use->infer(s->text, s->lines.index(), s->analysis,
                                         next->firstLine, next->lastLine, edited,
                                         /*withRefineEdits=*/false);
-      if (borrowed.owns_lock()) {
+      if (loan) {
         countWarmLines(next->lines());
-        warmLent = false;
-        borrowed.unlock();
+        loan.reset();
       }
       cancelled = fresh.cancelled;
       if (!cancelled && doc->cache.store({*next}, fresh) &&
@@ -1301,13 +1299,23 @@ void TosaServer::cancelCompiles() {
 // Tests
 //===----------------------------------------------------------------------===//
 
+TosaServer::WarmLoan::WarmLoan(TosaServer &server, bool wait)
+    : server(server), lock(server.warmMu, std::defer_lock) {
+  if (wait)
+    lock.lock();
+  else
+    (void)lock.try_lock();
+  if (lock.owns_lock())
+    server.warmLent = true;
+}
+
+TosaServer::WarmLoan::~WarmLoan() {
+  if (lock.owns_lock())
+    server.warmLent = false;
+}
+
 std::shared_ptr<void> TosaServer::lendWarmInferrerForTest() {
-  auto lock = std::make_shared<std::unique_lock<std::timed_mutex>>(warmMu);
-  warmLent = true;
-  return std::shared_ptr<void>(nullptr, [this, lock](void *) {
-    warmLent = false;
-    lock->unlock();
-  });
+  return std::make_shared<WarmLoan>(*this, /*wait=*/true);
 }
 
 TosaServer::Stats TosaServer::stats() const {

@@ -234,9 +234,10 @@ public:
   Stats stats() const;
   /// Blocks until analysis and pooled work are done (tests).
   void waitIdle();
-  /// Holds the warm request inferrer as the background does when it
-  /// borrows it for an edit's functions, until the result is released
-  /// (tests: a starved nice-19 thread can hold it for long).
+  /// Lends the warm request inferrer as the background does when it
+  /// borrows it for an edit's functions (WarmLoan), until the result is
+  /// released on the same thread (tests: a starved nice-19 thread can hold
+  /// it for long).
   std::shared_ptr<void> lendWarmInferrerForTest();
 
 private:
@@ -367,6 +368,21 @@ private:
   /// an analysis on both cores may hold off for long), then use a context
   /// of their worker's own.
   std::atomic<bool> warmLent{false};
+  /// warmMu held for the background, with warmLent set, while it lives
+  /// (on the thread that made it).
+  class WarmLoan {
+  public:
+    /// Waits for warmMu, or only tries (held() says whether it has it).
+    WarmLoan(TosaServer &server, bool wait);
+    ~WarmLoan();
+    WarmLoan(const WarmLoan &) = delete;
+    WarmLoan &operator=(const WarmLoan &) = delete;
+    bool held() const { return lock.owns_lock(); }
+
+  private:
+    TosaServer &server;
+    std::unique_lock<std::timed_mutex> lock;
+  };
   /// Up to this many functions left to infer, the background borrows the
   /// warm inferrer instead of making a context (an edit's re-inference).
   static constexpr size_t kBorrowWarmFunctions = 4;
