@@ -974,8 +974,7 @@ struct Analyzer::Impl {
   }
 
   static std::unique_ptr<MLIRContext> makeContext() {
-    auto ctx = std::make_unique<MLIRContext>(makeRegistry(),
-                                             MLIRContext::Threading::DISABLED);
+    std::unique_ptr<MLIRContext> ctx = singleThreadedContext(makeRegistry());
     // tf.*, tfl.*, test.*, stablehlo.* in generic form must parse.
     ctx->allowUnregisteredDialects();
     return ctx;
@@ -2472,6 +2471,9 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       };
       llvm::DenseMap<Operation *, unsigned> reportOf;
       SectionResult index;
+      // While two threads use the context (below): destroyed after
+      // bodiesGone is joined.
+      std::optional<ConcurrentUse> concurrent;
       // Joined (destroyed) before `ps` goes, on any return from here on.
       std::optional<TaskThread::Running> bodiesGone;
       // Op reports and the index only read the IR: on a big section the
@@ -2482,6 +2484,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
       if (!job && !part && body.size() >= parallelSectionBytes) {
         std::optional<std::string> crashed;
         std::vector<Operation *> owners, spanOwners;
+        concurrent.emplace(ctx);
         TaskThread::Running verifier = helperThread.beside([&] {
           crashed = runContained([&] {
             verify();

@@ -4,9 +4,11 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Support/StorageUniquer.h"
 
 #include <algorithm>
 
@@ -18,6 +20,28 @@ void registerFileDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
 }
+
+std::unique_ptr<MLIRContext>
+singleThreadedContext(const DialectRegistry &registry) {
+  auto ctx =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  ctx->disableMultithreading();
+  return ctx;
+}
+
+/// Only the uniquers: with the context's own flag set, MLIR code that
+/// checks it would start a thread pool.
+static void setThreadSafeUniquers(MLIRContext &ctx, bool safe) {
+  for (StorageUniquer *u : {&ctx.getAffineUniquer(), &ctx.getTypeUniquer(),
+                            &ctx.getAttributeUniquer()})
+    u->disableMultithreading(!safe);
+}
+
+ConcurrentUse::ConcurrentUse(MLIRContext &ctx) : ctx(ctx) {
+  setThreadSafeUniquers(ctx, true);
+}
+
+ConcurrentUse::~ConcurrentUse() { setThreadSafeUniquers(ctx, false); }
 
 std::optional<FileLineColLoc> fileLocOf(Location loc) {
   if (auto f = dyn_cast<FileLineColLoc>(loc))

@@ -14,10 +14,12 @@
 
 #include "mlir/IR/Location.h"
 
+#include <memory>
 #include <optional>
 
 namespace mlir {
 class DialectRegistry;
+class MLIRContext;
 class Operation;
 } // namespace mlir
 
@@ -27,6 +29,29 @@ namespace tosa_lsp {
 /// with whatever else they use, and a promised-but-missing interface would
 /// abort at verification time.
 void registerFileDialects(mlir::DialectRegistry &registry);
+
+/// A context that one thread at a time uses: no thread pool, and uniquers
+/// that take no locks. MLIR 22's constructor with Threading::DISABLED
+/// leaves its type, attribute and location uniquers thread-safe (a
+/// read-write lock and a thread-local cache at every type, attribute and
+/// location the parser makes: ~5 % of a parse); only
+/// disableMultithreading() switches them. Code that lets two threads use
+/// one such context at once holds a ConcurrentUse while they do.
+std::unique_ptr<mlir::MLIRContext>
+singleThreadedContext(const mlir::DialectRegistry &registry);
+
+/// Makes `ctx`'s uniquers thread-safe while it lives (two threads read and
+/// build in one context: verifiers beside op reports).
+class ConcurrentUse {
+public:
+  explicit ConcurrentUse(mlir::MLIRContext &ctx);
+  ~ConcurrentUse();
+  ConcurrentUse(const ConcurrentUse &) = delete;
+  ConcurrentUse &operator=(const ConcurrentUse &) = delete;
+
+private:
+  mlir::MLIRContext &ctx;
+};
 
 /// The file position a location refers to: through names, call sites (the
 /// callee), fused locations (the first with one) and opaque locations.

@@ -15,6 +15,7 @@
 
 #include "CrashGuard.h"
 #include "LineIndex.h"
+#include "MLIRShared.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -1043,7 +1044,7 @@ MigrationPlan planMigration(const std::string &text) {
   LineIndex lines(text);
   // A context of our own: the TOSA dialect here accepts ops MLIR 22 removed.
   // On a crash it is abandoned (leaked), never destroyed.
-  auto *ctx = new MLIRContext(registry(), MLIRContext::Threading::DISABLED);
+  MLIRContext *ctx = singleThreadedContext(registry()).release();
   ctx->allowUnregisteredDialects();
   DialectAccess::allowUnknownOps(ctx->getOrLoadDialect<tosa::TosaDialect>());
   std::string parseErrors; // of the current section

@@ -17,6 +17,7 @@
 #include "CrashGuard.h"
 #include "IR.h"
 #include "LineIndex.h"
+#include "MLIRShared.h"
 #include "TaskThread.h"
 #include "Timing.h"
 
@@ -235,8 +236,7 @@ struct ShapeInferrer::Impl {
     DialectRegistry registry;
     registerAllDialects(registry);
     registerAllExtensions(registry);
-    auto ctx = std::make_unique<MLIRContext>(registry,
-                                             MLIRContext::Threading::DISABLED);
+    std::unique_ptr<MLIRContext> ctx = singleThreadedContext(registry);
     ctx->allowUnregisteredDialects();
     ctx->loadDialect<tosa::TosaDialect, func::FuncDialect>();
     return ctx;
