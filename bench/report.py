@@ -29,6 +29,26 @@ def summarize(runs):
     return out
 
 
+def opens(case, name):
+    """Every open → diagnostics time of `name` in run order: the full
+    runs', then the open-only runs' (run.py --open-runs)."""
+    return [r["open_ms"] for key in ("runs", "open_runs")
+            for r in case.get(key, {}).get(name, []) if r.get("open_ms") is not None]
+
+
+def case_summary(case):
+    """Medians of a case's runs; the open's over every open of the server."""
+    out = {}
+    for name in (TOSA, UPSTREAM):
+        out[name] = summarize(case["runs"][name])
+        out[name]["open_ms"] = median(opens(case, name))
+        out[name]["failures"] += [
+            "open-only run: " + r["failure"]
+            for r in case.get("open_runs", {}).get(name, []) if "failure" in r]
+    out["cli"] = {k: summarize(v) for k, v in case["cli_runs"].items()}
+    return out
+
+
 # (label, metric, unit, how the target is judged); `ratio:X` means
 # tosa-lsp <= X * upstream, `abs:X` tosa-lsp <= X, `edit` the shape rule.
 ROWS = [
@@ -95,8 +115,10 @@ def table(case):
     """The Markdown table of one (size, shape) case."""
     tosa, up = case["summary"][TOSA], case["summary"][UPSTREAM]
     n = case["runs_requested"]
-    out = ["### %s lines, shape `%s` (%s)" % (
-        case["size"], case["shape"], "1 run" if n == 1 else "%d runs, medians" % n), "",
+    k = max(len(opens(case, TOSA)), len(opens(case, UPSTREAM)))
+    out = ["### %s lines, shape `%s` (%s%s)" % (
+        case["size"], case["shape"], "1 run" if n == 1 else "%d runs, medians" % n,
+        "; the open's median over %d opens" % k if k > n else ""), "",
         "| metric | tosa-lsp | mlir-lsp-server-22 | ratio | target | |",
         "|---|---:|---:|---:|---|---|"]
     for label, key, unit, rule in ROWS:
@@ -132,15 +154,14 @@ def table(case):
                 name, fmt(s["inlay_start_count"], ""), fmt(s.get("inlay_end_count"), "")))
     # The medians' spread: on a shared 2-core host one run's open can take
     # half as long again as another's.
-    opens = []
+    each = []
     for name in (TOSA, UPSTREAM):
-        ms = [r["open_ms"] for r in case.get("runs", {}).get(name, [])
-              if r.get("open_ms") is not None]
+        ms = opens(case, name)
         if len(ms) > 1:
-            opens.append("%s %s" % (name, " / ".join(fmt(v) for v in ms)))
-    if opens:
-        notes.append("- open → diagnostics of each run (ms, in run order): " +
-                     "; ".join(opens))
+            each.append("%s %s" % (name, " / ".join(fmt(v) for v in ms)))
+    if each:
+        notes.append("- open → diagnostics of each run (ms; full runs, then "
+                     "open-only runs): " + "; ".join(each))
     for f in case.get("failures", []):
         notes.append("- **failed**: %s" % f)
     return "\n".join(out + ([""] + notes if notes else []))

@@ -36,6 +36,9 @@ def parse_args(argv):
     ap.add_argument("--sizes", default="10k,50k,200k", help="line counts, e.g. 10k,50k")
     ap.add_argument("--shapes", default="one,multi")
     ap.add_argument("--runs", type=int, default=2, help="fresh server runs per case (median)")
+    ap.add_argument("--open-runs", type=int, default=10,
+                    help="more fresh servers per case that only open the file: "
+                    "the open's median is over these and the full runs' opens")
     ap.add_argument("--hovers", type=int, default=30, help="hovers near the start and near the end")
     ap.add_argument("--inlays", type=int, default=10, help="inlay requests per screen")
     ap.add_argument("--across", type=int, default=60,
@@ -60,6 +63,7 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.smoke:
         a.sizes, a.runs, a.hovers, a.inlays, a.edits = "1k", 1, 10, 3, 1
+        a.open_runs = 1
         a.across, a.across_pause = 12, 0.2
         a.timeout, a.settle = min(a.timeout, 60), 0.5
     if a.results is None:
@@ -116,7 +120,8 @@ def run_cli(a, path, runs, failures):
 
 def run_case(a, size, shape):
     case = {"size": size, "shape": shape, "runs_requested": a.runs, "failures": [],
-            "runs": {report.TOSA: [], report.UPSTREAM: []}}
+            "runs": {report.TOSA: [], report.UPSTREAM: []},
+            "open_runs": {report.TOSA: [], report.UPSTREAM: []}}
     log("%s %s: generating and verifying" % (size, shape))
     path = make_input(a, size, shape, case["failures"])
     case["file"] = path
@@ -129,12 +134,21 @@ def run_case(a, size, shape):
                 case["runs"][name].append(r)
                 log("%s %s run %d %s: %.1f s%s" % (size, shape, i + 1, name,
                     time.monotonic() - t0, " FAILED " + r["failure"] if "failure" in r else ""))
+        # Alternating as above: load drifts on a shared host (one core can
+        # run 1.5x slower than the other for seconds) hit both servers alike.
+        for i in range(a.open_runs):
+            for name, argv in servers:
+                r = session.measure_open(argv, path, a)
+                case["open_runs"][name].append(r)
+                if "failure" in r:
+                    log("%s %s open %d %s: FAILED %s" % (size, shape, i + 1, name,
+                                                         r["failure"]))
+        log("%s %s: %d more opens each" % (size, shape, a.open_runs))
         cli_runs = run_cli(a, path, a.runs, case["failures"])
     else:
         cli_runs = {"check": [], "mlir-opt": []}
     case["cli_runs"] = cli_runs
-    case["summary"] = {name: report.summarize(runs) for name, runs in case["runs"].items()}
-    case["summary"]["cli"] = {k: report.summarize(v) for k, v in cli_runs.items()}
+    case["summary"] = report.case_summary(case)
     return case
 
 

@@ -209,6 +209,31 @@ class Session:
         return low
 
 
+def measure_open(argv, path, opts):
+    """Only the open, on a fresh server: {'open_ms': ms}, or 'failure'. An
+    open is the one figure a whole session measures once; these give its
+    median more samples (see run.py --open-runs)."""
+    with open(path, encoding="utf-8") as f:
+        doc = TextDocument(lsp_client.path_to_uri(path), f.read())
+    try:
+        s = Session(argv, opts.timeout)
+    except OSError as e:
+        return {"failure": "start: %s" % e}
+    r = {}
+    try:
+        s.guard("initialize", s.client.initialize)
+        r["open_ms"], _, _ = s.guard("open", s.open, doc)
+        rc = s.guard("shutdown", s.client.shutdown)
+        if rc != 0:
+            r["failure"] = "shutdown: exit code %d" % rc
+    except StepFailed as e:
+        r["failure"] = "%s: %s" % (e.step, e.kind)
+        r["failure_detail"] = e.detail
+    finally:
+        s.close()
+    return r
+
+
 def measure(argv, path, opts):
     """Runs every step on one fresh server; returns {metric: value} with
     'failure' set (step: kind) when a step failed; later steps are skipped."""
