@@ -209,10 +209,10 @@ class Session:
         return low
 
 
-def measure_open(argv, path, opts):
-    """Only the open, on a fresh server: {'open_ms': ms}, or 'failure'. An
-    open is the one figure a whole session measures once; these give its
-    median more samples (see run.py --open-runs)."""
+def run_session(argv, path, opts, steps):
+    """A fresh server: `initialize`, `steps(session, doc, r)`, `shutdown`.
+    Returns r ({metric: value}) with 'failure' set (step: kind) when a step
+    failed; later steps are skipped."""
     with open(path, encoding="utf-8") as f:
         doc = TextDocument(lsp_client.path_to_uri(path), f.read())
     try:
@@ -222,32 +222,33 @@ def measure_open(argv, path, opts):
     r = {}
     try:
         s.guard("initialize", s.client.initialize)
-        r["open_ms"], _, _ = s.guard("open", s.open, doc)
+        steps(s, doc, r)
         rc = s.guard("shutdown", s.client.shutdown)
         if rc != 0:
             r["failure"] = "shutdown: exit code %d" % rc
     except StepFailed as e:
         r["failure"] = "%s: %s" % (e.step, e.kind)
         r["failure_detail"] = e.detail
+    except (FileNotFoundError, KeyError) as e:  # /proc entry gone or a zombie: died
+        r["failure"] = "died (no memory figures: %s)" % e
     finally:
         s.close()
     return r
 
 
+def measure_open(argv, path, opts):
+    """Only the open: {'open_ms': ms}, or 'failure'. An open is the one
+    figure a whole session measures once; these give its median more
+    samples (see run.py --open-runs)."""
+    def steps(s, doc, r):
+        r["open_ms"], _, _ = s.guard("open", s.open, doc)
+    return run_session(argv, path, opts, steps)
+
+
 def measure(argv, path, opts):
-    """Runs every step on one fresh server; returns {metric: value} with
-    'failure' set (step: kind) when a step failed; later steps are skipped."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    doc = TextDocument(lsp_client.path_to_uri(path), text)
-    lines = doc.lines()
-    r = {}
-    try:
-        s = Session(argv, opts.timeout)
-    except OSError as e:
-        return {"failure": "start: %s" % e}
-    try:
-        s.guard("initialize", s.client.initialize)
+    """Every step on one fresh server (see run_session)."""
+    def steps(s, doc, r):
+        lines = doc.lines()
         caps = s.client.capabilities
         sync = caps.get("textDocumentSync", 1)
         incremental = (sync.get("change") if isinstance(sync, dict) else sync) == 2
@@ -290,14 +291,4 @@ def measure(argv, path, opts):
         r["rss_peak"] = proc_status(s.pid)["VmHWM"]
         r["rss_after_close"] = s.guard("close", s.rss_after_close, doc, r["rss_baseline"],
                                        opts.settle)
-        rc = s.guard("shutdown", s.client.shutdown)
-        if rc != 0:
-            r["failure"] = "shutdown: exit code %d" % rc
-    except StepFailed as e:
-        r["failure"] = "%s: %s" % (e.step, e.kind)
-        r["failure_detail"] = e.detail
-    except (FileNotFoundError, KeyError) as e:  # /proc entry gone or a zombie: died
-        r["failure"] = "died (no memory figures: %s)" % e
-    finally:
-        s.close()
-    return r
+    return run_session(argv, path, opts, steps)
