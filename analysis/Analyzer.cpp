@@ -174,9 +174,7 @@ std::optional<size_t> findExcessiveNesting(std::string_view text,
       continue;
     }
     if (c == '"') { // String literal: brackets inside do not count.
-      for (++i; i < n && text[i] != '"' && text[i] != '\n'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      i = detail::stringEnd(text, i);
       continue;
     }
     if (c == '/') {

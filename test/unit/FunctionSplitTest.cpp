@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace tosa_lsp::detail;
 
 namespace {
@@ -187,6 +189,60 @@ TEST(FunctionSplit, OnlyOneFunction) {
   std::string flat =
       "func.func @f() {\n" + std::string(40, '\n') + "  return\n}\n";
   EXPECT_FALSE(planFunctionCut(flat));
+}
+
+// A model's weights come first as `dense<"0x...">` literals of many
+// bytes that parse far faster a byte than ops: the cut balances the
+// parts' work, not their bytes.
+TEST(FunctionSplit, WeightsCountLessThanOpsTowardsTheMiddle) {
+  std::string text = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n";
+  for (int i = 0; i < 8; ++i)
+    text += "  %w" + std::to_string(i) +
+            " = \"tosa.const\"() <{values = dense<\"0x" +
+            std::string(64 << 10, 'A') +
+            "\"> : tensor<2xf32>}> : () -> tensor<2xf32>\n";
+  text += "  %v0 = tosa.add %a, %w0 : (tensor<2xf32>, tensor<2xf32>) -> "
+          "tensor<2xf32>\n";
+  const int ops = 1000;
+  for (int i = 1; i < ops; ++i)
+    text += "  %v" + std::to_string(i) + " = tosa.add %v" +
+            std::to_string(i - 1) + ", %w" + std::to_string(i % 8) +
+            " : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n";
+  text += "  return %v" + std::to_string(ops - 1) + " : tensor<2xf32>\n}\n";
+  std::optional<FunctionCut> fc = planFunctionCut(text);
+  ASSERT_TRUE(fc);
+  // The byte in the middle is inside the weights; the work's middle is
+  // among the ops: the weights (512 KiB of literals, at a 16th) count as
+  // ~32 K bytes of ops, the 1000 ops ~90 K.
+  ASSERT_LT(text.size() / 2, text.find("%v0 ="));
+  ASSERT_EQ(text.substr(fc->cut, 4), "  %v");
+  int before = std::stoi(text.substr(fc->cut + 4, 4));
+  EXPECT_GT(before, 250);
+  EXPECT_LT(before, 450);
+}
+
+// stringEnd agrees with a byte loop that skips what a backslash escapes.
+TEST(FunctionSplit, StringEndAgreesWithTheByteLoop) {
+  auto oracle = [](std::string_view t, size_t open) {
+    size_t i = open + 1;
+    for (; i < t.size() && t[i] != '\n' && t[i] != '"'; ++i)
+      if (t[i] == '\\')
+        ++i;
+    return std::min(i, t.size());
+  };
+  std::mt19937 rng(5);
+  const char alphabet[] = "ab\"\\\n";
+  unsigned closed = 0;
+  for (int round = 0; round < 50000; ++round) {
+    std::string text = "\"";
+    for (int i = 0, n = rng() % 16; i < n; ++i)
+      text += alphabet[rng() % (sizeof(alphabet) - 1)];
+    size_t want = oracle(text, 0);
+    EXPECT_EQ(stringEnd(text, 0), want) << text;
+    closed += want < text.size() && text[want] == '"';
+  }
+  EXPECT_GT(closed, 10000u); // both outcomes occur
+  EXPECT_LT(closed, 45000u);
 }
 
 } // namespace
