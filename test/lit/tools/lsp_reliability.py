@@ -199,6 +199,17 @@ def huge_length(args, check):
         check(peak - base < 64 * 1024, "1e9 Content-Length: peak RSS grew by %d KiB" % (peak - base))
         c.proc.stdin.close()
         check(c.proc.wait(30) is not None, "server ends at end of input")
+    # Under the limit: room is reserved for the announced size, but only
+    # what arrives is touched.
+    with LspClient([args.tosa_lsp, "serve"]) as c:
+        c.initialize()
+        base = vm_kib(c.proc.pid, "VmHWM")
+        c.send_raw(b"Content-Length: 200000000\r\n\r\n{\"jsonrpc\":")
+        time.sleep(1.0)
+        peak = vm_kib(c.proc.pid, "VmHWM")
+        check(peak - base < 16 * 1024, "2e8 Content-Length: peak RSS grew by %d KiB" % (peak - base))
+        c.proc.stdin.close()
+        check(c.proc.wait(30) is not None, "server ends at end of input")
 
 
 def shutdown_then_request(args, tmp, check):
