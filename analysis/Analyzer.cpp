@@ -749,7 +749,8 @@ std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
 
 /// Where the range [begin, end) of a section's text can be cut into two
 /// halves that parse and verify alone exactly as they do together: the
-/// start of the top-level op nearest the middle, after a `}` closing the op
+/// start of the top-level op nearest the middle of its work (workTarget),
+/// after a `}` closing the op
 /// before it at column 0, with no symbol named on both sides (calls,
 /// duplicates). `refs` are the range's symbol references. A wrong guess (a
 /// cut inside an op) fails to parse and the caller analyses the section
@@ -757,7 +758,8 @@ std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
 std::optional<size_t> splitPoint(std::string_view text, size_t begin,
                                  size_t end, llvm::ArrayRef<SymbolRef> refs) {
   size_t cut = std::string_view::npos;
-  for (size_t at = text.find("\n}\n", begin + (end - begin) / 2);
+  for (size_t at =
+           text.find("\n}\n", detail::workTarget(text, begin, end, 0.5));
        at != std::string_view::npos && at + 3 <= end;
        at = text.find("\n}\n", at + 1)) {
     size_t next = text.find_first_not_of(" \t\r\n", at + 3);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 using namespace tosa_lsp::detail;
@@ -219,6 +220,29 @@ TEST(FunctionSplit, WeightsCountLessThanOpsTowardsTheMiddle) {
   int before = std::stoi(text.substr(fc->cut + 4, 4));
   EXPECT_GT(before, 250);
   EXPECT_LT(before, 450);
+}
+
+// Without long lines the work's middle is the byte in the middle; a long
+// literal line counts a 16th of its literal, whatever the blocks' phase.
+TEST(FunctionSplit, WorkTargetIsTheByteUnlessLinesAreLong) {
+  std::string ops;
+  for (int i = 0; i < 2000; ++i)
+    ops += "  %v" + std::to_string(i) +
+           " = tosa.abs %a : (tensor<2xf32>) "
+           "-> tensor<2xf32>\n";
+  for (double f : {0.25, 0.5, 0.75})
+    EXPECT_EQ(workTarget(ops, 3, ops.size(), f),
+              3 + static_cast<size_t>((ops.size() - 3) * f));
+  for (size_t pad : {0, 1, 2047, 2048, 4095}) {
+    std::string weight = "  %w = \"tosa.const\"() <{values = dense<\"0x" +
+                         std::string(160 << 10, 'A') + "\">}>\n";
+    std::string text = std::string(pad, ' ') + weight + ops;
+    size_t at = workTarget(text, 0, text.size(), 0.5);
+    // The weight's ~10 K of work and half the ops' ~50 K come first.
+    size_t opsBefore = std::count(text.begin(), text.begin() + at, '\n') - 1;
+    EXPECT_GT(opsBefore, 800u) << pad;
+    EXPECT_LT(opsBefore, 1000u) << pad;
+  }
 }
 
 // stringEnd agrees with a byte loop that skips what a backslash escapes.
