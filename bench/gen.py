@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Generates TOSA element-wise chains for the benchmark (stdlib only).
 
-    gen.py --lines 10000 --shape one|multi [--seed 1] -o FILE [--verify MLIR_OPT]
+    gen.py --lines 10000 --shape one|multi|weights [--seed 1] -o FILE [--verify MLIR_OPT]
 
 Shapes: `one` is a single function of about LINES lines; `multi` is
-functions of about 200 lines each (a typical model file). Every function
+functions of about 200 lines each (a typical model file); `weights` is
+`one` with a converted model's weights first: `tosa.const` ops of
+`dense<"0x...">` literals (256 KiB of hex each), as many bytes as the ops
+have, which the ops then use. Every function
 mixes static dims, size-1 broadcast dims and dynamic dims (`?`) over one
 rank, so any two values broadcast, and uses the RFC element-wise ops
 (unary, binary incl. `mul` with its MLIR 22 `shift` operand, `select`).
@@ -69,10 +72,12 @@ def broadcast(shapes):
 class Function:
     """One function body: a pool of live values per dtype, grown op by op."""
 
-    def __init__(self, name, rng):
+    def __init__(self, name, rng, weights=False):
         self.name, self.rng = name, rng
         rank = rng.randint(2, 4)
         self.full = [rng.choice([2, 3, 4, 8, 16]) for _ in range(rank)]
+        if weights:  # a weight of 16x32x64 f32: 256 KiB of hex
+            self.full = [16, 32, 64]
         self.args = []   # (ssa, shape, dtype)
         self.pool = {"F": [], "I": [], "B": []}
         for dtype, count in (("F", 3), ("I", 2), ("B", 1)):
@@ -83,7 +88,24 @@ class Function:
                 self.pool[dtype].append((ssa, shape))
         self.lines = []
         self.next_id = 0
+        self.weight_lines = []
+        self.weights = []  # (ssa, shape) of each weight
 
+    def add_weights(self, hex_bytes):
+        """`tosa.const` weights of the full static shape, random bits, at
+        least `hex_bytes` of hex literals in all; the ops use them."""
+        count = 1
+        for d in self.full:
+            count *= d
+        digits = 8 * count  # f32: 8 hex digits an element
+        while sum(len(w) for w in self.weight_lines) < hex_bytes:
+            ssa = "%%w%d" % len(self.weight_lines)
+            t = tensor(self.full, "F")
+            self.weight_lines.append(
+                '  %s = "tosa.const"() <{values = dense<"0x%0*X"> : %s}> : () -> %s' % (
+                    ssa, digits, self.rng.getrandbits(4 * digits), t, t))
+            self.pool["F"].append((ssa, list(self.full)))
+            self.weights.append((ssa, list(self.full)))
     def operand_shape(self):
         """Each dim: the full static size, a size-1 broadcast dim or `?`."""
         return [self.rng.choice([d, d, 1, None]) for d in self.full]
@@ -92,7 +114,12 @@ class Function:
         """The latest value of `dtype` for the chain's first operand (so ops
         depend on each other), otherwise a random live one."""
         vals = self.pool[dtype]
-        return vals[-1] if first else self.rng.choice(vals[-16:])
+        if first:
+            return vals[-1]
+        # A model's layers each use their weights, all through the function.
+        if dtype == "F" and self.weights and self.rng.random() < 0.1:
+            return self.rng.choice(self.weights)
+        return self.rng.choice(vals[-16:])
 
     def declared(self, inferred):
         """Relaxes some static result dims to `?` (refinable results)."""
@@ -130,13 +157,19 @@ class Function:
             '  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>',
             '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>',
         ]
-        return head + self.lines + ["  return %s : %s" % (ret, rtype), "}"]
+        return head + self.weight_lines + self.lines + [
+            "  return %s : %s" % (ret, rtype), "}"]
 
 
 def generate(lines, shape, seed=1):
     """The text of a file of about `lines` lines (exact up to a few)."""
     rng = random.Random("%s-%d-%s" % (shape, lines, seed))
     overhead = 5  # header, two consts, return, closing brace
+    out = ["// tosa-lsp bench input: %d lines, shape %s, seed %s" % (lines, shape, seed)]
+    if shape == "weights":
+        f = Function("f0", rng, weights=True)
+        f.add_weights(100 * lines)  # about the ops' bytes
+        return "\n".join(out + f.text(lines - overhead - 1 - len(f.weight_lines))) + "\n"
     if shape == "one":
         bodies = [lines - overhead - 1]
     elif shape == "multi":
@@ -144,8 +177,7 @@ def generate(lines, shape, seed=1):
         bodies = [FUNC_LINES] * count
         bodies[-1] += lines - 1 - count * (FUNC_LINES + overhead)
     else:
-        raise ValueError("unknown shape %r (one|multi)" % shape)
-    out = ["// tosa-lsp bench input: %d lines, shape %s, seed %s" % (lines, shape, seed)]
+        raise ValueError("unknown shape %r (one|multi|weights)" % shape)
     for i, body in enumerate(bodies):
         out += Function("f%d" % i, rng).text(body)
     return "\n".join(out) + "\n"
@@ -174,7 +206,7 @@ def parse_size(s):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", required=True, type=parse_size)
-    ap.add_argument("--shape", required=True, choices=["one", "multi"])
+    ap.add_argument("--shape", required=True, choices=["one", "multi", "weights"])
     ap.add_argument("--seed", default="1")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--verify", metavar="MLIR_OPT", help="check the file with this mlir-opt")
