@@ -750,11 +750,10 @@ std::optional<std::vector<std::string>> symbolRefs(std::string_view text) {
 /// Where the range [begin, end) of a section's text can be cut into two
 /// halves that parse and verify alone exactly as they do together: the
 /// start of the top-level op nearest the middle of its work (workTarget),
-/// after a `}` closing the op
-/// before it at column 0, with no symbol named on both sides (calls,
-/// duplicates). `refs` are the range's symbol references. A wrong guess (a
-/// cut inside an op) fails to parse and the caller analyses the section
-/// whole.
+/// after a `}` closing the op before it at column 0, with no symbol named
+/// on both sides (calls, duplicates). `refs` are the range's symbol references.
+/// A wrong guess (a cut inside an op) fails to parse and the caller analyses
+/// the section whole.
 std::optional<size_t> splitPoint(std::string_view text, size_t begin,
                                  size_t end, llvm::ArrayRef<SymbolRef> refs) {
   size_t cut = std::string_view::npos;

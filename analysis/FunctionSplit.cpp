@@ -418,8 +418,6 @@ size_t workTarget(std::string_view t, size_t b, size_t e, double fraction) {
   return bytes;
 }
 
-namespace {} // namespace
-
 std::optional<FunctionCut> planFunctionCut(std::string_view t,
                                            double fraction) {
   FunctionCut fc;

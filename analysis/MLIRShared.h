@@ -34,7 +34,7 @@ void registerFileDialects(mlir::DialectRegistry &registry);
 /// that take no locks. MLIR 22's constructor with Threading::DISABLED
 /// leaves its type, attribute and location uniquers thread-safe (a
 /// read-write lock and a thread-local cache at every type, attribute and
-/// location the parser makes: ~5 % of a parse); only
+/// location the parser makes: ~2.5 % of an open's time); only
 /// disableMultithreading() switches them. Code that lets two threads use
 /// one such context at once holds a ConcurrentUse while they do.
 std::unique_ptr<mlir::MLIRContext>
