@@ -14,15 +14,19 @@ namespace tosa_lsp::detail {
 
 const char kCutTerminator[] = "tosa_lsp.cut";
 
+/// Whether the character at `p[at]` is escaped: an odd run of
+/// backslashes, none before `p[from]`, ends right before it.
+static bool escapedAt(const char *p, size_t at, size_t from) {
+  size_t k = at;
+  while (k > from && p[k - 1] == '\\')
+    --k;
+  return (at - k) % 2 == 1;
+}
+
 size_t stringEnd(std::string_view t, size_t open) {
   const char *p = t.data();
   const size_t n = t.size(), from = open + 1;
-  auto escaped = [&](size_t at) {
-    size_t k = at;
-    while (k > from && p[k - 1] == '\\')
-      --k;
-    return (at - k) % 2 == 1;
-  };
+  auto escaped = [&](size_t at) { return escapedAt(p, at, from); };
   for (size_t k = from; k < n;) {
     const void *quote = std::memchr(p + k, '"', n - k);
     size_t end = quote ? static_cast<const char *>(quote) - p : n;
@@ -666,12 +670,6 @@ size_t lastArrowForwards(llvm::StringRef scope) {
 std::optional<size_t> lastArrowBackwards(llvm::StringRef scope) {
   int depth = 0; // closers seen minus openers, from the end
   const char *p = scope.data();
-  auto escaped = [&](size_t quote) {
-    size_t k = quote;
-    while (k > 0 && p[k - 1] == '\\')
-      --k;
-    return (quote - k) % 2 == 1;
-  };
   for (size_t i = scope.size(); i-- > 0;) {
     switch (p[i]) {
     case '"':
@@ -679,7 +677,7 @@ std::optional<size_t> lastArrowBackwards(llvm::StringRef scope) {
         if (i == 0)
           return std::nullopt;
         --i;
-      } while (p[i] != '"' || escaped(i));
+      } while (p[i] != '"' || escapedAt(p, i, 0));
       continue;
     case '>':
       if (i > 0 && p[i - 1] == '-') {

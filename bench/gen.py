@@ -98,7 +98,7 @@ class Function:
         for d in self.full:
             count *= d
         digits = 8 * count  # f32: 8 hex digits an element
-        while sum(len(w) for w in self.weight_lines) < hex_bytes:
+        for _ in range(-(-hex_bytes // digits)):
             ssa = "%%w%d" % len(self.weight_lines)
             t = tensor(self.full, "F")
             self.weight_lines.append(
@@ -106,6 +106,7 @@ class Function:
                     ssa, digits, self.rng.getrandbits(4 * digits), t, t))
             self.pool["F"].append((ssa, list(self.full)))
             self.weights.append((ssa, list(self.full)))
+
     def operand_shape(self):
         """Each dim: the full static size, a size-1 broadcast dim or `?`."""
         return [self.rng.choice([d, d, 1, None]) for d in self.full]

@@ -434,6 +434,21 @@ void TosaServer::startFill(const std::string &uri) {
   }
 }
 
+TosaServer::WarmLoan::WarmLoan(TosaServer &server, bool wait)
+    : server(server), lock(server.warmMu, std::defer_lock) {
+  if (wait)
+    lock.lock();
+  else
+    (void)lock.try_lock();
+  if (lock.owns_lock())
+    server.warmLent = true;
+}
+
+TosaServer::WarmLoan::~WarmLoan() {
+  if (lock.owns_lock())
+    server.warmLent = false;
+}
+
 void TosaServer::fill(const std::string &uri, std::shared_ptr<DocShapes> doc,
                       unsigned worker, bool yieldToRequests) {
   PhaseTimer timer("background inference, one thread, until none is left");
@@ -1298,21 +1313,6 @@ void TosaServer::cancelCompiles() {
 //===----------------------------------------------------------------------===//
 // Tests
 //===----------------------------------------------------------------------===//
-
-TosaServer::WarmLoan::WarmLoan(TosaServer &server, bool wait)
-    : server(server), lock(server.warmMu, std::defer_lock) {
-  if (wait)
-    lock.lock();
-  else
-    (void)lock.try_lock();
-  if (lock.owns_lock())
-    server.warmLent = true;
-}
-
-TosaServer::WarmLoan::~WarmLoan() {
-  if (lock.owns_lock())
-    server.warmLent = false;
-}
 
 std::shared_ptr<void> TosaServer::lendWarmInferrerForTest() {
   return std::make_shared<WarmLoan>(*this, /*wait=*/true);

@@ -6,9 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include <limits>
+#include <set>
 
 using namespace tosa_lsp;
 
