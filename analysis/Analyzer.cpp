@@ -936,7 +936,8 @@ struct Analyzer::Impl {
   size_t parallelSectionBytes = kDefaultParallelSectionBytes;
   /// The context has lenient dialects (Lenient.h); a configuration that
   /// does not allow them all gets a fresh context.
-  bool lenientLoaded = false;
+  /// Set by either thread (analyzeSmallSections).
+  std::atomic<bool> lenientLoaded{false};
   std::string lenientFingerprint;
   /// Bytes parsed in the contexts since they were last made fresh (both
   /// threads add to it; read between analyses).
@@ -1008,6 +1009,15 @@ struct Analyzer::Impl {
   std::optional<SectionResult>
   analyzeInParts(const FileText &file, const std::string &path,
                  const Section &sec, const Config &config, SectionUnits *units);
+  /// Sections below parallelSectionBytes (a split file's `// -----`
+  /// parts), each analysed whole: by two threads that take the next one in
+  /// turn, each in its own context, when there are enough bytes for both;
+  /// else here, one after another. `results` and `units` (null: none)
+  /// follow `secs`.
+  void analyzeSmallSections(const FileText &file, const std::string &path,
+                            const Config &config, llvm::ArrayRef<Section> secs,
+                            llvm::ArrayRef<SectionResult *> results,
+                            llvm::ArrayRef<SectionUnits *> units);
   /// A big section that is one function (FunctionSplit.h), parsed and
   /// verified as two parts of its body on two threads. std::nullopt when it
   /// cannot be cut, or when anything could differ from the whole section's
@@ -1203,6 +1213,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   std::string fingerprint = config.fingerprint();
   if (lenientLoaded && lenientFingerprint != fingerprint) {
     context = makeContext(); // Nothing built in the old one outlives a call.
+    partContext.reset();     // It may have lenient dialects too.
     lenientLoaded = false;
   }
   lenientFingerprint = fingerprint;
@@ -1213,6 +1224,43 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
 
   std::vector<AnalysisCache::Impl::Entry> next;
   std::vector<SectionResult> results;
+  // What follows a fresh analysis of a section: whether a cut failed, and
+  // the last good analysis served (stale) while it does not parse.
+  auto finishFresh = [&](const Section &sec, SectionResult &r,
+                         const AnalysisCache::Impl::Entry *atIndex,
+                         std::shared_ptr<SectionUnits> &units, bool cut) {
+    // Kept while the section is not cut (mayCut then asks it).
+    bool failedCut = cutFailed || (!cut && atIndex && atIndex->cutFailed);
+    if (units && units->units.empty() && units->cutDefs.empty())
+      units.reset();
+    if (!r.section.parsed && atIndex &&
+        (atIndex->section.parsed || atIndex->section.stale)) {
+      // Keep serving the last good analysis of this section, marked stale;
+      // the new parse error stays.
+      SectionResult old =
+          sliceOf(*memo->previous, atIndex->slice, atIndex->section);
+      shiftSection(old,
+                   static_cast<int>(sec.firstLine) -
+                       static_cast<int>(atIndex->section.firstLine),
+                   sec.index);
+      r.ops = std::move(old.ops);
+      r.values = std::move(old.values);
+      r.blocks = std::move(old.blocks);
+      r.symbols = std::move(old.symbols);
+      r.opSpans = std::move(old.opSpans);
+      r.section.stale = true;
+    }
+    return failedCut;
+  };
+  // Small sections analysed afresh (a split file's parts, opened or
+  // replaced whole): after the loop, on two threads (analyzeSmallSections).
+  struct Deferred {
+    size_t index;
+    const AnalysisCache::Impl::Entry *atIndex;
+    std::shared_ptr<SectionUnits> units;
+    bool cut;
+  };
+  std::vector<Deferred> deferred;
   for (const Section &sec : file.sections) {
     std::string_view secText = std::string_view(text).substr(
         sec.beginOffset, sec.endOffset - sec.beginOffset);
@@ -1244,6 +1292,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       r.section.firstLine = sec.firstLine;
       r.section.lastLine = sec.lastLine;
       r.section.reused = true;
+      r.section.incremental = r.section.tail = false; // not this time
       if (same->units) {
         units = std::make_shared<SectionUnits>(*same->units);
         for (Unit &u : units->units) {
@@ -1263,9 +1312,18 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       bool cut = !atIndex || atIndex->section.inParts ||
                  mayCut(*atIndex, *memo->previous);
       cutFailed = false;
+      bool tailKept =
+          atIndex && atIndex->units && !atIndex->units->cutDefs.empty();
+      if (!tailKept && sec.endOffset - sec.beginOffset < parallelSectionBytes) {
+        // Never cut (too small for parts): analysed whole, after the loop.
+        deferred.push_back({results.size(), atIndex, units, cut});
+        next.push_back({secText, sec, Slice(), nullptr, false});
+        results.emplace_back();
+        continue;
+      }
       bool errorsInTail = false;
       std::optional<SectionResult> tail =
-          atIndex && atIndex->units && !atIndex->units->cutDefs.empty()
+          tailKept
               ? analyzeFunctionTail(file, path, sec, config, *atIndex,
                                     *memo->previous, units.get(), errorsInTail)
               : std::nullopt;
@@ -1273,31 +1331,30 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       r = tail ? std::move(*tail)
                : analyzeSection(file, path, sec, config, units.get(),
                                 cut && !errorsInTail);
-      // Kept while the section is not cut (mayCut then asks it).
-      failedCut = cutFailed || (!cut && atIndex && atIndex->cutFailed);
-      if (units && units->units.empty() && units->cutDefs.empty())
-        units.reset();
-      if (!r.section.parsed && atIndex &&
-          (atIndex->section.parsed || atIndex->section.stale)) {
-        // Keep serving the last good analysis of this section, marked stale;
-        // the new parse error stays.
-        SectionResult old =
-            sliceOf(*memo->previous, atIndex->slice, atIndex->section);
-        shiftSection(old,
-                     static_cast<int>(sec.firstLine) -
-                         static_cast<int>(atIndex->section.firstLine),
-                     sec.index);
-        r.ops = std::move(old.ops);
-        r.values = std::move(old.values);
-        r.blocks = std::move(old.blocks);
-        r.symbols = std::move(old.symbols);
-        r.opSpans = std::move(old.opSpans);
-        r.section.stale = true;
-      }
+      failedCut = finishFresh(sec, r, atIndex, units, cut);
     }
-    if (memo)
-      next.push_back({secText, r.section, Slice(), units, failedCut});
+    next.push_back({secText, r.section, Slice(), units, failedCut});
     results.push_back(std::move(r));
+  }
+  if (!deferred.empty()) {
+    std::vector<Section> secs;
+    std::vector<SectionResult *> out;
+    std::vector<SectionUnits *> outUnits;
+    for (const Deferred &d : deferred) {
+      secs.push_back(file.sections[d.index]);
+      out.push_back(&results[d.index]);
+      outUnits.push_back(d.units.get());
+    }
+    cutFailed = false;
+    analyzeSmallSections(file, path, config, secs, out, outUnits);
+    for (Deferred &d : deferred) {
+      SectionResult &r = results[d.index];
+      AnalysisCache::Impl::Entry &e = next[d.index];
+      e.cutFailed =
+          finishFresh(file.sections[d.index], r, d.atIndex, d.units, d.cut);
+      e.section = r.section;
+      e.units = std::move(d.units);
+    }
   }
   if (memo) { // Spare vectors only while edits are merged.
     bool merged = false;
@@ -1779,6 +1836,60 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
     }
   }
   return std::move(r);
+}
+
+void Analyzer::Impl::analyzeSmallSections(
+    const FileText &file, const std::string &path, const Config &config,
+    llvm::ArrayRef<Section> secs, llvm::ArrayRef<SectionResult *> results,
+    llvm::ArrayRef<SectionUnits *> units) {
+  size_t k = secs.size(), bytes = 0;
+  for (const Section &sec : secs)
+    bytes += sec.endOffset - sec.beginOffset;
+  std::vector<char> done(k, 0);
+  if (k >= 2 && bytes >= parallelSectionBytes) {
+    // Like analyzeInParts: whichever thread is free takes the next section
+    // (one core of this host runs slower at times). Each thread's sections
+    // are whole: verified on it (below parallelSectionBytes, no verifier
+    // beside) and retired like any whole section's parse.
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    bool crashedHere = false, crashedBeside = false;
+    auto work = [&](MLIRContext *ctx, bool &crashed) {
+      for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
+        std::optional<std::string> crash = runContained([&] {
+          analyzeSectionUnguarded(file, path, secs[i], config, *results[i],
+                                  units[i], nullptr, nullptr, ctx);
+        });
+        if (crash) { // This context is not used again (abandonParts).
+          crashed = true;
+          stop = true;
+        } else {
+          done[i] = 1;
+        }
+      }
+    };
+    {
+      PhaseTimer t("small sections on two threads");
+      TaskThread::Running other = helperThread.beside([&] {
+        if (!partContext) // made here, beside the first sections
+          partContext = makeContext();
+        work(partContext.get(), crashedBeside);
+      });
+      work(context.get(), crashedHere);
+      other.join();
+    }
+    if (crashedHere || crashedBeside)
+      abandonParts(crashedHere, crashedBeside);
+  }
+  // The rest (all of them, unless two threads ran them; after a crash the
+  // sections it left): analyzeSection reports a crash on its section.
+  for (size_t i = 0; i < k; ++i) {
+    if (done[i])
+      continue;
+    if (units[i])
+      *units[i] = SectionUnits();
+    *results[i] = analyzeSection(file, path, secs[i], config, units[i]);
+  }
 }
 
 void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {

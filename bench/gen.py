@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Generates TOSA element-wise chains for the benchmark (stdlib only).
 
-    gen.py --lines 10000 --shape one|multi|weights [--seed 1] -o FILE [--verify MLIR_OPT]
+    gen.py --lines 10000 --shape one|multi|weights|split [--seed 1] -o FILE
+           [--verify MLIR_OPT]
 
 Shapes: `one` is a single function of about LINES lines; `multi` is
 functions of about 200 lines each (a typical model file); `weights` is
 `one` with a converted model's weights first: `tosa.const` ops of
 `dense<"0x...">` literals (256 KiB of hex each), as many bytes as the ops
-have, which the ops then use. Every function
+have, which the ops then use; `split` is `multi` with the functions in
+`// -----` parts (a test file of MLIR's kind, one module each). Every function
 mixes static dims, size-1 broadcast dims and dynamic dims (`?`) over one
 rank, so any two values broadcast, and uses the RFC element-wise ops
 (unary, binary incl. `mul` with its MLIR 22 `shift` operand, `select`).
@@ -173,13 +175,16 @@ def generate(lines, shape, seed=1):
         return "\n".join(out + f.text(lines - overhead - 1 - len(f.weight_lines))) + "\n"
     if shape == "one":
         bodies = [lines - overhead - 1]
-    elif shape == "multi":
-        count = max(lines // (FUNC_LINES + overhead), 1)
+    elif shape in ("multi", "split"):
+        per = FUNC_LINES + overhead + (shape == "split")  # a `// -----` each
+        count = max(lines // per, 1)
         bodies = [FUNC_LINES] * count
-        bodies[-1] += lines - 1 - count * (FUNC_LINES + overhead)
+        bodies[-1] += lines - 1 - count * per + (shape == "split")
     else:
-        raise ValueError("unknown shape %r (one|multi|weights)" % shape)
+        raise ValueError("unknown shape %r (one|multi|weights|split)" % shape)
     for i, body in enumerate(bodies):
+        if i and shape == "split":
+            out.append("// -----")
         out += Function("f%d" % i, rng).text(body)
     return "\n".join(out) + "\n"
 
@@ -207,7 +212,7 @@ def parse_size(s):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", required=True, type=parse_size)
-    ap.add_argument("--shape", required=True, choices=["one", "multi", "weights"])
+    ap.add_argument("--shape", required=True, choices=["one", "multi", "weights", "split"])
     ap.add_argument("--seed", default="1")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--verify", metavar="MLIR_OPT", help="check the file with this mlir-opt")

@@ -1217,7 +1217,7 @@ TEST(Analyzer, CorpusCutEqualsWhole) {
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_GT(files.size(), 10u);
-  unsigned cutSections = 0, oneFunctionCuts = 0, tails = 0;
+  unsigned cutSections = 0, oneFunctionCuts = 0, tails = 0, splitFiles = 0;
   for (const fs::path &f : files) {
     // Fresh ones: a lenient dialect loaded for one file turns the cuts off
     // for the analyzer's next files.
@@ -1230,6 +1230,20 @@ TEST(Analyzer, CorpusCutEqualsWhole) {
     FileAnalysis c = cut.analyze(text, f.string(), Config());
     FileAnalysis w = whole.analyze(text, f.string(), Config());
     EXPECT_EQ(firstDifference(observe(c), observe(w)), "") << f;
+    if (w.sections.size() >= 2) {
+      // Every section small: the sections on two threads.
+      size_t biggest = 0;
+      for (const Section &s : w.sections)
+        biggest = std::max(biggest, s.endOffset - s.beginOffset);
+      Analyzer small;
+      small.setParallelSectionBytes(biggest + 1);
+      EXPECT_EQ(
+          firstDifference(observe(small.analyze(text, f.string(), Config())),
+                          observe(w)),
+          "")
+          << f << " (small sections on two threads)";
+      ++splitFiles;
+    }
     std::optional<size_t> edit;
     for (const Section &s : c.sections) {
       if (!s.inParts)
@@ -1271,6 +1285,212 @@ TEST(Analyzer, CorpusCutEqualsWhole) {
   EXPECT_GE(cutSections, 40u);
   EXPECT_GE(oneFunctionCuts, 20u);
   EXPECT_GE(tails, 15u);
+  EXPECT_GE(splitFiles, 10u);
+}
+
+} // namespace
+
+namespace {
+
+/// A split file (`// -----`) whose sections are every kind of part:
+/// clean, verifier errors and their consumers, a broadcast error, a parse
+/// error, a custom parser failing silently, a lenient dialect, aliases, a
+/// module with attributes, an unregistered op; `copies` times over.
+std::string splitFile(int copies) {
+  static const char *const kParts[] = {
+      "func.func @f(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> "
+      "tensor<4x?xf32> {\n"
+      "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+      "tensor<4x?xf32>\n"
+      "  return %0 : tensor<4x?xf32>\n}\n",
+      "func.func @f(%a: tensor<4x?xf32>, %b: tensor<4x1xf32>) -> "
+      "tensor<4x?xf32> {\n"
+      "  %1 = tosa.sub %a, %b : (tensor<4x?xf32>, tensor<4x1xf32>) -> "
+      "tensor<4x?x1xf32>\n"
+      "  %2 = tosa.mul %1, %1 : (tensor<4x?x1xf32>, tensor<4x?x1xf32>) -> "
+      "tensor<4x?x1xf32>\n"
+      "  %3 = tosa.maximum %a, %b : (tensor<4x?xf32>, tensor<4x1xf32>) -> "
+      "tensor<5x?xf32>\n"
+      "  return %a : tensor<4x?xf32>\n}\n",
+      "func.func @broken(%a: tensor<2xf32>) {\n  %0 = tosa.abs %a :\n",
+      "func.func @c(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = tosa.clamp %a {max_val = 6.0 : f32, min_val = 0.0 : f32, } : "
+      "(tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n",
+      "func.func @l(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = util.optimization_barrier %a : tensor<2xf32>\n"
+      "  check.expect_almost_eq(%0, %a) : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n",
+      "!t = tensor<2xf32>\n#m = {x = 1 : i32}\n"
+      "func.func @g(%a: !t) -> !t attributes {m = #m} {\n"
+      "  %0 = tosa.abs %a : (!t) -> !t\n  return %0 : !t\n}\n",
+      "module attributes {foo.bar = 1 : i32} {\n"
+      "  func.func @h(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = \"mine.op\"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %1 = tosa.add %0, %a : (tensor<2xf32>, tensor<2xf32>) -> "
+      "tensor<?xf32>\n"
+      "    return %0 : tensor<2xf32>\n  }\n}\n",
+  };
+  std::string text;
+  for (int i = 0; i < copies; ++i)
+    for (const char *part : kParts)
+      text += (text.empty() ? "" : "// -----\n") + std::string(part);
+  return text;
+}
+
+/// An analyzer that takes every section of `text` (at least two) on two
+/// threads (see analyzeSmallSections).
+void takeAllSmall(Analyzer &a, const FileAnalysis &whole) {
+  size_t biggest = 0;
+  for (const Section &s : whole.sections)
+    biggest = std::max(biggest, s.endOffset - s.beginOffset);
+  a.setParallelSectionBytes(biggest + 1);
+}
+
+TEST(Analyzer, SmallSectionsOnTwoThreadsEqualOneThread) {
+  std::string text = splitFile(8);
+  Analyzer sequential, parallel;
+  sequential.setParallelSectionBytes(SIZE_MAX);
+  FileAnalysis one = sequential.analyze(text, "s.mlir", Config());
+  ASSERT_EQ(one.sections.size(), 56u);
+  takeAllSmall(parallel, one);
+  parallel.setDeferIRDestruction(true);
+  // Again and again (the threads take sections in another order each time;
+  // the contexts keep what they loaded, lenient dialects included), the
+  // retired IR destroyed one way or another in between.
+  for (int round = 0; round < 4; ++round) {
+    EXPECT_EQ(
+        firstDifference(observe(parallel.analyze(text, "s.mlir", Config())),
+                        observe(one)),
+        "")
+        << "round " << round;
+    if (round == 1)
+      parallel.destroyRetiredIR();
+    if (round == 2)
+      parallel.releaseMemory();
+  }
+  // Not vacuous: each kind of part gave what it gives.
+  auto has = [&](llvm::StringRef needle) {
+    return llvm::count_if(one.diagnostics, [&](const Diagnostic &d) {
+      return llvm::StringRef(d.message).contains(needle);
+    });
+  };
+  EXPECT_EQ(has("did not parse and MLIR's parser gave no reason"), 8);
+  EXPECT_EQ(has("parsed leniently"), 16);
+  EXPECT_EQ(errors(one).size(), 8u * 4);
+  EXPECT_EQ(
+      llvm::count_if(one.sections, [](const Section &s) { return s.parsed; }),
+      8 * 5);
+}
+
+TEST(Analyzer, SmallSectionsOnTwoThreadsThenEdits) {
+  std::string text = splitFile(6);
+  Analyzer parallel, fresh;
+  fresh.setParallelSectionBytes(SIZE_MAX);
+  takeAllSmall(parallel, fresh.analyze(text, "e.mlir", Config()));
+  AnalysisCache cache;
+  (void)parallel.analyze(text, "e.mlir", Config(), &cache);
+  auto same = [&](const std::string &t, const char *what) {
+    FileAnalysis e = parallel.analyze(t, "e.mlir", Config(), &cache);
+    EXPECT_EQ(firstDifference(observe(e),
+                              observe(fresh.analyze(t, "e.mlir", Config()))),
+              "")
+        << what;
+    return e;
+  };
+  auto count = [](const FileAnalysis &fa, bool Section::*flag) {
+    return llvm::count_if(fa.sections,
+                          [&](const Section &s) { return s.*flag; });
+  };
+  // One function edited: that section alone, the others reused (their
+  // entries were kept, whichever thread analysed them).
+  size_t at = text.find("tosa.add", text.find("// -----", text.size() / 2));
+  text.replace(at, 8, "tosa.sub");
+  FileAnalysis e = same(text, "one edit");
+  EXPECT_EQ(count(e, &Section::reused), long(e.sections.size()) - 1);
+  // Every section but two of each copy changed at once (a replace-all).
+  for (size_t p = 0; (p = text.find("tensor<2xf32>", p)) != std::string::npos;
+       p += 13)
+    text.replace(p, 13, "tensor<3xf32>");
+  e = same(text, "replace all");
+  EXPECT_EQ(count(e, &Section::reused), 2 * 6);
+  // Sections broken at once: each one's last good analysis is served,
+  // marked stale (a fresh analysis has none to serve).
+  for (size_t p = 0;
+       (p = text.find("tosa.abs %a : (!t)", p)) != std::string::npos;)
+    text.replace(p, 8, "tosa.abs,");
+  e = parallel.analyze(text, "e.mlir", Config(), &cache);
+  EXPECT_EQ(count(e, &Section::stale), 6);
+  EXPECT_EQ(llvm::count_if(e.ops,
+                           [&](const OpReport &op) {
+                             return e.sections[op.section].stale;
+                           }),
+            6); // each one's tosa.abs
+  FileAnalysis f = fresh.analyze(text, "e.mlir", Config());
+  EXPECT_EQ(e.ops.size(), f.ops.size() + 6);
+  EXPECT_EQ(e.diagnostics.size(), f.diagnostics.size());
+
+  // Sections of several functions keep their units, whichever thread
+  // analysed them: an edit inside one function analyses it alone.
+  std::string fns;
+  for (int i = 0; i < 4; ++i)
+    fns += "func.func @f" + std::to_string(i) +
+           "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
+           "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+           "tensor<4x?xf32>\n  return %0 : tensor<4x?xf32>\n}\n";
+  std::string many = fns;
+  for (int i = 1; i < 8; ++i)
+    many += "// -----\n" + fns;
+  AnalysisCache units;
+  Analyzer split;
+  takeAllSmall(split, fresh.analyze(many, "u.mlir", Config()));
+  (void)split.analyze(many, "u.mlir", Config(), &units);
+  for (int section : {0, 5}) {
+    at = 0;
+    for (int i = 0; i < section; ++i)
+      at = many.find("// -----", at) + 1;
+    at = many.find("tosa.add", many.find("@f2", at));
+    many.replace(at, 8, "tosa.sub");
+    e = split.analyze(many, "u.mlir", Config(), &units);
+    EXPECT_EQ(count(e, &Section::incremental), 1) << section;
+    EXPECT_EQ(firstDifference(observe(e),
+                              observe(fresh.analyze(many, "u.mlir", Config()))),
+              "")
+        << section;
+  }
+}
+
+// A section that crashes MLIR (a million nested aliases, printed, overflow
+// even the analysis thread's stack) among small sections on two threads:
+// reported on that section like one thread reports it, the others analysed as
+// usual, and the next analysis normal.
+TEST(Analyzer, SmallSectionsOnTwoThreadsContainACrash) {
+  std::string chain = "#a0 = [1]\n";
+  for (int i = 1; i < 1000000; ++i)
+    chain +=
+        "#a" + std::to_string(i) + " = [#a" + std::to_string(i - 1) + "]\n";
+  // The crash is in printing the attribute, for the op's error note.
+  chain += "func.func @f(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
+           "  %0 = tosa.add %a, %a {x = #a999999} : (tensor<2xf32>, "
+           "tensor<2xf32>) -> tensor<3xf32>\n  return %0 : tensor<3xf32>\n}\n";
+  std::string text =
+      splitFile(1) + "// -----\n" + chain + "// -----\n" + splitFile(1);
+  Analyzer sequential, parallel;
+  sequential.setParallelSectionBytes(SIZE_MAX);
+  FileAnalysis one = sequential.analyze(text, "c.mlir", Config());
+  size_t crashed = llvm::count_if(one.diagnostics, [](const Diagnostic &d) {
+    return d.code == "internal-crash";
+  });
+  ASSERT_EQ(crashed, 1u);
+  takeAllSmall(parallel, one);
+  EXPECT_EQ(firstDifference(observe(parallel.analyze(text, "c.mlir", Config())),
+                            observe(one)),
+            "");
+  std::string after = splitFile(3);
+  EXPECT_EQ(
+      firstDifference(observe(parallel.analyze(after, "c.mlir", Config())),
+                      observe(sequential.analyze(after, "c.mlir", Config()))),
+      "");
 }
 
 } // namespace
