@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -380,6 +381,76 @@ void shiftSection(SectionResult &s, int delta, unsigned index) {
     }
   };
   move(s.diagnostics);
+  move(s.ops);
+  move(s.values);
+  move(s.blocks);
+  move(s.opSpans);
+  move(s.symbols);
+}
+
+/// The position of `offset` in a section's `text` that begins at `sec`'s
+/// first line and column.
+Position positionIn(std::string_view text, const Section &sec, size_t offset) {
+  std::string_view head = text.substr(0, offset);
+  size_t lines = std::count(head.begin(), head.end(), '\n');
+  if (!lines)
+    return {sec.firstLine, static_cast<unsigned>(sec.firstColumn + offset)};
+  return {static_cast<unsigned>(sec.firstLine + lines),
+          static_cast<unsigned>(offset - head.rfind('\n'))};
+}
+
+/// A section that does not parse shows its last good analysis (`s`, where
+/// the text was `was` at `old`): moved to where its text is now (`now` at
+/// `sec`). The edits since changed the text between a common prefix and a
+/// common suffix: what lies before moves with the section, what lies
+/// after with the suffix (on the edit's last line by the columns it
+/// added too), and what lay inside sits at the edit's new end (a stale
+/// hover or hint never lands on text that is not its op's).
+void remapStale(SectionResult &s, std::string_view was, const Section &old,
+                std::string_view now, const Section &sec,
+                const LineIndex &lines) {
+  // The edit between the common prefix and suffix, widened to whole tokens
+  // of the old text: inserting `  %z = ...\n` before `  %0` would otherwise
+  // split `%0` after its `%`, and stretch its range over the new lines.
+  auto inToken = [](char c) {
+    return llvm::isAlnum(c) || llvm::StringRef("_$.%#@^!").contains(c);
+  };
+  size_t limit = std::min(was.size(), now.size());
+  size_t prefix = commonPrefix(was, now, limit);
+  while (prefix && prefix < was.size() && inToken(was[prefix]) &&
+         inToken(was[prefix - 1]))
+    --prefix;
+  size_t suffix = commonSuffix(was, now, limit - prefix);
+  while (suffix && was.size() - suffix > prefix &&
+         inToken(was[was.size() - suffix]) &&
+         inToken(was[was.size() - suffix - 1]))
+    --suffix;
+  Position oldBegin = positionIn(was, old, prefix);
+  Position oldEnd = positionIn(was, old, was.size() - suffix);
+  Position newEnd = lines.position(sec.beginOffset + now.size() - suffix);
+  int delta = static_cast<int>(sec.firstLine) - static_cast<int>(old.firstLine);
+  auto map = [&](Position &x, bool isEnd) {
+    if (!x.valid())
+      return;
+    if (before(x, oldBegin) || (isEnd && !before(oldBegin, x))) {
+      x.line += delta;
+    } else if (before(x, oldEnd)) {
+      x = newEnd;
+    } else {
+      if (x.line == oldEnd.line)
+        x.column = newEnd.column + (x.column - oldEnd.column);
+      x.line = x.line - oldEnd.line + newEnd.line;
+    }
+  };
+  auto move = [&](auto &items) {
+    for (auto &item : items) {
+      forEachRange(item, [&](Range &r) {
+        map(r.begin, false);
+        map(r.end, true);
+      });
+      item.section = sec.index;
+    }
+  };
   move(s.ops);
   move(s.values);
   move(s.blocks);
@@ -1239,10 +1310,10 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       // the new parse error stays.
       SectionResult old =
           sliceOf(*memo->previous, atIndex->slice, atIndex->section);
-      shiftSection(old,
-                   static_cast<int>(sec.firstLine) -
-                       static_cast<int>(atIndex->section.firstLine),
-                   sec.index);
+      remapStale(old, atIndex->text, atIndex->section,
+                 std::string_view(text).substr(sec.beginOffset,
+                                               sec.endOffset - sec.beginOffset),
+                 sec, file.lines);
       r.ops = std::move(old.ops);
       r.values = std::move(old.values);
       r.blocks = std::move(old.blocks);

@@ -483,6 +483,61 @@ TEST(Cache, BrokenSectionKeepsItsLastGoodAnalysisMarkedStale) {
   EXPECT_TRUE(fixed.sections[1].parsed);
 }
 
+// A broken section's last good analysis follows its text: edits that move
+// lines or columns inside the section move the stale items with them.
+TEST(Cache, StaleItemsFollowTheirText) {
+  using test::rng;
+  Analyzer analyzer;
+  AnalysisCache cache;
+  Config config;
+  std::string text = kTwoSections;
+  (void)analyzer.analyze(text, "t.mlir", config, &cache);
+  auto find = [](const FileAnalysis &fa, const std::string &name,
+                 unsigned section) -> const ValueInfo * {
+    for (const ValueInfo &v : fa.values)
+      if (v.name == name && v.section == section)
+        return &v;
+    return nullptr;
+  };
+  // Same line: `,,` before %x (line 7, column 17) moves what follows.
+  size_t at = text.find("%x, %y : (tensor<1x3xf32>");
+  text.insert(at, ",,");
+  FileAnalysis fa = analyzer.analyze(text, "t.mlir", config, &cache);
+  ASSERT_TRUE(fa.sections[1].stale);
+  ASSERT_EQ(fa.ops.size(), 2u);
+  EXPECT_EQ(rng(fa.ops[1].range), "7:8-7:16");
+  const ValueInfo *x = find(fa, "%x", 1);
+  ASSERT_TRUE(x);
+  ASSERT_EQ(x->uses.size(), 1u);
+  EXPECT_EQ(rng(x->uses[0]), "7:19-7:21");
+  // Two lines above the op, the first broken too: lines move down by two,
+  // from the last version's places (already moved once).
+  at = text.find("  %0 = tosa.add");
+  text.insert(at, "  %z = tosa.abs %zz : (tensor<2xf32>) -> tensor<2xf32>\n"
+                  "  // pad\n");
+  fa = analyzer.analyze(text, "t.mlir", config, &cache);
+  ASSERT_TRUE(fa.sections[1].stale);
+  EXPECT_EQ(rng(fa.ops[1].range), "9:8-9:16");
+  const ValueInfo *zero = find(fa, "%0", 1);
+  ASSERT_TRUE(zero);
+  EXPECT_EQ(rng(zero->def), "9:3-9:5");
+  ASSERT_EQ(zero->uses.size(), 1u);
+  EXPECT_EQ(rng(zero->uses[0]), "10:10-10:12");
+  x = find(fa, "%x", 1);
+  EXPECT_EQ(rng(x->uses[0]), "9:19-9:21");
+  // What the edit replaced: the op's text gone, its items sit where the
+  // edit ends (never on the text that took its place).
+  size_t from = text.find("  %0 = tosa.add");
+  size_t to = text.find('\n', from);
+  text.replace(from, to - from, "  %0 = bogus");
+  fa = analyzer.analyze(text, "t.mlir", config, &cache);
+  ASSERT_TRUE(fa.sections[1].stale);
+  EXPECT_EQ(rng(fa.ops[1].range), "9:13-9:13");
+  EXPECT_EQ(rng(find(fa, "%0", 1)->def), "9:3-9:5");
+  // The first section was never touched.
+  EXPECT_EQ(rng(fa.ops[0].range), "2:8-2:16");
+}
+
 } // namespace
 
 namespace {
