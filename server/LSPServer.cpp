@@ -12,6 +12,7 @@
 #include "TosaServer.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LSP/Logging.h"
 #include "llvm/Support/LSP/Protocol.h"
@@ -55,6 +56,57 @@ bool fromJSON(const json::Value &v, RawParams &r, json::Path) {
 ///   become a call of `$/tosa-lsp/invalid`, which replies with the error;
 ///   anything else malformed becomes a no-op notification (JSONTransport
 ///   would otherwise stop).
+/// URIs of other schemes than `file` (`untitled:Untitled-1`, VS Code's
+/// unsaved buffers; `vscode-notebook-cell:/nb#cell`) stand for documents
+/// too, but llvm::lsp only resolves `scheme:/path` of schemes it knows. A
+/// document's URI in such a scheme is carried
+/// through llvm::lsp as kOpaqueScheme with the whole URI escaped as its
+/// path, and turned back (clientUri) wherever the server names the
+/// document, so the client sees its own URI.
+constexpr StringLiteral kOpaqueScheme = "tosa-lsp-opaque";
+
+bool isOpaqueUri(StringRef uri) {
+  auto [scheme, rest] = uri.split(':');
+  return !rest.empty() && scheme.size() > 1 && llvm::isAlpha(scheme[0]) &&
+         !scheme.equals_insensitive("file") && scheme != "test" &&
+         llvm::all_of(scheme, [](char c) {
+           return llvm::isAlnum(c) || c == '+' || c == '.' || c == '-';
+         });
+}
+
+std::string wrapOpaqueUri(StringRef uri) {
+  std::string out = (kOpaqueScheme + ":/").str();
+  for (unsigned char c : uri) {
+    if (llvm::isAlnum(c) || StringRef("-_.~").contains(c)) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(llvm::hexdigit(c / 16));
+      out.push_back(llvm::hexdigit(c % 16));
+    }
+  }
+  return out;
+}
+
+/// The URI the client gave for a document (see kOpaqueScheme).
+std::string clientUri(StringRef uri) {
+  StringRef body = uri;
+  if (!body.consume_front(kOpaqueScheme) || !body.consume_front(":/"))
+    return uri.str();
+  std::string out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '%' && i + 2 < body.size() &&
+        llvm::isHexDigit(body[i + 1]) && llvm::isHexDigit(body[i + 2])) {
+      out.push_back(llvm::hexFromNibbles(body[i + 1], body[i + 2]));
+      i += 2;
+    } else {
+      out.push_back(body[i]);
+    }
+  }
+  return out;
+}
+std::string clientUri(const URIForFile &uri) { return clientUri(uri.uri()); }
+
 class TrackingInput : public JSONTransportInput {
 public:
   static constexpr size_t kMaxMessageBytes = size_t(256) << 20;
@@ -244,6 +296,15 @@ private:
       if (*method == "shutdown")
         shutdownSeen = true;
     }
+    if (json::Object *params = obj->getObject("params"))
+      if (json::Object *td = params->getObject("textDocument"))
+        if (std::optional<StringRef> uri = td->getString("uri")) {
+          if (isOpaqueUri(*uri))
+            (*td)["uri"] = wrapOpaqueUri(*uri);
+          else if (uri->starts_with_insensitive("file:") &&
+                   !uri->starts_with("file:")) // schemes ignore case
+            (*td)["uri"] = ("file:" + uri->drop_front(5)).str();
+        }
     parsed = std::move(*doc);
   }
   std::FILE *in;
@@ -511,7 +572,7 @@ bool fromJSON(const json::Value &v, PreviewParams &p, json::Path path) {
   if (!p.uri)
     if (const json::Object *td = v.getAsObject()->getObject("textDocument"))
       if (std::optional<StringRef> u = td->getString("uri"))
-        p.uri = u->str();
+        p.uri = clientUri(*u);
   return true;
 }
 
@@ -723,14 +784,14 @@ private:
     // this call.
     std::optional<std::string> text = input.takeOpenedText();
     features.addDocument(
-        params.textDocument.uri.uri().str(),
+        clientUri(params.textDocument.uri),
         params.textDocument.uri.file().str(), params.textDocument.version,
         text ? std::move(*text)
              : std::move(const_cast<std::string &>(params.textDocument.text)));
   }
 
   void onDidChange(const DidChangeTextDocumentParams &params) {
-    const std::string uri = params.textDocument.uri.uri().str();
+    const std::string uri = clientUri(params.textDocument.uri);
     if (Error err = features.changeDocument(uri, params.textDocument.version,
                                             params.contentChanges)) {
       std::string message;
@@ -747,7 +808,7 @@ private:
   }
 
   void onDidClose(const DidCloseTextDocumentParams &params) {
-    const std::string uri = params.textDocument.uri.uri().str();
+    const std::string uri = clientUri(params.textDocument.uri);
     features.removeDocument(uri);
     publish(json::Object{{"uri", uri}, {"diagnostics", json::Array()}});
   }
@@ -833,7 +894,7 @@ private:
   void onHover(const TextDocumentPositionParams &params,
                Callback<json::Value> reply) {
     features.hover(
-        params.textDocument.uri.uri().str(), params.position,
+        clientUri(params.textDocument.uri), params.position,
         answer<std::optional<Hover>>(
             std::move(reply), [](std::optional<Hover> h) -> json::Value {
               return h ? toJSON(*h) : json::Value(nullptr);
@@ -847,7 +908,7 @@ private:
     auto [deferred, key] = defer(std::move(reply));
     std::optional<json::Value> id = input.currentId;
     features.inlayHints(
-        params.textDocument.uri.uri().str(), params.range,
+        clientUri(params.textDocument.uri), params.range,
         [this, deferred = deferred, key = key,
          id = std::move(id)](Expected<std::vector<InlayHint>> r) mutable {
           if (!r || !id)
@@ -862,7 +923,7 @@ private:
   }
 
   static auto locations(const URIForFile &uri) {
-    return [uri = uri.uri().str()](std::vector<lsp::Range> rs) -> json::Value {
+    return [uri = clientUri(uri)](std::vector<lsp::Range> rs) -> json::Value {
       // Not toJSON(lsp::Location): it borrows the URI string.
       return jsonArray(rs, [&](const lsp::Range &r) {
         return json::Object{{"uri", uri}, {"range", toJSON(r)}};
@@ -873,7 +934,7 @@ private:
   void onDefinition(const TextDocumentPositionParams &params,
                     Callback<json::Value> reply) {
     features.definition(
-        params.textDocument.uri.uri().str(), params.position,
+        clientUri(params.textDocument.uri), params.position,
         answer<std::vector<lsp::Range>>(std::move(reply),
                                         locations(params.textDocument.uri)));
   }
@@ -881,7 +942,7 @@ private:
   void onReferences(const ReferenceParams &params,
                     Callback<json::Value> reply) {
     features.references(
-        params.textDocument.uri.uri().str(), params.position,
+        clientUri(params.textDocument.uri), params.position,
         params.context.includeDeclaration,
         answer<std::vector<lsp::Range>>(std::move(reply),
                                         locations(params.textDocument.uri)));
@@ -890,7 +951,7 @@ private:
   void onDocumentSymbol(const DocumentSymbolParams &params,
                         Callback<json::Value> reply) {
     features.documentSymbols(
-        params.textDocument.uri.uri().str(),
+        clientUri(params.textDocument.uri),
         answer<std::vector<lsp::DocumentSymbol>>(
             std::move(reply),
             [](std::vector<lsp::DocumentSymbol> symbols) -> json::Value {
@@ -958,7 +1019,7 @@ private:
   void onCodeAction(const CodeActionParams &params,
                     Callback<json::Value> reply) {
     features.codeActions(
-        params.textDocument.uri.uri().str(), params.range, params.context.only,
+        clientUri(params.textDocument.uri), params.range, params.context.only,
         answer<CodeActions>(
             std::move(reply), [](CodeActions actions) -> json::Value {
               return jsonArray(actions.items, [&](const CodeActionItem &a) {
@@ -1147,6 +1208,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   if (options.litTest)
     URIForFile::registerSupportedScheme("test");   // test:///foo.mlir
   URIForFile::registerSupportedScheme("untitled"); // unsaved editor buffers
+  URIForFile::registerSupportedScheme(kOpaqueScheme);
 #ifdef F_SETPIPE_SZ
   // A publish of a big file is megabytes: through the default 64 KiB pipe
   // that is a context switch per 64 KiB on both sides. Best effort (the
