@@ -39,7 +39,8 @@ struct Config {
   } info;
 
   /// Declared static sizes that MLIR's shape inference (tosa-infer-shapes)
-  /// contradicts, as errors. The server finds them in the background after
+  /// contradicts (errors where MLIR's verifier rejects the refined op, else
+  /// warnings). The server finds them in the background after
   /// each analysis, a function at a time; `check --infer-shapes` too.
   bool shapeChecks = true;
 

@@ -13,7 +13,8 @@ namespace tosa_lsp {
 //     dimension sources (0 or one per inferred dimension) and per source
 //     its kind, number of operands and their numbers;
 //   number of operands named (0 when nothing names them); per operand: its
-//     name, whether it was refined, and then its declared and refined types.
+//     name, whether it was refined, and then its declared and refined types;
+//   MLIR's verifier message on the refined op, or kNone.
 
 InferredOpWriter::InferredOpWriter()
     : sharedPool(std::make_shared<InferencePool>()) {}
@@ -44,7 +45,8 @@ uint32_t InferredOpWriter::internType(llvm::StringRef text,
 
 InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
                                    const std::vector<Result> &results,
-                                   const std::vector<Operand> &operands) {
+                                   const std::vector<Operand> &operands,
+                                   uint32_t rejection) {
   InferredOp op;
   op.pool = sharedPool;
   std::vector<uint32_t> &c = sharedPool->codes;
@@ -79,6 +81,9 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
       op.flags |= InferredOp::kRefinedOperands;
     }
   }
+  c.push_back(rejection);
+  if (rejection != InferencePool::kNone)
+    op.flags |= InferredOp::kRejected;
   op.codeSize = static_cast<uint32_t>(c.size() - op.codeBegin);
   return op;
 }
@@ -111,6 +116,11 @@ const std::string &InferredOp::name() const {
 
 const std::string &InferredOp::function() const {
   return pooled(pool.get(), code(), 1);
+}
+
+const std::string &InferredOp::rejection() const {
+  static const std::string none;
+  return flags & kRejected ? pooled(pool.get(), code(), codeSize - 1) : none;
 }
 
 namespace {
@@ -300,26 +310,22 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
   for (const InferredOp *op : si.allOps()) {
     if (!op->contradicts())
       continue;
-    std::vector<InferredResult> results = op->results();
-    for (size_t i = 0; i < results.size(); ++i) {
-      const InferredResult &r = results[i];
-      if (r.contradictions.empty())
-        continue;
+    // An error where mlir-opt-22 --tosa-infer-shapes fails too: MLIR's
+    // verifier rejects the refined op. Where it accepts it (tosa.mul checks
+    // no result shape), the contradiction is a warning, as the Broadcastable
+    // check's own is.
+    const std::string &rejection = op->rejection();
+    auto diagnostic = [&](std::string message, bool verifierNote) {
       Diagnostic d;
-      d.severity = Severity::Error;
+      d.severity = rejection.empty() ? Severity::Warning : Severity::Error;
       d.source = DiagSource::Verifier;
       d.range = op->range;
       d.section = op->section;
       d.code = "shape-contradiction";
-      std::string dims;
-      for (unsigned k : r.contradictions)
-        dims += std::string(dims.empty() ? "" : ", ") + "dimension " +
-                std::to_string(k) + " is " + dimText((*r.shapeFunction)[k]) +
-                ", not " + dimText((*r.declaredShape)[k]);
-      d.message = "'" + op->name() + "' result #" + std::to_string(i) +
-                  " is declared " + r.declared +
-                  " but shape inference (tosa-infer-shapes) gives " +
-                  formatShape(r.shapeFunction) + ": " + dims;
+      d.message = std::move(message);
+      if (verifierNote && !rejection.empty())
+        d.notes.push_back(
+            {{}, "after tosa-infer-shapes, MLIR's verifier: " + rejection});
       for (const std::string &s : op->refinedOperands()) {
         std::string plain;
         for (char c : s)
@@ -328,7 +334,36 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
         d.notes.push_back({{}, "refined by propagation: " + plain});
       }
       out.push_back(std::move(d));
+    };
+    std::vector<InferredResult> results = op->results();
+    bool any = false;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const InferredResult &r = results[i];
+      if (r.contradictions.empty())
+        continue;
+      std::string dims;
+      for (unsigned k : r.contradictions)
+        dims += std::string(dims.empty() ? "" : ", ") + "dimension " +
+                std::to_string(k) + " is " + dimText((*r.shapeFunction)[k]) +
+                ", not " + dimText((*r.declaredShape)[k]);
+      diagnostic(
+          "'" + op->name() + "' result #" + std::to_string(i) +
+              " is declared " + r.declared +
+              " but shape inference (tosa-infer-shapes) gives " +
+              formatShape(r.shapeFunction) + ": " + dims +
+              (rejection.empty() ? " (MLIR's verifier accepts the op)" : ""),
+          true);
+      any = true;
     }
+    // The sizes propagated into its operands make the op itself invalid
+    // (its shape function gives nothing to compare: 3 and 4 do not
+    // broadcast).
+    if (!any)
+      diagnostic("'" + op->name() +
+                     "' does not verify with the sizes shape inference "
+                     "(tosa-infer-shapes) propagates into its operands: " +
+                     rejection,
+                 false);
   }
   return out;
 }
@@ -351,6 +386,8 @@ std::string inferredSummary(const InferredOp &op) {
     else
       out += "as declared (" + formatShape(r.declaredShape) + ")";
   }
+  if (!op.rejection().empty())
+    out += "; MLIR's verifier rejects the refined op: " + op.rejection();
   return out;
 }
 
@@ -361,8 +398,11 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
   std::string nl = md ? "\n\n" : "\n";
   std::string indent = md ? "- " : "  ";
   std::string out;
+  // A contradiction MLIR's verifier accepts on the refined op (tosa.mul
+  // checks no result shape) is a warning, as in contradictionDiagnostics.
+  std::string severity = op.rejection().empty() ? "warning" : "error";
   out += op.name() + " in @" + op.function() + ": " +
-         (op.contradicts() ? "error"
+         (op.contradicts() ? severity
           : op.refined()   ? "refinable"
                            : "as declared") +
          " (tosa-infer-shapes)" + nl;
@@ -380,13 +420,19 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
                " from " + r.dimSources[d] + nl;
     for (unsigned d : r.contradictions)
       out +=
-          (md ? "  - " : "    ") + bold("error") + ": dim " +
+          (md ? "  - " : "    ") + bold(severity) + ": dim " +
           std::to_string(d) + " is declared " + dimText((*r.declaredShape)[d]) +
           " but the op's shape function "
           "gives " +
           dimText((*r.shapeFunction)[d]) + " (" + formatShape(r.shapeFunction) +
           ") on its operands; at run time the result has that size" + nl;
   }
+  bool anyContradiction = llvm::any_of(results, [](const InferredResult &r) {
+    return !r.contradictions.empty();
+  });
+  if (!op.rejection().empty() && !anyContradiction)
+    out += indent + bold("error") + ": MLIR's verifier rejects the op on " +
+           "the refined types: " + op.rejection() + nl;
   if (op.hasRefinedOperands()) {
     out += indent + "operands refined by propagation:" + nl;
     for (const std::string &s : op.refinedOperands())

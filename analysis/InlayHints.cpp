@@ -74,11 +74,19 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
           !contains(range, op->resultTypeRange.end))
         continue;
       std::string label, tooltip;
-      for (const InferredResult &r : op->results()) {
+      std::vector<InferredResult> results = op->results();
+      // MLIR's verifier rejects the op on the propagated operand sizes,
+      // and no result size contradicts: nothing inferred to show.
+      bool rejectedOnly = !op->rejection().empty() &&
+                          llvm::all_of(results, [](const InferredResult &r) {
+                            return r.contradictions.empty();
+                          });
+      for (const InferredResult &r : results) {
         std::string one = !r.contradictions.empty()
                               ? formatShape(r.shapeFunction) + " (error)"
-                          : r.refined() ? formatShape(r.inferredShape)
-                                        : formatShape(r.declaredShape);
+                          : rejectedOnly ? std::string("error")
+                          : r.refined()  ? formatShape(r.inferredShape)
+                                         : formatShape(r.declaredShape);
         label += (label.empty() ? "" : ", ") + one;
       }
       label = " inferred: " + label;

@@ -30,6 +30,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -869,6 +870,23 @@ void ShapeInferrer::Impl::inferSection(
             }
           }
         }
+        // What mlir-opt reports after the pass: the op's own verifier on
+        // the refined types (it verified as declared).
+        uint32_t rejection = InferencePool::kNone;
+        bool anyTypeChanged = anyOperandRefined;
+        for (const InferredOpWriter::Result &r : results)
+          anyTypeChanged |= r.declared != r.inferred;
+        if (anyTypeChanged) {
+          std::string message;
+          ScopedDiagnosticHandler capture(&ctx, [&](mlir::Diagnostic &d) {
+            if (message.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+              message = d.str();
+            return success();
+          });
+          if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+            rejection = writer.intern(message.empty() ? "the op does not verify"
+                                                      : message);
+        }
         // Operands are named in the sources and refined operands only.
         if (anyRefined || anyOperandRefined)
           for (unsigned k = 0; k < op->getNumOperands(); ++k)
@@ -877,7 +895,7 @@ void ShapeInferrer::Impl::inferSection(
           operands.clear();
         InferredOp io =
             writer.write(writer.intern(op->getName().getStringRef()),
-                         functionId, results, operands);
+                         functionId, results, operands, rejection);
         io.section = sec.index;
         io.range = ps->opRange(op);
         OpReport spans;

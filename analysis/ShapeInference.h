@@ -81,7 +81,13 @@ public:
   bool hasRefinedOperands() const { return flags & kRefinedOperands; }
 
   bool refined() const { return flags & kRefined; }
-  bool contradicts() const { return flags & kContradicts; }
+  /// A declared size contradicts the shape function, or MLIR's verifier
+  /// rejects the op on the refined types (rejection).
+  bool contradicts() const { return flags & (kContradicts | kRejected); }
+  /// MLIR's verifier on the op after tosa-infer-shapes (what mlir-opt
+  /// reports after the pass), when it rejects the op: its message; empty
+  /// when it accepts it. The function verified as declared.
+  const std::string &rejection() const;
   /// The last line of the op's text.
   unsigned lastLine() const {
     return scope.end.valid() ? scope.end.line : range.begin.line;
@@ -89,7 +95,12 @@ public:
 
 private:
   friend class InferredOpWriter;
-  enum : uint8_t { kRefined = 1, kContradicts = 2, kRefinedOperands = 4 };
+  enum : uint8_t {
+    kRefined = 1,
+    kContradicts = 2,
+    kRefinedOperands = 4,
+    kRejected = 8
+  };
   std::shared_ptr<const InferencePool> pool;
   /// The encoded record (layout in InferredShapes.cpp, InferredOpWriter):
   /// a slice of the pool's codes.
@@ -131,9 +142,12 @@ public:
   };
   /// `operands` may be empty when no result is refined and none of them
   /// is (nothing then names them).
+  /// `rejection`: intern of MLIR's verifier message on the refined op, or
+  /// InferencePool::kNone when it verifies.
   InferredOp write(uint32_t name, uint32_t function,
                    const std::vector<Result> &results,
-                   const std::vector<Operand> &operands);
+                   const std::vector<Operand> &operands,
+                   uint32_t rejection = InferencePool::kNone);
   std::shared_ptr<const InferencePool> pool() const { return sharedPool; }
   /// Gives back what the pool's vectors reserved beyond their size (after
   /// the last op is written).

@@ -247,6 +247,57 @@ TEST(ShapeInference, ContradictionIsAnErrorDiagnosticWithTheInferredSize) {
   EXPECT_TRUE(contradictionDiagnostics(inferText(kChain)).empty());
 }
 
+// What mlir-opt-22 --tosa-infer-shapes rejects, with its severity: MLIR's
+// verifier on the op after the pass. Operands that no longer broadcast
+// leave the shape function nothing to compare, yet the op is an error; a
+// contradiction tosa.mul's verifier accepts is a warning.
+TEST(ShapeInference, VerdictsAreMLIRVerifiersOnTheRefinedOp) {
+  FileAnalysis fa;
+  ShapeInference si = inferText(R"(
+func.func @f(%a: tensor<3xf32>, %c: tensor<4xf32>) -> tensor<?xf32> {
+  %0 = tosa.abs %a : (tensor<3xf32>) -> tensor<?xf32>
+  %1 = tosa.add %0, %c : (tensor<?xf32>, tensor<4xf32>) -> tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+)",
+                                &fa);
+  const InferredOp *add = find(si, "tosa.add");
+  ASSERT_TRUE(add);
+  EXPECT_TRUE(add->contradicts());
+  EXPECT_TRUE(add->results()[0].contradictions.empty());
+  EXPECT_TRUE(has(add->rejection(), "broadcast-compatible"))
+      << add->rejection();
+  std::vector<Diagnostic> ds = contradictionDiagnostics(si);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].severity, Severity::Error);
+  EXPECT_EQ(ds[0].range.begin, (Position{4, 8}));
+  std::vector<InlayHintData> hints =
+      inlayHints(fa, {{1, 1}, {100, 1}}, Config::Hints(), &si);
+  auto hint = llvm::find_if(hints, [](const InlayHintData &h) {
+    return h.kind == InlayHintData::InferredShape && h.position.line == 4;
+  });
+  ASSERT_NE(hint, hints.end());
+  EXPECT_EQ(hint->label, " inferred: error");
+  EXPECT_FALSE(find(si, "tosa.abs")->contradicts());
+
+  si = inferText(R"(
+func.func @m(%a: tensor<1xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %v = tosa.abs %b : (tensor<3xf32>) -> tensor<?xf32>
+  %1 = tosa.mul %a, %v, %s : (tensor<1xf32>, tensor<?xf32>, tensor<1xi8>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)");
+  const InferredOp *mul = find(si, "tosa.mul");
+  ASSERT_TRUE(mul);
+  EXPECT_TRUE(mul->contradicts());
+  EXPECT_TRUE(mul->rejection().empty());
+  ds = contradictionDiagnostics(si);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].severity, Severity::Warning);
+  EXPECT_TRUE(has(ds[0].message, "MLIR's verifier accepts the op"));
+}
+
 TEST(ShapeInference, NoContradictionWhenConsistent) {
   ShapeInference si = inferText(kChain);
   for (const InferredOp *op : si.allOps())

@@ -73,6 +73,10 @@ ojson inferredToJson(const InferredOp &op) {
   j["function"] = op.function();
   j["refined"] = op.refined();
   j["contradiction"] = op.contradicts();
+  // MLIR's verifier on the refined op (what mlir-opt --tosa-infer-shapes
+  // reports), when it rejects it.
+  j["rejection"] =
+      op.rejection().empty() ? ojson(nullptr) : ojson(op.rejection());
   ojson results = ojson::array();
   for (const InferredResult &r : op.results()) {
     ojson rj;

@@ -14,14 +14,16 @@ result types: tosa-lsp's "inferred" must equal what the pass left.
 
 Also checks, with plain `mlir-opt --split-input-file
 --allow-unregistered-dialect FILE`: on a file mlir-opt accepts, tosa-lsp
-reports no error diagnostic, and a contradiction (an error of its own: a
-declared static size the propagated shapes contradict) only where
-`--tosa-infer-shapes` fails on that very op (its output no longer verifies).
+reports no error diagnostic; a contradiction MLIR's verifier rejects on
+the refined op ("rejection": an error) only where `--tosa-infer-shapes`
+fails on that very op (its output no longer verifies), one it accepts is a
+warning; and wherever the pass fails on an op tosa-lsp reports, tosa-lsp
+reports a contradiction there too (none missed).
 
 Prints per-file problems and one summary line:
   infer: N ops agree, D disagree, U unmatched, R refined, K contradictions
-         confirmed by the pass, C unconfirmed and E errors on accepted
-         files; F files, X runs failed
+         confirmed by the pass, C unconfirmed, W warnings, M missed and E
+         errors on accepted files; F files, X runs failed
 and exits 1 on any disagreement or new error. An op is "unmatched" when
 mlir-opt printed nothing at its location (a section mlir-opt rejected, or an
 input with its own loc(...) annotations).
@@ -133,6 +135,7 @@ def check_file(path, args):
     """(counts dict, [problems])."""
     counts = {"agree": 0, "disagree": 0, "unmatched": 0, "refined": 0,
               "contradictions": 0, "errors": 0, "confirmed": 0,
+              "warnings": 0, "missed": 0,
               "refineFiles": 0, "refineChanged": 0, "refineRejected": 0}
     problems = []
     rc, out, err = run([args.tosa_lsp, "explain", "--format=json", path],
@@ -184,10 +187,19 @@ def check_file(path, args):
                     args.timeout)
     if arc == 0:
         for op in shapes:
+            at = (op["line"], op["column"])
             if not op.get("contradiction"):
+                if at in pass_errors:
+                    counts["missed"] += 1
+                    problems.append("%d:%d %s: --tosa-infer-shapes fails "
+                                    "there, tosa-lsp reports no contradiction"
+                                    % (at[0], at[1], op["name"]))
                 continue
-            if (op["line"], op["column"]) in pass_errors:
+            if at in pass_errors:
                 counts["confirmed"] += 1
+                continue
+            if op.get("rejection") is None:
+                counts["warnings"] += 1  # MLIR's verifier accepts the op
                 continue
             counts["contradictions"] += 1
             problems.append("%d:%d %s: contradiction reported on a file "
@@ -255,7 +267,7 @@ def main(argv):
         results = list(pool.map(lambda f: check_file(f, args), files))
     total = {"agree": 0, "disagree": 0, "unmatched": 0, "refined": 0,
              "contradictions": 0, "errors": 0, "confirmed": 0,
-             "refineFiles": 0, "refineChanged": 0, "refineRejected": 0}
+             "warnings": 0, "missed": 0, "refineFiles": 0, "refineChanged": 0, "refineRejected": 0}
     failed_runs = 0
     for path, (counts, problems, run_failed) in zip(files, results):
         failed_runs += run_failed
@@ -267,16 +279,19 @@ def main(argv):
             for pr in problems[:20]:
                 print("    " + pr)
     print("infer: %d ops agree, %d disagree, %d unmatched, %d refined, "
-          "%d contradictions confirmed by the pass, %d unconfirmed and %d "
-          "errors on accepted files; %d files, %d runs failed"
+          "%d contradictions confirmed by the pass, %d unconfirmed, %d "
+          "warnings, %d missed and %d errors on accepted files; %d files, "
+          "%d runs failed"
           % (total["agree"], total["disagree"], total["unmatched"],
              total["refined"], total["confirmed"], total["contradictions"],
-             total["errors"], len(files), failed_runs))
+             total["warnings"], total["missed"], total["errors"], len(files),
+             failed_runs))
     if args.refine:
         print("refine-all: %d accepted files, %d changed, %d rejected by "
               "mlir-opt" % (total["refineFiles"], total["refineChanged"],
                             total["refineRejected"]))
     bad = total["disagree"] or total["contradictions"] or total["errors"] \
+        or total["missed"] \
         or failed_runs or total["refineRejected"]
     return 1 if bad else 0
 
