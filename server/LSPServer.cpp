@@ -273,12 +273,50 @@ private:
       *valueAt(*doc, kOpenedText) = json::Value(std::move(*openedText));
       openedText.reset();
     }
+    if (!obj && doc->getAsArray()) { // LSP has no batches
+      replaceWithError(text, nullptr, ErrorCode::InvalidRequest,
+                       "batches of messages are not supported");
+      return;
+    }
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
       Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
       if (id && method) // A request: JSON-RPC requires an answer.
         replaceWithError(text, *id, ErrorCode::InvalidRequest,
                          "not a JSON-RPC 2.0 request (\"jsonrpc\": \"2.0\" "
                          "missing)");
+      else
+        text = kIgnored;
+      return;
+    }
+    // An id is an integer or a string, a method a string (LSP's
+    // RequestMessage); anything else is answered, with a null id.
+    if (id && !id->getAsInteger() && !id->getAsString()) {
+      replaceWithError(text, nullptr, ErrorCode::InvalidRequest,
+                       "\"id\" must be an integer or a string");
+      return;
+    }
+    if (!method && obj->get("method")) {
+      if (id)
+        replaceWithError(text, *id, ErrorCode::InvalidRequest,
+                         "\"method\" must be a string");
+      else
+        text = kIgnored;
+      return;
+    }
+    // Before `initialize`, requests get ServerNotInitialized and
+    // notifications other than `exit` are dropped; `initialize` once only.
+    if (method && *method == "initialize" && id) {
+      if (initializeSeen) {
+        replaceWithError(text, *id, ErrorCode::InvalidRequest,
+                         "initialize was already received");
+        return;
+      }
+      initializeSeen = true;
+    } else if (method && !initializeSeen && *method != "exit") {
+      if (id)
+        replaceWithError(text, *id, ErrorCode::ServerNotInitialized,
+                         "the server is not initialized: send initialize "
+                         "first");
       else
         text = kIgnored;
       return;
@@ -310,6 +348,7 @@ private:
   std::FILE *in;
   JSONTransportInputOverFile inner;
   bool shutdownSeen = false;
+  bool initializeSeen = false;
 };
 
 /// JSONTransport::run, dispatching the value TrackingInput parsed instead
