@@ -41,11 +41,28 @@ namespace tosa_lsp {
 
 /// The analysis' edits (1-based byte positions) in the snapshot's LSP
 /// positions.
+/// The analysis writes new lines as `\n`; in a document whose lines end in
+/// `\r\n` (its first line decides) they are written the same way, so an
+/// applied fix never leaves the file with mixed line endings.
 static std::vector<lsp::TextEdit>
 toLspEdits(const Snapshot &s, const std::vector<TextEditData> &edits) {
+  size_t firstNewline = s.text.find('\n');
+  bool crlf = firstNewline != std::string::npos && firstNewline > 0 &&
+              s.text[firstNewline - 1] == '\r';
   std::vector<lsp::TextEdit> out;
-  for (const TextEditData &e : edits)
-    out.push_back({s.lines.toLsp(e.range), e.newText});
+  for (const TextEditData &e : edits) {
+    std::string text = e.newText;
+    if (crlf && text.find('\n') != std::string::npos) {
+      std::string converted;
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\n' && (i == 0 || text[i - 1] != '\r'))
+          converted.push_back('\r');
+        converted.push_back(text[i]);
+      }
+      text = std::move(converted);
+    }
+    out.push_back({s.lines.toLsp(e.range), std::move(text)});
+  }
   return out;
 }
 
