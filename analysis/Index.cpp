@@ -232,7 +232,11 @@ void collectIndex(const ParsedSection &ps,
       v.uses = toRanges(ps, arg.uses);
       v.type = typeName(block->getArgument(i).getType());
       v.origin = shared("argument #" + std::to_string(i) + " " + where);
-      if (parent)
+      // "(line N)" in a hover: the block's label for a block of its own,
+      // the op for an entry block.
+      if (!entry && def.definition.loc.isValid())
+        v.ownerRange = ps.toFileRange(def.definition.loc);
+      else if (parent)
         if (const auto *pd = ps.state.getOpDef(parent))
           v.ownerRange = ps.toFileRange(pd->loc);
       v.section = section;

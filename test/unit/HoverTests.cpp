@@ -62,6 +62,22 @@ func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
             "`%c`: `tensor<2xf32>`\n\nresult #0 of `test.const` (line 3)");
 }
 
+// A block argument of a block of its own: the line is its label's, not
+// the function's.
+TEST(Hover, BlockArgumentOfALabelledBlockNamesItsLine) {
+  Annotations a(R"(
+func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  cf.br ^bb1(%a : tensor<2xf32>)
+^bb1(%b: tensor<2xf32>):
+  return [[%$$b]] : tensor<2xf32>
+}
+)");
+  auto h = hover(analyzeText(a.text), a.point());
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->markdown,
+            "`%b`: `tensor<2xf32>`\n\nargument #0 of ^bb1 (line 4)");
+}
+
 TEST(Hover, NothingOnPunctuation) {
   Annotations a("func.func @f() {\n  return$$\n}\n");
   EXPECT_FALSE(hover(analyzeText(a.text), {3, 1}));
