@@ -1080,6 +1080,14 @@ struct Analyzer::Impl {
   std::optional<SectionResult>
   analyzeInParts(const FileText &file, const std::string &path,
                  const Section &sec, const Config &config, SectionUnits *units);
+  /// Items 0..k-1 by this thread (in `context`) and the helper (in
+  /// `partContext`, made there if missing), each taking the next in turn:
+  /// when one core runs slower (this host's does at times, 1.5-1.7x) the
+  /// faster thread takes more instead of waiting for the slower half.
+  /// `done[i]` says which finished. Stops at a crash inside MLIR and
+  /// returns false, both contexts abandoned (abandonParts).
+  bool inTurn(size_t k, llvm::function_ref<void(size_t, MLIRContext *)> item,
+              std::vector<char> &done, const char *phase);
   /// Sections below parallelSectionBytes (a split file's `// -----`
   /// parts), each analysed whole: by two threads that take the next one in
   /// turn, each in its own context, when there are enough bytes for both;
@@ -1824,39 +1832,20 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   double capacityFirst =
       1.05 * double(size) / double(parts[0].endOffset - parts[0].beginOffset);
 
-  // Both threads take the next part until none is left: when one core
-  // runs slower (this host's does at times, 1.5-1.7x), the faster thread
-  // takes more parts instead of the section waiting for the slower half.
+  // Both threads take the next part until none is left (inTurn).
   std::vector<SectionResult> results(k);
   std::vector<SectionUnits> partUnits(k);
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  bool crashedHere = false, crashedBeside = false;
-  auto work = [&](MLIRContext *ctx, bool &crashed) {
-    for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
-      std::optional<std::string> crash = runContained([&] {
-        analyzeSectionUnguarded(file, path, sec, config, results[i],
-                                units ? &partUnits[i] : nullptr, nullptr,
-                                &parts[i], ctx, nullptr,
-                                i == 0 ? capacityFirst : 1.0);
-      });
-      if (crash) { // This context is not used again (abandonParts).
-        crashed = true;
-        stop = true;
-      }
-    }
-  };
-  {
-    PhaseTimer t("analysis in parts");
-    TaskThread::Running other =
-        helperThread.beside([&] { work(partContext.get(), crashedBeside); });
-    work(context.get(), crashedHere);
-    other.join();
-  }
-  if (crashedHere || crashedBeside) {
-    abandonParts(crashedHere, crashedBeside);
+  std::vector<char> done(k, 0);
+  if (!inTurn(
+          k,
+          [&](size_t i, MLIRContext *ctx) {
+            analyzeSectionUnguarded(file, path, sec, config, results[i],
+                                    units ? &partUnits[i] : nullptr, nullptr,
+                                    &parts[i], ctx, nullptr,
+                                    i == 0 ? capacityFirst : 1.0);
+          },
+          done, "analysis in parts"))
     return std::nullopt;
-  }
   for (const SectionResult &part : results)
     if (!part.section.parsed)
       return std::nullopt;
@@ -1909,6 +1898,38 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   return std::move(r);
 }
 
+bool Analyzer::Impl::inTurn(
+    size_t k, llvm::function_ref<void(size_t, MLIRContext *)> item,
+    std::vector<char> &done, const char *phase) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  bool crashedHere = false, crashedBeside = false;
+  auto work = [&](MLIRContext *ctx, bool &crashed) {
+    for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
+      if (runContained([&] { item(i, ctx); })) {
+        crashed = true; // this context is not used again (abandonParts)
+        stop = true;
+      } else {
+        done[i] = 1;
+      }
+    }
+  };
+  {
+    PhaseTimer t(phase);
+    TaskThread::Running other = helperThread.beside([&] {
+      if (!partContext) // made here, beside the first items
+        partContext = makeContext();
+      work(partContext.get(), crashedBeside);
+    });
+    work(context.get(), crashedHere);
+    other.join();
+  }
+  if (!crashedHere && !crashedBeside)
+    return true;
+  abandonParts(crashedHere, crashedBeside);
+  return false;
+}
+
 void Analyzer::Impl::analyzeSmallSections(
     const FileText &file, const std::string &path, const Config &config,
     llvm::ArrayRef<Section> secs, llvm::ArrayRef<SectionResult *> results,
@@ -1917,41 +1938,17 @@ void Analyzer::Impl::analyzeSmallSections(
   for (const Section &sec : secs)
     bytes += sec.endOffset - sec.beginOffset;
   std::vector<char> done(k, 0);
-  if (k >= 2 && bytes >= parallelSectionBytes) {
-    // Like analyzeInParts: whichever thread is free takes the next section
-    // (one core of this host runs slower at times). Each thread's sections
-    // are whole: verified on it (below parallelSectionBytes, no verifier
-    // beside) and retired like any whole section's parse.
-    std::atomic<size_t> next{0};
-    std::atomic<bool> stop{false};
-    bool crashedHere = false, crashedBeside = false;
-    auto work = [&](MLIRContext *ctx, bool &crashed) {
-      for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
-        std::optional<std::string> crash = runContained([&] {
+  // Whole sections on either thread: verified on it (below
+  // parallelSectionBytes, no verifier beside) and retired like any whole
+  // section's parse.
+  if (k >= 2 && bytes >= parallelSectionBytes)
+    (void)inTurn(
+        k,
+        [&](size_t i, MLIRContext *ctx) {
           analyzeSectionUnguarded(file, path, secs[i], config, *results[i],
                                   units[i], nullptr, nullptr, ctx);
-        });
-        if (crash) { // This context is not used again (abandonParts).
-          crashed = true;
-          stop = true;
-        } else {
-          done[i] = 1;
-        }
-      }
-    };
-    {
-      PhaseTimer t("small sections on two threads");
-      TaskThread::Running other = helperThread.beside([&] {
-        if (!partContext) // made here, beside the first sections
-          partContext = makeContext();
-        work(partContext.get(), crashedBeside);
-      });
-      work(context.get(), crashedHere);
-      other.join();
-    }
-    if (crashedHere || crashedBeside)
-      abandonParts(crashedHere, crashedBeside);
-  }
+        },
+        done, "small sections on two threads");
   // The rest (all of them, unless two threads ran them; after a crash the
   // sections it left): analyzeSection reports a crash on its section.
   for (size_t i = 0; i < k; ++i) {

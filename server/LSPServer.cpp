@@ -233,14 +233,23 @@ private:
                                              {"message", message.str()}}}});
   }
 
+  static constexpr const char *kIgnored =
+      R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
+  /// A request (`id`) is answered with the error; a notification dropped.
+  void refuse(std::string &text, const json::Value *id, ErrorCode code,
+              StringRef message) {
+    if (id)
+      replaceWithError(text, *id, code, message);
+    else
+      text = kIgnored;
+  }
+
   void inspect(std::string &text) {
     currentId.reset();
     parsed.reset();
     openedText.reset();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       return; // End of a delimited stream.
-    static constexpr const char *kIgnored =
-        R"({"jsonrpc":"2.0","method":"$/tosa-lsp/ignored"})";
     // A document's text is taken out first (MessageJSON.h): the nesting
     // check and llvm::json read the rest.
     std::optional<LongStrings> taken = takeLongStrings(text, kLongString);
@@ -280,12 +289,9 @@ private:
     }
     if (!obj || obj->getString("jsonrpc") != std::optional<StringRef>("2.0")) {
       Logger::error("ignoring a message that is not a JSON-RPC 2.0 object");
-      if (id && method) // A request: JSON-RPC requires an answer.
-        replaceWithError(text, *id, ErrorCode::InvalidRequest,
-                         "not a JSON-RPC 2.0 request (\"jsonrpc\": \"2.0\" "
-                         "missing)");
-      else
-        text = kIgnored;
+      // A request: JSON-RPC requires an answer.
+      refuse(text, method ? id : nullptr, ErrorCode::InvalidRequest,
+             "not a JSON-RPC 2.0 request (\"jsonrpc\": \"2.0\" missing)");
       return;
     }
     // An id is an integer or a string, a method a string (LSP's
@@ -296,11 +302,8 @@ private:
       return;
     }
     if (!method && obj->get("method")) {
-      if (id)
-        replaceWithError(text, *id, ErrorCode::InvalidRequest,
-                         "\"method\" must be a string");
-      else
-        text = kIgnored;
+      refuse(text, id, ErrorCode::InvalidRequest,
+             "\"method\" must be a string");
       return;
     }
     // Before `initialize`, requests get ServerNotInitialized and
@@ -313,20 +316,13 @@ private:
       }
       initializeSeen = true;
     } else if (method && !initializeSeen && *method != "exit") {
-      if (id)
-        replaceWithError(text, *id, ErrorCode::ServerNotInitialized,
-                         "the server is not initialized: send initialize "
-                         "first");
-      else
-        text = kIgnored;
+      refuse(text, id, ErrorCode::ServerNotInitialized,
+             "the server is not initialized: send initialize first");
       return;
     }
     if (shutdownSeen && method && *method != "exit") {
-      if (id)
-        replaceWithError(text, *id, ErrorCode::InvalidRequest,
-                         "the server is shutting down");
-      else
-        text = kIgnored;
+      refuse(text, id, ErrorCode::InvalidRequest,
+             "the server is shutting down");
       return;
     }
     if (id && method) {

@@ -29,6 +29,17 @@ FileAnalysis analyze(const std::string &text, const Config &config = {}) {
   return analyzer.analyze(text, "test.mlir", config);
 }
 
+/// `count` functions @f0, @f1, ... of one broadcasting tosa.add each.
+std::string addFunctions(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i)
+    text += "func.func @f" + std::to_string(i) +
+            "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
+            "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
+            "tensor<4x?xf32>\n  return %0 : tensor<4x?xf32>\n}\n";
+  return text;
+}
+
 std::vector<const Diagnostic *> errors(const FileAnalysis &fa) {
   std::vector<const Diagnostic *> out;
   for (const Diagnostic &d : fa.diagnostics)
@@ -692,12 +703,7 @@ TEST(Analyzer, HalvesOnlyWhereNothingCrossesTheCut) {
 /// releaseMemory (before the contexts it lives in), or after a section
 /// that does not parse.
 TEST(Analyzer, DeferredIRDestructionChangesNoResult) {
-  std::string text;
-  for (int i = 0; i < 40; ++i)
-    text += "func.func @f" + std::to_string(i) +
-            "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
-            "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
-            "tensor<4x?xf32>\n  return %0 : tensor<4x?xf32>\n}\n";
+  std::string text = addFunctions(40);
   const std::string versions[] = {
       text,                                      // in halves
       "module {\n" + text + "}\n",               // whole
@@ -1487,12 +1493,7 @@ TEST(Analyzer, SmallSectionsOnTwoThreadsThenEdits) {
 
   // Sections of several functions keep their units, whichever thread
   // analysed them: an edit inside one function analyses it alone.
-  std::string fns;
-  for (int i = 0; i < 4; ++i)
-    fns += "func.func @f" + std::to_string(i) +
-           "(%a: tensor<1x?xf32>, %b: tensor<4x1xf32>) -> tensor<4x?xf32> {\n"
-           "  %0 = tosa.add %a, %b : (tensor<1x?xf32>, tensor<4x1xf32>) -> "
-           "tensor<4x?xf32>\n  return %0 : tensor<4x?xf32>\n}\n";
+  std::string fns = addFunctions(4);
   std::string many = fns;
   for (int i = 1; i < 8; ++i)
     many += "// -----\n" + fns;
