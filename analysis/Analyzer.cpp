@@ -2648,6 +2648,20 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         currentOp = nullptr;
       };
       llvm::DenseMap<Operation *, unsigned> reportOf;
+      // Errors of ops MLIR cannot verify (detail::MalformedOp), as a
+      // verifier's; taken while their ops are alive.
+      std::vector<detail::MalformedOp> malformed;
+      auto reportMalformed = [&] {
+        for (const detail::MalformedOp &m : malformed) {
+          Diagnostic d;
+          d.source = DiagSource::Verifier;
+          d.range = ps.opRange(m.op);
+          d.message = m.message;
+          d.code = "verifier-error";
+          d.section = sec.index;
+          sectionDiags.push_back(std::move(d));
+        }
+      };
       SectionResult index;
       // While two threads use the context (below): destroyed after
       // bodiesGone is joined.
@@ -2678,7 +2692,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         });
         {
           PhaseTimer t("op reports (beside verify)");
-          detail::collectOpReports(ps, config, result.ops, reportOf);
+          detail::collectOpReports(ps, config, result.ops, reportOf,
+                                   &malformed);
         }
         verifier.join();
         if (crashed) {
@@ -2687,6 +2702,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
           deferredCrash = std::move(crashed);
           return;
         }
+        reportMalformed();
         detail::linkReports(owners, spanOwners, reportOf, index.values,
                             index.opSpans);
         // From here on only the top-level ops are read (collectUnits): the
@@ -2700,8 +2716,10 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         verify();
         {
           PhaseTimer t("op reports");
-          detail::collectOpReports(ps, config, result.ops, reportOf);
+          detail::collectOpReports(ps, config, result.ops, reportOf,
+                                   &malformed);
         }
+        reportMalformed();
         if (collectIndexes) {
           PhaseTimer t("index");
           detail::collectIndex(ps, reportOf, index);

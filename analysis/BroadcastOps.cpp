@@ -170,9 +170,36 @@ Inputs computeInputs(const ParsedSection &section, Operation *op, OpKind kind,
 }
 } // namespace
 
+/// What the Broadcastable trait requires of an op MLIR does not verify
+/// (spec: exactly one result; operands and result tensors or vectors), in
+/// mlir-opt's words for its test op; empty when it holds.
+static std::string malformedBroadcastable(Operation *op,
+                                          unsigned dataOperands) {
+  std::string name = "'" + op->getName().getStringRef().str() + "' op ";
+  if (op->getNumResults() != 1)
+    return name + "requires one result";
+  auto shaped = [](Type t) { return isa<TensorType, VectorType>(t); };
+  auto typeText = [](Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    t.print(os);
+    return s;
+  };
+  for (unsigned i = 0; i < dataOperands && i < op->getNumOperands(); ++i)
+    if (!shaped(op->getOperand(i).getType()))
+      return name + "operand #" + std::to_string(i) +
+             " must be a tensor or vector, but got '" +
+             typeText(op->getOperand(i).getType()) + "'";
+  if (!shaped(op->getResult(0).getType()))
+    return name + "result #0 must be a tensor or vector, but got '" +
+           typeText(op->getResult(0).getType()) + "'";
+  return "";
+}
+
 void collectOpReports(const ParsedSection &section, const Config &config,
                       std::vector<OpReport> &out,
-                      llvm::DenseMap<Operation *, unsigned> &reportOf) {
+                      llvm::DenseMap<Operation *, unsigned> &reportOf,
+                      std::vector<MalformedOp> *malformed) {
   // At most one report per op: reserved once (pages past the reports are
   // never touched), not grown by doubling with a copy each time.
   out.reserve(out.size() + size_t(llvm::size(section.state.getOpDefs()) *
@@ -222,6 +249,14 @@ void collectOpReports(const ParsedSection &section, const Config &config,
       return;
     }
 
+    if (*kind == OpKind::Implicit && !nk.tosa && !op->isRegistered()) {
+      std::string why = malformedBroadcastable(op, numDataOperands(op));
+      if (!why.empty()) {
+        if (malformed)
+          malformed->push_back({op, std::move(why)});
+        return;
+      }
+    }
     if (op->getNumResults() != 1)
       return;
     unsigned n = *kind == OpKind::Implicit         ? numDataOperands(op)

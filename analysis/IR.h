@@ -130,12 +130,22 @@ bool verifyAll(mlir::Operation *op,
                llvm::DenseSet<mlir::Operation *> &failed,
                llvm::DenseSet<mlir::Operation *> &visited);
 
+/// An op named Broadcastable by the configuration that MLIR does not know
+/// (`test.broadcastable`, `tfl.*`), so nothing verified it, and that lacks
+/// what the trait requires: exactly one result, tensor or vector operands
+/// and result. It gets an error instead of a report.
+struct MalformedOp {
+  mlir::Operation *op;
+  std::string message;
+};
+
 /// Appends a report for every Broadcastable / explicit-broadcast op in the
 /// section. Reads the IR only, so it may run while the section is being
 /// verified; markVerified then records what the verifier did.
 void collectOpReports(const ParsedSection &section, const Config &config,
                       std::vector<OpReport> &out,
-                      llvm::DenseMap<mlir::Operation *, unsigned> &reportOf);
+                      llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
+                      std::vector<MalformedOp> *malformed = nullptr);
 void markVerified(const llvm::DenseSet<mlir::Operation *> &failed,
                   const llvm::DenseSet<mlir::Operation *> &visited,
                   const llvm::DenseMap<mlir::Operation *, unsigned> &reportOf,
