@@ -153,9 +153,18 @@ struct HeaderWriter {
       decls << "writes its result into out* (allocated by the caller\n"
                "   with the result's sizes, contiguous, not overlapping an "
                "input);\n   nothing is allocated for the result.";
-    else
+    else if (type.getNumResults() == 1)
+      decls << "the result is allocated by the callee with malloc;\n"
+               "   free(result->allocated) when done, unless it is an "
+               "input's\n   allocated pointer (a returned argument).";
+    else if (type.getNumResults() > 1)
       decls << "results are allocated by the callee with malloc;\n"
-               "   free(result->allocated) when done.";
+               "   free each distinct rN.allocated once, after reading every "
+               "result:\n   results may share one buffer (a value returned "
+               "twice). Do not\n   free one that is an input's allocated "
+               "pointer (a returned argument).";
+    else
+      decls << "no results.";
     if (contiguous)
       decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] = "
                "1,\n   strides[i] = strides[i+1] * sizes[i+1]); their "

@@ -9,7 +9,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
@@ -386,7 +386,9 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                      " failed: " + llvm::toString(std::move(e)));
 
   llvm::json::Array outs;
-  llvm::SmallPtrSet<void *, 4> freed;
+  // Results may share a buffer (`return %0, %0`): each is freed once, and
+  // only after every result has been read.
+  llvm::SetVector<void *> toFree;
   for (const Output &o : outputs) {
     const char *descriptor =
         reinterpret_cast<const char *>(results.data()) + o.offset;
@@ -404,11 +406,12 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
       void *allocated = memref.basePtr;
       bool isInput = llvm::any_of(
           inputs, [&](const Input &in) { return in.allocated == allocated; });
-      // Each buffer once, should two results share one.
-      if (!isInput && freed.insert(allocated).second)
-        std::free(allocated);
+      if (!isInput)
+        toFree.insert(allocated);
     });
   }
+  for (void *allocated : toFree)
+    std::free(allocated);
   llvm::json::Object out{{"function", options.function},
                          {"inputs", std::move(echoed)},
                          {"results", std::move(outs)}};

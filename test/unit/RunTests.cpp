@@ -125,6 +125,43 @@ TEST(Run, SeveralResultsOfMixedRanks) {
       "{\"data\":[[15,13,11]],\"shape\":[1,3]}]");
 }
 
+// `return %0, %0`: both results are one buffer. Freeing it before the
+// second result was read put the allocator's free-list pointers in its
+// first 8 bytes.
+TEST(Run, AliasedResultsAreReadBeforeTheBufferIsFreed) {
+  const char *text =
+      "func.func @f(%a: tensor<64x25xi16>, %b: tensor<64x25xi16>) -> "
+      "(tensor<64x25xi16>, tensor<64x25xi16>) {\n"
+      "  %0 = tosa.add %a, %b : (tensor<64x25xi16>, tensor<64x25xi16>) -> "
+      "tensor<64x25xi16>\n"
+      "  return %0, %0 : tensor<64x25xi16>, tensor<64x25xi16>\n"
+      "}\n";
+  std::string a = "[", sum = "[";
+  for (int i = 0; i < 64; ++i) {
+    a += i ? ",[" : "[";
+    sum += i ? ",[" : "[";
+    for (int j = 0; j < 25; ++j) {
+      a += (j ? "," : "") + std::to_string(i * 25 + j);
+      sum += (j ? "," : "") + std::to_string(2 * (i * 25 + j));
+    }
+    a += "]";
+    sum += "]";
+  }
+  a += "]";
+  sum += "]";
+  std::string one = "{\"data\":" + sum + ",\"shape\":[64,25]}";
+  RunOptions options;
+  options.function = "f";
+  options.inputs = "[" + a + "," + a + "]";
+  options.mode = LowerMode::Upstream;
+  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r->json);
+  ASSERT_TRUE(static_cast<bool>(json)) << llvm::toString(json.takeError());
+  EXPECT_EQ(compact(*json->getAsObject()->get("results")),
+            "[" + one + "," + one + "]");
+}
+
 TEST(Run, RankZeroResult) {
   const char *text =
       "func.func @scalar(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"
