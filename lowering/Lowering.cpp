@@ -247,10 +247,19 @@ static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
   SmallVector<Value> dests(impl.getArguments().drop_front(numArgs));
   impl.walk([&](func::ReturnOp ret) {
     OpBuilder rb(ret);
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      ret.setOperand(i, bufferization::MaterializeInDestinationOp::create(
-                            rb, ret.getLoc(), dests[i].getType(), v, dests[i])
-                            .getResult());
+    // A value returned twice (`return %0, %0`) cannot be computed in place
+    // into two destinations: later occurrences copy the first destination.
+    llvm::DenseMap<Value, Value> written;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      Value source = written.lookup(v);
+      Value result = bufferization::MaterializeInDestinationOp::create(
+                         rb, ret.getLoc(), dests[i].getType(),
+                         source ? source : v, dests[i])
+                         .getResult();
+      if (!source)
+        written[v] = result;
+      ret.setOperand(i, result);
+    }
   });
 
   b.setInsertionPointAfter(impl);
