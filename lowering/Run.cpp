@@ -14,9 +14,11 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <type_traits>
@@ -95,6 +97,11 @@ template <typename T> T fromDouble(ElementKind k, double v) {
 
 template <typename T> llvm::json::Value toValue(ElementKind k, T x) {
   if constexpr (std::is_floating_point_v<T>) {
+    // JSON has no NaN or infinity; llvm::json would print a bare `nan`.
+    if (std::isnan(x))
+      return "nan";
+    if (std::isinf(x))
+      return x > 0 ? "inf" : "-inf";
     return static_cast<double>(x);
   } else {
     if (k == ElementKind::I1)
@@ -177,20 +184,32 @@ bool shapeOf(const llvm::json::Value &v, std::vector<int64_t> &shape,
   return true;
 }
 
-bool flatten(const llvm::json::Value &v, std::vector<double> &values,
-             std::string &error) {
+/// The values of a nested list, row-major. Float elements also take the
+/// strings results print for what JSON cannot write: "nan", "inf", "-inf".
+bool flatten(const llvm::json::Value &v, ElementKind kind,
+             std::vector<double> &values, std::string &error) {
   if (const llvm::json::Array *a = v.getAsArray()) {
     for (const llvm::json::Value &e : *a)
-      if (!flatten(e, values, error))
+      if (!flatten(e, kind, values, error))
         return false;
     return true;
   }
-  if (auto d = v.getAsNumber())
+  std::optional<llvm::StringRef> str = v.getAsString();
+  if (str && isFloat(kind) &&
+      (*str == "nan" || *str == "inf" || *str == "-inf")) {
+    double inf = std::numeric_limits<double>::infinity();
+    values.push_back(*str == "nan"   ? std::numeric_limits<double>::quiet_NaN()
+                     : *str == "inf" ? inf
+                                     : -inf);
+  } else if (auto d = v.getAsNumber()) {
     values.push_back(*d);
-  else if (auto b = v.getAsBoolean())
+  } else if (auto b = v.getAsBoolean()) {
     values.push_back(*b);
-  else {
-    error = "inputs must be numbers, booleans or nested lists of them";
+  } else {
+    error = isFloat(kind) ? "inputs must be numbers, \"nan\", \"inf\", "
+                            "\"-inf\", booleans or nested lists of them"
+                          : "inputs must be numbers, booleans or nested lists "
+                            "of them";
     return false;
   }
   return true;
@@ -315,7 +334,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
       count *= in.shape[d];
     }
     if (!given.empty()) {
-      if (!flatten(given[i], in.values, error))
+      if (!flatten(given[i], in.kind, in.values, error))
         return makeError(ErrorTopic::Inputs,
                          "argument #" + std::to_string(i) + ": " + error);
     } else {

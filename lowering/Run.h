@@ -20,7 +20,8 @@ namespace tosa_lsp {
 struct RunOptions {
   std::string function; // required (ErrorTopic::Function when empty)
   LowerMode mode = LowerMode::Fast;
-  /// JSON: an array with one nested list (or number) per argument.
+  /// JSON: an array with one nested list (or number) per argument. Float
+  /// elements may be "nan", "inf" or "-inf", as results print them.
   std::string inputs;
   /// Without inputs: random values from this seed.
   unsigned seed = 0;
@@ -30,7 +31,9 @@ struct RunOptions {
 };
 
 struct RunResult {
-  std::string json; // {"function", "inputs", "results"}
+  /// {"function", "inputs", "results"}: valid JSON, so NaN and infinities
+  /// are the strings "nan", "inf" and "-inf".
+  std::string json;
 };
 
 /// Errors (Errors.h): lowering's; inputs that do not fit the function's

@@ -162,6 +162,31 @@ TEST(Run, AliasedResultsAreReadBeforeTheBufferIsFreed) {
             "[" + one + "," + one + "]");
 }
 
+// JSON has no NaN or infinity: results print them as strings (a bare
+// `-nan` made the whole output unparsable), and inputs take them back.
+TEST(Run, NaNAndInfinityAreStringsBothWays) {
+  const char *text =
+      "func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %0 = tosa.log %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  %1 = tosa.reciprocal %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %0, %1 : tensor<4xf32>, tensor<4xf32>\n"
+      "}\n"
+      "func.func @twice(%a: tensor<4xf64>) -> tensor<4xf64> {\n"
+      "  %0 = tosa.add %a, %a : (tensor<4xf64>, tensor<4xf64>) -> "
+      "tensor<4xf64>\n"
+      "  return %0 : tensor<4xf64>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "f", "[[-1, 0, 1, 4]]"),
+            "[{\"data\":[\"nan\",\"-inf\",0,1.3862943649291992],"
+            "\"shape\":[4]},"
+            "{\"data\":[-1,\"inf\",1,0.25],\"shape\":[4]}]");
+  EXPECT_EQ(runResults(text, "twice", "[[\"nan\", \"inf\", \"-inf\", 1.5]]"),
+            "[{\"data\":[\"nan\",\"inf\",\"-inf\",3],\"shape\":[4]}]");
+  EXPECT_EQ(runError(text, "twice", "[[\"NaN\", 1, 2, 3]]"),
+            "argument #0: inputs must be numbers, \"nan\", \"inf\", "
+            "\"-inf\", booleans or nested lists of them");
+}
+
 TEST(Run, RankZeroResult) {
   const char *text =
       "func.func @scalar(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"

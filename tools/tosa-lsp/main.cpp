@@ -78,6 +78,8 @@ commands:
       [--mode=...] [-O0..3] [--format=json] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
       results as JSON; dynamic dims come from the inputs (or --shape).
+      NaN and infinities are the strings "nan", "inf" and "-inf", in the
+      output and in --inputs.
   fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -237,7 +239,10 @@ cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
 cl::opt<std::string> shownName("display-name", cl::Hidden, cl::sub(compileCmd),
                                cl::cat(category));
 
-cl::opt<std::string> inputs("inputs", cl::desc("Arguments as a JSON array"),
+cl::opt<std::string> inputs("inputs",
+                            cl::desc("Arguments as a JSON array (NaN and "
+                                     "infinities: \"nan\", \"inf\", "
+                                     "\"-inf\")"),
                             cl::value_desc("json"), cl::sub(runCmd),
                             cl::cat(category));
 NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
