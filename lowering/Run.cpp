@@ -57,6 +57,48 @@ bool isFloat(ElementKind k) {
   return k == ElementKind::F32 || k == ElementKind::F64;
 }
 
+uint64_t bytesPerElement(ElementKind k) {
+  switch (k) {
+  case ElementKind::I1:
+  case ElementKind::I8:
+    return 1;
+  case ElementKind::I16:
+    return 2;
+  case ElementKind::F32:
+  case ElementKind::I32:
+    return 4;
+  case ElementKind::F64:
+  case ElementKind::I64:
+    return 8;
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+/// The bytes of a buffer of `shape`, nullopt when that overflows.
+std::optional<uint64_t> bufferBytes(ElementKind k,
+                                    llvm::ArrayRef<int64_t> shape) {
+  uint64_t bytes = bytesPerElement(k);
+  bool overflow = false;
+  for (int64_t d : shape)
+    if (d < 0 ||
+        (bytes = llvm::SaturatingMultiply(bytes, uint64_t(d), &overflow),
+         overflow))
+      return std::nullopt;
+  return bytes;
+}
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
+}
+
+std::string sizeText(uint64_t bytes) {
+  return bytes % (1ull << 30) == 0 ? std::to_string(bytes >> 30) + " GiB"
+                                   : std::to_string(bytes) + " bytes";
+}
+
 template <typename T, typename Fn, int... Ranks>
 bool withRank(int64_t rank, Fn &fn, std::integer_sequence<int, Ranks...>) {
   return ((rank == Ranks &&
@@ -277,6 +319,23 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   // Input sizes come from the JSON values, or from the shapes asked for.
   ErrorTopic sizesFrom =
       given.empty() ? ErrorTopic::Shapes : ErrorTopic::Inputs;
+  // Checked before anything is allocated: one huge --shape would otherwise
+  // allocate until the machine runs out of memory. Results of static shape
+  // count too; dynamic ones are known only after the call.
+  uint64_t totalBytes = 0;
+  for (Type t : sig.getResults()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    std::optional<ElementKind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
+    if (!kind || !type.hasStaticShape())
+      continue;
+    std::optional<uint64_t> b = bufferBytes(*kind, type.getShape());
+    totalBytes = llvm::SaturatingAdd(totalBytes, b.value_or(UINT64_MAX));
+  }
+  if (totalBytes > options.maxBytes)
+    return makeError("the results of @" + options.function +
+                     " would take more than the limit of " +
+                     sizeText(options.maxBytes));
   std::mt19937_64 rng(options.seed);
   llvm::json::Array echoed;
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
@@ -323,7 +382,6 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                                       std::to_string(type.getRank()) +
                                       " but the input has rank " +
                                       std::to_string(in.shape.size()));
-    int64_t count = 1;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d])
         return makeError(sizesFrom,
@@ -331,8 +389,20 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                              std::to_string(d) + " must be " +
                              std::to_string(type.getDimSize(d)) +
                              ", the input has " + std::to_string(in.shape[d]));
-      count *= in.shape[d];
     }
+    std::optional<uint64_t> bytes = bufferBytes(in.kind, in.shape);
+    totalBytes = llvm::SaturatingAdd(totalBytes, bytes.value_or(UINT64_MAX));
+    if (!bytes || totalBytes > options.maxBytes)
+      return makeError(
+          sizesFrom,
+          "argument #" + std::to_string(i) + " of shape " +
+              shapeText(in.shape) +
+              (bytes ? " takes " + std::to_string(*bytes) + " bytes"
+                     : " has more elements than can be counted") +
+              ": the arguments and results would take more than the limit "
+              "of " +
+              sizeText(options.maxBytes));
+    int64_t count = static_cast<int64_t>(*bytes / bytesPerElement(in.kind));
     if (!given.empty()) {
       if (!flatten(given[i], in.kind, in.values, error))
         return makeError(ErrorTopic::Inputs,

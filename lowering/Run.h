@@ -12,10 +12,14 @@
 #include "Errors.h"
 #include "Lowering.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tosa_lsp {
+
+/// run's default limit on its buffers: 4 GiB.
+constexpr uint64_t kDefaultRunMaxBytes = uint64_t(4) << 30;
 
 struct RunOptions {
   std::string function; // required (ErrorTopic::Function when empty)
@@ -28,6 +32,10 @@ struct RunOptions {
   /// Per argument "2x3"; fills the dynamic dims of random inputs (default 2).
   std::vector<std::string> shapes;
   unsigned optLevel = 2;
+  /// The arguments' buffers and the results' of static shape may take at
+  /// most this many bytes in all (ErrorTopic::Shapes or Inputs beyond):
+  /// refused before anything is allocated.
+  uint64_t maxBytes = kDefaultRunMaxBytes;
 };
 
 struct RunResult {

@@ -75,11 +75,12 @@ commands:
       An existing OUT (or header) is an error; --force replaces it,
       --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
-      [--mode=...] [-O0..3] [--format=json] FILE
+      [--mode=...] [-O0..3] [--max-bytes=SIZE] [--format=json] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
       results as JSON; dynamic dims come from the inputs (or --shape).
       NaN and infinities are the strings "nan", "inf" and "-inf", in the
-      output and in --inputs.
+      output and in --inputs. The arguments and the results of static
+      shape may take at most SIZE bytes in all (default 4G; K, M, G).
   fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -248,6 +249,10 @@ cl::opt<std::string> inputs("inputs",
 NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
                         cl::value_desc("seed"), cl::sub(runCmd),
                         cl::cat(category));
+cl::opt<std::string> maxBytes(
+    "max-bytes",
+    cl::desc("Limit on the arguments' and results' buffers (default 4G)"),
+    cl::value_desc("size"), cl::sub(runCmd), cl::cat(category));
 cl::list<std::string> shapes("shape", cl::desc("Shapes of dynamic arguments"),
                              cl::value_desc("2x3,..."), cl::CommaSeparated,
                              cl::sub(runCmd), cl::cat(category));
@@ -727,6 +732,18 @@ int runFix() {
   return 0;
 }
 
+/// A positive size: bytes, or with a K, M or G suffix (powers of 1024).
+std::optional<uint64_t> parseSize(StringRef size) {
+  uint64_t unit = size.consume_back("K")   ? 1ull << 10
+                  : size.consume_back("M") ? 1ull << 20
+                  : size.consume_back("G") ? 1ull << 30
+                                           : 1;
+  uint64_t n;
+  if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
+    return std::nullopt;
+  return n * unit;
+}
+
 /// Parses --mode (and --stage) against the one table.
 bool parseModeOrReport(LowerMode &out, int &rc) {
   std::optional<LowerMode> m = parseMode(mode);
@@ -814,17 +831,12 @@ int runCompile() {
   if (streamingStores == "off") {
     opts.streamThreshold = UINT64_MAX;
   } else if (streamingStores != "auto") {
-    llvm::StringRef size = streamingStores;
-    uint64_t unit = size.consume_back("K")   ? 1ull << 10
-                    : size.consume_back("M") ? 1ull << 20
-                    : size.consume_back("G") ? 1ull << 30
-                                             : 1;
-    uint64_t n;
-    if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
+    std::optional<uint64_t> size = parseSize(streamingStores);
+    if (!size)
       return usageError("compile: --streaming-stores takes auto, off or a "
                         "positive size (4096, 512K, 4M, 1G), not '" +
                         streamingStores + "'");
-    opts.streamThreshold = n * unit;
+    opts.streamThreshold = *size;
   }
   if (force && newName)
     return usageError("compile: --force and --new-name exclude each other");
@@ -897,6 +909,14 @@ int runRun() {
   if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
     return rc;
   opts.optLevel = optLevel;
+  if (maxBytes.getNumOccurrences()) {
+    std::optional<uint64_t> size = parseSize(maxBytes);
+    if (!size)
+      return usageError("run: --max-bytes takes a positive size (4096, "
+                        "512K, 4M, 1G), not '" +
+                        maxBytes + "'");
+    opts.maxBytes = *size;
+  }
   if (files.size() != 1 || opts.function.empty())
     return usageError("run: expected FILE and --function F");
   if (haveInputs == haveSeed)
