@@ -10,6 +10,7 @@
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
@@ -226,16 +227,69 @@ bool shapeOf(const llvm::json::Value &v, std::vector<int64_t> &shape,
   return true;
 }
 
+const char *typeName(ElementKind k) {
+  switch (k) {
+  case ElementKind::F32:
+    return "f32";
+  case ElementKind::F64:
+    return "f64";
+  case ElementKind::I1:
+    return "i1";
+  case ElementKind::I8:
+    return "i8";
+  case ElementKind::I16:
+    return "i16";
+  case ElementKind::I32:
+    return "i32";
+  case ElementKind::I64:
+    return "i64";
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+/// Why `d` is no value of the integer kind `k`; empty when it is one.
+/// A C cast would wrap 300 to 44 in i8 and cut 3.7 to 3.
+std::string integerProblem(ElementKind k, double d) {
+  // As written for 3.7 (17 digits would show 3.7000000000000002).
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.15g", d);
+  if (k == ElementKind::I1)
+    return d == 0 || d == 1 ? ""
+                            : text + " is not a boolean (i1 takes true, "
+                                     "false, 0 or 1)";
+  if (d != std::trunc(d))
+    return text + " is not an integer (" + typeName(k) + ")";
+  unsigned bits = bytesPerElement(k) * 8;
+  double limit = std::ldexp(1.0, bits - 1); // exact: a power of two
+  if (d < -limit || d >= limit) {
+    uint64_t max = (uint64_t(1) << (bits - 1)) - 1;
+    return text + " is out of range for " + typeName(k) + " (-" +
+           std::to_string(max + 1) + " to " + std::to_string(max) + ")";
+  }
+  return "";
+}
+
 /// The values of a nested list, row-major. Float elements also take the
-/// strings results print for what JSON cannot write: "nan", "inf", "-inf".
+/// strings results print for what JSON cannot write: "nan", "inf", "-inf";
+/// integer elements must be integers in the type's range. `at` is the
+/// index of `v`; on failure, the index of the element at fault.
 bool flatten(const llvm::json::Value &v, ElementKind kind,
-             std::vector<double> &values, std::string &error) {
+             std::vector<double> &values, std::vector<size_t> &at,
+             std::string &error) {
   if (const llvm::json::Array *a = v.getAsArray()) {
-    for (const llvm::json::Value &e : *a)
-      if (!flatten(e, kind, values, error))
+    at.push_back(0);
+    for (const llvm::json::Value &e : *a) {
+      if (!flatten(e, kind, values, at, error))
         return false;
+      ++at.back();
+    }
+    at.pop_back();
     return true;
   }
+  auto fail = [&](const std::string &why) {
+    error = why;
+    return false;
+  };
   std::optional<llvm::StringRef> str = v.getAsString();
   if (str && isFloat(kind) &&
       (*str == "nan" || *str == "inf" || *str == "-inf")) {
@@ -244,15 +298,18 @@ bool flatten(const llvm::json::Value &v, ElementKind kind,
                      : *str == "inf" ? inf
                                      : -inf);
   } else if (auto d = v.getAsNumber()) {
+    if (!isFloat(kind))
+      if (std::string problem = integerProblem(kind, *d); !problem.empty())
+        return fail(problem);
     values.push_back(*d);
   } else if (auto b = v.getAsBoolean()) {
     values.push_back(*b);
   } else {
-    error = isFloat(kind) ? "inputs must be numbers, \"nan\", \"inf\", "
-                            "\"-inf\", booleans or nested lists of them"
-                          : "inputs must be numbers, booleans or nested lists "
-                            "of them";
-    return false;
+    return fail(isFloat(kind)
+                    ? "inputs must be numbers, \"nan\", \"inf\", \"-inf\", "
+                      "booleans or nested lists of them"
+                    : "inputs must be numbers, booleans or nested lists of "
+                      "them");
   }
   return true;
 }
@@ -404,9 +461,15 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
               sizeText(options.maxBytes));
     int64_t count = static_cast<int64_t>(*bytes / bytesPerElement(in.kind));
     if (!given.empty()) {
-      if (!flatten(given[i], in.kind, in.values, error))
+      std::vector<size_t> at;
+      if (!flatten(given[i], in.kind, in.values, at, error)) {
+        std::string where;
+        for (size_t k = 0; k < at.size(); ++k)
+          where += (k ? ", " : " at [") + std::to_string(at[k]);
         return makeError(ErrorTopic::Inputs,
-                         "argument #" + std::to_string(i) + ": " + error);
+                         "argument #" + std::to_string(i) + where +
+                             (where.empty() ? ": " : "]: ") + error);
+      }
     } else {
       for (int64_t e = 0; e < count; ++e)
         in.values.push_back(

@@ -25,7 +25,9 @@ struct RunOptions {
   std::string function; // required (ErrorTopic::Function when empty)
   LowerMode mode = LowerMode::Fast;
   /// JSON: an array with one nested list (or number) per argument. Float
-  /// elements may be "nan", "inf" or "-inf", as results print them.
+  /// elements may be "nan", "inf" or "-inf", as results print them;
+  /// integer elements must be integers in their type's range (i1: true,
+  /// false, 0 or 1), or the error names the argument and index.
   std::string inputs;
   /// Without inputs: random values from this seed.
   unsigned seed = 0;

@@ -183,8 +183,35 @@ TEST(Run, NaNAndInfinityAreStringsBothWays) {
   EXPECT_EQ(runResults(text, "twice", "[[\"nan\", \"inf\", \"-inf\", 1.5]]"),
             "[{\"data\":[\"nan\",\"inf\",\"-inf\",3],\"shape\":[4]}]");
   EXPECT_EQ(runError(text, "twice", "[[\"NaN\", 1, 2, 3]]"),
-            "argument #0: inputs must be numbers, \"nan\", \"inf\", "
+            "argument #0 at [0]: inputs must be numbers, \"nan\", \"inf\", "
             "\"-inf\", booleans or nested lists of them");
+}
+
+// A C cast wrapped 2147483648 to -2147483648 in i32 and 300 to 44 in i8,
+// and cut 3.7 to 3: integer inputs must be integers in range, named by
+// argument and index when not.
+TEST(Run, IntegerInputsMustBeIntegersInRange) {
+  const char *text =
+      "func.func @f(%a: tensor<2xi32>, %b: tensor<2x2xi8>, %c: tensor<2xi1>) "
+      "-> (tensor<2xi32>, tensor<2x2xi8>, tensor<2xi1>) {\n"
+      "  return %a, %b, %c : tensor<2xi32>, tensor<2x2xi8>, tensor<2xi1>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "f",
+                       "[[-2147483648, 2147483647], [[-128, 127], [0, 1]], "
+                       "[true, 0]]"),
+            "[{\"data\":[-2147483648,2147483647],\"shape\":[2]},"
+            "{\"data\":[[-128,127],[0,1]],\"shape\":[2,2]},"
+            "{\"data\":[true,false],\"shape\":[2]}]");
+  EXPECT_EQ(runError(text, "f", "[[2147483648, 0], [[0, 0], [0, 0]], [0, 1]]"),
+            "argument #0 at [0]: 2147483648 is out of range for i32 "
+            "(-2147483648 to 2147483647)");
+  EXPECT_EQ(runError(text, "f", "[[0, 3.7], [[0, 0], [0, 0]], [0, 1]]"),
+            "argument #0 at [1]: 3.7 is not an integer (i32)");
+  EXPECT_EQ(runError(text, "f", "[[0, 0], [[0, 0], [300, 0]], [0, 1]]"),
+            "argument #1 at [1, 0]: 300 is out of range for i8 (-128 to 127)");
+  EXPECT_EQ(runError(text, "f", "[[0, 0], [[0, 0], [0, 0]], [0, 2]]"),
+            "argument #2 at [1]: 2 is not a boolean (i1 takes true, false, 0 "
+            "or 1)");
 }
 
 TEST(Run, RankZeroResult) {
