@@ -2,6 +2,7 @@
 
 #include "Run.h"
 
+#include "Config.h"
 #include "LoweringIR.h"
 #include "RunMemRef.h"
 
@@ -53,6 +54,9 @@ std::optional<ElementKind> kindOf(Type t) {
     }
   return std::nullopt;
 }
+
+/// How deep --inputs may nest: well above any rank run supports.
+constexpr unsigned kMaxInputNesting = 64;
 
 bool isFloat(ElementKind k) {
   return k == ElementKind::F32 || k == ElementKind::F64;
@@ -356,6 +360,17 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   std::vector<Input> inputs(sig.getNumInputs());
   llvm::json::Array given;
   if (!options.inputs.empty()) {
+    // llvm::json's parser (and the walks after it) recurse per level: a
+    // deep enough `[[[...` overflows the stack. Arguments nest at most
+    // kMaxRunRank deep; up to kMaxInputNesting, a wrong depth gets the
+    // argument's own rank error below.
+    if (std::optional<size_t> at =
+            findDeepJsonNesting(options.inputs, kMaxInputNesting))
+      return makeError(
+          ErrorTopic::Inputs,
+          "the inputs nest deeper than " + std::to_string(kMaxInputNesting) +
+              " levels (at byte " + std::to_string(*at) +
+              "); run supports ranks up to " + std::to_string(kMaxRunRank));
     llvm::Expected<llvm::json::Value> parsed =
         llvm::json::parse(options.inputs);
     if (!parsed)
