@@ -79,6 +79,13 @@ std::optional<std::string> cElementType(Type t) {
   return std::nullopt;
 }
 
+/// Whether `name` can follow `_mlir_ciface_` in C: [A-Za-z0-9_]* (the
+/// prefix supplies the leading letter).
+bool isCIdentifier(llvm::StringRef name) {
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 struct HeaderWriter {
   std::ostringstream structs, decls;
   std::set<std::string> defined;
@@ -314,7 +321,24 @@ compile(const std::string &text, const std::string &path,
   // entry points before lowering.
   HeaderWriter header;
   bool headerOk = true;
-  if (options.header)
+  bool wantHeader = options.header;
+  if (wantHeader)
+    for (const std::string &name : ls.entryPoints) {
+      if (isCIdentifier(name))
+        continue;
+      std::string why = "the name of function @\"" + name +
+                        "\" is not a C identifier (_mlir_ciface_" + name +
+                        " would not compile)";
+      if (!options.headerIfPossible)
+        return sourceError(path, 0, 0,
+                           "cannot write a C header: " + why +
+                               "; rename the function, or compile without a "
+                               "header");
+      step("no C header: " + why);
+      wantHeader = false;
+      break;
+    }
+  if (wantHeader)
     for (const std::string &name : ls.entryPoints)
       headerOk &= header.function(
           name, ls.signatures.at(name),
@@ -324,7 +348,7 @@ compile(const std::string &text, const std::string &path,
                     .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
                     .getNumResults()
               : 0);
-  if (options.header && !headerOk)
+  if (wantHeader && !headerOk)
     return sourceError(path, 0, 0, "cannot write a C header: " + header.error);
 
   // Everything is produced in memory or in a private temp directory first;
@@ -505,7 +529,7 @@ compile(const std::string &text, const std::string &path,
   stem.resize(stem.size() - ext.size());
   std::vector<OutputFile> files = {{ext.str(), outData, executable}};
   std::string headerText;
-  if (options.header) {
+  if (wantHeader) {
     std::string guard =
         "TOSA_LSP_" + llvm::sys::path::filename(stem).upper() + "_H";
     for (char &c : guard)
@@ -520,7 +544,7 @@ compile(const std::string &text, const std::string &path,
     return written.takeError();
   r.output = (*written)[0];
   step("output: " + r.output);
-  if (options.header) {
+  if (wantHeader) {
     r.headerPath = (*written)[1];
     step("header: " + r.headerPath);
   }

@@ -234,6 +234,10 @@ cl::opt<bool> newName("new-name",
                       cl::sub(compileCmd), cl::cat(category));
 cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
                     cl::sub(compileCmd), cl::cat(category));
+// For the server's compile jobs: a header unless a name is not a C
+// identifier (a compile job always asks for one).
+cl::opt<bool> headerIfPossible("header-if-possible", cl::Hidden,
+                               cl::sub(compileCmd), cl::cat(category));
 // For the server's compile jobs, which compile a temp copy of a buffer.
 cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
                               cl::cat(category));
@@ -827,7 +831,8 @@ int runCompile() {
   opts.optLevel = optLevel;
   opts.strided = strided;
   opts.cpu = cpu;
-  opts.header = header;
+  opts.header = header || headerIfPossible;
+  opts.headerIfPossible = headerIfPossible;
   if (streamingStores == "off") {
     opts.streamThreshold = UINT64_MAX;
   } else if (streamingStores != "auto") {
