@@ -317,6 +317,15 @@ compile(const std::string &text, const std::string &path,
                  pipelineFor(LowerStage::LLVM, options.mode, options.strided));
           }))
     return std::move(err);
+  // An empty object or library would look like success.
+  if (ls.entryPoints.empty())
+    return options.function.empty()
+               ? makeError(path + " defines no public function with a body; "
+                                  "nothing to compile")
+               : makeError(ErrorTopic::Function,
+                           "@" + options.function +
+                               " is not a public function with a body; "
+                               "nothing to compile");
   // The header uses the TOSA-level signatures lowerSection recorded for the
   // entry points before lowering.
   HeaderWriter header;

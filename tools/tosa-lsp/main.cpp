@@ -184,7 +184,8 @@ cl::opt<bool> refineAll(
     cl::sub(fixCmd), cl::cat(category));
 
 cl::opt<std::string> function("function",
-                              cl::desc("Only this function (without @)"),
+                              cl::desc("Only this function (a leading @ is "
+                                       "allowed)"),
                               cl::value_desc("name"), cl::sub(fixCmd),
                               cl::sub(lowerCmd), cl::sub(compileCmd),
                               cl::sub(runCmd), cl::cat(category));
@@ -1007,6 +1008,13 @@ int main(int argc, char **argv) {
     return runCheck();
   if (explainCmd)
     return runExplain();
+  // `--function=@add` as MLIR spells it; `--function=` names nothing.
+  if (function.getNumOccurrences()) {
+    if (StringRef(function).starts_with("@"))
+      function = function.substr(1);
+    if (function.empty())
+      return usageError("--function needs a function name");
+  }
   if (fixCmd)
     return runFix();
   if (lowerCmd)
