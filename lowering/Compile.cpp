@@ -79,6 +79,13 @@ std::optional<std::string> cElementType(Type t) {
   return std::nullopt;
 }
 
+/// Whether `name` can follow `_mlir_ciface_` in C: [A-Za-z0-9_]* (the
+/// prefix supplies the leading letter).
+bool isCIdentifier(llvm::StringRef name) {
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 struct HeaderWriter {
   std::ostringstream structs, decls;
   std::set<std::string> defined;
@@ -153,9 +160,18 @@ struct HeaderWriter {
       decls << "writes its result into out* (allocated by the caller\n"
                "   with the result's sizes, contiguous, not overlapping an "
                "input);\n   nothing is allocated for the result.";
-    else
+    else if (type.getNumResults() == 1)
+      decls << "the result is allocated by the callee with malloc;\n"
+               "   free(result->allocated) when done, unless it is an "
+               "input's\n   allocated pointer (a returned argument).";
+    else if (type.getNumResults() > 1)
       decls << "results are allocated by the callee with malloc;\n"
-               "   free(result->allocated) when done.";
+               "   free each distinct rN.allocated once, after reading every "
+               "result:\n   results may share one buffer (a value returned "
+               "twice). Do not\n   free one that is an input's allocated "
+               "pointer (a returned argument).";
+    else
+      decls << "no results.";
     if (contiguous)
       decls << "\n   Inputs must be contiguous (row-major: strides[rank-1] = "
                "1,\n   strides[i] = strides[i+1] * sizes[i+1]); their "
@@ -301,11 +317,37 @@ compile(const std::string &text, const std::string &path,
                  pipelineFor(LowerStage::LLVM, options.mode, options.strided));
           }))
     return std::move(err);
+  // An empty object or library would look like success.
+  if (ls.entryPoints.empty())
+    return options.function.empty()
+               ? makeError(path + " defines no public function with a body; "
+                                  "nothing to compile")
+               : makeError(ErrorTopic::Function,
+                           "@" + options.function +
+                               " is not a public function with a body; "
+                               "nothing to compile");
   // The header uses the TOSA-level signatures lowerSection recorded for the
   // entry points before lowering.
   HeaderWriter header;
   bool headerOk = true;
-  if (options.header)
+  bool wantHeader = options.header;
+  if (wantHeader)
+    for (const std::string &name : ls.entryPoints) {
+      if (isCIdentifier(name))
+        continue;
+      std::string why = "the name of function @\"" + name +
+                        "\" is not a C identifier (_mlir_ciface_" + name +
+                        " would not compile)";
+      if (!options.headerIfPossible)
+        return sourceError(path, 0, 0,
+                           "cannot write a C header: " + why +
+                               "; rename the function, or compile without a "
+                               "header");
+      step("no C header: " + why);
+      wantHeader = false;
+      break;
+    }
+  if (wantHeader)
     for (const std::string &name : ls.entryPoints)
       headerOk &= header.function(
           name, ls.signatures.at(name),
@@ -315,7 +357,7 @@ compile(const std::string &text, const std::string &path,
                     .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
                     .getNumResults()
               : 0);
-  if (options.header && !headerOk)
+  if (wantHeader && !headerOk)
     return sourceError(path, 0, 0, "cannot write a C header: " + header.error);
 
   // Everything is produced in memory or in a private temp directory first;
@@ -496,7 +538,7 @@ compile(const std::string &text, const std::string &path,
   stem.resize(stem.size() - ext.size());
   std::vector<OutputFile> files = {{ext.str(), outData, executable}};
   std::string headerText;
-  if (options.header) {
+  if (wantHeader) {
     std::string guard =
         "TOSA_LSP_" + llvm::sys::path::filename(stem).upper() + "_H";
     for (char &c : guard)
@@ -511,7 +553,7 @@ compile(const std::string &text, const std::string &path,
     return written.takeError();
   r.output = (*written)[0];
   step("output: " + r.output);
-  if (options.header) {
+  if (wantHeader) {
     r.headerPath = (*written)[1];
     step("header: " + r.headerPath);
   }

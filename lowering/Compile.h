@@ -26,8 +26,13 @@ std::optional<EmitKind> parseEmit(const std::string &s);
 struct CompileOptions {
   std::string function; // empty: every function of the (single) section
   EmitKind emit = EmitKind::Object;
-  std::string output;  // required (ErrorTopic::Output when empty)
-  bool header = false; // also write OUTPUT-without-extension.h
+  std::string output; // required (ErrorTopic::Output when empty)
+  /// Also write OUTPUT-without-extension.h; an entry point whose name is
+  /// not a C identifier is then an error, unless `headerIfPossible`: then
+  /// no header is written and the log says why (the server's compile jobs,
+  /// which always ask for one).
+  bool header = false;
+  bool headerIfPossible = false;
   /// When OUTPUT (or its header) exists. Outputs are only ever created
   /// exclusively or renamed into place, never written through a symlink.
   OnExisting onExisting = OnExisting::Fail;

@@ -234,16 +234,32 @@ static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
   impl.setSymName(implName);
   impl.setPrivate();
   impl->removeAttr("llvm.emit_c_interface");
-  impl.setFunctionType(FunctionType::get(ctx, inputs, type.getResults()));
-  SmallVector<Value> dests;
-  for (Type t : type.getResults())
-    dests.push_back(impl.front().addArgument(t, impl.getLoc()));
+  // Through the interface, so that argument attributes (`{foo.name}` on
+  // F's arguments) get an entry for each destination too.
+  unsigned numArgs = type.getNumInputs(), numResults = type.getNumResults();
+  SmallVector<unsigned> at(numResults, numArgs);
+  SmallVector<DictionaryAttr> attrs(numResults, DictionaryAttr());
+  SmallVector<Location> locs(numResults, impl.getLoc());
+  if (failed(impl.insertArguments(at, type.getResults(), attrs, locs))) {
+    impl.erase();
+    return;
+  }
+  SmallVector<Value> dests(impl.getArguments().drop_front(numArgs));
   impl.walk([&](func::ReturnOp ret) {
     OpBuilder rb(ret);
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      ret.setOperand(i, bufferization::MaterializeInDestinationOp::create(
-                            rb, ret.getLoc(), dests[i].getType(), v, dests[i])
-                            .getResult());
+    // A value returned twice (`return %0, %0`) cannot be computed in place
+    // into two destinations: later occurrences copy the first destination.
+    llvm::DenseMap<Value, Value> written;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      Value source = written.lookup(v);
+      Value result = bufferization::MaterializeInDestinationOp::create(
+                         rb, ret.getLoc(), dests[i].getType(),
+                         source ? source : v, dests[i])
+                         .getResult();
+      if (!source)
+        written[v] = result;
+      ret.setOperand(i, result);
+    }
   });
 
   b.setInsertionPointAfter(impl);

@@ -2,6 +2,7 @@
 
 #include "Run.h"
 
+#include "Config.h"
 #include "LoweringIR.h"
 #include "RunMemRef.h"
 
@@ -9,14 +10,17 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <type_traits>
@@ -51,8 +55,53 @@ std::optional<ElementKind> kindOf(Type t) {
   return std::nullopt;
 }
 
+/// How deep --inputs may nest: well above any rank run supports.
+constexpr unsigned kMaxInputNesting = 64;
+
 bool isFloat(ElementKind k) {
   return k == ElementKind::F32 || k == ElementKind::F64;
+}
+
+uint64_t bytesPerElement(ElementKind k) {
+  switch (k) {
+  case ElementKind::I1:
+  case ElementKind::I8:
+    return 1;
+  case ElementKind::I16:
+    return 2;
+  case ElementKind::F32:
+  case ElementKind::I32:
+    return 4;
+  case ElementKind::F64:
+  case ElementKind::I64:
+    return 8;
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+/// The bytes of a buffer of `shape`, nullopt when that overflows.
+std::optional<uint64_t> bufferBytes(ElementKind k,
+                                    llvm::ArrayRef<int64_t> shape) {
+  uint64_t bytes = bytesPerElement(k);
+  bool overflow = false;
+  for (int64_t d : shape)
+    if (d < 0 ||
+        (bytes = llvm::SaturatingMultiply(bytes, uint64_t(d), &overflow),
+         overflow))
+      return std::nullopt;
+  return bytes;
+}
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
+}
+
+std::string sizeText(uint64_t bytes) {
+  return bytes % (1ull << 30) == 0 ? std::to_string(bytes >> 30) + " GiB"
+                                   : std::to_string(bytes) + " bytes";
 }
 
 template <typename T, typename Fn, int... Ranks>
@@ -95,6 +144,11 @@ template <typename T> T fromDouble(ElementKind k, double v) {
 
 template <typename T> llvm::json::Value toValue(ElementKind k, T x) {
   if constexpr (std::is_floating_point_v<T>) {
+    // JSON has no NaN or infinity; llvm::json would print a bare `nan`.
+    if (std::isnan(x))
+      return "nan";
+    if (std::isinf(x))
+      return x > 0 ? "inf" : "-inf";
     return static_cast<double>(x);
   } else {
     if (k == ElementKind::I1)
@@ -177,21 +231,89 @@ bool shapeOf(const llvm::json::Value &v, std::vector<int64_t> &shape,
   return true;
 }
 
-bool flatten(const llvm::json::Value &v, std::vector<double> &values,
+const char *typeName(ElementKind k) {
+  switch (k) {
+  case ElementKind::F32:
+    return "f32";
+  case ElementKind::F64:
+    return "f64";
+  case ElementKind::I1:
+    return "i1";
+  case ElementKind::I8:
+    return "i8";
+  case ElementKind::I16:
+    return "i16";
+  case ElementKind::I32:
+    return "i32";
+  case ElementKind::I64:
+    return "i64";
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+/// Why `d` is no value of the integer kind `k`; empty when it is one.
+/// A C cast would wrap 300 to 44 in i8 and cut 3.7 to 3.
+std::string integerProblem(ElementKind k, double d) {
+  // As written for 3.7 (17 digits would show 3.7000000000000002).
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.15g", d);
+  if (k == ElementKind::I1)
+    return d == 0 || d == 1 ? ""
+                            : text + " is not a boolean (i1 takes true, "
+                                     "false, 0 or 1)";
+  if (d != std::trunc(d))
+    return text + " is not an integer (" + typeName(k) + ")";
+  unsigned bits = bytesPerElement(k) * 8;
+  double limit = std::ldexp(1.0, bits - 1); // exact: a power of two
+  if (d < -limit || d >= limit) {
+    uint64_t max = (uint64_t(1) << (bits - 1)) - 1;
+    return text + " is out of range for " + typeName(k) + " (-" +
+           std::to_string(max + 1) + " to " + std::to_string(max) + ")";
+  }
+  return "";
+}
+
+/// The values of a nested list, row-major. Float elements also take the
+/// strings results print for what JSON cannot write: "nan", "inf", "-inf";
+/// integer elements must be integers in the type's range. `at` is the
+/// index of `v`; on failure, the index of the element at fault.
+bool flatten(const llvm::json::Value &v, ElementKind kind,
+             std::vector<double> &values, std::vector<size_t> &at,
              std::string &error) {
   if (const llvm::json::Array *a = v.getAsArray()) {
-    for (const llvm::json::Value &e : *a)
-      if (!flatten(e, values, error))
+    at.push_back(0);
+    for (const llvm::json::Value &e : *a) {
+      if (!flatten(e, kind, values, at, error))
         return false;
+      ++at.back();
+    }
+    at.pop_back();
     return true;
   }
-  if (auto d = v.getAsNumber())
-    values.push_back(*d);
-  else if (auto b = v.getAsBoolean())
-    values.push_back(*b);
-  else {
-    error = "inputs must be numbers, booleans or nested lists of them";
+  auto fail = [&](const std::string &why) {
+    error = why;
     return false;
+  };
+  std::optional<llvm::StringRef> str = v.getAsString();
+  if (str && isFloat(kind) &&
+      (*str == "nan" || *str == "inf" || *str == "-inf")) {
+    double inf = std::numeric_limits<double>::infinity();
+    values.push_back(*str == "nan"   ? std::numeric_limits<double>::quiet_NaN()
+                     : *str == "inf" ? inf
+                                     : -inf);
+  } else if (auto d = v.getAsNumber()) {
+    if (!isFloat(kind))
+      if (std::string problem = integerProblem(kind, *d); !problem.empty())
+        return fail(problem);
+    values.push_back(*d);
+  } else if (auto b = v.getAsBoolean()) {
+    values.push_back(*b);
+  } else {
+    return fail(isFloat(kind)
+                    ? "inputs must be numbers, \"nan\", \"inf\", \"-inf\", "
+                      "booleans or nested lists of them"
+                    : "inputs must be numbers, booleans or nested lists of "
+                      "them");
   }
   return true;
 }
@@ -238,6 +360,17 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   std::vector<Input> inputs(sig.getNumInputs());
   llvm::json::Array given;
   if (!options.inputs.empty()) {
+    // llvm::json's parser (and the walks after it) recurse per level: a
+    // deep enough `[[[...` overflows the stack. Arguments nest at most
+    // kMaxRunRank deep; up to kMaxInputNesting, a wrong depth gets the
+    // argument's own rank error below.
+    if (std::optional<size_t> at =
+            findDeepJsonNesting(options.inputs, kMaxInputNesting))
+      return makeError(
+          ErrorTopic::Inputs,
+          "the inputs nest deeper than " + std::to_string(kMaxInputNesting) +
+              " levels (at byte " + std::to_string(*at) +
+              "); run supports ranks up to " + std::to_string(kMaxRunRank));
     llvm::Expected<llvm::json::Value> parsed =
         llvm::json::parse(options.inputs);
     if (!parsed)
@@ -258,6 +391,23 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   // Input sizes come from the JSON values, or from the shapes asked for.
   ErrorTopic sizesFrom =
       given.empty() ? ErrorTopic::Shapes : ErrorTopic::Inputs;
+  // Checked before anything is allocated: one huge --shape would otherwise
+  // allocate until the machine runs out of memory. Results of static shape
+  // count too; dynamic ones are known only after the call.
+  uint64_t totalBytes = 0;
+  for (Type t : sig.getResults()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    std::optional<ElementKind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
+    if (!kind || !type.hasStaticShape())
+      continue;
+    std::optional<uint64_t> b = bufferBytes(*kind, type.getShape());
+    totalBytes = llvm::SaturatingAdd(totalBytes, b.value_or(UINT64_MAX));
+  }
+  if (totalBytes > options.maxBytes)
+    return makeError("the results of @" + options.function +
+                     " would take more than the limit of " +
+                     sizeText(options.maxBytes));
   std::mt19937_64 rng(options.seed);
   llvm::json::Array echoed;
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
@@ -304,7 +454,6 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                                       std::to_string(type.getRank()) +
                                       " but the input has rank " +
                                       std::to_string(in.shape.size()));
-    int64_t count = 1;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d])
         return makeError(sizesFrom,
@@ -312,12 +461,30 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                              std::to_string(d) + " must be " +
                              std::to_string(type.getDimSize(d)) +
                              ", the input has " + std::to_string(in.shape[d]));
-      count *= in.shape[d];
     }
+    std::optional<uint64_t> bytes = bufferBytes(in.kind, in.shape);
+    totalBytes = llvm::SaturatingAdd(totalBytes, bytes.value_or(UINT64_MAX));
+    if (!bytes || totalBytes > options.maxBytes)
+      return makeError(
+          sizesFrom,
+          "argument #" + std::to_string(i) + " of shape " +
+              shapeText(in.shape) +
+              (bytes ? " takes " + std::to_string(*bytes) + " bytes"
+                     : " has more elements than can be counted") +
+              ": the arguments and results would take more than the limit "
+              "of " +
+              sizeText(options.maxBytes));
+    int64_t count = static_cast<int64_t>(*bytes / bytesPerElement(in.kind));
     if (!given.empty()) {
-      if (!flatten(given[i], in.values, error))
+      std::vector<size_t> at;
+      if (!flatten(given[i], in.kind, in.values, at, error)) {
+        std::string where;
+        for (size_t k = 0; k < at.size(); ++k)
+          where += (k ? ", " : " at [") + std::to_string(at[k]);
         return makeError(ErrorTopic::Inputs,
-                         "argument #" + std::to_string(i) + ": " + error);
+                         "argument #" + std::to_string(i) + where +
+                             (where.empty() ? ": " : "]: ") + error);
+      }
     } else {
       for (int64_t e = 0; e < count; ++e)
         in.values.push_back(
@@ -386,7 +553,9 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                      " failed: " + llvm::toString(std::move(e)));
 
   llvm::json::Array outs;
-  llvm::SmallPtrSet<void *, 4> freed;
+  // Results may share a buffer (`return %0, %0`): each is freed once, and
+  // only after every result has been read.
+  llvm::SetVector<void *> toFree;
   for (const Output &o : outputs) {
     const char *descriptor =
         reinterpret_cast<const char *>(results.data()) + o.offset;
@@ -404,11 +573,12 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
       void *allocated = memref.basePtr;
       bool isInput = llvm::any_of(
           inputs, [&](const Input &in) { return in.allocated == allocated; });
-      // Each buffer once, should two results share one.
-      if (!isInput && freed.insert(allocated).second)
-        std::free(allocated);
+      if (!isInput)
+        toFree.insert(allocated);
     });
   }
+  for (void *allocated : toFree)
+    std::free(allocated);
   llvm::json::Object out{{"function", options.function},
                          {"inputs", std::move(echoed)},
                          {"results", std::move(outs)}};

@@ -12,25 +12,38 @@
 #include "Errors.h"
 #include "Lowering.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tosa_lsp {
 
+/// run's default limit on its buffers: 4 GiB.
+constexpr uint64_t kDefaultRunMaxBytes = uint64_t(4) << 30;
+
 struct RunOptions {
   std::string function; // required (ErrorTopic::Function when empty)
   LowerMode mode = LowerMode::Fast;
-  /// JSON: an array with one nested list (or number) per argument.
+  /// JSON: an array with one nested list (or number) per argument. Float
+  /// elements may be "nan", "inf" or "-inf", as results print them;
+  /// integer elements must be integers in their type's range (i1: true,
+  /// false, 0 or 1), or the error names the argument and index.
   std::string inputs;
   /// Without inputs: random values from this seed.
   unsigned seed = 0;
   /// Per argument "2x3"; fills the dynamic dims of random inputs (default 2).
   std::vector<std::string> shapes;
   unsigned optLevel = 2;
+  /// The arguments' buffers and the results' of static shape may take at
+  /// most this many bytes in all (ErrorTopic::Shapes or Inputs beyond):
+  /// refused before anything is allocated.
+  uint64_t maxBytes = kDefaultRunMaxBytes;
 };
 
 struct RunResult {
-  std::string json; // {"function", "inputs", "results"}
+  /// {"function", "inputs", "results"}: valid JSON, so NaN and infinities
+  /// are the strings "nan", "inf" and "-inf".
+  std::string json;
 };
 
 /// Errors (Errors.h): lowering's; inputs that do not fit the function's

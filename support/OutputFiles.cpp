@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <optional>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -111,6 +112,122 @@ static std::error_code writeAll(int fd, StringRef data) {
   return {};
 }
 
+namespace {
+
+/// What is at an output path before anything is written.
+enum class TargetKind {
+  Absent, // nothing, or a dangling symlink: created as before
+  File,   // a regular file or a symlink to one: taken, or renamed over
+  Stream, // a character device or FIFO (maybe behind symlinks): written into
+  Other,  // a directory, block device or socket: never touched
+};
+
+struct Target {
+  TargetKind kind = TargetKind::Absent;
+  const char *what = ""; // for messages: "a character device", ...
+  bool viaProc = false;  // a /proc fd link (/dev/stdout to a file)
+};
+
+/// Whether following the symlink at `p` goes through /proc, as /dev/stdout
+/// -> /proc/self/fd/1 does: the link names an open file, whatever it is.
+bool linksIntoProc(StringRef p) {
+  SmallString<256> cur = p;
+  for (unsigned hop = 0; hop < 40; ++hop) {
+    fs::file_status st;
+    if (fs::status(cur, st, /*follow=*/false) ||
+        st.type() != fs::file_type::symlink_file)
+      return false;
+    char buf[4096];
+    ssize_t n = ::readlink(cur.c_str(), buf, sizeof(buf));
+    if (n <= 0)
+      return false;
+    StringRef link(buf, n);
+    SmallString<256> next;
+    if (path::is_absolute(link)) {
+      next = link;
+    } else {
+      next = path::parent_path(cur);
+      path::append(next, link);
+    }
+    path::remove_dots(next, /*remove_dot_dot=*/true);
+    if (isInside(next, "/proc"))
+      return true;
+    cur = next;
+  }
+  return false;
+}
+
+const char *describe(fs::file_type t) {
+  switch (t) {
+  case fs::file_type::directory_file:
+    return "a directory";
+  case fs::file_type::block_file:
+    return "a block device";
+  case fs::file_type::character_file:
+    return "a character device";
+  case fs::file_type::fifo_file:
+    return "a FIFO";
+  case fs::file_type::socket_file:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+Target classify(const std::string &p) {
+  Target t;
+  fs::file_status own;
+  if (fs::status(p, own, /*follow=*/false))
+    return t;
+  fs::file_status st = own;
+  if (own.type() == fs::file_type::symlink_file) {
+    if (linksIntoProc(p)) {
+      t.kind = TargetKind::Stream;
+      t.what = "a link to an open file";
+      t.viaProc = true;
+      return t;
+    }
+    if (fs::status(p, st, /*follow=*/true))
+      return t; // dangling: the link itself is what is there
+  }
+  fs::file_type type = st.type();
+  t.what = describe(type);
+  if (type == fs::file_type::regular_file)
+    t.kind = TargetKind::File;
+  else if (type == fs::file_type::character_file ||
+           type == fs::file_type::fifo_file)
+    t.kind = TargetKind::Stream;
+  else
+    t.kind = TargetKind::Other;
+  return t;
+}
+
+/// Writes into an existing device or FIFO (`-o /dev/null`), as compilers
+/// do: opened without O_CREAT, and checked after the open so that a file
+/// put there meanwhile is not overwritten.
+Error writeInto(const std::string &p, const Target &t, StringRef data) {
+  int fd = ::open(p.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return fail("cannot open " + p + ": " +
+                std::error_code(errno, std::generic_category()).message());
+  struct stat st;
+  bool stream =
+      ::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                                (t.viaProc && S_ISREG(st.st_mode)));
+  // `> out` behind /dev/stdout: the output replaces what the file held.
+  if (stream && S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0)
+    stream = false;
+  if (!stream) {
+    ::close(fd);
+    return fail("cannot write " + p + ": it changed while being opened");
+  }
+  if (std::error_code ec = writeAll(fd, data))
+    return fail("cannot write " + p + ": " + ec.message());
+  return Error::success();
+}
+
+} // namespace
+
 Expected<std::vector<std::string>>
 writeOutputs(const std::string &stem, ArrayRef<OutputFile> files,
              OnExisting onExisting, ArrayRef<std::string> protectedPaths) {
@@ -146,15 +263,37 @@ writeOutputs(const std::string &stem, ArrayRef<OutputFile> files,
     if (taken)
       continue;
 
+    // Only regular files are ever replaced or removed. A device or FIFO as
+    // the main output is written into; side outputs (a header) beside one
+    // would land in /dev, so they are refused.
+    std::vector<Target> targets;
+    for (const std::string &p : paths)
+      targets.push_back(classify(p));
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (targets[i].kind == TargetKind::Other)
+        return fail("cannot write " + paths[i] + ": it is " + targets[i].what +
+                    ", not a regular file");
+      if (targets[i].kind == TargetKind::Stream && i > 0)
+        return fail("cannot write " + paths[i] + ": it is " + targets[i].what +
+                    "; only the main output may be a "
+                    "device or FIFO");
+    }
+    if (targets[0].kind == TargetKind::Stream) {
+      if (paths.size() > 1)
+        return fail("refusing to write " + paths[1] + ": the main output " +
+                    paths[0] + " is " + targets[0].what +
+                    ", not a regular file, and only a regular file may have "
+                    "outputs beside it; write the output to a file");
+      if (Error err = writeInto(paths[0], targets[0], files[0].data))
+        return std::move(err);
+      return paths;
+    }
+
     if (onExisting == OnExisting::Replace) {
       // Written beside the target, then renamed over it: rename replaces a
       // symlink itself instead of writing through it.
       std::vector<std::string> temps;
       for (size_t i = 0; i < files.size(); ++i) {
-        if (fs::is_directory(paths[i])) {
-          removeAll(temps);
-          return fail("cannot write " + paths[i] + ": it is a directory");
-        }
         int fd;
         SmallString<256> tmp;
         if (std::error_code ec = fs::createUniqueFile(

@@ -49,9 +49,13 @@ struct OutputFile {
 /// Writes each file as `stem + extension`, created with O_CREAT | O_EXCL |
 /// O_NOFOLLOW (or, with Replace, written beside and renamed over). A target
 /// that is the same file as one of `protectedPaths` (by device and inode,
-/// so hard links and symlinks count) is refused. Returns the paths written;
-/// on error nothing is left behind. A taken name with OnExisting::Fail is
-/// an ErrorTopic::OutputExists error (Errors.h).
+/// so hard links and symlinks count) is refused. Only regular files (or
+/// symlinks, not their targets) are ever replaced: a character device or
+/// FIFO as the first file (`/dev/null`, `/dev/stdout`) is written into,
+/// whatever `onExisting`, and then no other file may be written beside it;
+/// directories, block devices and sockets are refused. Returns the paths
+/// written; on error nothing is left behind. A taken name with
+/// OnExisting::Fail is an ErrorTopic::OutputExists error (Errors.h).
 llvm::Expected<std::vector<std::string>>
 writeOutputs(const std::string &stem, llvm::ArrayRef<OutputFile> files,
              OnExisting onExisting, llvm::ArrayRef<std::string> protectedPaths);

@@ -33,6 +33,10 @@ if mlir_lsp_server:
     config.substitutions.append(("%mlir-lsp-server", mlir_lsp_server))
 config.substitutions.append(("%examples", os.path.join(config.tosa_lsp_src_dir, "examples")))
 
+# Tests that make device nodes (mknod) in their temp directory.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
+
 # The corpus lives beside the repository and is never copied into it; tests
 # that read it are UNSUPPORTED (skipped cleanly) when it is absent.
 if os.path.isdir(config.corpus_dir):

@@ -125,6 +125,95 @@ TEST(Run, SeveralResultsOfMixedRanks) {
       "{\"data\":[[15,13,11]],\"shape\":[1,3]}]");
 }
 
+// `return %0, %0`: both results are one buffer. Freeing it before the
+// second result was read put the allocator's free-list pointers in its
+// first 8 bytes.
+TEST(Run, AliasedResultsAreReadBeforeTheBufferIsFreed) {
+  const char *text =
+      "func.func @f(%a: tensor<64x25xi16>, %b: tensor<64x25xi16>) -> "
+      "(tensor<64x25xi16>, tensor<64x25xi16>) {\n"
+      "  %0 = tosa.add %a, %b : (tensor<64x25xi16>, tensor<64x25xi16>) -> "
+      "tensor<64x25xi16>\n"
+      "  return %0, %0 : tensor<64x25xi16>, tensor<64x25xi16>\n"
+      "}\n";
+  std::string a = "[", sum = "[";
+  for (int i = 0; i < 64; ++i) {
+    a += i ? ",[" : "[";
+    sum += i ? ",[" : "[";
+    for (int j = 0; j < 25; ++j) {
+      a += (j ? "," : "") + std::to_string(i * 25 + j);
+      sum += (j ? "," : "") + std::to_string(2 * (i * 25 + j));
+    }
+    a += "]";
+    sum += "]";
+  }
+  a += "]";
+  sum += "]";
+  std::string one = "{\"data\":" + sum + ",\"shape\":[64,25]}";
+  RunOptions options;
+  options.function = "f";
+  options.inputs = "[" + a + "," + a + "]";
+  options.mode = LowerMode::Upstream;
+  llvm::Expected<RunResult> r = runFunction(text, "t.mlir", options);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r->json);
+  ASSERT_TRUE(static_cast<bool>(json)) << llvm::toString(json.takeError());
+  EXPECT_EQ(compact(*json->getAsObject()->get("results")),
+            "[" + one + "," + one + "]");
+}
+
+// JSON has no NaN or infinity: results print them as strings (a bare
+// `-nan` made the whole output unparsable), and inputs take them back.
+TEST(Run, NaNAndInfinityAreStringsBothWays) {
+  const char *text =
+      "func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %0 = tosa.log %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  %1 = tosa.reciprocal %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %0, %1 : tensor<4xf32>, tensor<4xf32>\n"
+      "}\n"
+      "func.func @twice(%a: tensor<4xf64>) -> tensor<4xf64> {\n"
+      "  %0 = tosa.add %a, %a : (tensor<4xf64>, tensor<4xf64>) -> "
+      "tensor<4xf64>\n"
+      "  return %0 : tensor<4xf64>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "f", "[[-1, 0, 1, 4]]"),
+            "[{\"data\":[\"nan\",\"-inf\",0,1.3862943649291992],"
+            "\"shape\":[4]},"
+            "{\"data\":[-1,\"inf\",1,0.25],\"shape\":[4]}]");
+  EXPECT_EQ(runResults(text, "twice", "[[\"nan\", \"inf\", \"-inf\", 1.5]]"),
+            "[{\"data\":[\"nan\",\"inf\",\"-inf\",3],\"shape\":[4]}]");
+  EXPECT_EQ(runError(text, "twice", "[[\"NaN\", 1, 2, 3]]"),
+            "argument #0 at [0]: inputs must be numbers, \"nan\", \"inf\", "
+            "\"-inf\", booleans or nested lists of them");
+}
+
+// A C cast wrapped 2147483648 to -2147483648 in i32 and 300 to 44 in i8,
+// and cut 3.7 to 3: integer inputs must be integers in range, named by
+// argument and index when not.
+TEST(Run, IntegerInputsMustBeIntegersInRange) {
+  const char *text =
+      "func.func @f(%a: tensor<2xi32>, %b: tensor<2x2xi8>, %c: tensor<2xi1>) "
+      "-> (tensor<2xi32>, tensor<2x2xi8>, tensor<2xi1>) {\n"
+      "  return %a, %b, %c : tensor<2xi32>, tensor<2x2xi8>, tensor<2xi1>\n"
+      "}\n";
+  EXPECT_EQ(runResults(text, "f",
+                       "[[-2147483648, 2147483647], [[-128, 127], [0, 1]], "
+                       "[true, 0]]"),
+            "[{\"data\":[-2147483648,2147483647],\"shape\":[2]},"
+            "{\"data\":[[-128,127],[0,1]],\"shape\":[2,2]},"
+            "{\"data\":[true,false],\"shape\":[2]}]");
+  EXPECT_EQ(runError(text, "f", "[[2147483648, 0], [[0, 0], [0, 0]], [0, 1]]"),
+            "argument #0 at [0]: 2147483648 is out of range for i32 "
+            "(-2147483648 to 2147483647)");
+  EXPECT_EQ(runError(text, "f", "[[0, 3.7], [[0, 0], [0, 0]], [0, 1]]"),
+            "argument #0 at [1]: 3.7 is not an integer (i32)");
+  EXPECT_EQ(runError(text, "f", "[[0, 0], [[0, 0], [300, 0]], [0, 1]]"),
+            "argument #1 at [1, 0]: 300 is out of range for i8 (-128 to 127)");
+  EXPECT_EQ(runError(text, "f", "[[0, 0], [[0, 0], [0, 0]], [0, 2]]"),
+            "argument #2 at [1]: 2 is not a boolean (i1 takes true, false, 0 "
+            "or 1)");
+}
+
 TEST(Run, RankZeroResult) {
   const char *text =
       "func.func @scalar(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"

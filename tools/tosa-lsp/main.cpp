@@ -75,9 +75,12 @@ commands:
       An existing OUT (or header) is an error; --force replaces it,
       --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
   run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
-      [--mode=...] [-O0..3] [--format=json] FILE
+      [--mode=...] [-O0..3] [--max-bytes=SIZE] [--format=json] FILE
       JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
       results as JSON; dynamic dims come from the inputs (or --shape).
+      NaN and infinities are the strings "nan", "inf" and "-inf", in the
+      output and in --inputs. The arguments and the results of static
+      shape may take at most SIZE bytes in all (default 4G; K, M, G).
   fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
       List the validated quick fixes (those the server offers), or print
       FILE with fix N applied.
@@ -181,7 +184,8 @@ cl::opt<bool> refineAll(
     cl::sub(fixCmd), cl::cat(category));
 
 cl::opt<std::string> function("function",
-                              cl::desc("Only this function (without @)"),
+                              cl::desc("Only this function (a leading @ is "
+                                       "allowed)"),
                               cl::value_desc("name"), cl::sub(fixCmd),
                               cl::sub(lowerCmd), cl::sub(compileCmd),
                               cl::sub(runCmd), cl::cat(category));
@@ -231,18 +235,29 @@ cl::opt<bool> newName("new-name",
                       cl::sub(compileCmd), cl::cat(category));
 cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
                     cl::sub(compileCmd), cl::cat(category));
+// For the server's compile jobs: a header unless a name is not a C
+// identifier (a compile job always asks for one).
+cl::opt<bool> headerIfPossible("header-if-possible", cl::Hidden,
+                               cl::sub(compileCmd), cl::cat(category));
 // For the server's compile jobs, which compile a temp copy of a buffer.
 cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
                               cl::cat(category));
 cl::opt<std::string> shownName("display-name", cl::Hidden, cl::sub(compileCmd),
                                cl::cat(category));
 
-cl::opt<std::string> inputs("inputs", cl::desc("Arguments as a JSON array"),
+cl::opt<std::string> inputs("inputs",
+                            cl::desc("Arguments as a JSON array (NaN and "
+                                     "infinities: \"nan\", \"inf\", "
+                                     "\"-inf\")"),
                             cl::value_desc("json"), cl::sub(runCmd),
                             cl::cat(category));
 NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
                         cl::value_desc("seed"), cl::sub(runCmd),
                         cl::cat(category));
+cl::opt<std::string> maxBytes(
+    "max-bytes",
+    cl::desc("Limit on the arguments' and results' buffers (default 4G)"),
+    cl::value_desc("size"), cl::sub(runCmd), cl::cat(category));
 cl::list<std::string> shapes("shape", cl::desc("Shapes of dynamic arguments"),
                              cl::value_desc("2x3,..."), cl::CommaSeparated,
                              cl::sub(runCmd), cl::cat(category));
@@ -722,6 +737,18 @@ int runFix() {
   return 0;
 }
 
+/// A positive size: bytes, or with a K, M or G suffix (powers of 1024).
+std::optional<uint64_t> parseSize(StringRef size) {
+  uint64_t unit = size.consume_back("K")   ? 1ull << 10
+                  : size.consume_back("M") ? 1ull << 20
+                  : size.consume_back("G") ? 1ull << 30
+                                           : 1;
+  uint64_t n;
+  if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
+    return std::nullopt;
+  return n * unit;
+}
+
 /// Parses --mode (and --stage) against the one table.
 bool parseModeOrReport(LowerMode &out, int &rc) {
   std::optional<LowerMode> m = parseMode(mode);
@@ -805,21 +832,17 @@ int runCompile() {
   opts.optLevel = optLevel;
   opts.strided = strided;
   opts.cpu = cpu;
-  opts.header = header;
+  opts.header = header || headerIfPossible;
+  opts.headerIfPossible = headerIfPossible;
   if (streamingStores == "off") {
     opts.streamThreshold = UINT64_MAX;
   } else if (streamingStores != "auto") {
-    llvm::StringRef size = streamingStores;
-    uint64_t unit = size.consume_back("K")   ? 1ull << 10
-                    : size.consume_back("M") ? 1ull << 20
-                    : size.consume_back("G") ? 1ull << 30
-                                             : 1;
-    uint64_t n;
-    if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
+    std::optional<uint64_t> size = parseSize(streamingStores);
+    if (!size)
       return usageError("compile: --streaming-stores takes auto, off or a "
                         "positive size (4096, 512K, 4M, 1G), not '" +
                         streamingStores + "'");
-    opts.streamThreshold = n * unit;
+    opts.streamThreshold = *size;
   }
   if (force && newName)
     return usageError("compile: --force and --new-name exclude each other");
@@ -892,6 +915,14 @@ int runRun() {
   if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
     return rc;
   opts.optLevel = optLevel;
+  if (maxBytes.getNumOccurrences()) {
+    std::optional<uint64_t> size = parseSize(maxBytes);
+    if (!size)
+      return usageError("run: --max-bytes takes a positive size (4096, "
+                        "512K, 4M, 1G), not '" +
+                        maxBytes + "'");
+    opts.maxBytes = *size;
+  }
   if (files.size() != 1 || opts.function.empty())
     return usageError("run: expected FILE and --function F");
   if (haveInputs == haveSeed)
@@ -977,6 +1008,13 @@ int main(int argc, char **argv) {
     return runCheck();
   if (explainCmd)
     return runExplain();
+  // `--function=@add` as MLIR spells it; `--function=` names nothing.
+  if (function.getNumOccurrences()) {
+    if (StringRef(function).starts_with("@"))
+      function = function.substr(1);
+    if (function.empty())
+      return usageError("--function needs a function name");
+  }
   if (fixCmd)
     return runFix();
   if (lowerCmd)
