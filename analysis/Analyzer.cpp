@@ -1018,6 +1018,10 @@ struct Analyzer::Impl {
   /// be destroyed later (destroyRetiredIR). Declared after the contexts:
   /// destroyed before them.
   bool deferIRDestruction = false;
+  /// False while small sections are analysed on two threads: each parse
+  /// is destroyed at once on its thread, so that the helper's context and
+  /// heap can go before the publish (see analyzeSmallSections).
+  bool retireSections = true;
   bool collectIndexes = true; // setCollectIndex
   std::mutex retiredMu;
   std::vector<std::unique_ptr<detail::ParsedSection>> retired;
@@ -1941,14 +1945,26 @@ void Analyzer::Impl::analyzeSmallSections(
   // Whole sections on either thread: verified on it (below
   // parallelSectionBytes, no verifier beside) and retired like any whole
   // section's parse.
-  if (k >= 2 && bytes >= parallelSectionBytes)
-    (void)inTurn(
+  if (k >= 2 && bytes >= parallelSectionBytes) {
+    retireSections = false;
+    bool ok = inTurn(
         k,
         [&](size_t i, MLIRContext *ctx) {
           analyzeSectionUnguarded(file, path, secs[i], config, *results[i],
                                   units[i], nullptr, nullptr, ctx);
         },
         done, "small sections on two threads");
+    retireSections = true;
+    // Nothing lives in the helper's context now: it goes, with what its
+    // heap holds, beside the rest of this analysis (the second heap and
+    // context were ~1 MiB of a 10k-line split file's peak, at the
+    // publish). An edit of such a file analyses one section, here.
+    if (ok)
+      helperThread.run([&] {
+        partContext.reset();
+        releaseFreeMemory();
+      });
+  }
   // The rest (all of them, unless two threads ran them; after a crash the
   // sections it left): analyzeSection reports a crash on its section.
   for (size_t i = 0; i < k; ++i) {
@@ -2442,7 +2458,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     // its thread at once (two halves kept raised a 200k-line open's peak
     // by ~50 MiB for little time).
     llvm::scope_exit retire([&] {
-      if (job || part || !owned || !deferIRDestruction)
+      if (job || part || !owned || !deferIRDestruction || !retireSections)
         return;
       std::lock_guard<std::mutex> lock(retiredMu);
       retired.push_back(std::move(owned));

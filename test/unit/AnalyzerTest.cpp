@@ -1430,6 +1430,21 @@ TEST(Analyzer, SmallSectionsOnTwoThreadsEqualOneThread) {
     if (round == 2)
       parallel.releaseMemory();
   }
+  // The helper's context, dropped after the small sections, is made again
+  // for a section in parts (an analyzer without lenient dialects: they
+  // turn the cuts off).
+  std::string small = addFunctions(3), big = addFunctions(40);
+  for (int i = 0; i < 6; ++i)
+    small += "// -----\n" + addFunctions(3);
+  Analyzer again;
+  again.setParallelSectionBytes(addFunctions(3).size() + 10);
+  for (const std::string *t : {&small, &big, &small, &big}) {
+    FileAnalysis fa = again.analyze(*t, "s.mlir", Config());
+    EXPECT_EQ(fa.sections[0].inParts, t == &big);
+    EXPECT_EQ(firstDifference(observe(fa), observe(sequential.analyze(
+                                               *t, "s.mlir", Config()))),
+              "");
+  }
   // Not vacuous: each kind of part gave what it gives.
   auto has = [&](llvm::StringRef needle) {
     return llvm::count_if(one.diagnostics, [&](const Diagnostic &d) {
