@@ -336,7 +336,6 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
       out.push_back(std::move(d));
     };
     std::vector<InferredResult> results = op->results();
-    bool any = false;
     for (size_t i = 0; i < results.size(); ++i) {
       const InferredResult &r = results[i];
       if (r.contradictions.empty())
@@ -353,12 +352,11 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
               formatShape(r.shapeFunction) + ": " + dims +
               (rejection.empty() ? " (MLIR's verifier accepts the op)" : ""),
           true);
-      any = true;
     }
     // The sizes propagated into its operands make the op itself invalid
     // (its shape function gives nothing to compare: 3 and 4 do not
     // broadcast).
-    if (!any)
+    if (!op->resultContradicts())
       diagnostic("'" + op->name() +
                      "' does not verify with the sizes shape inference "
                      "(tosa-infer-shapes) propagates into its operands: " +
@@ -427,10 +425,7 @@ std::string renderInferred(const InferredOp &op, RenderStyle style) {
           dimText((*r.shapeFunction)[d]) + " (" + formatShape(r.shapeFunction) +
           ") on its operands; at run time the result has that size" + nl;
   }
-  bool anyContradiction = llvm::any_of(results, [](const InferredResult &r) {
-    return !r.contradictions.empty();
-  });
-  if (!op.rejection().empty() && !anyContradiction)
+  if (!op.rejection().empty() && !op.resultContradicts())
     out += indent + bold("error") + ": MLIR's verifier rejects the op on " +
            "the refined types: " + op.rejection() + nl;
   if (op.hasRefinedOperands()) {

@@ -74,14 +74,10 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
           !contains(range, op->resultTypeRange.end))
         continue;
       std::string label, tooltip;
-      std::vector<InferredResult> results = op->results();
       // MLIR's verifier rejects the op on the propagated operand sizes,
       // and no result size contradicts: nothing inferred to show.
-      bool rejectedOnly = !op->rejection().empty() &&
-                          llvm::all_of(results, [](const InferredResult &r) {
-                            return r.contradictions.empty();
-                          });
-      for (const InferredResult &r : results) {
+      bool rejectedOnly = !op->rejection().empty() && !op->resultContradicts();
+      for (const InferredResult &r : op->results()) {
         std::string one = !r.contradictions.empty()
                               ? formatShape(r.shapeFunction) + " (error)"
                           : rejectedOnly ? std::string("error")

@@ -84,6 +84,9 @@ public:
   /// A declared size contradicts the shape function, or MLIR's verifier
   /// rejects the op on the refined types (rejection).
   bool contradicts() const { return flags & (kContradicts | kRejected); }
+  /// Some result's declared size contradicts the shape function (some
+  /// InferredResult::contradictions is not empty).
+  bool resultContradicts() const { return flags & kContradicts; }
   /// MLIR's verifier on the op after tosa-infer-shapes (what mlir-opt
   /// reports after the pass), when it rejects the op: its message; empty
   /// when it accepts it. The function verified as declared.
