@@ -114,14 +114,59 @@ std::optional<size_t> LineTable::offset(llvm::lsp::Position p) const {
   return lines->lineStart(p.line) + byteOffsetOfUtf16(s, p.character);
 }
 
+bool hasLoneCR(std::string_view text) {
+  const char *p = text.data(), *end = p + text.size();
+  while ((p = static_cast<const char *>(std::memchr(p, '\r', end - p)))) {
+    if (++p == end || *p != '\n')
+      return true;
+  }
+  return false;
+}
+
+std::string loneCRsAsLF(std::string_view text) {
+  std::string out(text);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n'))
+      out[i] = '\n';
+  return out;
+}
+
+std::string_view firstLineBreak(std::string_view text) {
+  size_t i = text.find_first_of("\r\n");
+  if (i == std::string_view::npos || text[i] == '\n')
+    return "\n";
+  return i + 1 < text.size() && text[i + 1] == '\n' ? "\r\n" : "\r";
+}
+
+/// End of the line that contains `from` (its break, or the end of the text);
+/// with `loneCR`, a `\r` not followed by `\n` ends a line too.
+static size_t lineEnd(std::string_view text, size_t from, bool loneCR) {
+  if (!loneCR) {
+    size_t end = text.find('\n', from);
+    if (end == std::string_view::npos)
+      return text.size();
+    return end > from && text[end - 1] == '\r' ? end - 1 : end;
+  }
+  size_t end = text.find_first_of("\r\n", from);
+  return end == std::string_view::npos ? text.size() : end;
+}
+
 /// Start of line `line` (0-based) of `text`, scanning from `from`, the
 /// start of line `fromLine` (at or before it), instead of indexing every
 /// line: an edit of a 17 MB file converts two positions.
 static std::optional<size_t> lineStartOf(std::string_view text, int line,
-                                         size_t from, int fromLine) {
+                                         size_t from, int fromLine,
+                                         bool loneCR) {
   if (line < fromLine)
     return std::nullopt;
   for (; fromLine < line; ++fromLine) {
+    if (loneCR) {
+      size_t brk = text.find_first_of("\r\n", from);
+      if (brk == std::string_view::npos)
+        return std::nullopt;
+      from = brk + (text.compare(brk, 2, "\r\n") == 0 ? 2 : 1);
+      continue;
+    }
     const void *nl = std::memchr(text.data() + from, '\n', text.size() - from);
     if (!nl)
       return std::nullopt; // Past the last line.
@@ -133,19 +178,15 @@ static std::optional<size_t> lineStartOf(std::string_view text, int line,
 /// Byte offset of UTF-16 column `character` in the line starting at
 /// `start`; past the end of the line means its end (LSP).
 static size_t offsetInLine(std::string_view text, size_t start,
-                           size_t character) {
-  size_t end = text.find('\n', start);
-  if (end == std::string_view::npos)
-    end = text.size();
-  if (end > start && text[end - 1] == '\r')
-    --end;
+                           size_t character, bool loneCR) {
+  size_t end = lineEnd(text, start, loneCR);
   return start + byteOffsetOfUtf16(text.substr(start, end - start), character);
 }
 
 std::optional<std::string>
 applyChanges(const std::string &text,
              llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
-             std::string &out, const LineIndex *lines) {
+             std::string &out, const LineIndex *lines, bool loneCR) {
   if (lines && lines->textSize() != text.size())
     lines = nullptr;
   const std::string *current = &text; // `out` once a change is applied
@@ -162,7 +203,7 @@ applyChanges(const std::string &text,
     auto lineStart = [&](int line, size_t from,
                          int fromLine) -> std::optional<size_t> {
       if (!lines || current != &text)
-        return lineStartOf(*current, line, from, fromLine);
+        return lineStartOf(*current, line, from, fromLine, loneCR);
       if (line < fromLine || line < 0 ||
           static_cast<size_t>(line) >= lines->lineCount())
         return std::nullopt;
@@ -170,10 +211,10 @@ applyChanges(const std::string &text,
     };
     if (r.start.character >= 0 && r.end.character >= 0)
       if (std::optional<size_t> first = lineStart(r.start.line, 0, 0)) {
-        b = offsetInLine(*current, *first, r.start.character);
+        b = offsetInLine(*current, *first, r.start.character, loneCR);
         if (std::optional<size_t> last =
                 lineStart(r.end.line, *first, r.start.line))
-          e = offsetInLine(*current, *last, r.end.character);
+          e = offsetInLine(*current, *last, r.end.character, loneCR);
       }
     if (!b || !e || *e < *b)
       return "change range " + std::to_string(r.start.line) + ":" +

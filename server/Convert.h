@@ -52,11 +52,23 @@ private:
 /// the first ranged change, the others in place. Returns an error message
 /// for a range outside the text (then `out` is unspecified). `lines`, when
 /// given, are `text`'s line starts (a snapshot's; ignored when they are of
-/// a text of another size).
+/// a text of another size). With `loneCR`, a `\r` not followed by `\n`
+/// ends a line, as for LSP clients (`lines` must then count it so too).
 std::optional<std::string>
 applyChanges(const std::string &text,
              llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
-             std::string &out, const LineIndex *lines = nullptr);
+             std::string &out, const LineIndex *lines = nullptr,
+             bool loneCR = false);
+
+/// Whether `text` has a `\r` not followed by `\n`. LSP counts it as a line
+/// break (classic Mac files); MLIR counts lines by `\n` only.
+bool hasLoneCR(std::string_view text);
+/// `text` with each lone `\r` made `\n`: the same length, so byte offsets
+/// hold, and MLIR's line numbers become the client's.
+std::string loneCRsAsLF(std::string_view text);
+/// How `text`'s first line ends: "\n" (also when it has one line),
+/// "\r\n" or "\r".
+std::string_view firstLineBreak(std::string_view text);
 
 /// Number of UTF-16 code units in UTF-8 `s`.
 size_t utf16Length(std::string_view s);

@@ -42,6 +42,17 @@ bool fromJSON(const json::Value &v, RawParams &r, json::Path) {
   return true;
 }
 
+/// A notification's params, not copied (a didChange may carry a whole
+/// file): valid during the handler's call. Decoded by the handler, so that
+/// params it cannot read are not only logged.
+struct ParamsRef {
+  const json::Value *value = nullptr;
+};
+bool fromJSON(const json::Value &v, ParamsRef &r, json::Path) {
+  r.value = &v;
+  return true;
+}
+
 /// Reads messages like JSONTransportInputOverFile, but
 /// - remembers the id of the message about to be dispatched (MessageHandler
 ///   does not hand it to method handlers, and `$/cancelRequest` needs it);
@@ -825,7 +836,26 @@ private:
              : std::move(const_cast<std::string &>(params.textDocument.text)));
   }
 
-  void onDidChange(const DidChangeTextDocumentParams &params) {
+  void onDidChange(const ParamsRef &ref) {
+    const json::Value &raw = *ref.value;
+    DidChangeTextDocumentParams params;
+    json::Path::Root root("params");
+    if (!fromJSON(raw, params, root)) {
+      // Dropped, the edit would leave our text behind the editor's for
+      // good: the document is closed, as after a change we cannot apply.
+      std::string message = "didChange not understood (" +
+                            llvm::toString(root.getError()) + ")";
+      const json::Object *o = raw.getAsObject();
+      const json::Object *doc = o ? o->getObject("textDocument") : nullptr;
+      std::optional<StringRef> uriText = doc ? doc->getString("uri") : std::nullopt;
+      URIForFile file;
+      if (!uriText || !fromJSON(json::Value(*uriText), file, root)) {
+        Logger::error("{0}", message);
+        return;
+      }
+      desynced(clientUri(file), message);
+      return;
+    }
     const std::string uri = clientUri(params.textDocument.uri);
     if (Error err = features.changeDocument(uri, params.textDocument.version,
                                             params.contentChanges)) {
@@ -833,13 +863,25 @@ private:
       handleAllErrors(
           std::move(err), [&](const LSPError &e) { message = e.message; },
           [&](const ErrorInfoBase &e) { message = e.message(); });
-      Logger::error("{0}: {1}", uri, message);
-      if (!StringRef(message).starts_with("didChange for a document"))
-        showMessage(
-            json::Object{{"type", int(MessageType::Error)},
-                         {"message", "tosa-lsp: " + message +
-                                         "; reopen the file to resync"}});
+      if (StringRef(message).starts_with("didChange for a document")) {
+        Logger::error("{0}: {1}", uri, message);
+        return;
+      }
+      desynced(uri, message); // changeDocument closed it
     }
+  }
+
+  /// The client's text of `uri` is no longer known: it is closed here, its
+  /// diagnostics cleared, and the user told how to recover.
+  void desynced(const std::string &uri, const std::string &message) {
+    Logger::error("{0}: {1}", uri, message);
+    features.removeDocument(uri);
+    publish(json::Object{{"uri", uri}, {"diagnostics", json::Array()}});
+    showMessage(json::Object{
+        {"type", int(MessageType::Error)},
+        {"message", "tosa-lsp: " + message +
+                        "; the file is no longer analysed: close and "
+                        "reopen it to resync"}});
   }
 
   void onDidClose(const DidCloseTextDocumentParams &params) {

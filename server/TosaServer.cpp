@@ -41,23 +41,22 @@ namespace tosa_lsp {
 
 /// The analysis' edits (1-based byte positions) in the snapshot's LSP
 /// positions.
-/// The analysis writes new lines as `\n`; in a document whose lines end in
-/// `\r\n` (its first line decides) they are written the same way, so an
-/// applied fix never leaves the file with mixed line endings.
+/// The analysis writes new lines as `\n`; they are written as the document's
+/// first line ends (`\r\n`, `\r`), so an applied fix never leaves the file
+/// with mixed line endings.
 static std::vector<lsp::TextEdit>
-toLspEdits(const Snapshot &s, const std::vector<TextEditData> &edits) {
-  size_t firstNewline = s.text.find('\n');
-  bool crlf = firstNewline != std::string::npos && firstNewline > 0 &&
-              s.text[firstNewline - 1] == '\r';
+toLspEdits(const Snapshot &s, const std::vector<TextEditData> &edits,
+           std::string_view newline) {
   std::vector<lsp::TextEdit> out;
   for (const TextEditData &e : edits) {
     std::string text = e.newText;
-    if (crlf && text.find('\n') != std::string::npos) {
+    if (newline != "\n" && text.find('\n') != std::string::npos) {
       std::string converted;
       for (size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '\n' && (i == 0 || text[i - 1] != '\r'))
-          converted.push_back('\r');
-        converted.push_back(text[i]);
+          converted.append(newline);
+        else
+          converted.push_back(text[i]);
       }
       text = std::move(converted);
     }
@@ -275,14 +274,55 @@ void TosaServer::schedule(const std::string &uri, const Document &doc) {
   scheduler->update(uri, doc.path, doc.version, doc.text, configFor(doc.path));
 }
 
-void TosaServer::addDocument(const std::string &uri, const std::string &path,
-                             int64_t version, std::string text) {
-  Document doc{path, std::make_shared<const std::string>(std::move(text)),
-               version};
+void TosaServer::setText(Document &doc, std::string text) {
+  if (!hasLoneCR(text)) {
+    doc.text = std::make_shared<const std::string>(std::move(text));
+    doc.clientText = nullptr;
+    return;
+  }
+  doc.text = std::make_shared<const std::string>(loneCRsAsLF(text));
+  doc.clientText = std::make_shared<const std::string>(std::move(text));
+}
+
+std::string TosaServer::newlineOf(const std::string &uri,
+                                  const Snapshot &s) const {
   {
     std::lock_guard<std::mutex> lock(docsMu);
+    auto it = docs.find(uri);
+    if (it != docs.end() && it->second.clientText)
+      return std::string(firstLineBreak(*it->second.clientText));
+  }
+  return std::string(firstLineBreak(s.text));
+}
+
+void TosaServer::forgetDerived(const std::string &uri) {
+  {
+    std::lock_guard<std::mutex> lock(validationMu);
+    validations.erase(uri);
+  }
+  {
+    std::lock_guard<std::mutex> lock(shapesMu);
+    shapes.erase(uri);
+  }
+  scheduler->remove(uri);
+}
+
+void TosaServer::addDocument(const std::string &uri, const std::string &path,
+                             int64_t version, std::string text) {
+  Document doc;
+  doc.path = path;
+  doc.version = version;
+  setText(doc, std::move(text));
+  bool reopened;
+  {
+    std::lock_guard<std::mutex> lock(docsMu);
+    reopened = docs.count(uri) != 0;
     docs[uri] = doc;
   }
+  // Opened again without a close (a protocol error): versions may repeat,
+  // and every answer must come from this text.
+  if (reopened)
+    forgetDerived(uri);
   schedule(uri, doc);
 }
 
@@ -290,6 +330,8 @@ Error TosaServer::changeDocument(
     const std::string &uri, int64_t version,
     ArrayRef<TextDocumentContentChangeEvent> changes) {
   Document doc;
+  std::optional<std::string> error;
+  bool restart = false;
   {
     std::lock_guard<std::mutex> lock(docsMu);
     auto it = docs.find(uri);
@@ -301,14 +343,33 @@ Error TosaServer::changeDocument(
     const LineIndex *lines = shown && shown->sharedText == it->second.text
                                  ? &shown->lines.index()
                                  : nullptr;
-    if (std::optional<std::string> error =
-            applyChanges(*it->second.text, changes, text, lines))
-      // The client and we disagree on the text: say so rather than
-      // analysing something the user does not see.
-      return make_error<LSPError>(*error, ErrorCode::InvalidParams);
-    it->second.text = std::make_shared<const std::string>(std::move(text));
-    it->second.version = version;
-    doc = it->second;
+    const SharedString &client =
+        it->second.clientText ? it->second.clientText : it->second.text;
+    // Lone \r line ends count from the change that brings the first one.
+    bool loneCR = client != it->second.text ||
+                  llvm::any_of(changes, [](const auto &c) {
+                    return c.text.find('\r') != std::string::npos;
+                  });
+    error = applyChanges(*client, changes, text, lines, loneCR);
+    if (!error) {
+      setText(it->second, std::move(text));
+      restart = version <= it->second.version;
+      it->second.version = version;
+      doc = it->second;
+    }
+  }
+  if (error) {
+    // The client and we disagree on the text: say so rather than analyse
+    // something the user does not see, now or after later edits.
+    removeDocument(uri);
+    return make_error<LSPError>(*error, ErrorCode::InvalidParams);
+  }
+  if (restart) {
+    // Versions must increase (LSP); results kept by version would be
+    // taken for this text's.
+    forgetDerived(uri);
+    schedule(uri, doc);
+    return Error::success();
   }
   // A long function's inference is not kept for the next version: for a
   // function of 10^5 lines it is ~250 MiB that would otherwise live through
@@ -1085,7 +1146,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.version = s->version;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
-      item.edits = toLspEdits(*s, fix.edits);
+      item.edits = toLspEdits(*s, fix.edits, newlineOf(s->uri, *s));
       out.items.push_back(std::move(item));
     }
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
@@ -1114,7 +1175,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.kind = "source.refineShapes";
       item.confirm = true;
       item.version = s->version;
-      item.edits = toLspEdits(*s, edits);
+      item.edits = toLspEdits(*s, edits, newlineOf(s->uri, *s));
       out.items.push_back(std::move(item));
     }
   }

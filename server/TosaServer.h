@@ -167,8 +167,11 @@ public:
   //===--- Documents ------------------------------------------------------===//
   void addDocument(const std::string &uri, const std::string &path,
                    int64_t version, std::string text);
-  /// Applies didChange events in order; on a range outside the text the
-  /// document keeps its last good text and an error says so.
+  /// Applies didChange events in order. On a range outside the text the
+  /// client and we no longer agree on the text: the document is closed
+  /// (as clangd does: requests then fail rather than answer for a text the
+  /// user does not see) and an error says so. A version that does not
+  /// increase (the client broke the protocol) starts the document afresh.
   llvm::Error
   changeDocument(const std::string &uri, int64_t version,
                  llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent>);
@@ -243,9 +246,20 @@ public:
 private:
   struct Document {
     std::string path;
+    /// What is analysed: the client's text, with lone `\r`s made `\n`.
     SharedString text;
+    /// The client's own text when it has lone `\r`s, else null (`text` is
+    /// it): changes apply to it, as the client counts lines.
+    SharedString clientText;
     int64_t version = 0;
   };
+  /// Drops what was derived from `uri`'s earlier texts: snapshots, fix
+  /// verdicts and shape checks, all keyed by the client's version.
+  void forgetDerived(const std::string &uri);
+  /// The document's text from the client's `text`.
+  static void setText(Document &doc, std::string text);
+  /// How new lines are written in `uri`'s edits.
+  std::string newlineOf(const std::string &uri, const Snapshot &s) const;
   std::optional<Document> document(const std::string &uri) const;
   /// The version of the text last received (no copy of the text).
   std::optional<int64_t> currentVersion(const std::string &uri) const;

@@ -117,3 +117,43 @@ TEST(Convert, ChangesAgreeWithTheLineTable) {
     EXPECT_EQ(outIndexed, "Y" + expected);
   }
 }
+
+TEST(Convert, LoneCarriageReturnsEndLines) {
+  // Classic Mac files: LSP clients count a lone \r as a line break, MLIR
+  // does not. The analysed text has them as \n, at the same offsets.
+  EXPECT_TRUE(hasLoneCR("a\rb"));
+  EXPECT_TRUE(hasLoneCR("a\r\nb\r"));
+  EXPECT_FALSE(hasLoneCR("a\r\nb\r\n"));
+  EXPECT_FALSE(hasLoneCR("a\nb"));
+  EXPECT_EQ(loneCRsAsLF("a\rb\r\nc\r"), "a\nb\r\nc\n");
+  EXPECT_EQ(firstLineBreak("a\rb\nc"), "\r");
+  EXPECT_EQ(firstLineBreak("a\r\nb\rc"), "\r\n");
+  EXPECT_EQ(firstLineBreak("a\nb\r"), "\n");
+  EXPECT_EQ(firstLineBreak("one line"), "\n");
+
+  // Changes count lines as the client does: \r, \r\n and \n each end one.
+  std::string text = "one\rtwo\r\nthree\nfour", out;
+  EXPECT_FALSE(applyChanges(text, {change(1, 0, 1, 3, "2")}, out, nullptr,
+                            /*loneCR=*/true));
+  EXPECT_EQ(out, "one\r2\r\nthree\nfour");
+  EXPECT_FALSE(applyChanges(text, {change(3, 0, 3, 4, "4")}, out, nullptr,
+                            /*loneCR=*/true));
+  EXPECT_EQ(out, "one\rtwo\r\nthree\n4");
+  // Past the end of a line is its end, before its \r.
+  EXPECT_FALSE(applyChanges(text, {change(0, 99, 0, 99, "!")}, out, nullptr,
+                            /*loneCR=*/true));
+  EXPECT_EQ(out, "one!\rtwo\r\nthree\nfour");
+  // Typing Enter (\r) and then a second change on the new line.
+  EXPECT_FALSE(applyChanges(
+      text, {change(0, 3, 0, 3, "\rnew"), change(1, 0, 1, 3, "NEW")}, out,
+      nullptr, /*loneCR=*/true));
+  EXPECT_EQ(out, "one\rNEW\rtwo\r\nthree\nfour");
+  EXPECT_TRUE(applyChanges(text, {change(4, 0, 4, 0, "x")}, out, nullptr,
+                           /*loneCR=*/true));
+  // The analysed text's line starts serve as the client text's.
+  std::string analysed = loneCRsAsLF(text);
+  LineTable table(analysed);
+  EXPECT_FALSE(applyChanges(text, {change(2, 1, 2, 5, "HREE")}, out,
+                            &table.index(), /*loneCR=*/true));
+  EXPECT_EQ(out, "one\rtwo\r\ntHREE\nfour");
+}
