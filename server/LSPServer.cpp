@@ -843,11 +843,12 @@ private:
     if (!fromJSON(raw, params, root)) {
       // Dropped, the edit would leave our text behind the editor's for
       // good: the document is closed, as after a change we cannot apply.
-      std::string message = "didChange not understood (" +
-                            llvm::toString(root.getError()) + ")";
+      std::string message =
+          "didChange not understood (" + llvm::toString(root.getError()) + ")";
       const json::Object *o = raw.getAsObject();
       const json::Object *doc = o ? o->getObject("textDocument") : nullptr;
-      std::optional<StringRef> uriText = doc ? doc->getString("uri") : std::nullopt;
+      std::optional<StringRef> uriText =
+          doc ? doc->getString("uri") : std::nullopt;
       URIForFile file;
       if (!uriText || !fromJSON(json::Value(*uriText), file, root)) {
         Logger::error("{0}", message);

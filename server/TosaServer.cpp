@@ -346,10 +346,10 @@ Error TosaServer::changeDocument(
     const SharedString &client =
         it->second.clientText ? it->second.clientText : it->second.text;
     // Lone \r line ends count from the change that brings the first one.
-    bool loneCR = client != it->second.text ||
-                  llvm::any_of(changes, [](const auto &c) {
-                    return c.text.find('\r') != std::string::npos;
-                  });
+    bool loneCR =
+        client != it->second.text || llvm::any_of(changes, [](const auto &c) {
+          return c.text.find('\r') != std::string::npos;
+        });
     error = applyChanges(*client, changes, text, lines, loneCR);
     if (!error) {
       setText(it->second, std::move(text));
