@@ -92,15 +92,20 @@ struct HeaderWriter {
   std::string error;
 
   /// `tosa_memref_f32_2d`, defining the struct on first use.
-  std::optional<std::string> descriptor(Type type) {
+  /// `what` names the value for an error ("@f argument #1").
+  std::optional<std::string> descriptor(Type type, const std::string &what) {
+    std::string typeText;
+    llvm::raw_string_ostream ts(typeText);
+    type.print(ts);
     auto ranked = dyn_cast<RankedTensorType>(type);
     if (!ranked) {
-      error = "unranked or non-tensor argument types have no C descriptor";
+      error = what + " has type " + typeText +
+              ": unranked or non-tensor types have no C descriptor";
       return std::nullopt;
     }
     auto elem = cElementType(ranked.getElementType());
     if (!elem) {
-      error = "no C type for element type";
+      error = what + " has type " + typeText + ": no C type for its elements";
       return std::nullopt;
     }
     std::string tname;
@@ -127,7 +132,7 @@ struct HeaderWriter {
                 unsigned numDest) {
     std::vector<std::string> params;
     if (type.getNumResults() == 1) {
-      auto d = descriptor(type.getResult(0));
+      auto d = descriptor(type.getResult(0), "@" + name + " result");
       if (!d)
         return false;
       params.push_back(*d + " *result");
@@ -135,7 +140,8 @@ struct HeaderWriter {
       std::ostringstream rs;
       rs << "typedef struct {\n";
       for (unsigned i = 0; i < type.getNumResults(); ++i) {
-        auto d = descriptor(type.getResult(i));
+        auto d = descriptor(type.getResult(i),
+                            "@" + name + " result #" + std::to_string(i));
         if (!d)
           return false;
         rs << "  " << *d << " r" << i << ";\n";
@@ -145,7 +151,13 @@ struct HeaderWriter {
       params.push_back(name + "_results *result");
     }
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-      auto d = descriptor(type.getInput(i));
+      unsigned firstDest = type.getNumInputs() - numDest;
+      auto d =
+          descriptor(type.getInput(i),
+                     "@" + name +
+                         (i < firstDest ? " argument #" + std::to_string(i)
+                                        : " result buffer out" +
+                                              std::to_string(i - firstDest)));
       if (!d)
         return false;
       params.push_back(*d + " *arg" + std::to_string(i));
@@ -153,7 +165,7 @@ struct HeaderWriter {
     for (unsigned i = type.getNumInputs() - numDest; i < type.getNumInputs();
          ++i)
       params[params.size() - type.getNumInputs() + i] =
-          *descriptor(type.getInput(i)) + " *out" +
+          *descriptor(type.getInput(i), "") + " *out" +
           std::to_string(i - (type.getNumInputs() - numDest));
     decls << "/* " << name << ": ";
     if (numDest)

@@ -38,6 +38,11 @@ struct LoweredSection {
   /// Their TOSA-level signatures, before lowering (an `F_into` twin: the
   /// destinations as trailing inputs, no results).
   std::map<std::string, mlir::FunctionType> signatures;
+  /// Arguments used as tosa.gather / tosa.scatter indices, per function:
+  /// argument -> the bound (K, the values' dimension 1) when static, else
+  /// -1 - the values' own argument number (its input's dimension 1), so
+  /// random inputs stay in range (out of range is undefined behaviour).
+  std::map<std::string, std::map<unsigned, int64_t>> indexBounds;
   /// The destination-passing twins among entryPoints.
   std::set<std::string> destinationEntries;
   /// Errors MLIR reports while this section lives (LLVM IR translation and

@@ -410,6 +410,22 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                      sizeText(options.maxBytes));
   std::mt19937_64 rng(options.seed);
   llvm::json::Array echoed;
+  // The bound of random indices for argument `i`; std::nullopt when it
+  // indexes nothing, 0 when the values' size is not known (yet).
+  auto indexBound = [&](unsigned i) -> std::optional<int64_t> {
+    auto fn = ls.indexBounds.find(options.function);
+    if (fn == ls.indexBounds.end())
+      return std::nullopt;
+    auto it = fn->second.find(i);
+    if (it == fn->second.end())
+      return std::nullopt;
+    if (it->second > 0)
+      return it->second;
+    size_t values = static_cast<size_t>(-1 - it->second);
+    return values < i && inputs[values].shape.size() == 3
+               ? inputs[values].shape[1]
+               : 0;
+  };
   for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
     auto type = dyn_cast<RankedTensorType>(sig.getInput(i));
     std::optional<ElementKind> kind =
@@ -485,6 +501,12 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                          "argument #" + std::to_string(i) + where +
                              (where.empty() ? ": " : "]: ") + error);
       }
+    } else if (std::optional<int64_t> k = indexBound(i)) {
+      // Gather/scatter indices: in [0, K), as TOSA requires (0 where K is
+      // not known before this argument).
+      for (int64_t e = 0; e < count; ++e)
+        in.values.push_back(*k > 0 ? double(rng() % static_cast<uint64_t>(*k))
+                                   : 0.0);
     } else {
       for (int64_t e = 0; e < count; ++e)
         in.values.push_back(

@@ -937,7 +937,13 @@ int runRun() {
     ran.emplace(
         sourceError(displayName(path), 0, 0,
                     "MLIR/LLVM crashed while running (" + *crash +
-                        "), a bug in the upstream pipeline on this input"));
+                        "), a bug in the upstream pipeline on this input" +
+                        (text->find("tosa.gather") != std::string::npos ||
+                                 text->find("tosa.scatter") != std::string::npos
+                             ? ", or an index input out of range (tosa.gather "
+                               "and tosa.scatter indices must be in [0, K); "
+                               "nothing checks them)"
+                             : "")));
   if (!*ran) {
     printError(ran->takeError());
     return 1;

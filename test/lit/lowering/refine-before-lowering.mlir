@@ -1,0 +1,48 @@
+// Result types are refined (tosa-infer-shapes) before the default modes
+// lower: MLIR 22's tosa-to-linalg-named sizes a conv2d result declared
+// `?x?x?x?` with the input's channel count, not the weights' output
+// channels, so its own pipeline (--mode=upstream) returns 1 channel of
+// wrong numbers here; the default mode returns x * w + b for both.
+// RUN: %tosa-lsp run %s --function=conv --inputs='[[[[[1],[2]],[[3],[4]]]], [[[[1]]],[[[2]]]], [0, 10]]' | FileCheck %s
+// RUN: %tosa-lsp run %s --mode=safe --function=conv --inputs='[[[[[1],[2]],[[3],[4]]]], [[[[1]]],[[[2]]]], [0, 10]]' | FileCheck %s
+// CHECK:      "results": [
+// CHECK:        "data": [
+// CHECK-COUNT-3: [
+// CHECK-NEXT:   1,
+// CHECK-NEXT:   12
+// CHECK:        2,
+// CHECK-NEXT:   14
+// CHECK:        3,
+// CHECK-NEXT:   16
+// CHECK:        4,
+// CHECK-NEXT:   18
+// CHECK:      "shape": [
+// CHECK-NEXT:   1,
+// CHECK-NEXT:   2,
+// CHECK-NEXT:   2,
+// CHECK-NEXT:   2
+// CHECK-NEXT: ]
+
+// The preview shows the refined type and the cast back to the declared one.
+// RUN: %tosa-lsp lower %s --stage=linalg | FileCheck %s --check-prefix=LINALG
+// LINALG: tensor<1x2x2x2xf32>
+// LINALG: tensor.cast {{.*}} : tensor<1x2x2x2xf32> to tensor<?x?x?x?xf32>
+
+// A depthwise conv declared `?x?x?x?` did not lower at all (tensor.empty
+// with 4 dynamic sizes for 3 `?`): it runs now.
+// RUN: %tosa-lsp run %s --function=dw --inputs='[[[[[1,2]]]], [[[[3],[4]]]], [0, 0]]' | FileCheck %s --check-prefix=DW
+// DW:      "data": [
+// DW-COUNT-3: [
+// DW-NEXT:  3,
+// DW-NEXT:  8
+func.func @conv(%in: tensor<1x2x2x1xf32>, %w: tensor<2x1x1x1xf32>, %b: tensor<2xf32>) -> tensor<?x?x?x?xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x2x2x1xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
+
+func.func @dw(%in: tensor<1x1x1x2xf32>, %w: tensor<1x1x2x1xf32>, %b: tensor<2xf32>) -> tensor<?x?x?x?xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.depthwise_conv2d %in, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x1x1x2xf32>, tensor<1x1x2x1xf32>, tensor<2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
