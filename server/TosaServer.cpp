@@ -183,6 +183,10 @@ void TosaServer::setSettings(const nlohmann::json &value) {
       accepted = std::move(clean);
     else
       reportOnce("editor settings: " + toString(checked.takeError()));
+  } else if (!clean.is_object() && !clean.is_null()) {
+    // `[]` or `5`: say so, as for a wrong value inside an object.
+    reportOnce("editor settings: expected an object, got " +
+               clean.dump(-1).substr(0, 80) + "; the defaults apply");
   }
   {
     std::lock_guard<std::mutex> lock(configMu);
