@@ -366,15 +366,19 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
       d.section = op->section;
       d.code = "shape-contradiction";
       d.message = std::move(message);
+      // The notes are about the op (the operands it names are in its text):
+      // at its range, where the server shows them too (without a position
+      // the CLI printed none and JSON line 0).
       if (verifierNote && !rejection.empty())
         d.notes.push_back(
-            {{}, "after tosa-infer-shapes, MLIR's verifier: " + rejection});
+            {op->range, "after tosa-infer-shapes, MLIR's verifier: " +
+                            std::string(rejection)});
       for (const std::string &s : op->refinedOperands()) {
         std::string plain;
         for (char c : s)
           if (c != '`')
             plain += c;
-        d.notes.push_back({{}, "refined by propagation: " + plain});
+        d.notes.push_back({op->range, "refined by propagation: " + plain});
       }
       out.push_back(std::move(d));
     };
