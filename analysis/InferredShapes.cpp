@@ -14,6 +14,8 @@ namespace tosa_lsp {
 //     its kind, number of operands and their numbers;
 //   number of operands named (0 when nothing names them); per operand: its
 //     name, whether it was refined, and then its declared and refined types;
+//   number of yielded values (a source's numbers after the operands'); per
+//     value: its name, its region's number, whether it was refined;
 //   MLIR's verifier message on the refined op, or kNone.
 
 InferredOpWriter::InferredOpWriter()
@@ -46,7 +48,8 @@ uint32_t InferredOpWriter::internType(llvm::StringRef text,
 InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
                                    const std::vector<Result> &results,
                                    const std::vector<Operand> &operands,
-                                   uint32_t rejection) {
+                                   uint32_t rejection,
+                                   const std::vector<Yielded> &yielded) {
   InferredOp op;
   op.pool = sharedPool;
   std::vector<uint32_t> &c = sharedPool->codes;
@@ -80,6 +83,12 @@ InferredOp InferredOpWriter::write(uint32_t name, uint32_t function,
       c.push_back(o.inferred);
       op.flags |= InferredOp::kRefinedOperands;
     }
+  }
+  c.push_back(yielded.size());
+  for (const Yielded &y : yielded) {
+    c.push_back(y.name);
+    c.push_back(y.region);
+    c.push_back(y.refined);
   }
   c.push_back(rejection);
   if (rejection != InferencePool::kNone)
@@ -137,13 +146,20 @@ struct DecodedOperand {
   const std::string *declared = nullptr, *inferred = nullptr;
 };
 
+struct DecodedYielded {
+  const std::string *name = nullptr;
+  unsigned region = 0;
+  bool refined = false;
+};
+
 } // namespace
 
 /// Decodes the code into results and operands (labels need both).
 static void decode(const InferencePool &pool, llvm::ArrayRef<uint32_t> code,
                    std::vector<InferredResult> *results,
                    std::vector<std::vector<DimSource>> *sources,
-                   std::vector<DecodedOperand> &operands) {
+                   std::vector<DecodedOperand> &operands,
+                   std::vector<DecodedYielded> *yielded = nullptr) {
   CodeReader r{code};
   auto shape = [&](uint32_t id) -> MaybeShape {
     return id < pool.shapes.size() ? pool.shapes[id] : std::nullopt;
@@ -184,6 +200,23 @@ static void decode(const InferencePool &pool, llvm::ArrayRef<uint32_t> code,
       o.inferred = &pool.strings[r.next()];
     }
   }
+  if (!yielded)
+    return;
+  yielded->resize(r.next());
+  for (DecodedYielded &y : *yielded) {
+    y.name = &pool.strings[r.next()];
+    y.region = r.next();
+    y.refined = r.next();
+  }
+}
+
+/// What a region of `op` is called in a dimension's source.
+static std::string regionName(const std::string &op, unsigned region) {
+  if (op == "tosa.cond_if" && region < 2)
+    return region ? "the else branch" : "the then branch";
+  if (op == "tosa.while_loop" && region < 2)
+    return region ? "the loop body" : "the loop condition";
+  return "region #" + std::to_string(region);
 }
 
 std::vector<InferredResult> InferredOp::results() const {
@@ -192,9 +225,19 @@ std::vector<InferredResult> InferredOp::results() const {
     return out;
   std::vector<std::vector<DimSource>> sources;
   std::vector<DecodedOperand> operands;
-  decode(*pool, code(), &out, &sources, operands);
-  // "`%in` (operand #0)", ", itself refined" when propagation refined it.
+  std::vector<DecodedYielded> yielded;
+  decode(*pool, code(), &out, &sources, operands, &yielded);
+  const std::string &opName = name();
+  // "`%in` (operand #0)", ", itself refined" when propagation refined it;
+  // "`%x` (yielded by the then branch)" for what a region yields.
   auto label = [&](unsigned k) {
+    if (k >= operands.size() && k - operands.size() < yielded.size()) {
+      const DecodedYielded &y = yielded[k - operands.size()];
+      std::string by = "yielded by " + regionName(opName, y.region);
+      return (y.name->empty() ? "the value " + by
+                              : "`" + *y.name + "` (" + by + ")") +
+             (y.refined ? ", itself refined" : "");
+    }
     std::string name = k < operands.size() ? *operands[k].name : "";
     std::string out =
         name.empty() ? "operand #" + std::to_string(k)
@@ -323,15 +366,19 @@ std::vector<Diagnostic> contradictionDiagnostics(const ShapeInference &si) {
       d.section = op->section;
       d.code = "shape-contradiction";
       d.message = std::move(message);
+      // The notes are about the op (the operands it names are in its text):
+      // at its range, where the server shows them too (without a position
+      // the CLI printed none and JSON line 0).
       if (verifierNote && !rejection.empty())
         d.notes.push_back(
-            {{}, "after tosa-infer-shapes, MLIR's verifier: " + rejection});
+            {op->range, "after tosa-infer-shapes, MLIR's verifier: " +
+                            std::string(rejection)});
       for (const std::string &s : op->refinedOperands()) {
         std::string plain;
         for (char c : s)
           if (c != '`')
             plain += c;
-        d.notes.push_back({{}, "refined by propagation: " + plain});
+        d.notes.push_back({op->range, "refined by propagation: " + plain});
       }
       out.push_back(std::move(d));
     };

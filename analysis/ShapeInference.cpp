@@ -795,14 +795,44 @@ void ShapeInferrer::Impl::inferSection(
         bool anyRefined = false;
         for (unsigned i = 0; i < results.size(); ++i)
           anyRefined |= refinedAt(i);
+        // What the shape function reads: the op's operands and, for an op
+        // with regions, the values they yield (a cond_if's result is the
+        // meet of its branches' yields; its operands, made unknown, change
+        // nothing, as the regions are not inferred again). Those are made
+        // unknown in place and put back.
+        std::vector<OpOperand *> yielded;
+        if (anyRefined && fnShapes)
+          for (Region &region : op->getRegions())
+            for (Block &b : region)
+              if (b.mightHaveTerminator())
+                for (OpOperand &o : b.getTerminator()->getOpOperands())
+                  yielded.push_back(&o);
+        unsigned numOperands = op->getNumOperands();
+        unsigned numInputs = numOperands + yielded.size();
+        auto shapesWithUnknown =
+            [&](llvm::function_ref<bool(unsigned)> isUnknown) {
+              SmallVector<Value> operands(op->getOperands());
+              for (unsigned k = 0; k < numOperands; ++k)
+                if (isUnknown(k))
+                  operands[k] = unknown(operands[k].getType());
+              SmallVector<Value> kept;
+              for (unsigned j = 0; j < yielded.size(); ++j) {
+                kept.push_back(yielded[j]->get());
+                if (isUnknown(numOperands + j))
+                  yielded[j]->set(unknown(kept.back().getType()));
+              }
+              std::optional<std::vector<MaybeShape>> shapes =
+                  shapeFunction(op, operands);
+              for (unsigned j = 0; j < yielded.size(); ++j)
+                yielded[j]->set(kept[j]);
+              return shapes;
+            };
         if (anyRefined && fnShapes) {
           std::vector<std::vector<DimSource>> deps(results.size()),
               alone(results.size());
-          for (unsigned k = 0; k < op->getNumOperands(); ++k) {
-            SmallVector<Value> operands(op->getOperands());
-            operands[k] = unknown(operands[k].getType());
+          for (unsigned k = 0; k < numInputs; ++k) {
             std::optional<std::vector<MaybeShape>> without =
-                shapeFunction(op, operands);
+                shapesWithUnknown([&](unsigned j) { return j == k; });
             for (unsigned i = 0; i < results.size(); ++i) {
               if (!refinedAt(i))
                 continue;
@@ -833,13 +863,9 @@ void ShapeInferrer::Impl::inferSection(
                            inf[d] != kDynamic &&
                            (d >= deps[i].size() || deps[i][d].operands.empty());
           }
-          for (unsigned k = 0; survivors && k < op->getNumOperands(); ++k) {
-            SmallVector<Value> operands(op->getOperands());
-            for (unsigned j = 0; j < operands.size(); ++j)
-              if (j != k)
-                operands[j] = unknown(operands[j].getType());
+          for (unsigned k = 0; survivors && k < numInputs; ++k) {
             std::optional<std::vector<MaybeShape>> only =
-                shapeFunction(op, operands);
+                shapesWithUnknown([&](unsigned j) { return j != k; });
             for (unsigned i = 0; i < results.size(); ++i) {
               if (results[i].declared == results[i].inferred ||
                   !inferredShapes[i])
@@ -865,8 +891,10 @@ void ShapeInferrer::Impl::inferSection(
                 sources[d] = {DimSource::AllOf, deps[i][d].operands};
               else if (d < alone[i].size() && !alone[i][d].operands.empty())
                 sources[d] = {DimSource::AnyOf, alone[i][d].operands};
-              else
+              else if (op->getNumRegions() == 0)
                 sources[d].kind = DimSource::Attributes;
+              // else: something in the regions other than what they yield;
+              // no source rather than a wrong one.
             }
           }
         }
@@ -893,9 +921,18 @@ void ShapeInferrer::Impl::inferSection(
             operands[k].name = writer.intern(nameOf(op->getOperand(k)));
         else
           operands.clear();
-        InferredOp io =
-            writer.write(writer.intern(op->getName().getStringRef()),
-                         functionId, results, operands, rejection);
+        std::vector<InferredOpWriter::Yielded> yieldedValues;
+        for (OpOperand *o : yielded) {
+          Value v = o->get();
+          auto it = declared.find(v);
+          yieldedValues.push_back(
+              {writer.intern(nameOf(v)),
+               o->getOwner()->getParentRegion()->getRegionNumber(),
+               it != declared.end() && it->second != v.getType()});
+        }
+        InferredOp io = writer.write(
+            writer.intern(op->getName().getStringRef()), functionId, results,
+            operands, rejection, yieldedValues);
         io.section = sec.index;
         io.range = ps->opRange(op);
         OpReport spans;

@@ -113,6 +113,10 @@ private:
 };
 
 /// How one dimension of a refined result got its size (InferredOpWriter).
+/// `operands` are what the op's shape function reads: its operands by
+/// number, then (numbers from the op's operand count on) the values its
+/// regions yield (a cond_if's or while_loop's result is what its regions
+/// yield, whatever its operands are).
 struct DimSource {
   enum Kind : uint8_t {
     None,       // not refined, or not known
@@ -143,14 +147,23 @@ public:
     bool refined = false;
     uint32_t declared = 0, inferred = 0; // internType, when refined
   };
+  /// A value one of the op's regions yields (a dimension's source).
+  struct Yielded {
+    uint32_t name = 0; // intern: as written, or empty
+    unsigned region = 0;
+    bool refined = false; // propagation refined it
+  };
   /// `operands` may be empty when no result is refined and none of them
-  /// is (nothing then names them).
+  /// is (nothing then names them); when a result has dimension sources it
+  /// has all the op's operands, and `yielded` the values its regions yield
+  /// (numbered after the operands in the sources).
   /// `rejection`: intern of MLIR's verifier message on the refined op, or
   /// InferencePool::kNone when it verifies.
   InferredOp write(uint32_t name, uint32_t function,
                    const std::vector<Result> &results,
                    const std::vector<Operand> &operands,
-                   uint32_t rejection = InferencePool::kNone);
+                   uint32_t rejection = InferencePool::kNone,
+                   const std::vector<Yielded> &yielded = {});
   std::shared_ptr<const InferencePool> pool() const { return sharedPool; }
   /// Gives back what the pool's vectors reserved beyond their size (after
   /// the last op is written).

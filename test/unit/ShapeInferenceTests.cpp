@@ -194,6 +194,64 @@ func.func @m(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<?x?x?xf32> 
   EXPECT_EQ(mm->function(), "m");
 }
 
+// A cond_if's result is the meet of what its branches yield: its operands
+// (the condition, the inputs) do not decide it, and making one of them
+// unknown changes nothing (they were all named, as alternatives). The size
+// is known because both branches yield it: both yielded values are named.
+TEST(ShapeInference, CondIfSizeComesFromTheBranchesYields) {
+  ShapeInference si = inferText(R"(
+func.func @ifop(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<7xf32>) -> tensor<?xf32> {
+  %0 = tosa.cond_if %c (%x = %a, %y = %b) : tensor<i1> (tensor<4xf32>, tensor<7xf32>) -> tensor<?xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<7xf32>):
+    tosa.yield %x : tensor<4xf32>
+  } else {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<7xf32>):
+    %1 = tosa.abs %x : (tensor<4xf32>) -> tensor<4xf32>
+    tosa.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+)");
+  const InferredOp *ifOp = find(si, "tosa.cond_if");
+  ASSERT_TRUE(ifOp);
+  std::vector<InferredResult> results = ifOp->results();
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].inferred, "tensor<4xf32>");
+  EXPECT_EQ(results[0].dimSources,
+            (std::vector<std::string>{"`%x` (yielded by the then branch) and "
+                                      "`%1` (yielded by the else branch)"}));
+  EXPECT_FALSE(ifOp->hasRefinedOperands());
+}
+
+// A while_loop's results are what its body yields (refined here by
+// propagation from the loop's input): not its counter, not its input
+// directly.
+TEST(ShapeInference, WhileLoopSizeComesFromTheBodysYields) {
+  ShapeInference si = inferText(R"(
+func.func @loop(%i0: tensor<i32>, %x: tensor<4xf32>, %limit: tensor<i32>) -> tensor<?xf32> {
+  %r:2 = tosa.while_loop (%i = %i0, %v = %x) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<?xf32>) {
+    %more = tosa.greater %limit, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    tosa.yield %more : tensor<i1>
+  } do {
+  ^bb0(%i: tensor<i32>, %v: tensor<?xf32>):
+    %one = "tosa.const"() <{values = dense<1> : tensor<i32>}> : () -> tensor<i32>
+    %i1 = tosa.add %i, %one : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %v1 = tosa.abs %v : (tensor<?xf32>) -> tensor<?xf32>
+    tosa.yield %i1, %v1 : tensor<i32>, tensor<?xf32>
+  }
+  return %r#1 : tensor<?xf32>
+}
+)");
+  const InferredOp *loop = find(si, "tosa.while_loop");
+  ASSERT_TRUE(loop);
+  std::vector<InferredResult> results = loop->results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].inferred, "tensor<4xf32>");
+  EXPECT_EQ(results[1].dimSources,
+            (std::vector<std::string>{
+                "`%v1` (yielded by the loop body), itself refined"}));
+}
+
 // Ops of one run keep their types and names in one pool: copies of the
 // records (the server merges runs) decode the same.
 TEST(ShapeInference, RecordsOutliveTheirInferenceAndDecodeTheSame) {

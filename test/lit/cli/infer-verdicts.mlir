@@ -7,6 +7,7 @@
 // RUN: %python -c "import sys; t=open(sys.argv[1]).read().split('// -----\n'); [open('%t/s%%d.mlir' %% i, 'w').write(s) for i, s in enumerate(t[1:])]" %s
 // RUN: %tosa-lsp check %t/s0.mlir
 // RUN: not %tosa-lsp check --infer-shapes %t/s0.mlir 2>&1 | FileCheck %s --check-prefix=OPERANDS
+// RUN: not %tosa-lsp check --infer-shapes --format=json %t/s0.mlir | FileCheck %s --check-prefix=NOTES
 // RUN: not %mlir-opt --tosa-infer-shapes %t/s0.mlir -o /dev/null
 // RUN: not %tosa-lsp check --infer-shapes %t/s1.mlir 2>&1 | FileCheck %s --check-prefix=RESULT
 // RUN: not %mlir-opt --tosa-infer-shapes %t/s1.mlir -o /dev/null
@@ -26,7 +27,16 @@ func.func @operands(%a: tensor<3xf32>, %c: tensor<4xf32>) -> tensor<?xf32> {
 // OPERANDS: s0.mlir:4:8: error: 'tosa.add' does not verify with the sizes shape inference (tosa-infer-shapes) propagates into its operands: 'tosa.add' op operands don't have broadcast-compatible shapes
 // OPERANDS-NEXT: %1 = tosa.add
 // OPERANDS-NEXT: ^
-// OPERANDS-NEXT: s0.mlir: note: refined by propagation: %0 (operand #0): tensor<?xf32> -> tensor<3xf32>
+// The notes are at the op, as the language server shows them.
+// OPERANDS-NEXT: s0.mlir:4:8: note: refined by propagation: %0 (operand #0): tensor<?xf32> -> tensor<3xf32>
+// OPERANDS-NEXT: %1 = tosa.add
+// OPERANDS-NEXT: ^
+// NOTES:      "code": "shape-contradiction",
+// NOTES:      "notes": [
+// NOTES-NEXT:  {
+// NOTES-NEXT:   "line": 4,
+// NOTES-NEXT:   "column": 8,
+// NOTES-NEXT:   "message": "refined by propagation: %0 (operand #0): tensor<?xf32> -> tensor<3xf32>"
 // JSON: "name": "tosa.add",
 // JSON: "contradiction": true,
 // JSON-NEXT: "rejection": "'tosa.add' op operands don't have broadcast-compatible shapes",
