@@ -21,9 +21,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <csignal>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -716,6 +718,12 @@ public:
 
   MessageHandler &messageHandler() { return handler; }
   bool shutdownRequested = false;
+  /// Ends running compiles (their children killed, their temp directories
+  /// removed) and waits for them, at most `limit`.
+  void stopCompiles(std::chrono::milliseconds limit) {
+    features.cancelCompiles();
+    features.waitCompilesIdle(limit);
+  }
 
 private:
   static TosaServer::Options featureOptions(const ServerOptions &o) {
@@ -1276,6 +1284,57 @@ private:
   TosaServer features; // last: its threads call back into the members above
 };
 
+/// SIGTERM, SIGINT and SIGHUP (an editor quitting sends one): the server
+/// was killed at once, leaving a compile's child running and the user's
+/// text in its temp directory. A handler writes the signal to a pipe; a
+/// thread reads it, stops the compiles and exits with the signal's code.
+class TerminationWatch {
+public:
+  explicit TerminationWatch(Server &server) {
+    if (::pipe(fds) != 0)
+      return;
+    (void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    writeEnd.store(fds[1]);
+    watcher = std::thread([this, &server] {
+      unsigned char sig = 0;
+      while (::read(fds[0], &sig, 1) < 0 && errno == EINTR) {
+      }
+      if (sig == 0)
+        return; // the server ended normally
+      server.stopCompiles(std::chrono::seconds(3));
+      std::_Exit(128 + sig);
+    });
+    struct sigaction act = {};
+    act.sa_handler = [](int sig) {
+      unsigned char b = static_cast<unsigned char>(sig);
+      int fd = writeEnd.load();
+      if (fd >= 0)
+        (void)!::write(fd, &b, 1);
+    };
+    sigemptyset(&act.sa_mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      struct sigaction old;
+      // Left alone when ignored (nohup).
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(sig, &act, nullptr);
+    }
+  }
+  ~TerminationWatch() {
+    if (!watcher.joinable())
+      return;
+    unsigned char none = 0;
+    (void)!::write(fds[1], &none, 1);
+    watcher.join();
+  }
+
+private:
+  static inline std::atomic<int> writeEnd{-1};
+  int fds[2] = {-1, -1};
+  std::thread watcher;
+};
+
 } // namespace
 
 int runServer(std::FILE *in, const ServerOptions &options) {
@@ -1301,10 +1360,14 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   ServerOptions opts = options;
   opts.sync |= options.litTest;
   auto server = std::make_unique<Server>(transport, inputRef, output, opts);
+  std::optional<TerminationWatch> watch;
+  if (!options.litTest)
+    watch.emplace(*server);
   Error err = runTransport(inputRef, server->messageHandler());
   bool clean = !err && server->shutdownRequested;
   if (err)
     Logger::error("transport: {0}", toString(std::move(err)));
+  watch.reset();  // before the server it would stop
   server.reset(); // Joins the workers before the transport goes away.
   return clean ? 0 : 1;
 }

@@ -1392,6 +1392,20 @@ void TosaServer::cancelCompiles() {
     *cancel = true;
 }
 
+bool TosaServer::waitCompilesIdle(std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(compilesMu);
+      if (compiles.empty())
+        return true;
+    }
+    if (std::chrono::steady_clock::now() >= until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Tests
 //===----------------------------------------------------------------------===//

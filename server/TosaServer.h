@@ -207,6 +207,9 @@ public:
           Callback<llvm::json::Value> cb);
   /// Kills running compiles and makes new ones fail at once (shutdown).
   void cancelCompiles();
+  /// Waits until no compile runs (their temp directories are gone), at
+  /// most `limit`; false when some still ran then.
+  bool waitCompilesIdle(std::chrono::milliseconds limit);
 
   /// Counters for tests.
   struct Stats {

@@ -138,6 +138,39 @@ def main():
             check(hover and "Inferred" in hover["contents"]["value"],
                   "hover after failed compiles")
             check(c.shutdown() == 0, "clean shutdown")
+
+        # 6. SIGTERM (an editor quitting) during a compile: the child is
+        # killed and the work directory, which holds the user's text, is
+        # removed before the server exits with 128 + 15.
+        work_tmp = os.path.join(tmp, "tmpdir")
+        os.mkdir(work_tmp)
+        env = dict(os.environ, TMPDIR=work_tmp)
+        with LspClient([args.tosa_lsp, "serve"], env=env) as c:
+            c.initialize(options={"compile": {"outputDir": out_dir}})
+            c.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "mlir", "version": 1, "text": text}})
+            c.wait_for_diagnostics(uri, timeout=60)
+            before = len(c.notifications)
+            c.send_request("workspace/executeCommand", {
+                "command": "tosa.compile", "arguments": [{"uri": uri}],
+                "workDoneToken": "term"})
+            c.wait_for(lambda b: b.get("method") == "$/progress"
+                       and b["params"]["token"] == "term"
+                       and b["params"]["value"].get("message", "")
+                       .startswith("lowering"),
+                       since=before, timeout=60, what="the child's progress")
+            running = compiler_children(out_dir)
+            left_during = os.listdir(work_tmp)
+            c.proc.send_signal(signal.SIGTERM)
+            rc = c.proc.wait(timeout=10)
+            time.sleep(0.3)
+            check(rc == 128 + signal.SIGTERM, "exit code after SIGTERM: %r" % rc)
+            check(running and not compiler_children(out_dir),
+                  "SIGTERM: the compiler process was running (%d) and is gone"
+                  % len(running))
+            check(left_during and not os.listdir(work_tmp),
+                  "SIGTERM: the work directory existed (%r) and is removed (%r)"
+                  % (left_during, os.listdir(work_tmp)))
     print("lsp-compile: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
