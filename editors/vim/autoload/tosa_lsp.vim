@@ -17,6 +17,7 @@ let s:pending = {}       " request id -> #{method, cb, timer}
 let s:versions = {}      " bufnr -> version sent
 let s:ticks = {}         " bufnr -> b:changedtick last sent
 let s:diags = {}         " bufnr -> list of LSP diagnostics
+let s:diag_lines = {}    " bufnr -> {0-based line: [diagnostics on it]}
 let s:token = 0
 let s:compile = {}       " the running compile: #{id, token, what}
 let s:stderr = []
@@ -371,8 +372,18 @@ function! tosa_lsp#path(uri) abort
   return s:path(a:uri)
 endfunction
 
-" UTF-16 character -> 0-based byte offset in a line.
+" UTF-16 character -> 0-based byte offset in a line.  ASCII lines (nearly
+" all of them) and lines without characters above U+FFFF take no loop: this
+" runs for every diagnostic and inlay hint of a publish.
 function! s:byte_col(line, character) abort
+  if a:line !~# '[^\x01-\x7f]'
+    return a:character < len(a:line) ? a:character : len(a:line)
+  endif
+  if a:line !~# '[^\x01-\uffff]'
+    " One UTF-16 unit per character (composing characters counted apart).
+    let l:b = byteidxcomp(a:line, a:character)
+    return l:b < 0 ? len(a:line) : l:b
+  endif
   let l:units = 0
   let l:byte = 0
   for l:ch in split(a:line, '\zs')
@@ -388,6 +399,12 @@ endfunction
 " 0-based byte offset -> UTF-16 character.
 function! s:utf16_col(line, byte) abort
   let l:prefix = strpart(a:line, 0, a:byte)
+  if l:prefix !~# '[^\x01-\x7f]'
+    return len(l:prefix)
+  endif
+  if l:prefix !~# '[^\x01-\uffff]'
+    return strchars(l:prefix, 1)
+  endif
   let l:units = 0
   for l:ch in split(l:prefix, '\zs')
     let l:units += char2nr(l:ch) > 0xFFFF ? 2 : 1
@@ -446,6 +463,15 @@ function! s:open(bufnr) abort
     execute 'autocmd TextChanged,InsertLeave,BufWritePost <buffer=' . a:bufnr . '> call tosa_lsp#changed(' . a:bufnr . ')'
     execute 'autocmd BufUnload <buffer=' . a:bufnr . '> call tosa_lsp#detach(' . a:bufnr . ')'
     execute 'autocmd CursorMoved <buffer=' . a:bufnr . '> call tosa_lsp#echo_diagnostic()'
+    execute 'autocmd BufWinEnter <buffer=' . a:bufnr . '> call tosa_lsp#view_changed(' . a:bufnr . ')'
+  augroup END
+  " WinScrolled matches window IDs, not buffers: one global autocmd.
+  augroup tosa_lsp_view
+    autocmd!
+    if exists('##WinScrolled')
+      autocmd WinScrolled * call tosa_lsp#scrolled()
+    endif
+    autocmd VimResized * call tosa_lsp#scrolled()
   augroup END
 endfunction
 
@@ -540,6 +566,23 @@ function! s:on_diagnostics(params) abort
     return
   endif
   let s:diags[l:bufnr] = a:params.diagnostics
+  " By line, for the echo on every cursor move.
+  let l:by_line = {}
+  let l:long = []
+  for l:d in a:params.diagnostics
+    let l:first = l:d.range.start.line
+    if l:d.range.end.line - l:first > 50
+      call add(l:long, l:d)
+    endif
+    for l:l in range(l:first, max([l:first, min([l:d.range.end.line, l:first + 50])]))
+      if has_key(l:by_line, l:l)
+        call add(l:by_line[l:l], l:d)
+      else
+        let l:by_line[l:l] = [l:d]
+      endif
+    endfor
+  endfor
+  let s:diag_lines[l:bufnr] = #{lines: l:by_line, long: l:long}
   call s:render_diagnostics(l:bufnr)
   " A finished analysis: the inlay hints of that text are ready too.
   if get(g:, 'tosa_lsp_inlay_hints', 1) && getbufvar(l:bufnr, 'tosa_lsp_inlay', 1)
@@ -557,7 +600,9 @@ function! s:render_diagnostics(bufnr) abort
     call prop_remove(#{type: 'TosaLsp' . l:sev, bufnr: a:bufnr, all: 1})
   endfor
   let l:qf = []
-  let l:nlines = getbufinfo(a:bufnr)[0].linecount
+  let l:lines = getbufline(a:bufnr, 1, '$')
+  let l:nlines = len(l:lines)
+  let l:signs = []
   for l:d in get(s:diags, a:bufnr, [])
     let l:sevn = get(l:d, 'severity', 1)
     let l:sev = s:sev_names[l:sevn]
@@ -567,11 +612,11 @@ function! s:render_diagnostics(bufnr) abort
       continue
     endif
     let l:lnum = l:s.line + 1
-    call sign_place(0, 'tosa_lsp', 'TosaLsp' . l:sev, a:bufnr, #{lnum: l:lnum, priority: 20 - l:sevn})
-    let l:sline = s:buf_line(a:bufnr, l:s.line)
+    call add(l:signs, #{id: 0, group: 'tosa_lsp', name: 'TosaLsp' . l:sev, buffer: a:bufnr, lnum: l:lnum, priority: 20 - l:sevn})
+    let l:sline = l:lines[l:s.line]
     let l:scol = s:byte_col(l:sline, l:s.character) + 1
     let l:eline = l:e.line < l:nlines ? l:e.line : l:nlines - 1
-    let l:ecol = s:byte_col(s:buf_line(a:bufnr, l:eline), l:e.character) + 1
+    let l:ecol = s:byte_col(l:lines[l:eline], l:e.character) + 1
     if l:eline == l:s.line && l:ecol <= l:scol
       let l:ecol = min([l:scol + 1, len(l:sline) + 1])
     endif
@@ -583,6 +628,7 @@ function! s:render_diagnostics(bufnr) abort
     call add(l:qf, #{bufnr: a:bufnr, lnum: l:lnum, col: l:scol, type: s:qf_types[l:sevn],
           \ text: printf('[%s] %s', get(l:d, 'code', get(l:d, 'source', '')), substitute(l:d.message, '\n', ' | ', 'g'))})
   endfor
+  call sign_placelist(l:signs)
   " Server order is per section and kind; users read the list by line.
   call sort(l:qf, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
   for l:w in win_findbuf(a:bufnr)
@@ -592,7 +638,15 @@ endfunction
 
 function! s:line_diagnostics() abort
   let l:lnum0 = line('.') - 1
-  return filter(copy(tosa_lsp#diagnostics()), {_, d -> d.range.start.line <= l:lnum0 && l:lnum0 <= d.range.end.line})
+  let l:index = get(s:diag_lines, bufnr('%'), #{lines: {}, long: []})
+  let l:ds = copy(get(l:index.lines, l:lnum0, []))
+  " Ranges over more than 50 lines are indexed on their first 50 only.
+  for l:d in l:index.long
+    if l:d.range.start.line + 50 < l:lnum0 && l:lnum0 <= l:d.range.end.line
+      call add(l:ds, l:d)
+    endif
+  endfor
+  return l:ds
 endfunction
 
 " Echo the diagnostic(s) on the cursor line.
@@ -775,19 +829,74 @@ function! tosa_lsp#inlay_hints(...) abort
   return s:with_buffer({-> s:refresh_hints(l:bufnr)})
 endfunction
 
+" The lines to ask hints for: those shown in the buffer's windows plus a
+" margin, never the whole file (a 50k-line file would take seconds to place).
+function! s:hint_range(bufnr) abort
+  let l:margin = get(g:, 'tosa_lsp_inlay_margin', 100)
+  let l:n = getbufinfo(a:bufnr)[0].linecount
+  let l:first = -1
+  let l:last = -1
+  for l:w in getwininfo()
+    if l:w.bufnr == a:bufnr
+      " line('w$', id) updates botline (getwininfo() may hold a stale one).
+      let l:top = line('w0', l:w.winid)
+      let l:first = l:first < 0 ? l:top : min([l:first, l:top])
+      let l:last = max([l:last, line('w$', l:w.winid)])
+    endif
+  endfor
+  if l:first < 0
+    return []
+  endif
+  return [max([1, l:first - l:margin]), min([l:n, l:last + l:margin])]
+endfunction
+
 function! s:refresh_hints(bufnr) abort
   if !tosa_lsp#attached(a:bufnr) || !bufloaded(a:bufnr)
     return
   endif
   call tosa_lsp#sync(a:bufnr)
+  let l:range = s:hint_range(a:bufnr)
+  if empty(l:range)
+    " Not shown: asked for when a window shows it (BufWinEnter).
+    call setbufvar(a:bufnr, 'tosa_lsp_inlay_tick', -1)
+    return
+  endif
   let l:tick = getbufvar(a:bufnr, 'changedtick')
-  let l:n = getbufinfo(a:bufnr)[0].linecount
   call tosa_lsp#request('textDocument/inlayHint', #{textDocument: #{uri: tosa_lsp#uri(a:bufnr)},
-        \ range: #{start: #{line: 0, character: 0}, end: #{line: l:n, character: 0}}},
-        \ {r, e -> s:on_hints(a:bufnr, l:tick, r, e)})
+        \ range: #{start: #{line: l:range[0] - 1, character: 0}, end: #{line: l:range[1], character: 0}}},
+        \ {r, e -> s:on_hints(a:bufnr, l:tick, l:range, r, e)})
 endfunction
 
-function! s:on_hints(bufnr, tick, r, err) abort
+" WinScrolled / BufWinEnter / window resize: new hints once the view rests,
+" unless the lines now shown were covered by the last answer.
+function! tosa_lsp#view_changed(bufnr) abort
+  if !get(g:, 'tosa_lsp_inlay_hints', 1) || !getbufvar(a:bufnr, 'tosa_lsp_inlay', 1) || !tosa_lsp#attached(a:bufnr)
+    return
+  endif
+  let l:have = getbufvar(a:bufnr, 'tosa_lsp_inlay_range', [])
+  let l:margin = get(g:, 'tosa_lsp_inlay_margin', 100)
+  let l:want = s:hint_range(a:bufnr)
+  if empty(l:want) || (!empty(l:have) && getbufvar(a:bufnr, 'tosa_lsp_inlay_tick', -1) == getbufvar(a:bufnr, 'changedtick')
+        \ && l:have[0] <= min([l:want[0] + l:margin, l:want[1]]) && max([l:want[1] - l:margin, l:want[0]]) <= l:have[1])
+    return
+  endif
+  let l:t = getbufvar(a:bufnr, 'tosa_lsp_inlay_timer', -1)
+  if l:t >= 0
+    call timer_stop(l:t)
+  endif
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_timer',
+        \ timer_start(get(g:, 'tosa_lsp_inlay_scroll_delay_ms', 100), {-> s:refresh_hints(a:bufnr)}))
+endfunction
+
+function! tosa_lsp#scrolled() abort
+  for l:b in uniq(sort(map(getwininfo(), 'v:val.bufnr')))
+    if has_key(s:versions, l:b)
+      call tosa_lsp#view_changed(l:b)
+    endif
+  endfor
+endfunction
+
+function! s:on_hints(bufnr, tick, range, r, err) abort
   if a:err isnot v:null || type(a:r) != v:t_list || !bufloaded(a:bufnr)
         \ || !getbufvar(a:bufnr, 'tosa_lsp_inlay', 1)
     return
@@ -799,6 +908,7 @@ function! s:on_hints(bufnr, tick, r, err) abort
   endif
   call prop_remove(#{type: 'TosaLspInlay', bufnr: a:bufnr, all: 1})
   let l:n = getbufinfo(a:bufnr)[0].linecount
+  let l:lines = getbufline(a:bufnr, a:range[0], a:range[1])
   let l:placed = []
   for l:h in a:r
     let l:label = type(l:h.label) == v:t_list ? join(map(copy(l:h.label), 'v:val.value'), '') : l:h.label
@@ -806,7 +916,8 @@ function! s:on_hints(bufnr, tick, r, err) abort
     if l:lnum > l:n
       continue
     endif
-    let l:col = s:byte_col(s:buf_line(a:bufnr, l:lnum - 1), l:h.position.character) + 1
+    let l:line = a:range[0] <= l:lnum && l:lnum <= a:range[1] ? l:lines[l:lnum - a:range[0]] : s:buf_line(a:bufnr, l:lnum - 1)
+    let l:col = s:byte_col(l:line, l:h.position.character) + 1
     " Virtual text (Vim 9.0.0067+); prop_list() in 9.0 does not report the
     " text, so the placed hints are kept in b:tosa_lsp_inlay_hints.
     let l:id = prop_add(l:lnum, l:col, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:label})
@@ -814,6 +925,7 @@ function! s:on_hints(bufnr, tick, r, err) abort
   endfor
   call setbufvar(a:bufnr, 'tosa_lsp_inlay_hints', l:placed)
   call setbufvar(a:bufnr, 'tosa_lsp_inlay_tick', a:tick)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_range', a:range)
 endfunction
 
 " ---------------------------------------------------------------- edits

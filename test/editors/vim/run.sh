@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Headless Vim 9 test of the editors/vim plugin against tosa-lsp.
-#   usage: run.sh /path/to/tosa-lsp
-# Installs Debian's vim (9.0 on bookworm) if `vim` is missing or older than
-# 9.0, then runs test.vim; exits with vim's code (0 only if all checks pass).
+#   usage: run.sh /path/to/tosa-lsp [script.vim]
+# Runs test.vim (or another script of this directory, e.g. perf.vim) if
+# `vim` is Vim 9.0+ with +job and +textprop; exits with vim's code (0 only
+# if all checks pass).
 set -u
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp}"
+tosa_lsp="${1:?usage: run.sh /path/to/tosa-lsp [script.vim]}"
+script="${2:-test.vim}"
 case "$tosa_lsp" in /*) ;; *) tosa_lsp="$PWD/$tosa_lsp" ;; esac
 
 vim_ok() {
@@ -19,11 +21,11 @@ if ! vim_ok; then
   exit 2
 fi
 
-# test.vim bounds every wait (15 s); this is the backstop for the whole run.
-# test.vim writes its lines to /dev/stdout (-es prints nothing itself); the
+# The scripts bound every wait; this is the backstop for the whole run.
+# They write their lines to /dev/stdout (-es prints nothing itself); the
 # pipe through cat keeps them in order when stdout is a regular file.
-TOSA_LSP="$tosa_lsp" timeout -k 5 120 \
-  vim -N -u NONE -i NONE -n -es -S "$here/test.vim" </dev/null | cat
+TOSA_LSP="$tosa_lsp" TOSA_GEN="$here/../../../bench/gen.py" timeout -k 5 180 \
+  vim -N -u NONE -i NONE -n -es -S "$here/$script" </dev/null | cat
 rc=${PIPESTATUS[0]}
 if [ $rc -eq 124 ]; then echo "run.sh: vim timed out" >&2; fi
 exit $rc
