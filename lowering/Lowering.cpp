@@ -96,14 +96,7 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   // (integer tosa.mul with a shift), clones from buffer deallocation, and
   // math ops LLVM has no intrinsic for (math.erf -> libm).
   bool upstream = mode == LowerMode::Upstream;
-  // Beyond upstream: result types refined first (MLIR's shape inference).
-  // MLIR 22's lowering builds some results from the declared type, not the
-  // operands: a conv2d declared `?x?x?x?` got the input's channel count
-  // for its output's (wrong numbers), a depthwise conv, a transpose or a
-  // cond_if declared `?` failed to lower.
-  std::string p = std::string("func.func(") +
-                  (upstream ? "" : "tosa-infer-shapes,") +
-                  "tosa-to-scf,tosa-to-linalg-named,tosa-to-linalg,"
+  std::string p = "func.func(tosa-to-scf,tosa-to-linalg-named,tosa-to-linalg,"
                   "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
   // Beyond upstream: fold the size-1 tests that an enclosing version already
   // decided (cse makes them the same value, canonicalize propagates scf.if
@@ -444,6 +437,20 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
         addDestinationTwin(out, out.module->lookupSymbol<func::FuncOp>(name));
   }
 
+  // Beyond upstream, result types are refined first (MLIR's shape
+  // inference), before the versions are made from them: MLIR 22's lowering
+  // builds some results from the declared type, not the operands (a conv2d
+  // declared `?x?x?x?` got the input's channel count for its output's:
+  // wrong numbers; a depthwise conv, transpose, cond_if or reduce_max
+  // declared with `?`, or an element-wise op declared less static than its
+  // operands, failed to lower or crashed).
+  if (options.mode != LowerMode::Upstream) {
+    PassManager refine(&ctx);
+    OpPassManager &fpm = refine.nest<func::FuncOp>();
+    if (failed(parsePassPipeline("tosa-infer-shapes", fpm)) ||
+        failed(refine.run(*out.module)))
+      return failure();
+  }
   if (options.mode == LowerMode::Safe)
     insertBroadcastAssertions(*out.module, sec.firstLine);
   // Function-level versions (at most 5 copies) in every mode beyond
