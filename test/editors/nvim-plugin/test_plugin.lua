@@ -89,6 +89,18 @@ check(vim.wait(10000, function()
 end, 20), 'setup{} started the client and attached it on FileType')
 if not client then abort('no client') end
 
+-- Synchronous requests block the editor (up to 60 s for a preview): the
+-- plugin must not make any (recorded here, checked at the end).
+local sync_requests = {}
+local function watch_sync(c)
+  local orig = c.request_sync
+  c.request_sync = function(method, ...)
+    if method == 'tosa/previewLowering' or method == 'textDocument/inlayHint' then table.insert(sync_requests, method) end
+    return orig(method, ...)
+  end
+end
+watch_sync(client)
+
 local function find_line(pattern)
   for i, l in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
     if l:find(pattern, 1, true) then return i - 1, l end
@@ -143,10 +155,11 @@ local function virt_texts(line)
   end
   return res
 end
+vim.api.nvim_buf_clear_namespace(bufnr, tosa.ns, 0, -1)
 vim.cmd('TosaInlayHints')
 local max_line = find_line('tosa.maximum')
-check(vim.deep_equal(virt_texts(max_line), { ' inferred: 5x7' }), ':TosaInlayHints: " inferred: 5x7" on the tosa.maximum line',
-  virt_texts(max_line))
+check(vim.wait(5000, function() return vim.deep_equal(virt_texts(max_line), { ' inferred: 5x7' }) end, 20),
+  ':TosaInlayHints: " inferred: 5x7" on the tosa.maximum line', virt_texts(max_line))
 check(vim.deep_equal(virt_texts(sub_line), { ' inferred: 1x3' }), '" inferred: 1x3" on the bad tosa.sub line', virt_texts(sub_line))
 
 -- 4. Incremental edit with multi-byte text: diagnostics and hints follow.
@@ -230,6 +243,8 @@ local function check_preview(what, pbuf)
 end
 goto_text('tosa.add')
 vim.cmd('TosaPreviewLowering linalg upstream')
+check(vim.api.nvim_get_current_buf() == bufnr, ':TosaPreviewLowering returns before the answer (asynchronous)')
+check(vim.wait(30000, function() return vim.api.nvim_get_current_buf() ~= bufnr end, 20), ':TosaPreviewLowering opens a split')
 check_preview(':TosaPreviewLowering', vim.api.nvim_get_current_buf())
 
 -- 7. The refactor.rewrite code action runs tosa.previewLowering client-side.
@@ -271,16 +286,70 @@ if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
     'the function at the cursor (@second) was compiled', r)
   check(vim.tbl_contains(notes, 'tosa-lsp: compiled to ' .. tostring(r.output) .. ' (header ' .. tostring(r.header) .. ')'),
     'the message says where the output went', notes)
+  -- Progress steps are one replaced line, not notifications (each one a
+  -- "Press ENTER" prompt); only the result is.
+  check(#notes == 1, 'one notification per compile (the result), progress echoed in place', notes)
+  local hist = vim.fn.execute('messages')
+  check(not hist:find('compiling @second', 1, true), 'progress steps kept out of the message history', hist)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
 end
 
+check(#sync_requests == 0, 'no synchronous requests (preview, inlay hints)', sync_requests)
+
 -- 10. :TosaRestart: a new server, buffers attached again.
+local function restarted(old)
+  return vim.wait(10000, function()
+    local c = tosa.client()
+    return c ~= nil and c.id ~= old and c.initialized and vim.lsp.buf_is_attached(bufnr, c.id)
+  end, 20)
+end
 do
   local old = tosa.client_id
   vim.cmd('TosaRestart')
+  check(restarted(old), ':TosaRestart starts a new server and reattaches')
+end
+
+-- 10b. :TosaRestart after the server was killed, and after :TosaStop.
+do
+  local c = tosa.client()
+  local old = c and c.id
+  if c then os.execute('kill -9 ' .. c.rpc.pid) end
+  check(vim.wait(5000, function() return tosa.client() == nil end, 20), 'killed server: no client')
+  notes = {}
+  vim.cmd('TosaRestart')
+  check(restarted(old), ':TosaRestart after kill -9 starts a server for the mlir buffer', notes)
+  check(vim.wait(10000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20), 'diagnostics again after the restart')
+  old = tosa.client_id
+  vim.cmd('TosaStop')
+  check(vim.wait(5000, function() return tosa.client() == nil end, 20), ':TosaStop stops the client')
+  vim.cmd('TosaRestart')
+  check(restarted(old), ':TosaRestart after :TosaStop starts a server for the mlir buffer', notes)
+  client = tosa.client()
+end
+
+-- 11. Inlay hints of a big file: the visible lines only, then the new
+-- ones after scrolling.
+do
+  local big = tmpdir .. '/big.mlir'
+  vim.fn.system({ 'python3', root .. '/bench/gen.py', '--lines', '3000', '--shape', 'multi', '-o', big })
+  vim.cmd('edit ' .. vim.fn.fnameescape(big))
+  local bbuf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  local function hint_lines()
+    local ls = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bbuf, tosa.ns, 0, -1, {})) do table.insert(ls, m[2]) end
+    return ls
+  end
+  check(vim.wait(20000, function() return #hint_lines() > 0 end, 20), 'big file: inlay hints shown')
+  local ls = hint_lines()
+  check(#ls > 0 and math.max(unpack(ls)) < 500, 'big file: hints for the visible lines only', { #ls, ls[#ls] })
+  vim.api.nvim_win_set_cursor(0, { 2000, 0 })
+  vim.cmd('normal! zz')
+  vim.cmd('doautocmd <nomodeline> WinScrolled')
   check(vim.wait(10000, function()
-    local c = tosa.client()
-    return c ~= nil and c.id ~= old and c.initialized and vim.lsp.buf_is_attached(bufnr, c.id)
-  end, 20), ':TosaRestart starts a new server and reattaches')
+    for _, l in ipairs(hint_lines()) do if math.abs(l - 2000) < 50 then return true end end
+    return false
+  end, 20), 'big file: scrolling to line 2000 shows its hints', #hint_lines())
 end
 
 tosa.stop()

@@ -40,6 +40,16 @@ local function notify(msg, level)
   vim.notify('tosa-lsp: ' .. msg, level or vim.log.levels.INFO)
 end
 
+-- Transient progress: one line on the command line, replaced by the next,
+-- kept out of the message history (no "Press ENTER" prompt).
+local function progress(msg)
+  msg = 'tosa-lsp: ' .. (msg:gsub('\n.*', ''))
+  local width = math.max(20, vim.o.columns - 12)
+  if vim.fn.strdisplaywidth(msg) > width then msg = vim.fn.strcharpart(msg, 0, width - 3) .. '...' end
+  api.nvim_echo({ { msg } }, false, {})
+  M.last_progress = msg
+end
+
 function M.client()
   if M.client_id then
     local c = vim.lsp.get_client_by_id(M.client_id)
@@ -92,39 +102,85 @@ function M.render_inlay_hints(bufnr, hints)
   end
 end
 
-local function hint_params(bufnr)
+-- The lines shown in the buffer's windows plus a margin (0-based, end
+-- exclusive); nil when no window shows it.  Never the whole file: a
+-- 50k-line file's hints take a second to place.
+local function visible_range(bufnr)
+  local first, last
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == bufnr then
+      local top, bot = unpack(api.nvim_win_call(win, function() return { vim.fn.line('w0'), vim.fn.line('w$') } end))
+      first = first and math.min(first, top) or top
+      last = last and math.max(last, bot) or bot
+    end
+  end
+  if not first then return nil end
+  local margin = M.config.inlay_margin or 100
+  return math.max(0, first - 1 - margin), math.min(api.nvim_buf_line_count(bufnr), last + margin)
+end
+
+local function hint_params(bufnr, first, last)
   return {
     textDocument = { uri = uri_of(bufnr) },
-    range = { start = { line = 0, character = 0 }, ['end'] = { line = api.nvim_buf_line_count(bufnr), character = 0 } },
+    range = { start = { line = first, character = 0 }, ['end'] = { line = last, character = 0 } },
   }
 end
 
---- Asynchronously refreshes the inlay hints of a buffer (if enabled).
-function M.refresh_inlay_hints(bufnr)
+local hint_state = {} -- bufnr -> { first, last, tick, timer }
+
+--- Asynchronously refreshes the inlay hints of the visible part of a buffer
+--- (if enabled); callback(hints) when they are placed.
+function M.refresh_inlay_hints(bufnr, callback)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   local client = M.client()
-  if not client or not hints_enabled[bufnr] then return end
-  client.request('textDocument/inlayHint', hint_params(bufnr), function(err, result)
-    if err or not hints_enabled[bufnr] then return end
+  if not client or not hints_enabled[bufnr] or not api.nvim_buf_is_loaded(bufnr) then return end
+  local first, last = visible_range(bufnr)
+  local st = hint_state[bufnr] or {}
+  hint_state[bufnr] = st
+  if not first then st.first = nil return end
+  local tick = api.nvim_buf_get_changedtick(bufnr)
+  client.request('textDocument/inlayHint', hint_params(bufnr, first, last), function(err, result)
+    if err or not hints_enabled[bufnr] or not api.nvim_buf_is_valid(bufnr) then return end
+    -- Hints of an older text land in the wrong place; a newer request follows.
+    if api.nvim_buf_get_changedtick(bufnr) ~= tick then return end
+    st.first, st.last, st.tick = first, last, tick
     M.render_inlay_hints(bufnr, result)
+    if callback then callback(result) end
   end, bufnr)
 end
 
---- Synchronous variant used by :TosaInlayHints; returns the hints.
-function M.inlay_hints(bufnr, enable)
+--- WinScrolled / BufWinEnter: new hints once the view rests, unless the
+--- lines now shown were covered by the last answer.
+function M.view_changed(bufnr)
+  if not hints_enabled[bufnr] or not M.client() then return end
+  local first, last = visible_range(bufnr)
+  if not first then return end
+  local st = hint_state[bufnr] or {}
+  hint_state[bufnr] = st
+  local margin = M.config.inlay_margin or 100
+  if st.first and st.tick == api.nvim_buf_get_changedtick(bufnr)
+      and st.first <= math.min(first + margin, last) and math.max(last - margin, first) <= st.last then
+    return
+  end
+  if st.timer then st.timer:stop() st.timer:close() end
+  st.timer = vim.loop.new_timer()
+  st.timer:start(M.config.inlay_scroll_delay_ms or 100, 0, vim.schedule_wrap(function()
+    if st.timer then st.timer:close() st.timer = nil end
+    M.refresh_inlay_hints(bufnr)
+  end))
+end
+
+--- :TosaInlayHints [on|off]: asynchronous; callback(hints) once placed.
+function M.inlay_hints(bufnr, enable, callback)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   if enable == false then
     hints_enabled[bufnr] = false
     api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
-    return {}
+    return
   end
   hints_enabled[bufnr] = true
-  local client = M.client()
-  if not client then return nil, 'not running' end
-  local r, err = client.request_sync('textDocument/inlayHint', hint_params(bufnr), 5000, bufnr)
-  if not r or r.err then return nil, vim.inspect(err or r.err) end
-  M.render_inlay_hints(bufnr, r.result)
-  return r.result
+  if not M.client() then notify('not running', vim.log.levels.ERROR) return end
+  M.refresh_inlay_hints(bufnr, callback)
 end
 
 ------------------------------------------------------------------------------
@@ -188,29 +244,49 @@ function M.preview_source()
   return best
 end
 
-local function preview_request(bufnr, params)
+-- Asynchronous: the editor stays usable while the server lowers (a big
+-- function or a hung server takes up to timeout_ms); on_result(result).
+local preview_seq = 0
+local function preview_request(bufnr, params, on_result)
   local client = M.client()
   if not client then notify('not running', vim.log.levels.ERROR) return nil end
-  local r, err = client.request_sync('tosa/previewLowering', params, M.config.timeout_ms, bufnr)
-  if not r then notify('previewLowering: ' .. tostring(err), vim.log.levels.ERROR) return nil end
-  if r.err then
-    notify('previewLowering: ' .. tostring(r.err.message or vim.inspect(r.err)), vim.log.levels.ERROR)
-    return nil
-  end
-  M.last_preview = r.result
-  return r.result
+  preview_seq = preview_seq + 1
+  local seq = preview_seq
+  local done = false
+  local ok, id = client.request('tosa/previewLowering', params, function(err, result)
+    if done then return end
+    done = true
+    if err then
+      notify('previewLowering: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    M.last_preview = result
+    if seq ~= preview_seq then return end -- a newer preview was asked for
+    if result then on_result(result) end
+  end, bufnr)
+  if not ok then notify('previewLowering: the request was not sent', vim.log.levels.ERROR) return nil end
+  progress('lowering to ' .. tostring(params.stage or 'linalg') .. ' ...')
+  vim.defer_fn(function()
+    if done then return end
+    done = true
+    pcall(client.cancel_request, id)
+    notify('previewLowering: no answer in ' .. M.config.timeout_ms .. ' ms', vim.log.levels.ERROR)
+  end, M.config.timeout_ms)
+  return id
 end
 
 --- :TosaPreviewLowering [stage] [mode] for the function at the cursor.
-function M.preview_lowering(stage, mode)
+--- Asynchronous: callback(preview bufnr) once the split is open.
+function M.preview_lowering(stage, mode, callback)
   local bufnr = api.nvim_get_current_buf()
   stage = (stage and stage ~= '') and stage or M.config.preview_stage
   mode = (mode and mode ~= '') and mode or M.config.preview_mode
   local params = position_params(bufnr)
   params.stage, params.mode = stage, mode
-  local result = preview_request(bufnr, params)
-  if not result then return nil end
-  return M.open_preview(result, stage .. '-' .. mode)
+  return preview_request(bufnr, params, function(result)
+    local buf = M.open_preview(result, stage .. '-' .. mode, bufnr)
+    if callback then callback(buf) end
+  end)
 end
 
 ------------------------------------------------------------------------------
@@ -235,11 +311,12 @@ function M.compile(args, callback)
   compile_token = compile_token + 1
   local token = 'nvim-tosa-compile-' .. compile_token
   local what = args['function'] and ('@' .. args['function']) or vim.fn.fnamemodify(vim.uri_to_fname(args.uri), ':t')
-  notify('compiling ' .. what .. ' ...  (:TosaCancel to stop)')
+  progress('compiling ' .. what .. ' ...  (:TosaCancel to stop)')
   local ok, id = client.request('workspace/executeCommand', {
     command = 'tosa.compile', arguments = { args }, workDoneToken = token,
   }, function(err, result)
     M.compiling = nil
+    api.nvim_echo({ { '' } }, false, {})
     if err and err.code == -32800 then
       notify('compiling ' .. what .. ': cancelled')
     elseif err then
@@ -289,7 +366,7 @@ function M.cancel()
   local client = M.client()
   if not M.compiling or not client then notify('nothing to cancel') return false end
   client.cancel_request(M.compiling.id)
-  notify('cancelling ' .. M.compiling.what .. ' ...')
+  progress('cancelling ' .. M.compiling.what .. ' ...')
   return true
 end
 
@@ -359,8 +436,8 @@ local function handlers()
     ['$/progress'] = function(err, result, ctx, config)
       local v = result and result.value or {}
       if M.compiling and result.token == M.compiling.token and v.kind ~= 'end' then
-        M.compiling.step = v.message or v.title or ''
-        notify(M.compiling.what .. ': ' .. M.compiling.step .. '  (:TosaCancel to stop)')
+        M.compiling.step = ((v.message or v.title or ''):gsub('\n.*', ''))
+        progress(M.compiling.what .. ': ' .. M.compiling.step .. '  (:TosaCancel to stop)')
       end
       local default = vim.lsp.handlers['$/progress']
       if default then return default(err, result, ctx, config) end
@@ -378,8 +455,10 @@ end
 -- Client-side commands for the code actions' `command`s.
 vim.lsp.commands['tosa.previewLowering'] = function(command)
   local args = command.arguments and command.arguments[1] or {}
-  local result = preview_request(api.nvim_get_current_buf(), args)
-  if result then M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'fast'), api.nvim_get_current_buf()) end
+  local src = api.nvim_get_current_buf()
+  preview_request(src, args, function(result)
+    M.open_preview(result, (args.stage or 'linalg') .. '-' .. (args.mode or 'fast'), src)
+  end)
 end
 vim.lsp.commands['tosa.compile'] = function(command)
   M.compile(command.arguments and command.arguments[1] or {})
@@ -405,7 +484,13 @@ function M.start()
       M.set_keymaps(bufnr)
       if cfg.on_attach then cfg.on_attach(client, bufnr) end
     end,
-    on_exit = function() M.client_id = nil end,
+    on_exit = function(code, signal, client_id)
+      -- A restart may already have started the next client.
+      if client_id == nil or M.client_id == client_id then
+        M.client_id = nil
+        M.compiling = nil
+      end
+    end,
   })
   return M.client_id
 end
@@ -437,6 +522,8 @@ function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   -- Previews (and other scratch buffers) stay client-side.
   if vim.b[bufnr].tosa_lsp_preview or vim.bo[bufnr].buftype ~= '' then return false end
+  -- An unnamed buffer has no URI (it would be sent as `file://`).
+  if api.nvim_buf_get_name(bufnr) == '' then return false end
   local id = M.start()
   if not id then notify('cannot start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR) return false end
   if hints_enabled[bufnr] == nil then hints_enabled[bufnr] = M.config.inlay_hints end
@@ -450,21 +537,40 @@ function M.stop()
   M.compiling = nil
 end
 
---- :TosaRestart: a new server for every mlir buffer.
-function M.restart()
+-- Loaded buffers of the configured filetypes that are not previews.
+local function source_buffers()
   local bufs = {}
-  local c = M.client()
-  if c then
-    for _, b in ipairs(api.nvim_list_bufs()) do
-      if api.nvim_buf_is_loaded(b) and vim.lsp.buf_is_attached(b, c.id) then table.insert(bufs, b) end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(b) and vim.tbl_contains(M.config.filetypes, vim.bo[b].filetype)
+        and not vim.b[b].tosa_lsp_preview and vim.bo[b].buftype == '' then
+      table.insert(bufs, b)
     end
-    c.stop(true)
   end
+  return bufs
+end
+
+--- :TosaRestart: a new server for every loaded mlir buffer, also after the
+--- old one crashed or was stopped (there is no client to ask then).
+function M.restart()
+  local c = M.client()
+  if c then c.stop(true) end
   M.client_id = nil
   M.compiling = nil
-  vim.wait(2000, function() return c == nil or c.is_stopped() end, 20)
-  for _, b in ipairs(bufs) do M.attach(b) end
-  notify('restarted')
+  local function start_all()
+    local n = 0
+    for _, b in ipairs(source_buffers()) do
+      if M.attach(b) then n = n + 1 end
+    end
+    notify(n > 0 and ('restarted (' .. n .. (n == 1 and ' buffer)' or ' buffers)')) or 'restarted: no mlir buffer to attach')
+  end
+  if not c then return start_all() end
+  local waited = 0
+  local function poll()
+    if c.is_stopped() or waited >= 2000 then return start_all() end
+    waited = waited + 20
+    vim.defer_fn(poll, 20)
+  end
+  poll()
 end
 
 local commands_defined = false
@@ -506,6 +612,20 @@ function M.setup(opts)
     group = group,
     pattern = M.config.filetypes,
     callback = function(ev) M.attach(ev.buf) end,
+  })
+  -- Inlay hints follow the view (they are asked for the visible lines).
+  api.nvim_create_autocmd({ 'WinScrolled', 'BufWinEnter', 'VimResized' }, {
+    group = group,
+    callback = function()
+      local seen = {}
+      for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+        local b = api.nvim_win_get_buf(win)
+        if not seen[b] and hints_enabled[b] then
+          seen[b] = true
+          M.view_changed(b)
+        end
+      end
+    end,
   })
   -- Buffers that already have the filetype.
   for _, b in ipairs(api.nvim_list_bufs()) do
