@@ -1324,9 +1324,12 @@ public:
   ~TerminationWatch() {
     if (!watcher.joinable())
       return;
+    writeEnd.store(-1); // a later signal writes nowhere, then exits as usual
     unsigned char none = 0;
     (void)!::write(fds[1], &none, 1);
     watcher.join();
+    ::close(fds[0]);
+    ::close(fds[1]);
   }
 
 private:
