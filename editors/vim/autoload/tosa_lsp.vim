@@ -16,6 +16,7 @@ let s:caps = {}
 let s:pending = {}       " request id -> #{method, cb, timer}
 let s:versions = {}      " bufnr -> version sent
 let s:ticks = {}         " bufnr -> b:changedtick last sent
+let s:uris = {}          " bufnr -> URI it was opened under
 let s:diags = {}         " bufnr -> list of LSP diagnostics
 let s:diag_lines = {}    " bufnr -> {0-based line: [diagnostics on it]}
 let s:token = 0
@@ -137,7 +138,7 @@ endfunction
 function! s:on_initialized(result, error) abort
   if a:error isnot v:null || type(a:result) != v:t_dict
     let s:failed = 'initialize failed: ' . (a:error is v:null ? 'no answer' : get(a:error, 'message', string(a:error)))
-          \ . (empty(s:stderr) ? '' : "\n" . join(s:stderr[-3:], "\n"))
+          \ . (empty(s:stderr) ? '' : "\n" . join(s:stderr[max([0, len(s:stderr) - 3]) :], "\n"))
     call s:error(s:failed)
     let s:on_ready = []
     call s:kill()
@@ -184,18 +185,49 @@ function! s:reset() abort
   let s:ready = 0
   let s:versions = {}
   let s:ticks = {}
+  let s:uris = {}
   let s:compile = {}
+endfunction
+
+" Removes what the server showed (signs, highlights, the location list,
+" inlay hints) from every buffer: it is gone and cannot update them.
+function! s:clear_all() abort
+  for l:b in uniq(sort(map(keys(s:diags) + keys(s:versions), 'str2nr(v:val)'), 'n'))
+    if !bufexists(l:b)
+      continue
+    endif
+    silent! call sign_unplace('tosa_lsp', #{buffer: l:b})
+    if bufloaded(l:b)
+      for l:t in ['TosaLspError', 'TosaLspWarning', 'TosaLspInfo', 'TosaLspHint', 'TosaLspInlay']
+        silent! call prop_remove(#{type: l:t, bufnr: l:b, all: 1})
+      endfor
+    endif
+    call setbufvar(l:b, 'tosa_lsp_inlay_hints', [])
+    call setbufvar(l:b, 'tosa_lsp_inlay_range', [])
+    for l:w in win_findbuf(l:b)
+      if getloclist(l:w, #{title: 1}).title ==# 'tosa-lsp'
+        call setloclist(l:w, [], 'r', #{title: 'tosa-lsp', items: []})
+      endif
+    endfor
+  endfor
+  let s:diags = {}
+  let s:diag_lines = {}
 endfunction
 
 " Never waits: shutdown, exit, and the job is stopped shortly after (the
 " server kills running compiles on shutdown/exit).
 function! tosa_lsp#stop() abort
   let l:job = s:job
-  if tosa_lsp#running()
+  let l:was = tosa_lsp#running()
+  if l:was
     silent! call ch_sendexpr(s:ch, #{method: 'shutdown'}, #{callback: {ch, msg -> 0}})
     silent! call ch_sendexpr(s:ch, #{method: 'exit'})
   endif
+  call s:clear_all()
   call s:reset()
+  if l:was && v:dying == 0 && !v:exiting
+    echo 'tosa-lsp: stopped (:TosaStart starts it again)'
+  endif
   if l:job isnot v:null && job_status(l:job) ==# 'run'
     call timer_start(500, {-> job_status(l:job) ==# 'run' ? job_stop(l:job, 'kill') : 0})
   endif
@@ -224,10 +256,31 @@ function! s:on_stderr(ch, msg) abort
   endif
 endfunction
 
+" The server ended on its own (crash, kill, bad command line): said once,
+" with its exit code or signal and the last lines it wrote to stderr; what
+" it showed is cleared, and it stays down until :TosaStart / :TosaRestart.
 function! s:on_exit(job, status) abort
-  if s:job is a:job
-    call s:reset()
+  if s:job isnot a:job
+    return
   endif
+  let l:sig = get(job_info(a:job), 'termsig', '')
+  let l:why = l:sig !=# '' ? 'killed by signal ' . l:sig : 'exited with code ' . a:status
+  let l:starting = !s:ready
+  call s:clear_all()
+  call s:reset()
+  let s:failed = 'the server ' . l:why . (l:starting ? ' while starting' : '')
+  let l:failed = s:failed
+  " Its last stderr lines may still be on the way.
+  call timer_start(100, {-> s:report_exit(l:failed)})
+endfunction
+
+function! s:report_exit(failed) abort
+  if s:failed !=# a:failed || tosa_lsp#running()
+    return
+  endif
+  let l:err = filter(copy(s:stderr[max([0, len(s:stderr) - 5]) :]), 'v:val !~# "^\\s*$"')
+  call s:error(a:failed . (empty(l:err) ? '' : ":\n" . join(l:err, "\n"))
+        \ . "\n:TosaRestart starts it again")
 endfunction
 
 " Asynchronous request: a:cb(result, error) is called once, with error
@@ -440,14 +493,15 @@ endfunction
 
 function! tosa_lsp#attach(...) abort
   let l:bufnr = a:0 ? a:1 : bufnr('%')
-  if s:is_preview(l:bufnr)
+  " An unnamed buffer has no URI (the cwd would be sent as one).
+  if s:is_preview(l:bufnr) || bufname(l:bufnr) ==# ''
     return 0
   endif
   return s:when_ready({-> s:open(l:bufnr)})
 endfunction
 
 function! s:open(bufnr) abort
-  if !bufloaded(a:bufnr)
+  if !bufloaded(a:bufnr) || bufname(a:bufnr) ==# ''
     return
   endif
   if has_key(s:versions, a:bufnr)
@@ -456,12 +510,14 @@ function! s:open(bufnr) abort
   endif
   let s:versions[a:bufnr] = 1
   let s:ticks[a:bufnr] = getbufvar(a:bufnr, 'changedtick')
+  let s:uris[a:bufnr] = tosa_lsp#uri(a:bufnr)
   call ch_sendexpr(s:ch, #{method: 'textDocument/didOpen', params: #{textDocument: #{
-        \ uri: tosa_lsp#uri(a:bufnr), languageId: 'mlir', version: 1, text: s:text(a:bufnr)}}})
+        \ uri: s:uris[a:bufnr], languageId: 'mlir', version: 1, text: s:text(a:bufnr)}}})
   augroup tosa_lsp_buffer
     execute 'autocmd! * <buffer=' . a:bufnr . '>'
     execute 'autocmd TextChanged,InsertLeave,BufWritePost <buffer=' . a:bufnr . '> call tosa_lsp#changed(' . a:bufnr . ')'
     execute 'autocmd BufUnload <buffer=' . a:bufnr . '> call tosa_lsp#detach(' . a:bufnr . ')'
+    execute 'autocmd BufFilePost <buffer=' . a:bufnr . '> call tosa_lsp#renamed(' . a:bufnr . ')'
     execute 'autocmd CursorMoved <buffer=' . a:bufnr . '> call tosa_lsp#echo_diagnostic()'
     execute 'autocmd BufWinEnter <buffer=' . a:bufnr . '> call tosa_lsp#view_changed(' . a:bufnr . ')'
   augroup END
@@ -509,10 +565,24 @@ endfunction
 
 function! tosa_lsp#detach(bufnr) abort
   if tosa_lsp#attached(a:bufnr)
-    call ch_sendexpr(s:ch, #{method: 'textDocument/didClose', params: #{textDocument: #{uri: tosa_lsp#uri(a:bufnr)}}})
+    call ch_sendexpr(s:ch, #{method: 'textDocument/didClose', params: #{textDocument: #{
+          \ uri: get(s:uris, a:bufnr, tosa_lsp#uri(a:bufnr))}}})
   endif
   silent! call remove(s:versions, a:bufnr)
   silent! call remove(s:ticks, a:bufnr)
+  silent! call remove(s:uris, a:bufnr)
+endfunction
+
+" :saveas, :file: the document closed under its old name, opened under
+" the new one (diagnostics then come for the new URI).
+function! tosa_lsp#renamed(bufnr) abort
+  if !tosa_lsp#attached(a:bufnr) || get(s:uris, a:bufnr, '') ==# tosa_lsp#uri(a:bufnr)
+    return
+  endif
+  call tosa_lsp#detach(a:bufnr)
+  if bufname(a:bufnr) !=# '' && !s:is_preview(a:bufnr)
+    call s:open(a:bufnr)
+  endif
 endfunction
 
 " Runs a:fn for the current buffer once it is open on the server and in
@@ -521,6 +591,10 @@ function! s:with_buffer(fn) abort
   let l:bufnr = bufnr('%')
   if s:is_preview(l:bufnr)
     call s:msg('not a source buffer')
+    return 0
+  endif
+  if bufname(l:bufnr) ==# ''
+    call s:msg('this buffer has no file name: :write it to a file first')
     return 0
   endif
   if !tosa_lsp#attached(l:bufnr) && !get(g:, 'tosa_lsp_autostart', 1) && !tosa_lsp#running()
@@ -552,7 +626,7 @@ function! s:bufnr_of(uri) abort
   endif
   if l:bufnr < 0
     for l:b in keys(s:versions)
-      if tosa_lsp#uri(str2nr(l:b)) ==# a:uri
+      if get(s:uris, l:b, '') ==# a:uri
         return str2nr(l:b)
       endif
     endfor
@@ -708,6 +782,8 @@ endfunction
 function! s:plain_inline(s) abort
   let l:s = substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g')
   let l:s = substitute(l:s, '\%(^\|\s\)\zs\*\([^* ][^*]*\)\*', '\1', 'g')
+  " _emphasis_ too, but not the underscores inside names (a_b_c).
+  let l:s = substitute(l:s, '\%(^\|[[:space:](]\)\zs_\([^_ ][^_]*\)_\ze\%($\|[[:space:][:punct:]]\)', '\1', 'g')
   return substitute(l:s, '\s\+$', '', '')
 endfunction
 
@@ -972,7 +1048,23 @@ function! tosa_lsp#apply_workspace_edit(edit) abort
       let l:bufnr = bufadd(s:path(l:uri))
       call bufload(l:bufnr)
     endif
+    " The cursor stays on its text: moved by the lines added or removed
+    " above it, never to where the edit was made.
+    let l:view = l:bufnr == bufnr('%') ? winsaveview() : {}
+    let l:above = 0
+    if !empty(l:view)
+      for l:e in l:edits
+        if l:e.range.end.line < l:view.lnum - 1
+          let l:above += len(split(l:e.newText, "\n", 1)) - 1 - (l:e.range.end.line - l:e.range.start.line)
+        endif
+      endfor
+    endif
     call tosa_lsp#apply_text_edits(l:bufnr, l:edits)
+    if !empty(l:view)
+      let l:view.lnum = max([1, min([line('$'), l:view.lnum + l:above])])
+      let l:view.topline = max([1, l:view.topline + l:above])
+      call winrestview(l:view)
+    endif
     call tosa_lsp#changed(l:bufnr)
   endfor
 endfunction
