@@ -296,6 +296,32 @@ end
 
 check(#sync_requests == 0, 'no synchronous requests (preview, inlay hints)', sync_requests)
 
+-- 9b. Hover markdown: _emphasis_ shown plain, names with underscores kept.
+do
+  local plain = tosa.plain_markdown('_Stale: the text changed since_ and *also* this\nkeep tosa.logical_and and a_b_c')
+  check(vim.deep_equal(plain, { 'Stale: the text changed since and also this', 'keep tosa.logical_and and a_b_c' }),
+    'hover: _emphasis_ without underscores, identifiers kept', plain)
+end
+
+-- 9c. :saveas: the document reopened under the new name; unnamed buffers
+-- are not attached.
+do
+  local renamed = tmpdir .. '/renamed.mlir'
+  vim.cmd('saveas ' .. vim.fn.fnameescape(renamed))
+  local l = find_line('tosa.sub')
+  local text = vim.api.nvim_buf_get_lines(bufnr, l, l + 1, false)[1]
+  vim.api.nvim_buf_set_lines(bufnr, l, l + 1, false, { (text:gsub('%-> tensor<1x3xf32>$', '-> tensor<4x3xf32>')) })
+  check(vim.wait(10000, function() return #errors() == 1 end, 20), ':saveas: an edit is analysed under the new name', errors())
+  vim.api.nvim_buf_set_lines(bufnr, l, l + 1, false, { text })
+  check(vim.wait(10000, function() return #errors() == 0 end, 20), ':saveas: and its fix', errors())
+  vim.cmd('enew')
+  vim.bo.filetype = 'mlir'
+  local ubuf = vim.api.nvim_get_current_buf()
+  check(not vim.lsp.buf_is_attached(ubuf, client.id), 'unnamed buffer not attached')
+  vim.cmd('bwipeout!')
+  vim.cmd('buffer ' .. bufnr)
+end
+
 -- 10. :TosaRestart: a new server, buffers attached again.
 local function restarted(old)
   return vim.wait(10000, function()

@@ -377,6 +377,8 @@ end
 local function plain_inline(s)
   s = s:gsub('%*%*', ''):gsub('`', '')
   s = s:gsub('^%*([^*]+)%*', '%1'):gsub('(%s)%*([^* ][^*]*)%*', '%1%2')
+  -- _emphasis_ too, but not the underscores inside names (a_b_c).
+  s = (' ' .. s .. ' '):gsub('([%s(])_([^_%s][^_]*)_([%s%p])', '%1%2%3'):sub(2, -2)
   return (s:gsub('%s+$', ''))
 end
 
@@ -530,6 +532,20 @@ function M.attach(bufnr)
   return vim.lsp.buf_attach_client(bufnr, id)
 end
 
+--- After a rename: didClose for the old URI, didOpen for the new one.
+function M.renamed(bufnr)
+  local old = vim.b[bufnr].tosa_lsp_uri
+  vim.b[bufnr].tosa_lsp_uri = nil
+  local c = M.client()
+  if not old or not c or not vim.lsp.buf_is_attached(bufnr, c.id) or old == uri_of(bufnr) then return end
+  c.notify('textDocument/didClose', { textDocument = { uri = old } })
+  if api.nvim_buf_get_name(bufnr) == '' then return end
+  local lines = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local text = table.concat(lines, '\n') .. (vim.bo[bufnr].eol and '\n' or '')
+  c.notify('textDocument/didOpen', { textDocument = {
+    uri = uri_of(bufnr), languageId = 'mlir', version = vim.lsp.util.buf_versions[bufnr] or 0, text = text } })
+end
+
 function M.stop()
   local c = M.client()
   if c then c.stop() end
@@ -612,6 +628,17 @@ function M.setup(opts)
     group = group,
     pattern = M.config.filetypes,
     callback = function(ev) M.attach(ev.buf) end,
+  })
+  -- :saveas / :file: the document closed under its old name and opened
+  -- under the new one (0.7's client keeps sending the new URI otherwise,
+  -- for a document the server never saw).
+  api.nvim_create_autocmd('BufFilePre', {
+    group = group,
+    callback = function(ev) vim.b[ev.buf].tosa_lsp_uri = uri_of(ev.buf) end,
+  })
+  api.nvim_create_autocmd('BufFilePost', {
+    group = group,
+    callback = function(ev) M.renamed(ev.buf) end,
   })
   -- Inlay hints follow the view (they are asked for the visible lines).
   api.nvim_create_autocmd({ 'WinScrolled', 'BufWinEnter', 'VimResized' }, {
