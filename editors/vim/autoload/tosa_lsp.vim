@@ -645,6 +645,14 @@ function! s:on_diagnostics(params) abort
   let l:long = []
   for l:d in a:params.diagnostics
     let l:first = l:d.range.start.line
+    if l:d.range.end.line <= l:first
+      if has_key(l:by_line, l:first)
+        call add(l:by_line[l:first], l:d)
+      else
+        let l:by_line[l:first] = [l:d]
+      endif
+      continue
+    endif
     if l:d.range.end.line - l:first > 50
       call add(l:long, l:d)
     endif
@@ -702,7 +710,9 @@ function! s:render_diagnostics(bufnr) abort
     call add(l:qf, #{bufnr: a:bufnr, lnum: l:lnum, col: l:scol, type: s:qf_types[l:sevn],
           \ text: printf('[%s] %s', get(l:d, 'code', get(l:d, 'source', '')), substitute(l:d.message, '\n', ' | ', 'g'))})
   endfor
-  call sign_placelist(l:signs)
+  " Vim keeps a buffer's signs sorted by line: placing them from the last
+  " line up inserts each at the head (from the top: quadratic).
+  call sign_placelist(reverse(l:signs))
   " Server order is per section and kind; users read the list by line.
   call sort(l:qf, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
   for l:w in win_findbuf(a:bufnr)
