@@ -640,31 +640,6 @@ function! s:on_diagnostics(params) abort
     return
   endif
   let s:diags[l:bufnr] = a:params.diagnostics
-  " By line, for the echo on every cursor move.
-  let l:by_line = {}
-  let l:long = []
-  for l:d in a:params.diagnostics
-    let l:first = l:d.range.start.line
-    if l:d.range.end.line <= l:first
-      if has_key(l:by_line, l:first)
-        call add(l:by_line[l:first], l:d)
-      else
-        let l:by_line[l:first] = [l:d]
-      endif
-      continue
-    endif
-    if l:d.range.end.line - l:first > 50
-      call add(l:long, l:d)
-    endif
-    for l:l in range(l:first, max([l:first, min([l:d.range.end.line, l:first + 50])]))
-      if has_key(l:by_line, l:l)
-        call add(l:by_line[l:l], l:d)
-      else
-        let l:by_line[l:l] = [l:d]
-      endif
-    endfor
-  endfor
-  let s:diag_lines[l:bufnr] = #{lines: l:by_line, long: l:long}
   call s:render_diagnostics(l:bufnr)
   " A finished analysis: the inlay hints of that text are ready too.
   if get(g:, 'tosa_lsp_inlay_hints', 1) && getbufvar(l:bufnr, 'tosa_lsp_inlay', 1)
@@ -676,47 +651,94 @@ function! tosa_lsp#diagnostics(...) abort
   return get(s:diags, a:0 ? a:1 : bufnr('%'), [])
 endfunction
 
+" Compiled (:def): a 50k-line file's publish has ~10000 diagnostics, and a
+" loop of legacy script over them takes about a second.
+def s:ByteCol(line: string, character: number): number
+  if line !~ '[^\x01-\x7f]'
+    return character < len(line) ? character : len(line)
+  endif
+  return s:byte_col(line, character)
+enddef
+
+" Signs, text properties (per severity), location-list items and the
+" by-line index of a publish's diagnostics.
+def s:DiagItems(bufnr: number, lines: list<string>, dlist: list<any>): dict<any>
+  var names = ['Error', 'Error', 'Warning', 'Info', 'Hint']
+  var qtypes = ['E', 'E', 'W', 'I', 'N']
+  var nlines = len(lines)
+  var signs: list<dict<any>> = []
+  var props: dict<list<list<number>>> = {Error: [], Warning: [], Info: [], Hint: []}
+  var qf: list<dict<any>> = []
+  var by_line: dict<list<any>> = {}
+  var long: list<any> = []
+  for d in dlist
+    var sevn: number = get(d, 'severity', 1)
+    if sevn < 1 || sevn > 4
+      sevn = 1
+    endif
+    var sev = names[sevn]
+    var sl: number = d.range.start.line
+    var el: number = d.range.end.line
+    # By line, for the echo on every cursor move; ranges over more than
+    # 50 lines on their first 50 (and in `long`).
+    if el - sl > 50
+      add(long, d)
+    endif
+    for l in range(sl, el > sl + 50 ? sl + 50 : (el > sl ? el : sl))
+      var k = string(l)
+      if has_key(by_line, k)
+        add(by_line[k], d)
+      else
+        by_line[k] = [d]
+      endif
+    endfor
+    if sl >= nlines
+      continue
+    endif
+    var lnum = sl + 1
+    # Explicit ids: with id 0 Vim looks for a free one among all signs.
+    add(signs, {id: len(signs) + 1, group: 'tosa_lsp', name: 'TosaLsp' .. sev, buffer: bufnr, lnum: lnum, priority: 20 - sevn})
+    var sline = lines[sl]
+    var scol = s:ByteCol(sline, d.range.start.character) + 1
+    var eline = el < nlines ? el : nlines - 1
+    var ecol = s:ByteCol(lines[eline], d.range.end.character) + 1
+    if ecol > len(lines[eline]) + 1
+      ecol = len(lines[eline]) + 1
+    endif
+    if eline == sl && ecol <= scol
+      ecol = scol + 1 < len(sline) + 1 ? scol + 1 : len(sline) + 1
+    endif
+    if len(sline) > 0 && scol <= len(sline) && (eline > sl || ecol > scol)
+      add(props[sev], [lnum, scol, eline + 1, ecol])
+    endif
+    # One line per entry: notes and long messages are joined, never ^@.
+    var code = get(d, 'code', get(d, 'source', ''))
+    add(qf, {bufnr: bufnr, lnum: lnum, col: scol, type: qtypes[sevn],
+      text: printf('[%s] %s', code, substitute(d.message, '\n', ' | ', 'g'))})
+  endfor
+  # Vim keeps a buffer's signs sorted by line: placed from the last line
+  # up, each goes to the head of the list (from the top: quadratic).
+  sort(signs, (a, b) => b.lnum - a.lnum)
+  # Server order is per section and kind; users read the list by line.
+  sort(qf, (a, b) => a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col)
+  return {signs: signs, props: props, qf: qf, lines: by_line, long: long}
+enddef
+
 function! s:render_diagnostics(bufnr) abort
   call sign_unplace('tosa_lsp', #{buffer: a:bufnr})
   for l:sev in ['Error', 'Warning', 'Info', 'Hint']
     call prop_remove(#{type: 'TosaLsp' . l:sev, bufnr: a:bufnr, all: 1})
   endfor
-  let l:qf = []
-  let l:lines = getbufline(a:bufnr, 1, '$')
-  let l:nlines = len(l:lines)
-  let l:signs = []
-  for l:d in get(s:diags, a:bufnr, [])
-    let l:sevn = get(l:d, 'severity', 1)
-    let l:sev = s:sev_names[l:sevn]
-    let l:s = l:d.range.start
-    let l:e = l:d.range.end
-    if l:s.line >= l:nlines
-      continue
+  let l:it = s:DiagItems(a:bufnr, getbufline(a:bufnr, 1, '$'), get(s:diags, a:bufnr, []))
+  let s:diag_lines[a:bufnr] = #{lines: l:it.lines, long: l:it.long}
+  call sign_placelist(l:it.signs)
+  for [l:sev, l:list] in items(l:it.props)
+    if !empty(l:list)
+      silent! call prop_add_list(#{type: 'TosaLsp' . l:sev, bufnr: a:bufnr}, l:list)
     endif
-    let l:lnum = l:s.line + 1
-    call add(l:signs, #{id: 0, group: 'tosa_lsp', name: 'TosaLsp' . l:sev, buffer: a:bufnr, lnum: l:lnum, priority: 20 - l:sevn})
-    let l:sline = l:lines[l:s.line]
-    let l:scol = s:byte_col(l:sline, l:s.character) + 1
-    let l:eline = l:e.line < l:nlines ? l:e.line : l:nlines - 1
-    let l:ecol = s:byte_col(l:lines[l:eline], l:e.character) + 1
-    if l:eline == l:s.line && l:ecol <= l:scol
-      let l:ecol = min([l:scol + 1, len(l:sline) + 1])
-    endif
-    if len(l:sline) > 0 && l:scol <= len(l:sline)
-      silent! call prop_add(l:lnum, l:scol, #{type: 'TosaLsp' . l:sev, bufnr: a:bufnr,
-            \ end_lnum: l:eline + 1, end_col: l:ecol})
-    endif
-    " One line per entry: notes and long messages are joined, never ^@.
-    call add(l:qf, #{bufnr: a:bufnr, lnum: l:lnum, col: l:scol, type: s:qf_types[l:sevn],
-          \ text: printf('[%s] %s', get(l:d, 'code', get(l:d, 'source', '')), substitute(l:d.message, '\n', ' | ', 'g'))})
   endfor
-  " Vim keeps a buffer's signs sorted by line: placing them from the last
-  " line up inserts each at the head (from the top: quadratic).
-  call sign_placelist(reverse(l:signs))
-  " Server order is per section and kind; users read the list by line.
-  call sort(l:qf, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
   for l:w in win_findbuf(a:bufnr)
-    call setloclist(l:w, [], 'r', #{title: 'tosa-lsp', items: l:qf})
+    call setloclist(l:w, [], 'r', #{title: 'tosa-lsp', items: l:it.qf})
   endfor
 endfunction
 
