@@ -346,10 +346,16 @@ do
   check(restarted(old), ':TosaRestart after kill -9 starts a server for the mlir buffer', notes)
   check(vim.wait(10000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20), 'diagnostics again after the restart')
   old = tosa.client_id
+  -- No settings: nothing sent as a JSON list (`{}` in Lua encodes as `[]`).
+  tosa.config.settings = {}
+  notes = {}
   vim.cmd('TosaStop')
   check(vim.wait(5000, function() return tosa.client() == nil end, 20), ':TosaStop stops the client')
   vim.cmd('TosaRestart')
   check(restarted(old), ':TosaRestart after :TosaStop starts a server for the mlir buffer', notes)
+  vim.wait(1000, function() return #notes > 1 end, 20)
+  check(#vim.tbl_filter(function(n) return n:find('expected an object', 1, true) ~= nil end, notes) == 0,
+    'empty settings: the server gets no list for its settings', notes)
   client = tosa.client()
 end
 

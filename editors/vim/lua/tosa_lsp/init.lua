@@ -473,8 +473,9 @@ function M.start()
     name = cfg.name,
     cmd = cfg.cmd,
     root_dir = cfg.root_dir or vim.loop.cwd(),
-    init_options = cfg.settings,
-    settings = cfg.settings,
+    -- An empty Lua table is encoded as a JSON list ([]): none is sent then.
+    init_options = (cfg.settings and next(cfg.settings)) and cfg.settings or nil,
+    settings = (cfg.settings and next(cfg.settings)) and cfg.settings or vim.empty_dict(),
     capabilities = cfg.capabilities,
     handlers = handlers(),
     on_init = function(client)
