@@ -341,6 +341,8 @@ do
   local old = c and c.id
   if c then os.execute('kill -9 ' .. c.rpc.pid) end
   check(vim.wait(5000, function() return tosa.client() == nil end, 20), 'killed server: no client')
+  check(vim.wait(2000, function() return #vim.api.nvim_buf_get_extmarks(bufnr, tosa.ns, 0, -1, {}) == 0 end, 20),
+    'killed server: its inlay hints removed')
   notes = {}
   vim.cmd('TosaRestart')
   check(restarted(old), ':TosaRestart after kill -9 starts a server for the mlir buffer', notes)

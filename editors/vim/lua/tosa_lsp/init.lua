@@ -492,6 +492,15 @@ function M.start()
       if client_id == nil or M.client_id == client_id then
         M.client_id = nil
         M.compiling = nil
+        -- Its inlay hints cannot be updated any more (the built-in client
+        -- clears its diagnostics itself).
+        vim.schedule(function()
+          if M.client_id then return end
+          for _, b in ipairs(api.nvim_list_bufs()) do
+            if api.nvim_buf_is_valid(b) then api.nvim_buf_clear_namespace(b, M.ns, 0, -1) end
+          end
+          hint_state = {}
+        end)
       end
     end,
   })
