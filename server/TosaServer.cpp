@@ -183,7 +183,9 @@ void TosaServer::setSettings(const nlohmann::json &value) {
       accepted = std::move(clean);
     else
       reportOnce("editor settings: " + toString(checked.takeError()));
-  } else if (!clean.is_object() && !clean.is_null()) {
+  } else if (!clean.is_object() && !clean.is_null() &&
+             !(clean.is_array() && clean.empty())) {
+    // (An empty Lua table, which Neovim sends for "no settings", is `[]`.)
     // `[]` or `5`: say so, as for a wrong value inside an object.
     reportOnce("editor settings: expected an object, got " +
                clean.dump(-1).substr(0, 80) + "; the defaults apply");
