@@ -1156,7 +1156,15 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       out.items.push_back(std::move(item));
     }
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
-  if (fn && wants("refactor.rewrite")) {
+  // Lowering and compiling a function with errors fail: not offered then
+  // (its quick fixes are).
+  bool fnHasErrors =
+      fn && llvm::any_of(s->analysis.diagnostics, [&](const Diagnostic &d) {
+        return d.severity == Severity::Error &&
+               d.range.begin.line >= fn->scope.begin.line &&
+               d.range.begin.line <= fn->scope.end.line;
+      });
+  if (fn && !fnHasErrors && wants("refactor.rewrite")) {
     CodeActionItem item;
     item.title = "Preview lowering of @" + fn->name + " (TOSA -> linalg)";
     item.kind = "refactor.rewrite";
@@ -1185,7 +1193,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       out.items.push_back(std::move(item));
     }
   }
-  if (fn && wants("source")) {
+  if (fn && !fnHasErrors && wants("source")) {
     CodeActionItem item;
     item.title = "Compile @" + fn->name + " to native code (shared library)";
     item.kind = "source";

@@ -213,8 +213,9 @@ try
     endif
   endfor
   call s:check(s:idx >= 0, 'quickfix "Change result type to tensor<1x3xf32> ..." offered', s:titles)
-  call s:check(!empty(filter(copy(s:actions), 'v:val.title =~# "^Preview lowering of @wrong_result_dim" && get(v:val, "kind", "") ==# "refactor.rewrite"')),
-        \ 'refactor.rewrite "Preview lowering of @wrong_result_dim" listed', s:titles)
+  " Lowering a function with errors fails: no preview offered until fixed.
+  call s:check(empty(filter(copy(s:actions), 'v:val.title =~# "^Preview lowering of @wrong_result_dim"')),
+        \ 'no "Preview lowering of @wrong_result_dim" while it has errors', s:titles)
   if s:idx >= 0
     execute 'TosaCodeAction ' . (s:idx + 1)
     call s:wait('getline(s:sub) =~# "-> tensor<1x3xf32>$"')
