@@ -36,6 +36,21 @@ def compiler_children(marker):
     return [l for l in out.splitlines() if " compile " in l and marker in l]
 
 
+def compile_until_lowering(c, uri, token):
+    """Starts tosa.compile of `uri`; returns its request id once the child
+    reports its lowering step (it is running then)."""
+    before = len(c.notifications)
+    id_, _ = c.send_request("workspace/executeCommand", {
+        "command": "tosa.compile", "arguments": [{"uri": uri}],
+        "workDoneToken": token})
+    c.wait_for(lambda b: b.get("method") == "$/progress"
+               and b["params"]["token"] == token
+               and b["params"]["value"].get("message", "")
+               .startswith("lowering"),
+               since=before, timeout=60, what="the child's progress")
+    return id_
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tosa-lsp", required=True)
@@ -115,15 +130,7 @@ def main():
             # enough to make it crash) is reported.
             c.notify("workspace/didChangeConfiguration", {"settings": {
                 "compile": {"outputDir": out_dir}}})
-            before = len(c.notifications)
-            id_, _ = c.send_request("workspace/executeCommand", {
-                "command": "tosa.compile", "arguments": [{"uri": uri}],
-                "workDoneToken": "kill-me"})
-            c.wait_for(lambda b: b.get("method") == "$/progress"
-                       and b["params"]["token"] == "kill-me"
-                       and b["params"]["value"].get("message", "")
-                       .startswith("lowering"),
-                       since=before, timeout=60, what="the child's progress")
+            id_ = compile_until_lowering(c, uri, "kill-me")
             for line in compiler_children(out_dir):
                 os.kill(int(line.split()[0]), signal.SIGKILL)
             body = c.wait_response(id_, timeout=30).body
@@ -150,15 +157,7 @@ def main():
             c.notify("textDocument/didOpen", {"textDocument": {
                 "uri": uri, "languageId": "mlir", "version": 1, "text": text}})
             c.wait_for_diagnostics(uri, timeout=60)
-            before = len(c.notifications)
-            c.send_request("workspace/executeCommand", {
-                "command": "tosa.compile", "arguments": [{"uri": uri}],
-                "workDoneToken": "term"})
-            c.wait_for(lambda b: b.get("method") == "$/progress"
-                       and b["params"]["token"] == "term"
-                       and b["params"]["value"].get("message", "")
-                       .startswith("lowering"),
-                       since=before, timeout=60, what="the child's progress")
+            compile_until_lowering(c, uri, "term")
             running = compiler_children(out_dir)
             left_during = os.listdir(work_tmp)
             c.proc.send_signal(signal.SIGTERM)
