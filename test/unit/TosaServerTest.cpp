@@ -222,28 +222,40 @@ TEST(TosaServer, CodeActionsQuickFixFirstThenPreviewAndCompile) {
   Recorder rec;
   TosaServer server(syncOptions(), rec);
   server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
-  auto actions = await<CodeActions>([&](auto cb) {
-    server.codeActions("test:///a.mlir",
-                       lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
-                       {}, std::move(cb));
-  });
+  auto ask = [&](std::vector<std::string> only) {
+    return await<CodeActions>([&](auto cb) {
+      server.codeActions("test:///a.mlir",
+                         lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                         only, std::move(cb));
+    });
+  };
+  // With an error in @f: its fix, but no preview or compile (both fail).
+  auto actions = ask({});
   ASSERT_TRUE(bool(actions));
-  ASSERT_EQ(actions->items.size(), 3u);
+  ASSERT_EQ(actions->items.size(), 1u);
   EXPECT_EQ(actions->items[0].kind, "quickfix");
   ASSERT_NE(actions->items[0].diagnostic, nullptr);
-  EXPECT_FALSE(actions->items[0].edits.empty());
-  EXPECT_EQ(actions->items[1].command, "tosa.previewLowering");
-  EXPECT_EQ(actions->items[1].function, "f");
-  EXPECT_EQ(actions->items[2].command, "tosa.compile");
-  EXPECT_EQ(actions->items[2].emit, "shared");
-
-  auto onlyFixes = await<CodeActions>([&](auto cb) {
-    server.codeActions("test:///a.mlir",
-                       lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
-                       {"quickfix"}, std::move(cb));
-  });
+  ASSERT_FALSE(actions->items[0].edits.empty());
+  auto onlyFixes = ask({"quickfix"});
   ASSERT_TRUE(bool(onlyFixes));
   ASSERT_EQ(onlyFixes->items.size(), 1u);
+
+  // The fix applied: the preview and compile, and no fix.
+  std::vector<lsp::TextDocumentContentChangeEvent> changes;
+  for (const lsp::TextEdit &e : actions->items[0].edits) {
+    lsp::TextDocumentContentChangeEvent c;
+    c.range = e.range;
+    c.text = e.newText;
+    changes.insert(changes.begin(), c); // last edit first: ranges hold
+  }
+  ASSERT_FALSE(bool(server.changeDocument("test:///a.mlir", 2, changes)));
+  auto fixed = ask({});
+  ASSERT_TRUE(bool(fixed));
+  ASSERT_EQ(fixed->items.size(), 2u);
+  EXPECT_EQ(fixed->items[0].command, "tosa.previewLowering");
+  EXPECT_EQ(fixed->items[0].function, "f");
+  EXPECT_EQ(fixed->items[1].command, "tosa.compile");
+  EXPECT_EQ(fixed->items[1].emit, "shared");
 }
 
 TEST(TosaServer, FixVerdictsAreCachedPerDocumentVersion) {
