@@ -391,32 +391,34 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
     if (!fn)
       return noFunctionError(options.function, path);
   }
-  // Before the passes: which arguments index a gather or scatter.
-  out.module->walk([&](Operation *op) {
-    StringRef name = op->getName().getStringRef();
-    if ((name != "tosa.gather" && name != "tosa.scatter") ||
-        op->getNumOperands() < 2)
-      return;
-    auto idx = dyn_cast<BlockArgument>(op->getOperand(1));
-    auto fn = op->getParentOfType<func::FuncOp>();
-    if (!idx || !fn || idx.getOwner() != &fn.getBody().front())
-      return;
-    Value values = op->getOperand(0);
-    auto type = dyn_cast<RankedTensorType>(values.getType());
-    int64_t bound = 0;
-    if (type && type.getRank() == 3 && !type.isDynamicDim(1))
-      bound = type.getDimSize(1);
-    else if (auto v = dyn_cast<BlockArgument>(values);
-             v && v.getOwner() == idx.getOwner())
-      bound = -1 - static_cast<int64_t>(v.getArgNumber());
-    else
-      return;
-    auto &bounds = out.indexBounds[fn.getSymName().str()];
-    auto [it, inserted] = bounds.emplace(idx.getArgNumber(), bound);
-    // Indices of two ops: the smaller static bound holds for both.
-    if (!inserted && bound > 0 && (it->second < 0 || bound < it->second))
-      it->second = bound;
-  });
+  // Before the passes: which arguments index a gather or scatter (for
+  // `run`'s random inputs; it lowers with the C interface).
+  if (options.cInterface)
+    out.module->walk([&](Operation *op) {
+      StringRef name = op->getName().getStringRef();
+      if ((name != "tosa.gather" && name != "tosa.scatter") ||
+          op->getNumOperands() < 2)
+        return;
+      auto idx = dyn_cast<BlockArgument>(op->getOperand(1));
+      auto fn = op->getParentOfType<func::FuncOp>();
+      if (!idx || !fn || idx.getOwner() != &fn.getBody().front())
+        return;
+      Value values = op->getOperand(0);
+      auto type = dyn_cast<RankedTensorType>(values.getType());
+      int64_t bound = 0;
+      if (type && type.getRank() == 3 && !type.isDynamicDim(1))
+        bound = type.getDimSize(1);
+      else if (auto v = dyn_cast<BlockArgument>(values);
+               v && v.getOwner() == idx.getOwner())
+        bound = -1 - static_cast<int64_t>(v.getArgNumber());
+      else
+        return;
+      auto &bounds = out.indexBounds[fn.getSymName().str()];
+      auto [it, inserted] = bounds.emplace(idx.getArgNumber(), bound);
+      // Indices of two ops: the smaller static bound holds for both.
+      if (!inserted && bound > 0 && (it->second < 0 || bound < it->second))
+        it->second = bound;
+    });
   if (options.cInterface) {
     // With --function, only F is an entry point: the others become private
     // (symbol-dce drops those F does not call) so they are neither exported
@@ -483,9 +485,9 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
     // preview of this stage would pass for LLVM dialect.
     Operation *left = nullptr;
     unsigned count = 0;
+    Dialect *llvmDialect = ctx.getLoadedDialect<LLVM::LLVMDialect>();
     out.module->walk([&](Operation *op) {
-      if (op == out.module->getOperation() ||
-          op->getDialect() == ctx.getLoadedDialect<LLVM::LLVMDialect>())
+      if (op == out.module->getOperation() || op->getDialect() == llvmDialect)
         return;
       if (!left)
         left = op;

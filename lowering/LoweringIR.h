@@ -42,6 +42,7 @@ struct LoweredSection {
   /// argument -> the bound (K, the values' dimension 1) when static, else
   /// -1 - the values' own argument number (its input's dimension 1), so
   /// random inputs stay in range (out of range is undefined behaviour).
+  /// Filled when lowering with the C interface (compile and run).
   std::map<std::string, std::map<unsigned, int64_t>> indexBounds;
   /// The destination-passing twins among entryPoints.
   std::set<std::string> destinationEntries;

@@ -301,7 +301,7 @@ std::string TosaServer::newlineOf(const std::string &uri,
   return std::string(firstLineBreak(s.text));
 }
 
-void TosaServer::forgetDerived(const std::string &uri) {
+void TosaServer::forgetVerdicts(const std::string &uri) {
   {
     std::lock_guard<std::mutex> lock(validationMu);
     validations.erase(uri);
@@ -310,6 +310,10 @@ void TosaServer::forgetDerived(const std::string &uri) {
     std::lock_guard<std::mutex> lock(shapesMu);
     shapes.erase(uri);
   }
+}
+
+void TosaServer::forgetDerived(const std::string &uri) {
+  forgetVerdicts(uri);
   scheduler->remove(uri);
 }
 
@@ -678,14 +682,7 @@ void TosaServer::removeDocument(const std::string &uri) {
     docs.erase(uri);
     last = docs.empty();
   }
-  {
-    std::lock_guard<std::mutex> lock(validationMu);
-    validations.erase(uri);
-  }
-  {
-    std::lock_guard<std::mutex> lock(shapesMu);
-    shapes.erase(uri);
-  }
+  forgetVerdicts(uri);
   // Pool threads still to drop their slots after the last close; this
   // thread collects once they have (bounded), see below.
   struct Drops {
@@ -1135,6 +1132,13 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
   std::optional<tosa_lsp::Range> r = s->lines.fromLsp(range);
   if (!r)
     return out;
+  // How the edits write new lines: looked up once, when an edit needs it.
+  std::optional<std::string> newlineText;
+  auto newline = [&]() -> std::string_view {
+    if (!newlineText)
+      newlineText = newlineOf(s->uri, *s);
+    return *newlineText;
+  };
   // Quick fixes first: editors show the first action most prominently.
   if (wants("quickfix") || wants("source"))
     for (size_t i = 0; i < s->fixes().size(); ++i) {
@@ -1152,7 +1156,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.version = s->version;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
-      item.edits = toLspEdits(*s, fix.edits, newlineOf(s->uri, *s));
+      item.edits = toLspEdits(*s, fix.edits, newline());
       out.items.push_back(std::move(item));
     }
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
@@ -1189,7 +1193,7 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.kind = "source.refineShapes";
       item.confirm = true;
       item.version = s->version;
-      item.edits = toLspEdits(*s, edits, newlineOf(s->uri, *s));
+      item.edits = toLspEdits(*s, edits, newline());
       out.items.push_back(std::move(item));
     }
   }

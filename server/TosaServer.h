@@ -256,8 +256,10 @@ private:
     SharedString clientText;
     int64_t version = 0;
   };
-  /// Drops what was derived from `uri`'s earlier texts: snapshots, fix
-  /// verdicts and shape checks, all keyed by the client's version.
+  /// Drops `uri`'s fix verdicts and shape checks (kept by version).
+  void forgetVerdicts(const std::string &uri);
+  /// Drops what was derived from `uri`'s earlier texts: snapshots and the
+  /// verdicts, all keyed by the client's version.
   void forgetDerived(const std::string &uri);
   /// The document's text from the client's `text`.
   static void setText(Document &doc, std::string text);
