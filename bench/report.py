@@ -45,6 +45,11 @@ def case_summary(case):
         out[name]["failures"] += [
             "open-only run: " + r["failure"]
             for r in case.get("open_runs", {}).get(name, []) if "failure" in r]
+        cpu = case.get("cpu_runs", {}).get(name, [])
+        if cpu:
+            c = summarize(cpu)
+            out[name]["failures"] += ["CPU run: " + f for f in c.pop("failures")]
+            out[name].update(c)
     out["cli"] = {k: summarize(v) for k, v in case["cli_runs"].items()}
     return out
 
@@ -68,6 +73,14 @@ ROWS = [
     ("inlay hints p50, screens across the file", "inlay_across_p50", "ms", None),
     ("inlay hints p95, screens across the file", "inlay_across_p95", "ms", "abs:1"),
     ("edit → diagnostics", "edit_ms", "ms", "edit"),
+    ("server CPU: start, open, diagnostics, hovers, shutdown", "cpu_total_s", "s", "ratio:0.8"),
+    ("  start (initialize)", "cpu_start_s", "s", None),
+    ("  open → diagnostics", "cpu_open_s", "s", None),
+    ("  hovers across the file, right after", "cpu_hovers_s", "s", None),
+    ("  after them (deferred work, shutdown)", "cpu_after_s", "s", None),
+    ("hover p95, those hovers", "hover_cold_p95", "ms", "abs:1"),
+    ("hover p95, first hover in a function", "hover_first_p95", "ms", "abs:1"),
+    ("hover max, first hover in a function", "hover_first_max", "ms", None),
     ("peak RSS (VmHWM)", "rss_peak", "MiB", "ratio:1"),
     ("RSS before open", "rss_baseline", "MiB", None),
     ("RSS after close", "rss_after_close", "MiB", "closed"),
@@ -79,6 +92,8 @@ def fmt(v, unit=""):
         return "–"
     if isinstance(v, str):
         return v
+    if unit == "s":
+        return "{:.3f}".format(v)
     if unit in ("MiB", "") or abs(v) >= 100:
         return "{:,.0f}".format(v)
     return "{:.1f}".format(v) if abs(v) >= 10 else "{:.2f}".format(v)
@@ -162,6 +177,16 @@ def table(case):
     if each:
         notes.append("- open → diagnostics of each run (ms; full runs, then "
                      "open-only runs): " + "; ".join(each))
+    each = []
+    for name in (TOSA, UPSTREAM):
+        runs = [r for r in case.get("cpu_runs", {}).get(name, []) if "cpu_total_s" in r]
+        if runs:
+            each.append("%s %s" % (name, " / ".join("%.3f" % r["cpu_total_s"] for r in runs)))
+    if each:
+        first = [r.get("hover_first_count") for n in (TOSA, UPSTREAM)
+                 for r in case.get("cpu_runs", {}).get(n, [])[:1]]
+        notes.append("- server CPU of each run (s, user+sys, alternating): " + "; ".join(each)
+                     + " (%s of the hovers first in their function)" % (first[0] if first else "?"))
     for f in case.get("failures", []):
         notes.append("- **failed**: %s" % f)
     return "\n".join(out + ([""] + notes if notes else []))
@@ -244,7 +269,10 @@ def document(results):
         "Machine: %s, %s cores, %s MiB RAM; load average %s at start, %s at end "
         "(other processes sharing the machine inflate every figure alike)." % (
             m["cpu"], m["cores"], m["mem_mib"], m["load_start"], m.get("load_end", "?")),
-        "tosa-lsp %s; upstream `%s`." % (m["tosa_lsp_commit"], m["upstream"]), "",
+        "tosa-lsp %s%s; upstream `%s`." % (
+            m["tosa_lsp_commit"],
+            " with settings `%s`" % m["tosa_settings"] if m.get("tosa_settings") else "",
+            m["upstream"]), "",
         "Ratios are tosa-lsp / upstream (lower is better for tosa-lsp). "
         "`–`: not measured or not supported.", ""]
     scale = scaling(results)

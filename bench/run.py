@@ -47,11 +47,22 @@ def parse_args(argv):
     ap.add_argument("--across-pause", type=float, default=1.0,
                     help="seconds before the hovers across the file")
     ap.add_argument("--edits", type=int, default=3, help="edits per run (median)")
+    ap.add_argument("--cpu-runs", type=int, default=5,
+                    help="fresh servers per case (alternating) whose CPU time is measured: "
+                    "start, open, diagnostics, --cpu-hovers hovers, idle, shutdown")
+    ap.add_argument("--cpu-hovers", type=int, default=100,
+                    help="hovers on op names spread over the file in a CPU run")
+    ap.add_argument("--cpu-settle", type=float, default=5.0,
+                    help="at most this many seconds waiting for the server to go idle "
+                    "before the shutdown of a CPU run")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per step")
     ap.add_argument("--settle", type=float, default=2.0,
                     help="seconds to wait for memory to drop after didClose")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--tosa-lsp", default=os.path.join(ROOT, "build", "bin", "tosa-lsp"))
+    ap.add_argument("--tosa-settings", default="",
+                    help='tosa-lsp initializationOptions (JSON), e.g. \'{"info": {"publish": true}}\' '
+                    "(the informational findings published as before)")
     ap.add_argument("--upstream", default="mlir-lsp-server-22")
     ap.add_argument("--mlir-opt", default="mlir-opt-22")
     ap.add_argument("--inputs", default=os.path.join(HERE, "inputs"))
@@ -64,8 +75,10 @@ def parse_args(argv):
     if a.smoke:
         a.sizes, a.runs, a.hovers, a.inlays, a.edits = "1k", 1, 10, 3, 1
         a.open_runs = 1
+        a.cpu_runs, a.cpu_hovers, a.cpu_settle = 1, 20, 2.0
         a.across, a.across_pause = 12, 0.2
         a.timeout, a.settle = min(a.timeout, 60), 0.5
+    a.init_options = {a.tosa_lsp: json.loads(a.tosa_settings)} if a.tosa_settings else {}
     if a.results is None:
         a.results = (os.path.join(a.inputs, "smoke-results.md") if a.smoke
                      else os.path.join(HERE, "results.md"))
@@ -89,6 +102,7 @@ def machine(a):
             "mem_mib": int(first("/proc/meminfo", "MemTotal").split()[0]) // 1024,
             "load_start": "%.2f %.2f %.2f" % os.getloadavg(),
             "tosa_lsp_commit": commit or "?",
+            "tosa_settings": a.tosa_settings,
             "upstream": shutil.which(a.upstream) or a.upstream}
 
 
@@ -121,7 +135,8 @@ def run_cli(a, path, runs, failures):
 def run_case(a, size, shape):
     case = {"size": size, "shape": shape, "runs_requested": a.runs, "failures": [],
             "runs": {report.TOSA: [], report.UPSTREAM: []},
-            "open_runs": {report.TOSA: [], report.UPSTREAM: []}}
+            "open_runs": {report.TOSA: [], report.UPSTREAM: []},
+            "cpu_runs": {report.TOSA: [], report.UPSTREAM: []}}
     log("%s %s: generating and verifying" % (size, shape))
     path = make_input(a, size, shape, case["failures"])
     case["file"] = path
@@ -144,6 +159,17 @@ def run_case(a, size, shape):
                     log("%s %s open %d %s: FAILED %s" % (size, shape, i + 1, name,
                                                          r["failure"]))
         log("%s %s: %d more opens each" % (size, shape, a.open_runs))
+        for i in range(a.cpu_runs):
+            for name, argv in (servers if i % 2 == 0 else servers[::-1]):
+                r = session.measure_cpu(argv, path, a)
+                case["cpu_runs"][name].append(r)
+                log("%s %s cpu %d %s: %s s CPU (start %s, open %s, hovers %s, after %s), "
+                    "load %.2f%s" % (size, shape, i + 1, name,
+                                     *("%.3f" % r[k] if isinstance(r.get(k), float) else "?"
+                                       for k in ("cpu_total_s", "cpu_start_s", "cpu_open_s",
+                                                 "cpu_hovers_s", "cpu_after_s")),
+                                     os.getloadavg()[0],
+                                     " FAILED " + r["failure"] if "failure" in r else ""))
         cli_runs = run_cli(a, path, a.runs, case["failures"])
     else:
         cli_runs = {"check": [], "mlir-opt": []}

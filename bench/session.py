@@ -209,10 +209,35 @@ class Session:
         return low
 
 
-def run_session(argv, path, opts, steps):
+def shutdown_reaped(client, timeout=10.0):
+    """`shutdown`, `exit`, and the exit code and rusage of the server
+    (os.wait4: user+sys of the whole process, every thread)."""
+    client.request("shutdown", None, timeout)
+    client.notify("exit")
+    try:
+        client.proc.stdin.close()
+    except OSError:
+        pass
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, ru = os.wait4(client.proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            client.kill()
+            raise LspTimeout("server did not exit within %.0fs after `exit`" % timeout)
+        time.sleep(0.005)
+    rc = os.waitstatus_to_exitcode(status)
+    client.proc.returncode = rc  # reaped here: Popen must not wait again
+    return rc, ru
+
+
+def run_session(argv, path, opts, steps, reap=False):
     """A fresh server: `initialize`, `steps(session, doc, r)`, `shutdown`.
     Returns r ({metric: value}) with 'failure' set (step: kind) when a step
-    failed; later steps are skipped."""
+    failed; later steps are skipped. With `reap`, r gets 'cpu_total_s'
+    (rusage of the whole process at exit) and 'cpu_after_s' (its part
+    after the last /proc sample, r['_cpu_before_shutdown'])."""
     with open(path, encoding="utf-8") as f:
         doc = TextDocument(lsp_client.path_to_uri(path), f.read())
     try:
@@ -221,9 +246,16 @@ def run_session(argv, path, opts, steps):
         return {"failure": "start: %s" % e}
     r = {}
     try:
-        s.guard("initialize", s.client.initialize)
+        # --tosa-settings: initializationOptions for tosa-lsp only
+        options = getattr(opts, "init_options", {}).get(argv[0])
+        s.guard("initialize", s.client.initialize, None, options)
         steps(s, doc, r)
-        rc = s.guard("shutdown", s.client.shutdown)
+        if reap:
+            rc, ru = s.guard("shutdown", shutdown_reaped, s.client)
+            r["cpu_total_s"] = ru.ru_utime + ru.ru_stime
+            r["cpu_after_s"] = r["cpu_total_s"] - r.pop("_cpu_before_shutdown", r["cpu_total_s"])
+        else:
+            rc = s.guard("shutdown", s.client.shutdown)
         if rc != 0:
             r["failure"] = "shutdown: exit code %d" % rc
     except StepFailed as e:
@@ -243,6 +275,73 @@ def measure_open(argv, path, opts):
     def steps(s, doc, r):
         r["open_ms"], _, _ = s.guard("open", s.open, doc)
     return run_session(argv, path, opts, steps)
+
+
+def cpu_seconds(pid):
+    """user+sys CPU seconds of a live process, all its threads (clock ticks
+    from /proc/PID/stat: 10 ms resolution)."""
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    fields = data[data.rfind(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def wait_idle(pid, quiet=0.3, limit=5.0, poll=0.1):
+    """Waits until the process has used no CPU for `quiet` seconds (its
+    background work is done), at most `limit` seconds; returns the wait."""
+    t0 = time.monotonic()
+    last, still = cpu_seconds(pid), 0.0
+    while time.monotonic() - t0 < limit and still < quiet:
+        time.sleep(poll)
+        now = cpu_seconds(pid)
+        still = still + poll if now == last else 0.0
+        last = now
+    return time.monotonic() - t0
+
+
+def function_of_lines(lines):
+    """For every line, the index of the function it is in (-1 before the first)."""
+    out, f = [], -1
+    for text in lines:
+        if text.startswith("func.func"):
+            f += 1
+        out.append(f)
+    return out
+
+
+def measure_cpu(argv, path, opts):
+    """The server's CPU time for one user session: start (initialize),
+    open until the diagnostics, `opts.cpu_hovers` hovers on op names spread
+    over the file right after them (in shuffled order: most of them the
+    first hover in their function on a many-function file), then, once the
+    server is idle (its deferred work done, `wait_idle`), shutdown and exit.
+    The total is the reaped process's rusage (user+sys, every thread, also
+    work done after the last request); the parts are /proc/PID/stat
+    samples. Also the hovers' latencies, split by first-in-function."""
+    def steps(s, doc, r):
+        lines = doc.lines()
+        r["cpu_start_s"] = cpu_seconds(s.pid)
+        s.guard("open", s.open, doc)
+        r["cpu_open_s"] = cpu_seconds(s.pid) - r["cpu_start_s"]
+        pos = spread_positions(lines, opts.cpu_hovers, opts.seed)
+        funcs = function_of_lines(lines)
+        seen, first, later = set(), [], []
+        c0 = cpu_seconds(s.pid)
+        for line, col in pos:
+            ms, _ = s.guard("hover", s.timed_request, "textDocument/hover",
+                            doc.position_params(line, col))
+            (later if funcs[line] in seen else first).append(ms)
+            seen.add(funcs[line])
+        r["cpu_hovers_s"] = cpu_seconds(s.pid) - c0
+        every = first + later
+        r["hover_cold_p50"] = percentile(every, 50)
+        r["hover_cold_p95"] = percentile(every, 95)
+        r["hover_first_p95"] = percentile(first, 95)
+        r["hover_first_max"] = max(first) if first else None
+        r["hover_first_count"] = len(first)
+        r["cpu_idle_wait_s"] = wait_idle(s.pid, limit=opts.cpu_settle)
+        r["_cpu_before_shutdown"] = cpu_seconds(s.pid)
+    return run_session(argv, path, opts, steps, reap=True)
 
 
 def measure(argv, path, opts):

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A transparent stdio wrapper around a language server that logs every
+LSP message's size and time (see bench/editor/README.md).
+
+    lsp_tap.py LOG -- SERVER [ARGS...]
+
+The editor starts this instead of the server. Bytes are forwarded as soon
+as they are read, in both directions; the framing is parsed on the side so
+each complete message gets one JSON line in LOG:
+
+    {"dir": "c2s"|"s2c", "t": wall-clock seconds when its last byte was
+     forwarded, "bytes": body size, "method": ..., "id": ..., "version": ...,
+     "diagnostics": count (publishDiagnostics only)}
+
+and, when the server exits, {"exit": code, "utime": s, "stime": s} (the
+server's own CPU time, all threads, from wait4). Wall-clock time, because
+the editors' clocks (Vim's reltime(), Neovim's gettimeofday) are.
+Only standard library; no JSON decoding of bodies (a 50k-line publish is
+1.8 MB): the method, id and version come from a regular expression, the
+diagnostics count from the number of "severity" keys.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+METHOD = re.compile(rb'"method"\s*:\s*"([^"]+)"')
+ID = re.compile(rb'"id"\s*:\s*("?[\w-]+"?)')
+VERSION = re.compile(rb'"version"\s*:\s*(-?\d+)')
+
+
+class Log:
+    def __init__(self, path):
+        self.f = open(path, "a", buffering=1)
+        self.lock = threading.Lock()
+
+    def write(self, rec):
+        line = json.dumps(rec, separators=(",", ":"))
+        with self.lock:
+            self.f.write(line + "\n")
+
+
+class Framer:
+    """Incremental Content-Length parser; calls on_message(body, t)."""
+
+    def __init__(self, on_message):
+        self.buf = bytearray()
+        self.need = None  # body length once the header is parsed
+        self.on_message = on_message
+
+    def feed(self, data, t):
+        self.buf += data
+        while True:
+            if self.need is None:
+                end = self.buf.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                m = re.search(rb"(?i)content-length:\s*(\d+)", bytes(self.buf[:end]))
+                del self.buf[:end + 4]
+                self.need = int(m.group(1)) if m else 0
+            if len(self.buf) < self.need:
+                return
+            body = bytes(self.buf[:self.need])
+            del self.buf[:self.need]
+            self.need = None
+            self.on_message(body, t)
+
+
+def describe(direction, body, t):
+    rec = {"dir": direction, "t": round(t, 6), "bytes": len(body)}
+    # The method/id/version keys of a message are near its start or end;
+    # a didOpen's text can be 20 MB, so only look there.
+    edges = body[:400] + b" " + body[-400:]
+    m = METHOD.search(edges)
+    if m:
+        # (Neovim's encoder writes "textDocument\/didOpen")
+        rec["method"] = m.group(1).decode("utf-8", "replace").replace("\\/", "/")
+    m = ID.search(edges)
+    if m:
+        rec["id"] = m.group(1).decode().strip('"')
+    m = VERSION.search(edges)
+    if m:
+        rec["version"] = int(m.group(1))
+    if rec.get("method") == "textDocument/publishDiagnostics":
+        rec["diagnostics"] = body.count(b'"severity"')
+    return rec
+
+
+def pump(src_fd, dst_fd, framer, close_dst=None):
+    while True:
+        try:
+            data = os.read(src_fd, 1 << 16)
+        except OSError:
+            data = b""
+        if not data:
+            break
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(dst_fd, view)
+                view = view[n:]
+        except OSError:
+            break
+        framer.feed(data, time.time())
+    if close_dst:
+        close_dst()
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] != "--":
+        print("usage: lsp_tap.py LOG -- SERVER [ARGS...]", file=sys.stderr)
+        return 2
+    log = Log(argv[0])
+    cmd = argv[2:]
+    try:
+        child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    except OSError as e:
+        print("lsp_tap: cannot start %s: %s" % (cmd, e), file=sys.stderr)
+        return 127
+
+    def forward_signal(sig, _frame):
+        try:
+            child.send_signal(sig)
+        except OSError:
+            pass
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward_signal)
+
+    def close_child_stdin():
+        try:
+            child.stdin.close()
+        except OSError:
+            pass
+
+    c2s = Framer(lambda body, t: log.write(describe("c2s", body, t)))
+    s2c = Framer(lambda body, t: log.write(describe("s2c", body, t)))
+    t = threading.Thread(target=pump, daemon=True,
+                         args=(sys.stdin.fileno(), child.stdin.fileno(), c2s, close_child_stdin))
+    t.start()
+    pump(child.stdout.fileno(), sys.stdout.fileno(), s2c)
+    _, status, ru = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    log.write({"exit": child.returncode, "t": round(time.time(), 6),
+               "utime": round(ru.ru_utime, 4), "stime": round(ru.ru_stime, 4)})
+    return child.returncode if child.returncode >= 0 else 128 - child.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
