@@ -57,6 +57,48 @@ function! s:msg(text, ...) abort
   endif
 endfunction
 
+" The columns an :echo can use on the command line without Vim cutting it
+" in the middle (shortmess T) or asking "Press ENTER".
+function! s:echo_room() abort
+  let l:room = &columns - 1
+  if &showcmd
+    let l:room -= 11
+  endif
+  if &ruler && (&laststatus == 0 || (&laststatus == 1 && winnr('$') == 1))
+    let l:room -= 18
+  endif
+  return max([20, l:room])
+endfunction
+
+" A message naming a path, shown whole when it fits the command line; else
+" the whole text goes to :messages and the echo shows the path whole if it
+" fits, else its end: 'tosa-lsp: compiled to …/out/f.so (:messages)'.
+function! s:msg_path(prefix, path, suffix) abort
+  let l:full = 'tosa-lsp: ' . a:prefix . a:path . a:suffix
+  let l:room = s:echo_room()
+  if strdisplaywidth(l:full) <= l:room
+    echomsg l:full
+    return l:full
+  endif
+  echomsg l:full
+  " The path whole without the suffix, else its end.
+  let l:short = 'tosa-lsp: ' . a:prefix . a:path
+  let l:parts = split(a:path, '/', 1)
+  for l:i in range(1, len(l:parts) - 1)
+    if strdisplaywidth(l:short) <= l:room
+      break
+    endif
+    let l:short = 'tosa-lsp: ' . a:prefix . '…/' . join(l:parts[l:i :], '/') . ' (:messages)'
+  endfor
+  if strdisplaywidth(l:short) > l:room
+    let l:short = strcharpart(l:short, 0, l:room)
+  endif
+  " The echo replaces the (cut) echomsg on the command line.
+  redraw
+  echo l:short
+  return l:short
+endfunction
+
 function! s:error(text) abort
   call s:msg(a:text, 'ErrorMsg')
 endfunction
@@ -203,6 +245,7 @@ function! s:clear_all() abort
       endfor
     endif
     call setbufvar(l:b, 'tosa_lsp_inlay_hints', [])
+    call setbufvar(l:b, 'tosa_lsp_inlay_last', [])
     call setbufvar(l:b, 'tosa_lsp_inlay_range', [])
     for l:w in win_findbuf(l:b)
       if getloclist(l:w, #{title: 1}).title ==# 'tosa-lsp'
@@ -785,10 +828,14 @@ endfunction
 
 " ---------------------------------------------------------------- hover
 
-" Markdown as plain text for a popup: tables aligned in columns (cells may
-" hold `\|`), emphasis and code marks dropped, lines wrapped by the popup.
-function! tosa_lsp#plain_markdown(text) abort
-  let l:out = []
+" Markdown as plain lines for a popup at most a:1 (default 78) columns
+" wide: tables aligned in columns (cells may hold `\|`) and fitted to the
+" width by wrapping their widest column between words, `---` rules drawn as
+" a line across, long lines wrapped between words (never inside one: the
+" popup's own wrapping cuts words), emphasis and code marks dropped.
+function! tosa_lsp#plain_markdown(text, ...) abort
+  let l:maxw = max([12, a:0 ? a:1 : 78])
+  let l:blocks = []
   let l:table = []
   for l:line in split(a:text, "\n", 1) + ['']
     if l:line =~# '^\s*|'
@@ -800,26 +847,84 @@ function! tosa_lsp#plain_markdown(text) abort
       continue
     endif
     if !empty(l:table)
-      call extend(l:out, s:align(l:table))
+      call add(l:blocks, ['table', l:table])
       let l:table = []
     endif
-    call add(l:out, s:plain_inline(substitute(l:line, '^#\+\s*', '', '')))
+    if l:line =~# '^\s*\%(-\s*\)\{3,}$\|^\s*\%(\*\s*\)\{3,}$\|^\s*\%(_\s*\)\{3,}$'
+      " A rule: the blank lines around it are dropped (it separates).
+      while !empty(l:blocks) && l:blocks[-1] ==# ['text', '']
+        call remove(l:blocks, -1)
+      endwhile
+      call add(l:blocks, ['rule'])
+    elseif l:line =~# '^```'
+      continue
+    elseif !(l:line ==# '' && !empty(l:blocks) && l:blocks[-1] ==# ['rule'])
+      call add(l:blocks, ['text', s:plain_inline(substitute(l:line, '^#\+\s*', '', ''))])
+    endif
   endfor
-  while !empty(l:out) && l:out[-1] ==# ''
-    call remove(l:out, -1)
+  while !empty(l:blocks) && (l:blocks[-1] ==# ['text', ''] || l:blocks[-1] ==# ['rule'])
+    call remove(l:blocks, -1)
   endwhile
+  " The width: the widest line or table, at most maxw.
+  let l:width = 1
+  for l:b in l:blocks
+    if l:b[0] ==# 'text'
+      let l:width = max([l:width, strdisplaywidth(l:b[1])])
+    elseif l:b[0] ==# 'table'
+      let l:width = max([l:width, s:table_width(s:col_widths(l:b[1]), 2)])
+    endif
+  endfor
+  let l:width = min([l:width, l:maxw])
+  let l:out = []
+  for l:b in l:blocks
+    if l:b[0] ==# 'text'
+      call extend(l:out, s:wrap(l:b[1], l:width))
+    elseif l:b[0] ==# 'table'
+      call extend(l:out, s:fit_table(l:b[1], l:width))
+    else
+      call add(l:out, repeat(&encoding ==# 'utf-8' ? '─' : '-', l:width))
+    endif
+  endfor
   return l:out
 endfunction
 
-function! s:plain_inline(s) abort
-  let l:s = substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g')
-  let l:s = substitute(l:s, '\%(^\|\s\)\zs\*\([^* ][^*]*\)\*', '\1', 'g')
-  " _emphasis_ too, but not the underscores inside names (a_b_c).
-  let l:s = substitute(l:s, '\%(^\|[[:space:](]\)\zs_\([^_ ][^_]*\)_\ze\%($\|[[:space:][:punct:]]\)', '\1', 'g')
-  return substitute(l:s, '\s\+$', '', '')
+" A line broken between words into lines of at most a:width columns; list
+" items and indented lines continue under their text.
+function! s:wrap(line, width) abort
+  if strdisplaywidth(a:line) <= a:width
+    return [a:line]
+  endif
+  let l:lead = matchstr(a:line, '^\s*\%([-*+]\s\+\|\d\+[.)]\s\+\)\=')
+  let l:indent = repeat(' ', strdisplaywidth(l:lead))
+  if len(l:indent) > a:width / 2
+    let l:indent = ''
+  endif
+  let l:out = []
+  let l:cur = l:lead
+  let l:empty = 1
+  for l:word in split(strpart(a:line, len(l:lead)), ' \+')
+    let l:sep = l:empty ? '' : ' '
+    if !l:empty && strdisplaywidth(l:cur . l:sep . l:word) > a:width
+      call add(l:out, l:cur)
+      let l:cur = l:indent
+      let l:sep = ''
+    endif
+    " A word longer than a line: cut (nothing else fits).
+    while strdisplaywidth(l:cur . l:sep . l:word) > a:width && strchars(l:word) > 1
+      let l:room = max([1, a:width - strdisplaywidth(l:cur . l:sep)])
+      call add(l:out, l:cur . l:sep . strcharpart(l:word, 0, l:room))
+      let l:word = strcharpart(l:word, l:room)
+      let l:cur = l:indent
+      let l:sep = ''
+    endwhile
+    let l:cur .= l:sep . l:word
+    let l:empty = 0
+  endfor
+  call add(l:out, l:cur)
+  return l:out
 endfunction
 
-function! s:align(rows) abort
+function! s:col_widths(rows) abort
   let l:widths = []
   for l:r in a:rows
     for l:i in range(len(l:r))
@@ -829,15 +934,63 @@ function! s:align(rows) abort
       let l:widths[l:i] = max([l:widths[l:i], strdisplaywidth(l:r[l:i])])
     endfor
   endfor
+  return l:widths
+endfunction
+
+function! s:table_width(widths, gap) abort
+  return empty(a:widths) ? 0 : eval(join(a:widths, '+')) + a:gap * (len(a:widths) - 1)
+endfunction
+
+" Rows aligned in columns within a:width: the gap shrinks to one space, then
+" the widest column wraps its cells between words (a row then takes more
+" lines, every cell in its column); a table that cannot fit is shown as one
+" `header: cell` line per cell.
+function! s:fit_table(rows, width) abort
+  let l:widths = s:col_widths(a:rows)
+  let l:gap = 2
+  if s:table_width(l:widths, l:gap) > a:width
+    let l:gap = 1
+  endif
+  while s:table_width(l:widths, l:gap) > a:width
+    let l:i = index(l:widths, max(l:widths))
+    if l:widths[l:i] <= 6
+      break
+    endif
+    let l:widths[l:i] -= 1
+  endwhile
   let l:lines = []
+  if s:table_width(l:widths, l:gap) > a:width
+    let l:head = a:rows[0]
+    for l:r in a:rows[1:]
+      for l:i in range(len(l:r))
+        call extend(l:lines, s:wrap(get(l:head, l:i, '') . ': ' . l:r[l:i], a:width))
+      endfor
+    endfor
+    return l:lines
+  endif
   for l:r in a:rows
     let l:cells = []
     for l:i in range(len(l:r))
-      call add(l:cells, l:r[l:i] . repeat(' ', l:widths[l:i] - strdisplaywidth(l:r[l:i])))
+      call add(l:cells, s:wrap(l:r[l:i], l:widths[l:i]))
     endfor
-    call add(l:lines, substitute(join(l:cells, '  '), '\s\+$', '', ''))
+    for l:k in range(max(map(copy(l:cells), 'len(v:val)')))
+      let l:parts = []
+      for l:i in range(len(l:cells))
+        let l:c = get(l:cells[l:i], l:k, '')
+        call add(l:parts, l:c . repeat(' ', l:widths[l:i] - strdisplaywidth(l:c)))
+      endfor
+      call add(l:lines, substitute(join(l:parts, repeat(' ', l:gap)), '\s\+$', '', ''))
+    endfor
   endfor
   return l:lines
+endfunction
+
+function! s:plain_inline(s) abort
+  let l:s = substitute(substitute(a:s, '\*\*', '', 'g'), '`', '', 'g')
+  let l:s = substitute(l:s, '\%(^\|\s\)\zs\*\([^* ][^*]*\)\*', '\1', 'g')
+  " _emphasis_ too, but not the underscores inside names (a_b_c).
+  let l:s = substitute(l:s, '\%(^\|[[:space:](]\)\zs_\([^_ ][^_]*\)_\ze\%($\|[[:space:][:punct:]]\)', '\1', 'g')
+  return substitute(l:s, '\s\+$', '', '')
 endfunction
 
 function! tosa_lsp#hover() abort
@@ -866,14 +1019,17 @@ function! s:on_hover(where, r, err) abort
   if [bufnr('%'), line('.'), col('.')] != a:where
     return
   endif
-  let l:lines = tosa_lsp#plain_markdown(l:text)
+  " At most 80 columns wide with its border and padding; the lines are
+  " made to fit, so the width stays the same while it scrolls.
+  let l:lines = tosa_lsp#plain_markdown(l:text, max([20, min([80, &columns]) - 4]))
+  let l:width = max([20] + map(copy(l:lines), 'strdisplaywidth(v:val)'))
   " Above or below the cursor, whichever has more room, never taller than
-  " that room (the rest scrolls); at most 80 columns wide.
+  " that room (the rest scrolls).
   let l:row = screenpos(win_getid(), line('.'), col('.')).row
   let l:above = l:row - 1
   let l:below = &lines - &cmdheight - l:row
   let l:opts = #{border: [], padding: [0, 1, 0, 1],
-        \ maxwidth: max([20, min([80, &columns]) - 4]), minwidth: 20,
+        \ maxwidth: l:width, minwidth: l:width,
         \ maxheight: max([1, max([l:above, l:below]) - 2]),
         \ wrap: 1, scrollbar: 1, moved: 'any', mapping: 0,
         \ filter: function('s:hover_filter')}
@@ -931,6 +1087,7 @@ function! tosa_lsp#inlay_hints(...) abort
     let b:tosa_lsp_inlay = 0
     call prop_remove(#{type: 'TosaLspInlay', bufnr: l:bufnr, all: 1})
     let b:tosa_lsp_inlay_hints = []
+    let b:tosa_lsp_inlay_last = []
     return 0
   endif
   let b:tosa_lsp_inlay = 1
@@ -981,6 +1138,14 @@ function! tosa_lsp#view_changed(bufnr) abort
   if !get(g:, 'tosa_lsp_inlay_hints', 1) || !getbufvar(a:bufnr, 'tosa_lsp_inlay', 1) || !tosa_lsp#attached(a:bufnr)
     return
   endif
+  " A resized window: the hints that no longer fit after their line go
+  " below it (and back), from the last answer.
+  let l:last = getbufvar(a:bufnr, 'tosa_lsp_inlay_last', [])
+  if !empty(l:last) && s:text_width(a:bufnr) != getbufvar(a:bufnr, 'tosa_lsp_inlay_width', -1)
+        \ && getbufvar(a:bufnr, 'tosa_lsp_inlay_tick', -1) == getbufvar(a:bufnr, 'changedtick')
+    call setbufvar(a:bufnr, 'tosa_lsp_inlay_hints',
+          \ s:place_hints(a:bufnr, l:last, getbufvar(a:bufnr, 'tosa_lsp_inlay_range', [1, 1])))
+  endif
   let l:have = getbufvar(a:bufnr, 'tosa_lsp_inlay_range', [])
   let l:margin = get(g:, 'tosa_lsp_inlay_margin', 100)
   let l:want = s:hint_range(a:bufnr)
@@ -1014,11 +1179,38 @@ function! s:on_hints(bufnr, tick, range, r, err) abort
   if getbufvar(a:bufnr, 'changedtick') != a:tick
     return
   endif
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_last', a:r)
+  let l:placed = s:place_hints(a:bufnr, a:r, a:range)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_hints', l:placed)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_tick', a:tick)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_range', a:range)
+endfunction
+
+" The text columns of the narrowest window showing the buffer (signs and
+" numbers excluded); 0 when none does.
+function! s:text_width(bufnr) abort
+  let l:w = 0
+  for l:win in getwininfo()
+    if l:win.bufnr == a:bufnr
+      let l:tw = l:win.width - l:win.textoff
+      let l:w = l:w == 0 ? l:tw : min([l:w, l:tw])
+    endif
+  endfor
+  return l:w
+endfunction
+
+" Hints are never placed inside the code (" runtime-check" between `%0`
+" and `=` read like code): after the line when the line and its hints fit
+" the window, else on a virtual line below it, ending under the line's end
+" (the type they refine) as far as the window allows.  One text property
+" per line; the placed hints are kept in b:tosa_lsp_inlay_hints.
+function! s:place_hints(bufnr, hints, range) abort
   call prop_remove(#{type: 'TosaLspInlay', bufnr: a:bufnr, all: 1})
   let l:n = getbufinfo(a:bufnr)[0].linecount
   let l:lines = getbufline(a:bufnr, a:range[0], a:range[1])
-  let l:placed = []
-  for l:h in a:r
+  let l:width = s:text_width(a:bufnr)
+  let l:by_line = {}
+  for l:h in a:hints
     let l:label = type(l:h.label) == v:t_list ? join(map(copy(l:h.label), 'v:val.value'), '') : l:h.label
     let l:lnum = l:h.position.line + 1
     if l:lnum > l:n
@@ -1026,14 +1218,33 @@ function! s:on_hints(bufnr, tick, range, r, err) abort
     endif
     let l:line = a:range[0] <= l:lnum && l:lnum <= a:range[1] ? l:lines[l:lnum - a:range[0]] : s:buf_line(a:bufnr, l:lnum - 1)
     let l:col = s:byte_col(l:line, l:h.position.character) + 1
-    " Virtual text (Vim 9.0.0067+); prop_list() in 9.0 does not report the
-    " text, so the placed hints are kept in b:tosa_lsp_inlay_hints.
-    let l:id = prop_add(l:lnum, l:col, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:label})
-    call add(l:placed, #{lnum: l:lnum, col: l:col, label: l:label, id: l:id})
+    if !has_key(l:by_line, l:lnum)
+      let l:by_line[l:lnum] = #{line: l:line, hints: []}
+    endif
+    call add(l:by_line[l:lnum].hints, #{lnum: l:lnum, col: l:col, label: l:label})
   endfor
-  call setbufvar(a:bufnr, 'tosa_lsp_inlay_hints', l:placed)
-  call setbufvar(a:bufnr, 'tosa_lsp_inlay_tick', a:tick)
-  call setbufvar(a:bufnr, 'tosa_lsp_inlay_range', a:range)
+  let l:placed = []
+  for [l:k, l:e] in items(l:by_line)
+    let l:lnum = str2nr(l:k)
+    call sort(l:e.hints, {a, b -> a.col - b.col})
+    let l:text = join(map(copy(l:e.hints), 'v:val.label'), '')
+    let l:linew = strdisplaywidth(l:e.line)
+    if l:width <= 0 || l:linew + strdisplaywidth(l:text) <= l:width
+      let l:align = 'after'
+      let l:id = prop_add(l:lnum, 0, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:text, text_align: 'after'})
+    else
+      let l:align = 'below'
+      let l:text = trim(l:text)
+      let l:pad = max([0, min([l:linew, l:width]) - strdisplaywidth(l:text)])
+      let l:id = prop_add(l:lnum, 0, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:text,
+            \ text_align: 'below', text_padding_left: l:pad})
+    endif
+    for l:h in l:e.hints
+      call add(l:placed, extend(l:h, #{id: l:id, align: l:align}))
+    endfor
+  endfor
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_width', l:width)
+  return sort(l:placed, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
 endfunction
 
 " ---------------------------------------------------------------- edits
@@ -1135,6 +1346,9 @@ function! s:choose_action(actions, choice) abort
       call add(l:menu, printf('%d. %s [%s]', l:i + 1, a:actions[l:i].title, get(a:actions[l:i], 'kind', '')))
     endfor
     let l:choice = inputlist(l:menu)
+    " The menu scrolled the screen: without a redraw the next message goes
+    " on the prompt's line and asks "Press ENTER" for the Enter just typed.
+    redraw
   endif
   if l:choice < 1 || l:choice > len(a:actions)
     return
@@ -1143,6 +1357,11 @@ function! s:choose_action(actions, choice) abort
 endfunction
 
 function! tosa_lsp#run_action(action) abort
+  if s:is_review(a:action)
+    " A whole-file rewrite: shown as a diff, applied only on `y`.
+    call tosa_lsp#review(a:action)
+    return
+  endif
   if has_key(a:action, 'edit')
     call tosa_lsp#apply_workspace_edit(a:action.edit)
   endif
@@ -1161,6 +1380,170 @@ function! tosa_lsp#run_action(action) abort
       call tosa_lsp#request('workspace/executeCommand', #{command: l:cmd.command, arguments: l:args},
             \ {r, e -> e is v:null ? 0 : s:error(l:cmd.command . ': ' . get(e, 'message', ''))})
     endif
+  endif
+endfunction
+
+" ---------------------------------------------------------------- review
+
+" Whole-file rewrites (migrate, refine all shapes) carry data.review; older
+" servers marked their edits' annotations needsConfirmation instead.
+function! s:is_review(action) abort
+  let l:data = get(a:action, 'data', {})
+  if type(l:data) == v:t_dict && get(l:data, 'review', v:false) is v:true
+    return 1
+  endif
+  let l:ann = get(get(a:action, 'edit', {}), 'changeAnnotations', {})
+  return type(l:ann) == v:t_dict && !empty(filter(values(l:ann), 'type(v:val) == v:t_dict && get(v:val, "needsConfirmation", v:false) is v:true'))
+endfunction
+
+" The one document a review edit changes: [bufnr, version or -1, edits].
+function! s:review_target(edit) abort
+  for l:dc in get(a:edit, 'documentChanges', [])
+    if has_key(l:dc, 'edits')
+      let l:v = get(l:dc.textDocument, 'version', v:null)
+      return [s:bufnr_of(l:dc.textDocument.uri), type(l:v) == v:t_number ? l:v : -1, l:dc.edits]
+    endif
+  endfor
+  for [l:uri, l:edits] in items(get(a:edit, 'changes', {}))
+    return [s:bufnr_of(l:uri), -1, l:edits]
+  endfor
+  return [-1, -1, []]
+endfunction
+
+" The edit is for the text the server has now (the version last sent, the
+" buffer not changed since): else it would land in the wrong places.
+function! s:review_current(bufnr, version) abort
+  return bufloaded(a:bufnr) && has_key(s:versions, a:bufnr)
+        \ && getbufvar(a:bufnr, 'changedtick') == get(s:ticks, a:bufnr, -1)
+        \ && (a:version < 0 || a:version == s:versions[a:bufnr])
+endfunction
+
+" A review buffer: read-only scratch, mlir syntax, never opened on the server.
+function! s:review_buffer(name, lines) abort
+  let b:tosa_lsp_preview = 1
+  setlocal buftype=nofile bufhidden=wipe noswapfile nobuflisted
+  execute 'silent file ' . fnameescape(a:name)
+  call setline(1, a:lines)
+  setlocal filetype=mlir
+  setlocal nomodifiable readonly nomodified
+  diffthis
+  nnoremap <buffer> <silent> y :call tosa_lsp#review_answer(1)<CR>
+  nnoremap <buffer> <silent> n :call tosa_lsp#review_answer(0)<CR>
+  nnoremap <buffer> <silent> q :call tosa_lsp#review_answer(0)<CR>
+endfunction
+
+let s:review = {}
+
+" Shows a whole-file rewrite as a diff (current | proposed) in a new tab
+" page and asks: `y` applies it (if the buffer did not change meanwhile),
+" `n` / `q` discard it.
+function! tosa_lsp#review(action) abort
+  let [l:bufnr, l:version, l:edits] = s:review_target(get(a:action, 'edit', {}))
+  if l:bufnr < 0 || !bufloaded(l:bufnr)
+    call s:error('review: the rewrite is for a file that is not loaded')
+    return 0
+  endif
+  if !s:review_current(l:bufnr, l:version)
+    call s:error(fnamemodify(bufname(l:bufnr), ':t') . ' changed since the server proposed "' . a:action.title
+          \ . '": not applied; ask again')
+    return 0
+  endif
+  if !empty(s:review)
+    call tosa_lsp#review_answer(0, 1)
+  endif
+  let l:old = getbufline(l:bufnr, 1, '$')
+  let l:from = win_getid()
+  let l:name = fnamemodify(bufname(l:bufnr), ':t')
+  tabnew
+  call s:review_buffer('tosa-review://' . l:name . ' (current)', l:old)
+  let l:left = win_getid()
+  rightbelow vnew
+  call s:review_buffer('tosa-review://' . l:name . ' (proposed)', l:old)
+  setlocal modifiable noreadonly
+  call tosa_lsp#apply_text_edits(bufnr('%'), l:edits)
+  setlocal nomodifiable readonly nomodified
+  diffupdate
+  let l:changed = 0
+  for l:i in range(1, line('$'))
+    let l:changed += diff_hlID(l:i, 1) > 0
+  endfor
+  let l:status = ' tosa-lsp review: ' . substitute(a:action.title, '%', '%%', 'g') . '%=y apply  n discard '
+  for l:w in [l:left, win_getid()]
+    call setwinvar(l:w, '&statusline', l:status)
+  endfor
+  let s:review = #{bufnr: l:bufnr, old: l:old,
+        \ edit: a:action.edit, title: a:action.title, from: l:from, tab: tabpagenr(),
+        \ bufs: [winbufnr(l:left), bufnr('%')], edits: len(l:edits), lines: l:changed}
+  normal! gg]c
+  redraw
+  echo printf('tosa-lsp: %s: %d line%s changed in %s. Apply? y: yes, n: no',
+        \ a:action.title, l:changed, l:changed == 1 ? '' : 's', l:name)
+  return 1
+endfunction
+
+function! tosa_lsp#reviewing() abort
+  return copy(s:review)
+endfunction
+
+" `y` (a:yes = 1) / `n`, `q`: closes the review, applies on yes.
+function! tosa_lsp#review_answer(yes, ...) abort
+  if empty(s:review)
+    return 0
+  endif
+  let l:r = s:review
+  let s:review = {}
+  " Its tab page closed (the buffers are wiped with their windows).
+  let l:wins = win_findbuf(l:r.bufs[0])
+  if !empty(l:wins) && tabpagenr('$') > 1
+    call win_gotoid(l:wins[0])
+    tabclose
+  endif
+  for l:b in l:r.bufs
+    if bufexists(l:b)
+      execute 'silent! bwipeout! ' . l:b
+    endif
+  endfor
+  if win_gotoid(l:r.from) == 0 && bufwinid(l:r.bufnr) > 0
+    call win_gotoid(bufwinid(l:r.bufnr))
+  endif
+  let l:name = fnamemodify(bufname(l:r.bufnr), ':t')
+  if !a:yes
+    if !a:0
+      echo 'tosa-lsp: not applied: ' . l:r.title
+    endif
+    return 0
+  endif
+  " Its text as reviewed (a :write in between is no change).
+  if !bufloaded(l:r.bufnr) || getbufline(l:r.bufnr, 1, '$') !=# l:r.old
+    call s:error(l:name . ' changed during the review: "' . l:r.title . '" not applied; ask again')
+    return 0
+  endif
+  call tosa_lsp#apply_workspace_edit(l:r.edit)
+  call s:msg(printf('applied "%s" to %s (%d line%s)', l:r.title, l:name, l:r.lines, l:r.lines == 1 ? '' : 's'))
+  return 1
+endfunction
+
+" :TosaMigrate / :TosaRefineAll: the whole-file action of that kind, reviewed.
+function! tosa_lsp#rewrite(kind) abort
+  return tosa_lsp#code_actions({actions -> s:rewrite_with(a:kind, actions)}, [a:kind])
+endfunction
+
+function! s:rewrite_with(kind, actions) abort
+  let l:found = filter(copy(a:actions), 'get(v:val, "kind", "") =~# "^" . a:kind && has_key(v:val, "edit")')
+  if empty(l:found) && a:kind ==# 'source.migrate'
+    " Servers before source.migrate: the migration's kind was `source`.
+    let l:found = filter(copy(a:actions), 'v:val.title =~# "^Migrate" && has_key(v:val, "edit")')
+  endif
+  if empty(l:found)
+    let g:tosa_lsp_last_echo = a:kind ==# 'source.migrate' ? 'tosa-lsp: nothing to migrate in this file'
+          \ : 'tosa-lsp: no shape to refine in the function at the cursor'
+    echo g:tosa_lsp_last_echo
+    return
+  endif
+  if s:is_review(l:found[0])
+    call tosa_lsp#review(l:found[0])
+  else
+    call tosa_lsp#review(extend(copy(l:found[0]), #{data: #{review: v:true}}))
   endif
 endfunction
 
@@ -1415,8 +1798,12 @@ function! s:on_compiled(token, r, err) abort
     return
   endif
   let g:tosa_lsp_last_compile = a:r
-  call s:msg('compiled to ' . get(a:r, 'output', '?') .
-        \ (get(a:r, 'header', '') !=# '' ? ' (header ' . a:r.header . ')' : ''))
+  let l:out = get(a:r, 'output', '?')
+  let l:header = get(a:r, 'header', '')
+  " The header is named by its file name when it is beside the output.
+  let l:suffix = l:header ==# '' ? '' : fnamemodify(l:header, ':h') ==# fnamemodify(l:out, ':h')
+        \ ? ' (and ' . fnamemodify(l:header, ':t') . ')' : ' (header ' . l:header . ')'
+  let g:tosa_lsp_last_message = s:msg_path('compiled to ', l:out, l:suffix)
 endfunction
 
 " :TosaCancel: $/cancelRequest for the running compile.

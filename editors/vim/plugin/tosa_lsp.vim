@@ -20,6 +20,10 @@ command! -bar TosaPreviewSource call tosa_lsp#preview_source()
 command! -bar -nargs=? -complete=customlist,s:emit_complete TosaCompile call tosa_lsp#compile(<q-args>)
 command! -bar TosaCancel call tosa_lsp#cancel()
 command! -bar TosaLineDiagnostics call tosa_lsp#show_line_diagnostics()
+command! -bar TosaMigrate call tosa_lsp#rewrite('source.migrate')
+command! -bar TosaRefineAll call tosa_lsp#rewrite('source.refineShapes')
+command! -bar TosaReviewApply call tosa_lsp#review_answer(1)
+command! -bar TosaReviewDiscard call tosa_lsp#review_answer(0)
 
 function! s:inlay_complete(lead, line, pos) abort
   return filter(['on', 'off'], 'v:val =~# "^" . a:lead')

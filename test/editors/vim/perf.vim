@@ -79,6 +79,9 @@ try
   runtime! ftdetect/mlir.vim
   runtime plugin/tosa_lsp.vim
   let g:tosa_lsp_command = [$TOSA_LSP]
+  " The informational findings published as diagnostics (off by default):
+  " the plugin must render ~2000 of them quickly for those who turn it on.
+  let g:tosa_lsp_settings = #{info: #{publish: v:true}}
 
   let s:tmp = tempname()
   call mkdir(s:tmp, 'p')

@@ -50,6 +50,41 @@ local function progress(msg)
   M.last_progress = msg
 end
 
+-- The columns a message can use without a "Press ENTER" prompt.
+local function echo_room()
+  local room = vim.o.columns - 1
+  if vim.o.showcmd then room = room - 11 end
+  if vim.o.ruler and (vim.o.laststatus == 0 or (vim.o.laststatus == 1 and vim.fn.winnr('$') == 1)) then
+    room = room - 18
+  end
+  return math.max(20, room)
+end
+
+--- A message naming a path: whole (a notification) when it fits the
+--- command line; else the whole text goes to :messages and the echo shows
+--- the path whole if it fits, else its end.  Returns what was shown.
+function M.message_path(prefix, path, suffix)
+  local full = 'tosa-lsp: ' .. prefix .. path .. suffix
+  local room = echo_room()
+  if vim.fn.strdisplaywidth(full) <= room then
+    vim.notify(full, vim.log.levels.INFO)
+    return full
+  end
+  vim.cmd('echomsg ' .. vim.fn.string(full))
+  -- The path whole without the suffix, else its end.
+  local parts = vim.split(path, '/', { plain = true })
+  local short = 'tosa-lsp: ' .. prefix .. path
+  for i = 2, #parts do
+    if vim.fn.strdisplaywidth(short) <= room then break end
+    short = 'tosa-lsp: ' .. prefix .. '…/' .. table.concat(parts, '/', i) .. ' (:messages)'
+  end
+  if vim.fn.strdisplaywidth(short) > room then short = vim.fn.strcharpart(short, 0, room) end
+  -- The echo replaces the long one on the command line (no "Press ENTER").
+  vim.cmd('redraw')
+  api.nvim_echo({ { short } }, false, {})
+  return short
+end
+
 function M.client()
   if M.client_id then
     local c = vim.lsp.get_client_by_id(M.client_id)
@@ -77,10 +112,31 @@ local function utf16_to_byte(bufnr, line, character)
   return math.min(col, #text)
 end
 
---- Places the hints (list of LSP InlayHint) as end-of-line virtual text.
+-- The text columns of the narrowest window showing the buffer (signs and
+-- numbers excluded); nil when none does.
+local function text_width(bufnr)
+  local w
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == bufnr then
+      local info = vim.fn.getwininfo(win)[1]
+      local tw = info.width - (info.textoff or 0)
+      w = w and math.min(w, tw) or tw
+    end
+  end
+  return w
+end
+
+local last_hints = {} -- bufnr -> { hints, width }: placed again after a resize
+
+--- Places the hints (list of LSP InlayHint): 0.7 has no inline virtual
+--- text, so at the end of their line when the line and its hints fit the
+--- window; else on a virtual line below it, ending under the line's end
+--- (the type they refine), where they stay visible at 80 columns.
 function M.render_inlay_hints(bufnr, hints)
   if not api.nvim_buf_is_valid(bufnr) then return end
   api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  local width = text_width(bufnr)
+  last_hints[bufnr] = { hints = hints, width = width, tick = api.nvim_buf_get_changedtick(bufnr) }
   local per_line = {}
   local n = api.nvim_buf_line_count(bufnr)
   for _, h in ipairs(hints or {}) do
@@ -92,13 +148,29 @@ function M.render_inlay_hints(bufnr, hints)
   end
   for line, hs in pairs(per_line) do
     table.sort(hs, function(a, b) return a.col < b.col end)
-    local chunks = {}
-    for _, h in ipairs(hs) do table.insert(chunks, { h.label, 'Comment' }) end
-    -- 0.7 only has eol/overlay/right_align virtual text (no inline).
-    -- Priority 1: 0.7 draws eol texts by priority, so hints come before
-    -- the diagnostics' virtual text instead of being pushed off screen.
-    api.nvim_buf_set_extmark(bufnr, M.ns, line, 0,
-      { virt_text = chunks, virt_text_pos = 'eol', hl_mode = 'combine', priority = 1 })
+    local labels = {}
+    for _, h in ipairs(hs) do table.insert(labels, h.label) end
+    local text = table.concat(labels)
+    local linew = vim.fn.strdisplaywidth(api.nvim_buf_get_lines(bufnr, line, line + 1, false)[1] or '')
+    if not width or linew + vim.fn.strdisplaywidth(text) <= width then
+      -- Priority 1: 0.7 draws eol texts by priority, so hints come before
+      -- the diagnostics' virtual text instead of being pushed off screen.
+      api.nvim_buf_set_extmark(bufnr, M.ns, line, 0,
+        { virt_text = { { text, 'Comment' } }, virt_text_pos = 'eol', hl_mode = 'combine', priority = 1 })
+    else
+      text = vim.trim(text)
+      local pad = math.max(0, math.min(linew, width) - vim.fn.strdisplaywidth(text))
+      api.nvim_buf_set_extmark(bufnr, M.ns, line, 0,
+        { virt_lines = { { { string.rep(' ', pad) .. text, 'Comment' } } }, priority = 1 })
+    end
+  end
+end
+
+--- After a resize: the hints placed again for the new width.
+local function rerender_if_resized(bufnr)
+  local last = last_hints[bufnr]
+  if last and last.hints and text_width(bufnr) ~= last.width and last.tick == api.nvim_buf_get_changedtick(bufnr) then
+    M.render_inlay_hints(bufnr, last.hints)
   end
 end
 
@@ -153,6 +225,7 @@ end
 --- lines now shown were covered by the last answer.
 function M.view_changed(bufnr)
   if not hints_enabled[bufnr] or not M.client() then return end
+  rerender_if_resized(bufnr)
   local first, last = visible_range(bufnr)
   if not first then return end
   local st = hint_state[bufnr] or {}
@@ -175,6 +248,7 @@ function M.inlay_hints(bufnr, enable, callback)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   if enable == false then
     hints_enabled[bufnr] = false
+    last_hints[bufnr] = nil
     api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
     return
   end
@@ -323,8 +397,15 @@ function M.compile(args, callback)
       notify('compiling ' .. what .. ' failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
     else
       M.last_compile = result
-      notify('compiled to ' .. tostring(result and result.output)
-        .. ((result and result.header and result.header ~= '') and (' (header ' .. result.header .. ')') or ''))
+      local out = tostring(result and result.output)
+      local header = result and result.header or ''
+      local suffix = ''
+      if header ~= '' then
+        -- The header is named by its file name when it is beside the output.
+        suffix = vim.fn.fnamemodify(header, ':h') == vim.fn.fnamemodify(out, ':h')
+          and (' (and ' .. vim.fn.fnamemodify(header, ':t') .. ')') or (' (header ' .. header .. ')')
+      end
+      M.last_message = M.message_path('compiled to ', out, suffix)
     end
     if callback then callback(err, result) end
   end, bufnr)
@@ -371,6 +452,191 @@ function M.cancel()
 end
 
 ------------------------------------------------------------------------------
+-- Review of whole-file rewrites (migrate, refine all shapes): a diff of the
+-- current and the proposed text in a new tab page, applied only on `y`.
+------------------------------------------------------------------------------
+local function is_review(action)
+  if type(action) ~= 'table' then return false end
+  if type(action.data) == 'table' and action.data.review == true then return true end
+  -- Older servers: edits whose annotation needs confirmation.
+  local ann = type(action.edit) == 'table' and action.edit.changeAnnotations
+  if type(ann) == 'table' then
+    for _, a in pairs(ann) do
+      if type(a) == 'table' and a.needsConfirmation == true then return true end
+    end
+  end
+  return false
+end
+M.is_review = is_review
+
+-- The one document a review edit changes: bufnr, version (or nil), edits.
+local function review_target(edit)
+  for _, dc in ipairs(edit.documentChanges or {}) do
+    if dc.edits then
+      local v = dc.textDocument.version
+      return vim.uri_to_bufnr(dc.textDocument.uri), type(v) == 'number' and v or nil, dc.edits
+    end
+  end
+  for uri, edits in pairs(edit.changes or {}) do return vim.uri_to_bufnr(uri), nil, edits end
+end
+
+--- Code actions as the built-in client shows them: a reviewed rewrite
+--- becomes the client-side command tosa.review (else vim.lsp.buf's
+--- code_action would apply its edit at once).
+function M.review_actions(actions)
+  if type(actions) ~= 'table' then return actions end
+  local out = {}
+  for i, a in ipairs(actions) do
+    if is_review(a) then
+      out[i] = { title = a.title, kind = a.kind, diagnostics = a.diagnostics, data = a.data,
+        command = { title = 'Review', command = 'tosa.review', arguments = { a } } }
+    else
+      out[i] = a
+    end
+  end
+  return out
+end
+
+M.reviewing = nil -- { bufnr, old, version, edit, title, from, bufs, lines }
+
+local function review_buffer(name, lines)
+  local buf = api.nvim_get_current_buf()
+  vim.b[buf].tosa_lsp_preview = true
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].buflisted = false
+  pcall(api.nvim_buf_set_name, buf, name)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = 'mlir'
+  vim.cmd('diffthis')
+  for key, yes in pairs({ y = true, n = false, q = false }) do
+    vim.keymap.set('n', key, function() M.review_answer(yes) end,
+      { buffer = buf, nowait = true, desc = yes and 'tosa-lsp: apply the rewrite' or 'tosa-lsp: discard the rewrite' })
+  end
+  return buf
+end
+
+local function same_lines(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+--- Shows a whole-file rewrite as a diff (current | proposed) in a new tab
+--- page; `y` applies it if the buffer did not change meanwhile, `n`/`q`
+--- discard it.  Returns true when the review is shown.
+function M.review(action, offset_encoding)
+  local bufnr, version, edits = review_target(action.edit or {})
+  local title = action.title or 'rewrite'
+  if not bufnr or not api.nvim_buf_is_loaded(bufnr) then
+    notify('review: the rewrite is for a file that is not loaded', vim.log.levels.ERROR)
+    return false
+  end
+  local name = vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ':t')
+  local have = vim.lsp.util.buf_versions[bufnr]
+  if version and have and version ~= have then
+    notify(name .. ' changed since the server proposed "' .. title .. '": not applied; ask again', vim.log.levels.ERROR)
+    return false
+  end
+  if M.reviewing then M.review_answer(false, true) end
+  local old = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local from = api.nvim_get_current_win()
+  vim.cmd('tabnew')
+  local left_win = api.nvim_get_current_win()
+  local left = review_buffer('tosa-review://' .. name .. ' (current)', old)
+  vim.cmd('rightbelow vnew')
+  local right = review_buffer('tosa-review://' .. name .. ' (proposed)', old)
+  vim.lsp.util.apply_text_edits(edits, right, offset_encoding or 'utf-16')
+  vim.bo[right].buflisted = false
+  for _, b in ipairs({ left, right }) do
+    vim.bo[b].modifiable = false
+    vim.bo[b].readonly = true
+    vim.bo[b].modified = false
+  end
+  vim.cmd('diffupdate')
+  local changed = 0
+  for i = 1, api.nvim_buf_line_count(right) do
+    if vim.fn.diff_hlID(i, 1) > 0 then changed = changed + 1 end
+  end
+  local status = ' tosa-lsp review: ' .. title:gsub('%%', '%%%%') .. '%=y apply  n discard '
+  for _, w in ipairs({ left_win, api.nvim_get_current_win() }) do vim.wo[w].statusline = status end
+  M.reviewing = { bufnr = bufnr, old = old, edit = action.edit, title = title, from = from,
+    bufs = { left, right }, lines = changed, offset_encoding = offset_encoding or 'utf-16' }
+  pcall(vim.cmd, 'normal! gg]c')
+  vim.cmd('redraw')
+  progress(string.format('%s: %d line%s changed in %s. Apply? y: yes, n: no', title, changed,
+    changed == 1 and '' or 's', name))
+  return true
+end
+
+--- `y` (true) / `n`, `q` (false): closes the review, applies on yes.
+function M.review_answer(yes, quiet)
+  local r = M.reviewing
+  if not r then return false end
+  M.reviewing = nil
+  local win = vim.fn.bufwinid(r.bufs[1])
+  if win > 0 and #api.nvim_list_tabpages() > 1 then
+    api.nvim_set_current_win(win)
+    vim.cmd('tabclose')
+  end
+  for _, b in ipairs(r.bufs) do
+    if api.nvim_buf_is_valid(b) then pcall(api.nvim_buf_delete, b, { force = true }) end
+  end
+  if api.nvim_win_is_valid(r.from) then api.nvim_set_current_win(r.from) end
+  local name = vim.fn.fnamemodify(api.nvim_buf_get_name(r.bufnr), ':t')
+  if not yes then
+    if not quiet then progress('not applied: ' .. r.title) end
+    return false
+  end
+  if not api.nvim_buf_is_loaded(r.bufnr) or not same_lines(api.nvim_buf_get_lines(r.bufnr, 0, -1, false), r.old) then
+    notify(name .. ' changed during the review: "' .. r.title .. '" not applied; ask again', vim.log.levels.ERROR)
+    return false
+  end
+  vim.lsp.util.apply_workspace_edit(r.edit, r.offset_encoding)
+  progress(string.format('applied "%s" to %s (%d line%s)', r.title, name, r.lines, r.lines == 1 and '' or 's'))
+  return true
+end
+
+vim.lsp.commands['tosa.review'] = function(command, ctx)
+  local client = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id)
+  M.review(command.arguments and command.arguments[1] or {}, client and client.offset_encoding)
+end
+
+--- :TosaMigrate ('source.migrate') / :TosaRefineAll ('source.refineShapes'):
+--- the whole-file action of that kind, through the review.  callback(shown).
+function M.rewrite(kind, callback)
+  local client = M.client()
+  if not client then notify('not running', vim.log.levels.ERROR) return end
+  local bufnr = api.nvim_get_current_buf()
+  local line = api.nvim_win_get_cursor(0)[1] - 1
+  local params = { textDocument = { uri = uri_of(bufnr) },
+    range = { start = { line = line, character = 0 }, ['end'] = { line = line, character = 0 } },
+    context = { diagnostics = {}, only = { kind } } }
+  client.request('textDocument/codeAction', params, function(err, actions)
+    local found
+    for _, a in ipairs(actions or {}) do
+      local orig = (type(a.command) == 'table' and a.command.command == 'tosa.review') and a.command.arguments[1] or a
+      local k = orig.kind or ''
+      if orig.edit and (k:sub(1, #kind) == kind or (kind == 'source.migrate' and (orig.title or ''):find('^Migrate'))) then
+        found = orig
+        break
+      end
+    end
+    local shown = false
+    if err then
+      notify(kind .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
+    elseif not found then
+      progress(kind == 'source.migrate' and 'nothing to migrate in this file'
+        or 'no shape to refine in the function at the cursor')
+    else
+      shown = M.review(found, client.offset_encoding)
+    end
+    if callback then callback(shown) end
+  end, bufnr)
+end
+
+------------------------------------------------------------------------------
 -- Hover: Markdown tables as plain aligned text (0.7 renders them raw and
 -- turns `\|` inside a cell into a column separator).
 ------------------------------------------------------------------------------
@@ -382,21 +648,95 @@ local function plain_inline(s)
   return (s:gsub('%s+$', ''))
 end
 
-function M.plain_markdown(text)
-  local out, tbl = {}, {}
-  local function flush()
-    if #tbl == 0 then return end
-    local widths = {}
-    for _, r in ipairs(tbl) do
-      for i, c in ipairs(r) do widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(c)) end
+local dw = function(s) return vim.fn.strdisplaywidth(s) end
+
+-- A line broken between words into lines of at most `width` columns; list
+-- items and indented lines continue under their text.
+local function wrap(line, width)
+  if dw(line) <= width then return { line } end
+  local lead = line:match('^%s*[-*+]%s+') or line:match('^%s*%d+[.)]%s+') or line:match('^%s*')
+  local indent = string.rep(' ', dw(lead))
+  if #indent > width / 2 then indent = '' end
+  local out, cur, empty = {}, lead, true
+  for word in line:sub(#lead + 1):gmatch('[^ ]+') do
+    local sep = empty and '' or ' '
+    if not empty and dw(cur .. sep .. word) > width then
+      table.insert(out, cur)
+      cur, sep = indent, ''
     end
-    for _, r in ipairs(tbl) do
-      local cells = {}
-      for i, c in ipairs(r) do cells[i] = c .. string.rep(' ', widths[i] - vim.fn.strdisplaywidth(c)) end
-      table.insert(out, (table.concat(cells, '  '):gsub('%s+$', '')))
+    -- A word longer than a line: cut (nothing else fits).
+    while dw(cur .. sep .. word) > width and vim.fn.strchars(word) > 1 do
+      local room = math.max(1, width - dw(cur .. sep))
+      table.insert(out, cur .. sep .. vim.fn.strcharpart(word, 0, room))
+      word = vim.fn.strcharpart(word, room)
+      cur, sep = indent, ''
     end
-    tbl = {}
+    cur = cur .. sep .. word
+    empty = false
   end
+  table.insert(out, cur)
+  return out
+end
+
+local function col_widths(rows)
+  local widths = {}
+  for _, r in ipairs(rows) do
+    for i, c in ipairs(r) do widths[i] = math.max(widths[i] or 0, dw(c)) end
+  end
+  return widths
+end
+
+local function table_width(widths, gap)
+  local w = 0
+  for _, x in ipairs(widths) do w = w + x end
+  return w + gap * math.max(0, #widths - 1)
+end
+
+-- Rows aligned in columns within `width`: the gap shrinks to one space, then
+-- the widest column wraps its cells between words; a table that cannot fit
+-- is shown as one `header: cell` line per cell.
+local function fit_table(rows, width)
+  local widths = col_widths(rows)
+  local gap = table_width(widths, 2) > width and 1 or 2
+  while table_width(widths, gap) > width do
+    local i, m = 1, 0
+    for k, x in ipairs(widths) do if x > m then i, m = k, x end end
+    if m <= 6 then break end
+    widths[i] = m - 1
+  end
+  local lines = {}
+  if table_width(widths, gap) > width then
+    for ri = 2, #rows do
+      for i, c in ipairs(rows[ri]) do vim.list_extend(lines, wrap((rows[1][i] or '') .. ': ' .. c, width)) end
+    end
+    return lines
+  end
+  for _, r in ipairs(rows) do
+    local cells, height = {}, 1
+    for i, c in ipairs(r) do
+      cells[i] = wrap(c, widths[i])
+      height = math.max(height, #cells[i])
+    end
+    for k = 1, height do
+      local parts = {}
+      for i = 1, #cells do
+        local c = cells[i][k] or ''
+        parts[i] = c .. string.rep(' ', widths[i] - dw(c))
+      end
+      table.insert(lines, (table.concat(parts, string.rep(' ', gap)):gsub('%s+$', '')))
+    end
+  end
+  return lines
+end
+
+--- Markdown as plain lines at most `maxw` (default 78) columns wide: tables
+--- aligned and fitted to the width (the widest column wraps between words),
+--- `---` rules drawn as a line across, long lines wrapped between words,
+--- emphasis and code marks dropped.
+function M.plain_markdown(text, maxw)
+  maxw = math.max(12, maxw or 78)
+  local blocks, tbl = {}, {}
+  local function is_blank_text(b) return b and b[1] == 'text' and b[2] == '' end
   for _, line in ipairs(vim.split(text .. '\n', '\n', { plain = true })) do
     if line:match('^%s*|') then
       local cells = vim.split(vim.trim(line):gsub('\\|', '\1'), '|', { plain = true })
@@ -404,11 +744,32 @@ function M.plain_markdown(text)
       for i = 2, #cells - 1 do row[#row + 1] = vim.trim(plain_inline(cells[i]):gsub('\1', '|')) end
       if not table.concat(row, ''):match('^[-: ]*$') then table.insert(tbl, row) end
     else
-      flush()
-      table.insert(out, plain_inline((line:gsub('^#+%s*', ''))))
+      if #tbl > 0 then table.insert(blocks, { 'table', tbl }) tbl = {} end
+      local stripped = line:gsub('%s', '')
+      if #stripped >= 3 and (stripped:match('^%-+$') or stripped:match('^%*+$') or stripped:match('^_+$')) then
+        -- A rule: the blank lines around it are dropped (it separates).
+        while is_blank_text(blocks[#blocks]) do table.remove(blocks) end
+        table.insert(blocks, { 'rule' })
+      elseif line:match('^```') then
+        -- fences dropped
+      elseif not (line == '' and blocks[#blocks] and blocks[#blocks][1] == 'rule') then
+        table.insert(blocks, { 'text', plain_inline((line:gsub('^#+%s*', ''))) })
+      end
     end
   end
-  while #out > 0 and out[#out] == '' do table.remove(out) end
+  while blocks[#blocks] and (is_blank_text(blocks[#blocks]) or blocks[#blocks][1] == 'rule') do table.remove(blocks) end
+  local width = 1
+  for _, b in ipairs(blocks) do
+    if b[1] == 'text' then width = math.max(width, dw(b[2]))
+    elseif b[1] == 'table' then width = math.max(width, table_width(col_widths(b[2]), 2)) end
+  end
+  width = math.min(width, maxw)
+  local out = {}
+  for _, b in ipairs(blocks) do
+    if b[1] == 'text' then vim.list_extend(out, wrap(b[2], width))
+    elseif b[1] == 'table' then vim.list_extend(out, fit_table(b[2], width))
+    else table.insert(out, string.rep(vim.o.encoding == 'utf-8' and '─' or '-', width)) end
+  end
   return out
 end
 
@@ -420,10 +781,12 @@ local function hover_handler(err, result, ctx, config)
   local c = result.contents
   local text = type(c) == 'string' and c or c.value or ''
   M.last_hover = text
-  local lines = M.plain_markdown(text)
+  -- The lines fit the float (never wrapped inside a word or a table cell).
+  local width = math.max(20, math.min(78, vim.o.columns - 2))
+  local lines = M.plain_markdown(text, width)
   config = vim.tbl_extend('force', config or {}, {
     focus_id = 'tosa_lsp_hover', border = 'single',
-    max_width = math.min(78, vim.o.columns - 2), max_height = math.max(3, vim.o.lines - 6),
+    max_width = width, max_height = math.max(3, vim.o.lines - 6),
   })
   return vim.lsp.util.open_floating_preview(lines, 'plaintext', config)
 end
@@ -466,6 +829,23 @@ vim.lsp.commands['tosa.compile'] = function(command)
   M.compile(command.arguments and command.arguments[1] or {})
 end
 
+-- Code actions answered to any caller (vim.lsp.buf.code_action, a picker
+-- plugin, :TosaCodeAction) go through review_actions first.
+local function wrap_code_actions(client)
+  if client.tosa_lsp_wrapped then return end
+  client.tosa_lsp_wrapped = true
+  local request = client.request
+  client.request = function(method, params, handler, bufnr)
+    if method == 'textDocument/codeAction' then
+      local h = handler or client.handlers[method] or vim.lsp.handlers[method]
+      if h then
+        handler = function(err, result, ctx, config) return h(err, M.review_actions(result), ctx, config) end
+      end
+    end
+    return request(method, params, handler, bufnr)
+  end
+end
+
 function M.start()
   if M.client() then return M.client_id end
   local cfg = M.config
@@ -479,6 +859,7 @@ function M.start()
     capabilities = cfg.capabilities,
     handlers = handlers(),
     on_init = function(client)
+      wrap_code_actions(client)
       if cfg.settings and next(cfg.settings) then
         client.notify('workspace/didChangeConfiguration', { settings = cfg.settings })
       end
@@ -500,6 +881,7 @@ function M.start()
             if api.nvim_buf_is_valid(b) then api.nvim_buf_clear_namespace(b, M.ns, 0, -1) end
           end
           hint_state = {}
+          last_hints = {}
         end)
       end
     end,
@@ -625,6 +1007,10 @@ local function define_commands()
   cmd('TosaCancel', function() M.cancel() end, {})
   cmd('TosaRestart', function() M.restart() end, {})
   cmd('TosaPreviewSource', function() M.preview_source() end, {})
+  cmd('TosaMigrate', function() M.rewrite('source.migrate') end, {})
+  cmd('TosaRefineAll', function() M.rewrite('source.refineShapes') end, {})
+  cmd('TosaReviewApply', function() M.review_answer(true) end, {})
+  cmd('TosaReviewDiscard', function() M.review_answer(false) end, {})
 end
 
 function M.setup(opts)
