@@ -2588,6 +2588,22 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         sec.parsed = succeeded(
             parseAsmSourceFile(ps.sourceMgr, &block, parserConfig, &ps.state));
       }
+      // Lenient parsing is off (check without --lenient, or a namespace
+      // not listed): say that it exists.
+      if (!sec.parsed && !part)
+        for (size_t i = diagsBefore; i < sectionDiags.size(); ++i) {
+          std::optional<std::string> ns =
+              detail::missingDialect(sectionDiags[i].message.str());
+          if (!ns || ctx.getLoadedDialect(*ns))
+            continue;
+          sectionDiags[i].notes.push_back(
+              {sectionDiags[i].range,
+               "to parse the custom syntax of ops of dialects MLIR 22 does "
+               "not have as unregistered ops, use `--lenient` (check, "
+               "explain) or list `" +
+                   *ns + "` in `lenientDialects` (.tosa-lsp.json)"});
+          break;
+        }
     }
     if (sec.parsed && lenientLoaded)
       block.walk([&](Operation *op) {

@@ -261,7 +261,9 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
   }
   if (root.contains("info")) {
     ObjectReader r{root["info"], "info", error};
-    if (!r.checkKeys({"refinable", "runtimeChecks", "dynamicToStatic"}) ||
+    if (!r.checkKeys(
+            {"refinable", "runtimeChecks", "dynamicToStatic", "publish"}) ||
+        !r.getBool("publish", config.info.publish) ||
         !r.getBool("refinable", config.info.refinable) ||
         !r.getBool("runtimeChecks", config.info.runtimeChecks) ||
         !r.getBool("dynamicToStatic", config.info.dynamicToStatic))

@@ -36,6 +36,11 @@ struct Config {
     bool refinable = true;
     bool runtimeChecks = false;
     bool dynamicToStatic = true;
+    /// Whether the server publishes them (and lenient-parse notes) as
+    /// diagnostics. Off: one per op of a model would make every publish
+    /// grow with the file, not with its problems; inlay hints, hover and
+    /// code actions show them where the user looks.
+    bool publish = false;
   } info;
 
   /// Declared static sizes that MLIR's shape inference (tosa-infer-shapes)

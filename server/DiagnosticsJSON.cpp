@@ -174,13 +174,18 @@ std::string publishDiagnosticsMessage(const Snapshot &s,
     CompactWriter w(s, text);
     // ~250 bytes a diagnostic: one allocation for a 10 MB publish, not a
     // doubling string copied and faulted in again at each step.
-    text.reserve(256 * (s.analysis.diagnostics.size() + extra.size()) + 256);
+    size_t count = extra.size();
+    for (const Diagnostic &d : s.analysis.diagnostics)
+      count += TosaServer::isPublished(s.config, d);
+    text.reserve(256 * count + 256);
     text += "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/"
             "publishDiagnostics\",\"params\":{\"diagnostics\":[";
     bool first = true;
     for (const std::vector<Diagnostic> *list :
          {&s.analysis.diagnostics, &extra})
       for (const Diagnostic &d : *list) {
+        if (!TosaServer::isPublished(s.config, d))
+          continue;
         if (!first)
           text += ',';
         first = false;
@@ -204,10 +209,11 @@ std::string publishDiagnosticsMessage(const Snapshot &s,
     os.attributeObject("params", [&] {
       os.attributeArray("diagnostics", [&] {
         QuotedStrings quoted;
-        for (const Diagnostic &d : s.analysis.diagnostics)
-          writeDiagnostic(os, s, d, &quoted);
-        for (const Diagnostic &d : extra)
-          writeDiagnostic(os, s, d, &quoted);
+        for (const std::vector<Diagnostic> *list :
+             {&s.analysis.diagnostics, &extra})
+          for (const Diagnostic &d : *list)
+            if (TosaServer::isPublished(s.config, d))
+              writeDiagnostic(os, s, d, &quoted);
       });
       os.attribute("uri", s.uri);
       os.attribute("version", s.version);

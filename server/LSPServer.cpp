@@ -1052,7 +1052,7 @@ private:
     lsp::CodeAction action;
     action.title = a.title;
     action.kind = a.kind;
-    if (a.diagnostic && !a.confirm) { // edits to review are built below
+    if (a.diagnostic && !a.review) { // whole-file rewrites are built below
       action.isPreferred = a.preferred;
       lsp::WorkspaceEdit edit;
       std::vector<lsp::TextEdit> &edits = edit.changes[s.uri];
@@ -1068,26 +1068,22 @@ private:
     // `changes`), and refactorings run a command.
     if (a.diagnostic) {
       out["isPreferred"] = a.preferred;
+      // Also a finding that is not published: it says what the fix does.
       out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
     }
-    if (a.confirm) {
+    if (a.review) {
       json::Array edits = jsonArray(a.edits, [](const TextEdit &e) {
-        return json::Object{{"range", toJSON(e.range)},
-                            {"newText", e.newText},
-                            {"annotationId", "tosa.review"}};
+        return json::Object{{"range", toJSON(e.range)}, {"newText", e.newText}};
       });
       out["edit"] = json::Object{
           {"documentChanges",
            json::Array{json::Object{
                {"textDocument",
                 json::Object{{"uri", s.uri}, {"version", a.version}}},
-               {"edits", std::move(edits)}}}},
-          {"changeAnnotations",
-           json::Object{
-               {"tosa.review", json::Object{{"label", a.title},
-                                            {"needsConfirmation", true}}}}}};
+               {"edits", std::move(edits)}}}}};
+      out["data"] = json::Object{{"review", true}};
     }
-    if (a.diagnostic || a.confirm)
+    if (a.diagnostic || a.review)
       return value;
     json::Object args{{"uri", s.uri}, {"function", a.function}};
     if (!a.stage.empty())

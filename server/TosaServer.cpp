@@ -243,7 +243,8 @@ nlohmann::json TosaServer::defaultSettings() {
       {"info",
        {{"refinable", d.info.refinable},
         {"runtimeChecks", d.info.runtimeChecks},
-        {"dynamicToStatic", d.info.dynamicToStatic}}},
+        {"dynamicToStatic", d.info.dynamicToStatic},
+        {"publish", d.info.publish}}},
       {"lenientDialects", d.lenient.enabled},
       {"shapeChecks", d.shapeChecks},
       {"compile",
@@ -1140,25 +1141,49 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
     return *newlineText;
   };
   // Quick fixes first: editors show the first action most prominently.
-  if (wants("quickfix") || wants("source"))
+  // Migrating the whole file is a source action offered anywhere in it,
+  // and a quick fix (after the op's own) on every diagnostic a migration
+  // repairs, so that editors which keep source actions out of their
+  // lightbulb (VS Code) still show it where the old forms are.
+  std::optional<size_t> migrateFile;
+  bool onOldForm = false;
+  for (size_t i = 0; i < s->fixes().size(); ++i) {
+    const FixData &fix = s->fixes()[i];
+    if (fix.kind == FixData::MigrateFile)
+      migrateFile = i;
+    else if (fix.kind == FixData::Migrate &&
+             overlaps(s->analysis.diagnostics[fix.diagnostic].range, *r))
+      onOldForm = true;
+  }
+  auto wholeFileMigration = [&](StringRef kind) {
+    CodeActionItem item;
+    item.title = s->fixes()[*migrateFile].title;
+    item.kind = kind.str();
+    item.review = true;
+    item.version = s->version;
+    item.edits = toLspEdits(*s, s->fixes()[*migrateFile].edits, newline());
+    out.items.push_back(std::move(item));
+  };
+  if (wants("quickfix"))
     for (size_t i = 0; i < s->fixes().size(); ++i) {
       const FixData &fix = s->fixes()[i];
       const Diagnostic &d = s->analysis.diagnostics[fix.diagnostic];
-      // Migrating the whole file is offered anywhere in it.
-      bool file = fix.kind == FixData::MigrateFile;
-      if (!wants(file ? "source" : "quickfix") ||
-          (!file && !overlaps(d.range, *r)) || !isValid(s, i, worker))
+      if (fix.kind == FixData::MigrateFile || !overlaps(d.range, *r) ||
+          !isValid(s, i, worker))
         continue;
       CodeActionItem item;
       item.title = fix.title;
-      item.kind = file ? "source" : "quickfix";
-      item.confirm = file;
+      item.kind = "quickfix";
       item.version = s->version;
       item.preferred = fix.preferred;
       item.diagnostic = &d;
       item.edits = toLspEdits(*s, fix.edits, newline());
       out.items.push_back(std::move(item));
     }
+  bool migrateValid = migrateFile && (onOldForm || wants("source.migrate")) &&
+                      isValid(s, *migrateFile, worker);
+  if (migrateValid && onOldForm && wants("quickfix"))
+    wholeFileMigration("quickfix");
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
   // Lowering and compiling a function with errors fail: not offered then
   // (its quick fixes are).
@@ -1168,7 +1193,16 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
                d.range.begin.line >= fn->scope.begin.line &&
                d.range.begin.line <= fn->scope.end.line;
       });
-  if (fn && !fnHasErrors && wants("refactor.rewrite")) {
+  // Nor for a function with leniently parsed ops: MLIR has no lowering
+  // for a dialect it does not have ("Dialect `util` not found").
+  bool fnLenient =
+      fn && llvm::any_of(s->analysis.diagnostics, [&](const Diagnostic &d) {
+        return d.code == "lenient-parse" &&
+               d.range.begin.line >= fn->scope.begin.line &&
+               d.range.begin.line <= fn->scope.end.line;
+      });
+  bool lowerable = fn && !fnHasErrors && !fnLenient;
+  if (lowerable && wants("refactor.rewrite")) {
     CodeActionItem item;
     item.title = "Preview lowering of @" + fn->name + " (TOSA -> linalg)";
     item.kind = "refactor.rewrite";
@@ -1191,13 +1225,15 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       CodeActionItem item;
       item.title = "Refine all shapes in @" + fn->name + " (tosa-infer-shapes)";
       item.kind = "source.refineShapes";
-      item.confirm = true;
+      item.review = true;
       item.version = s->version;
       item.edits = toLspEdits(*s, edits, newline());
       out.items.push_back(std::move(item));
     }
   }
-  if (fn && !fnHasErrors && wants("source")) {
+  if (migrateValid && wants("source.migrate"))
+    wholeFileMigration("source.migrate");
+  if (lowerable && wants("source")) {
     CodeActionItem item;
     item.title = "Compile @" + fn->name + " to native code (shared library)";
     item.kind = "source";

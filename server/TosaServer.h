@@ -59,17 +59,20 @@ using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
 /// A quick fix (an edit) or a command on the function under the cursor.
 struct CodeActionItem {
   std::string title;
-  std::string kind; // quickfix | refactor.rewrite | source
+  std::string kind; // quickfix | refactor.rewrite | source[.migrate|...]
   bool preferred = false;
   /// Quick fixes: the diagnostic repaired (in CodeActions::snapshot) and
   /// the edits to this document.
   const Diagnostic *diagnostic = nullptr;
   std::vector<llvm::lsp::TextEdit> edits;
-  /// Shown for review before it applies: the edit goes as a versioned
-  /// document change whose edits carry a change annotation with
-  /// needsConfirmation, so editors preview it as a diff (migrating a file,
-  /// refining its shapes). `version` is the document's.
-  bool confirm = false;
+  /// A whole-file rewrite (migrating a file, refining a function's
+  /// shapes): the edit goes as a versioned document change and the action
+  /// carries `data: {review: true}`, so the project's plugins show a diff
+  /// and apply on confirmation; other clients apply it as they apply any
+  /// edit. (A change annotation with needsConfirmation made VS Code open
+  /// its refactor preview with every change unticked: Apply did nothing.)
+  /// `version` is the document's.
+  bool review = false;
   int64_t version = 0;
   /// Commands: tosa.previewLowering or tosa.compile on `function`.
   std::string command, commandTitle, function, stage, mode, emit;
@@ -163,6 +166,12 @@ public:
   /// informational findings as Hints, except a declared size the runtime
   /// must match (Information).
   static llvm::lsp::DiagnosticSeverity severity(const Diagnostic &d);
+  /// Whether a publish carries `d`: problems always; informational
+  /// findings (refinable results, runtime checks, lenient parses) only
+  /// with `info.publish`.
+  static bool isPublished(const Config &config, const Diagnostic &d) {
+    return config.info.publish || d.severity != Severity::Info;
+  }
 
   //===--- Documents ------------------------------------------------------===//
   void addDocument(const std::string &uri, const std::string &path,

@@ -50,6 +50,13 @@ TEST(Config, ExtraOpsAndOptions) {
   EXPECT_FALSE(c->hints.inferredShapes);
   EXPECT_TRUE(c->hints.runtimeChecks);
   EXPECT_FALSE(c->info.refinable);
+  EXPECT_FALSE(c->info.publish);
+  auto published = parsed(R"({"info": {"publish": true}})");
+  ASSERT_TRUE(published);
+  EXPECT_TRUE(published->info.publish);
+  llvm::Expected<Config> wrongType = parseConfig(R"({"info": {"publish": 1}})");
+  ASSERT_FALSE(bool(wrongType));
+  llvm::consumeError(wrongType.takeError());
 }
 
 TEST(Config, BroadcastableOpsReplacesDefaults) {

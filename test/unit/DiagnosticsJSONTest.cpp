@@ -19,13 +19,14 @@ Diagnostic diag(Severity sev, Range r, std::string code, std::string message) {
   return d;
 }
 
-std::shared_ptr<const Snapshot> snapshot(std::vector<Diagnostic> ds) {
+std::shared_ptr<const Snapshot> snapshot(std::vector<Diagnostic> ds,
+                                         Config config = Config()) {
   auto fa = std::make_shared<FileAnalysis>();
   fa->diagnostics = std::move(ds);
   return std::make_shared<const Snapshot>(
       "file:///a%20b/\"q\".mlir", "/a b/\"q\".mlir", 42,
       std::make_shared<const std::string>("a é😀 b\n  %0 = tosa.add\n"),
-      Config(), std::move(fa));
+      std::move(config), std::move(fa));
 }
 
 } // namespace
@@ -44,7 +45,9 @@ TEST(DiagnosticsJSON, CompactAndPrettyAreTheSameValue) {
   ds.push_back(withNotes);
   ds.push_back(diag(Severity::Info, {{2, 8}, {}}, "runtime-check", "hint"));
   ds.push_back(diag(Severity::Note, {}, "", ""));
-  auto s = snapshot(ds);
+  Config publishInfo;
+  publishInfo.info.publish = true;
+  auto s = snapshot(ds, publishInfo);
   std::vector<Diagnostic> extra = {
       diag(Severity::Error, {{2, 1}, {2, 2}}, "shape-contradiction", "x")};
 
@@ -77,4 +80,36 @@ TEST(DiagnosticsJSON, NoDiagnosticsIsAnEmptyList) {
   EXPECT_EQ(
       v->getAsObject()->getObject("params")->getArray("diagnostics")->size(),
       0u);
+}
+
+// Informational findings (one per op of a model) stay out of publishes
+// unless `info.publish` asks for them: a clean file publishes an empty
+// list whatever its size.
+TEST(DiagnosticsJSON, InformationalFindingsOnlyWhenAskedFor) {
+  std::vector<Diagnostic> ds;
+  for (unsigned line = 1; line <= 1000; ++line)
+    ds.push_back(diag(Severity::Info, {{line, 8}, {line, 16}},
+                      "refinable-result", "result can be refined"));
+  ds.push_back(diag(Severity::Warning, {{2, 3}, {2, 5}},
+                    "incompatible-operands", "a problem"));
+  for (bool pretty : {false, true}) {
+    auto s = snapshot(ds);
+    std::string text = publishDiagnosticsMessage(*s, {}, pretty);
+    EXPECT_LT(text.size(), 1024u);
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
+    ASSERT_TRUE(bool(v));
+    const llvm::json::Array *list =
+        v->getAsObject()->getObject("params")->getArray("diagnostics");
+    ASSERT_EQ(list->size(), 1u);
+    EXPECT_EQ((*list)[0].getAsObject()->getString("code"),
+              "incompatible-operands");
+    Config all;
+    all.info.publish = true;
+    llvm::Expected<llvm::json::Value> w = llvm::json::parse(
+        publishDiagnosticsMessage(*snapshot(ds, all), {}, pretty));
+    ASSERT_TRUE(bool(w));
+    EXPECT_EQ(
+        w->getAsObject()->getObject("params")->getArray("diagnostics")->size(),
+        1001u);
+  }
 }

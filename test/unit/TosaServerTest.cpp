@@ -258,6 +258,101 @@ TEST(TosaServer, CodeActionsQuickFixFirstThenPreviewAndCompile) {
   EXPECT_EQ(fixed->items[1].emit, "shared");
 }
 
+// Two pre-MLIR-22 ops: each has its own fix, and migrating the whole file
+// is offered as a source action anywhere and as a quick fix on each old
+// form (VS Code keeps source actions out of its lightbulb), for review.
+const char *kOldForms =
+    "func.func @relu6(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = tosa.clamp %x {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int "
+    "= 0 : i64, max_int = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n}\n"
+    "func.func @mul_shift(%a: tensor<4xi32>, %b: tensor<4xi32>) -> "
+    "tensor<4xi32> {\n"
+    "  %0 = tosa.mul %a, %b {shift = 1 : i8} : (tensor<4xi32>, "
+    "tensor<4xi32>) -> tensor<4xi32>\n"
+    "  return %0 : tensor<4xi32>\n}\n";
+
+TEST(TosaServer, MigratingTheFileIsASourceActionAndAQuickFixOnOldForms) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 3, kOldForms);
+  auto ask = [&](unsigned line, std::vector<std::string> only) {
+    return await<CodeActions>([&](auto cb) {
+      server.codeActions(
+          "test:///o.mlir",
+          lsp::Range(lsp::Position(line, 7), lsp::Position(line, 7)), only,
+          std::move(cb));
+    });
+  };
+  auto onClamp = ask(1, {"quickfix"});
+  ASSERT_TRUE(bool(onClamp));
+  ASSERT_EQ(onClamp->items.size(), 2u);
+  EXPECT_EQ(onClamp->items[0].kind, "quickfix");
+  EXPECT_FALSE(onClamp->items[0].review);
+  ASSERT_NE(onClamp->items[0].diagnostic, nullptr);
+  const CodeActionItem &file = onClamp->items[1];
+  EXPECT_EQ(file.kind, "quickfix");
+  EXPECT_EQ(file.title, "Migrate this file to MLIR 22 TOSA (2 ops)");
+  EXPECT_TRUE(file.review);
+  EXPECT_EQ(file.version, 3);
+  EXPECT_EQ(file.diagnostic, nullptr);
+  EXPECT_GE(file.edits.size(), 2u);
+  // On a line without an old form: the source action only.
+  auto onReturn = ask(2, {});
+  ASSERT_TRUE(bool(onReturn));
+  std::vector<std::string> kinds;
+  for (const CodeActionItem &a : onReturn->items)
+    kinds.push_back(a.kind);
+  EXPECT_EQ(kinds, std::vector<std::string>{"source.migrate"});
+  EXPECT_TRUE(onReturn->items[0].review);
+  auto onlyMigrate = ask(2, {"source.migrate"});
+  ASSERT_TRUE(bool(onlyMigrate));
+  EXPECT_EQ(onlyMigrate->items.size(), 1u);
+  auto onlyRefine = ask(2, {"source.refineShapes"});
+  ASSERT_TRUE(bool(onlyRefine));
+  EXPECT_TRUE(onlyRefine->items.empty());
+}
+
+// Ops of a dialect MLIR lacks parse leniently, but nothing lowers them:
+// no preview or compile for their function, and the note is not published
+// (hover says it).
+TEST(TosaServer, NoLoweringOffersForFunctionsWithLenientOps) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument(
+      "test:///l.mlir", "/nonexistent/l.mlir", 1,
+      "func.func @f() -> tensor<4xi32> {\n"
+      "  %0 = util.unfoldable_constant dense<1> : tensor<4xi32>\n"
+      "  return %0 : tensor<4xi32>\n}\n"
+      "func.func @g(%a: tensor<4xi32>) -> tensor<4xi32> {\n"
+      "  return %a : tensor<4xi32>\n}\n");
+  ASSERT_EQ(rec.published.size(), 1u);
+  std::vector<std::string> codes = rec.codes();
+  EXPECT_TRUE(contains(codes, "lenient-parse"));
+  auto ask = [&](unsigned line) {
+    return await<CodeActions>([&](auto cb) {
+      server.codeActions(
+          "test:///l.mlir",
+          lsp::Range(lsp::Position(line, 3), lsp::Position(line, 3)), {},
+          std::move(cb));
+    });
+  };
+  auto inF = ask(1);
+  ASSERT_TRUE(bool(inF));
+  EXPECT_TRUE(inF->items.empty());
+  auto inG = ask(5);
+  ASSERT_TRUE(bool(inG));
+  EXPECT_EQ(inG->items.size(), 2u); // preview and compile
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover("test:///l.mlir", lsp::Position(1, 10), std::move(cb));
+  });
+  ASSERT_TRUE(bool(h));
+  ASSERT_TRUE(h->has_value());
+  EXPECT_NE((*h)->contents.value.find("parsed leniently (dialect `util`"),
+            std::string::npos)
+      << (*h)->contents.value;
+}
+
 TEST(TosaServer, FixVerdictsAreCachedPerDocumentVersion) {
   Recorder rec;
   TosaServer server(syncOptions(), rec);
@@ -365,7 +460,7 @@ TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
   ASSERT_EQ(actions->items.size(), 1u);
   EXPECT_EQ(actions->items[0].title,
             "Refine all shapes in @f (tosa-infer-shapes)");
-  EXPECT_TRUE(actions->items[0].confirm);
+  EXPECT_TRUE(actions->items[0].review);
   EXPECT_EQ(actions->items[0].edits.size(), 5u);
   // A new version is inferred again: the input's height is now 30.
   std::string text = kChain;
@@ -1008,6 +1103,30 @@ struct RequestInference {
 
 // A hover infers its own function only (the background does the rest):
 // each function once, and hovering it again infers nothing.
+// A unary op on a value the function refines: the hover's headline says
+// the propagated shape (as the inlay hint does), not the `?x?` the
+// broadcast rule gives on the declared operand alone.
+TEST(TosaServer, HoverHeadlineIsThePropagatedShape) {
+  Recorder rec;
+  auto server = std::make_unique<TosaServer>(pooledOptions(), rec);
+  server->addDocument(
+      "test:///u.mlir", "/nonexistent/u.mlir", 1,
+      "func.func @f(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<?x?xf32>\n"
+      "  %1 = tosa.exp %0 : (tensor<?x?xf32>) -> tensor<?x?xf32>\n"
+      "  return %1 : tensor<?x?xf32>\n}\n");
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server->hover("test:///u.mlir", lsp::Position(2, 10), std::move(cb));
+  });
+  ASSERT_TRUE(bool(h));
+  ASSERT_TRUE(h->has_value());
+  const std::string &md = (*h)->contents.value;
+  EXPECT_EQ(md.find("**Inferred** `2x3` vs **declared** `?x?`"), 0u) << md;
+  EXPECT_NE(md.find("from the declared operand types alone: `?x?`"),
+            std::string::npos)
+      << md;
+}
+
 TEST(TosaServer, AHoverInfersItsFunctionOnceAndKeepsIt) {
   RequestInference r;
   for (int i = 0; i < 6; ++i) {

@@ -49,7 +49,10 @@ def main():
     sources = next(m["result"] for m in replies if m.get("id") == 1)
     quickfixes = next(m["result"] for m in replies if m.get("id") == 2)
     for a in quickfixes:
-        if a["title"].startswith("Migrate "):
+        if a.get("data", {}).get("review"):
+            # The whole-file migration, also a quick fix on the old forms.
+            print(f"quickfix (whole file, review): {a['title']}")
+        elif a["title"].startswith("Migrate "):
             line = a["diagnostics"][0]["range"]["start"]["line"] + 1
             print(f"quickfix: {a['title']} [at {line}]")
     migrate = [a for a in sources if a["title"].startswith("Migrate this file")]
@@ -58,13 +61,14 @@ def main():
         return 1
     a = migrate[0]
     edit = a["edit"]
-    notes = edit.get("changeAnnotations", {})
-    # A versioned document change whose edits carry the review annotation.
+    # A versioned document change, marked for the plugins' review (no
+    # needsConfirmation annotation: VS Code would untick every change).
+    assert "changeAnnotations" not in edit, edit
     doc = edit["documentChanges"][0]
     assert doc["textDocument"]["uri"] == uri, doc["textDocument"]
+    assert doc["textDocument"]["version"] == 1, doc["textDocument"]
     edits = doc["edits"]
-    confirm = all(notes.get(e.get("annotationId"), {}).get("needsConfirmation")
-                  for e in edits)
+    confirm = a.get("data", {}).get("review") is True
     fixed = apply_edits(text, edits)
     v = subprocess.run([args.mlir_opt, "--split-input-file", "--allow-unregistered-dialect",
                         "-o", "/dev/null", "-"], input=fixed, capture_output=True, text=True)
