@@ -163,11 +163,12 @@ def run_case(a, size, shape):
             for name, argv in (servers if i % 2 == 0 else servers[::-1]):
                 r = session.measure_cpu(argv, path, a)
                 case["cpu_runs"][name].append(r)
-                log("%s %s cpu %d %s: %s s CPU (start %s, open %s, hovers %s, after %s), "
+                log("%s %s cpu %d %s: %s s CPU (start %s, open %s, hovers %s, then %s, exit %s), "
                     "load %.2f%s" % (size, shape, i + 1, name,
                                      *("%.3f" % r[k] if isinstance(r.get(k), float) else "?"
                                        for k in ("cpu_total_s", "cpu_start_s", "cpu_open_s",
-                                                 "cpu_hovers_s", "cpu_after_s")),
+                                                 "cpu_hovers_s", "cpu_background_s",
+                                                 "cpu_after_s")),
                                      os.getloadavg()[0],
                                      " FAILED " + r["failure"] if "failure" in r else ""))
         cli_runs = run_cli(a, path, a.runs, case["failures"])

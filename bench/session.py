@@ -339,8 +339,10 @@ def measure_cpu(argv, path, opts):
         r["hover_first_p95"] = percentile(first, 95)
         r["hover_first_max"] = max(first) if first else None
         r["hover_first_count"] = len(first)
+        c1 = cpu_seconds(s.pid)
         r["cpu_idle_wait_s"] = wait_idle(s.pid, limit=opts.cpu_settle)
         r["_cpu_before_shutdown"] = cpu_seconds(s.pid)
+        r["cpu_background_s"] = r["_cpu_before_shutdown"] - c1
     return run_session(argv, path, opts, steps, reap=True)
 
 

@@ -56,6 +56,9 @@ def parse_args(argv):
     ap.add_argument("--shapes", default="multi,one")
     ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
     ap.add_argument("--configs", default="nvim-tosa,nvim-upstream,vim-tosa,vim-upstream")
+    ap.add_argument("--edit-kind", choices=["verifier", "parse"], default="verifier",
+                    help="the typed character makes a verifier error in one op (default) "
+                    "or a parse error (a value's type no longer matches its uses)")
     ap.add_argument("--settle", type=float, default=1.5,
                     help="seconds the stall is watched after a publish is shown")
     ap.add_argument("--timeout", type=float, default=180, help="seconds per editor run")
@@ -90,11 +93,15 @@ def loadavg():
     return "%.2f %.2f %.2f" % os.getloadavg()
 
 
-def choose_edit(lines):
+def choose_edit(lines, kind="verifier"):
     """The typed character: a digit put before a static result dim of a
     unary op (e.g. 16 -> 116) whose operand has the same static dim, in the
-    function holding the middle line. The op no longer verifies (shapes
-    differ); one error, in one function. Returns the edit's dict."""
+    function holding the middle line. kind 'verifier': an op whose result
+    is not used again, so the op no longer verifies (shapes differ): one
+    verifier error, in one function. kind 'parse': an op whose result is
+    used later, so the file no longer parses ("use of value expects
+    different type than prior uses"), as most half-typed edits do.
+    Returns the edit's dict."""
     mid = len(lines) // 2
     first = mid
     while first > 0 and not lines[first].startswith("func.func"):
@@ -103,16 +110,21 @@ def choose_edit(lines):
     while last < len(lines) - 1 and lines[last] != "}":
         last += 1
     order = list(range(mid, last)) + list(range(first, mid))
+    body = "\n".join(lines[first:last + 1])
     for i in order:
         m = UNARY.match(lines[i])
         if not m:
+            continue
+        result = lines[i].split()[0]
+        used = len(re.findall(re.escape(result) + r"\b", body)) > 1
+        if used != (kind == "parse"):
             continue
         src, dst = m.group(2).split("x"), m.group(3).split("x")
         for k in range(len(dst) - 1):  # the last part is the element type
             if dst[k] != "?" and dst[k] == src[k]:
                 col = m.start(3) + sum(len(p) + 1 for p in dst[:k])
                 return {"line": i, "col": col, "text": "1", "first": first, "last": last,
-                        "before": lines[i]}
+                        "before": lines[i], "kind": kind}
     raise RuntimeError("no editable unary op in the middle function (lines %d-%d)" % (first, last))
 
 
@@ -126,7 +138,7 @@ def make_input(a, size, shape):
     if err:
         raise RuntimeError("%s does not verify: %s" % (path, err))
     lines = text.split("\n")
-    edit = choose_edit(lines)
+    edit = choose_edit(lines, a.edit_kind)
     # The edited file must fail to verify at that line (both servers then
     # report it; upstream only the first error of a function).
     l = lines[edit["line"]]
@@ -145,6 +157,8 @@ def make_input(a, size, shape):
         raise RuntimeError("the edit %r does not make mlir-opt fail at line %d: %s"
                            % (edit["after"], edit["line"] + 1, err[:300]))
     edit["mlir_opt_error"] = err.strip().split("\n")[0][-200:]
+    if (a.edit_kind == "verifier") == ("expects different type" in err):
+        raise RuntimeError("the edit %r gives the wrong kind of error: %s" % (edit["after"], err[:300]))
     return path, edit
 
 
@@ -385,8 +399,9 @@ def document(results):
         lines.append(case_table(case, configs))
         lines.append("")
         e = case["edit"]
-        lines.append("- the edit: line %d, `%s` → `%s`" % (e["line"] + 1, e["before"].strip()[:90],
-                                                             e["after"].strip()[:90]))
+        lines.append("- the edit: line %d, `%s` → `%s`; mlir-opt-22: %s" % (
+            e["line"] + 1, e["before"].strip()[:90], e["after"].strip()[:90],
+            e.get("mlir_opt_error", "?").split(": error: ")[-1][:120]))
         for c in configs:
             s = case["summary"][c]
             runs = case["runs"][c]
