@@ -2,13 +2,14 @@
 // the settings (settings.ts), and adds the lowering preview (a read-only
 // `tosa-preview:` document, previewUri.ts) and native compilation with
 // progress and cancellation.
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as readline from 'readline';
 import type { Readable } from 'stream';
 import * as vscode from 'vscode';
 import {
-  CancellationToken as LspCancellationToken, ExecuteCommandRequest, LanguageClient, LanguageClientOptions,
+  CancellationToken as LspCancellationToken, CodeActionRequest, CodeActionTriggerKind, ExecuteCommandRequest, LanguageClient, LanguageClientOptions,
   ProtocolRequestType, ServerOptions, State, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressReport,
   WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
@@ -21,6 +22,10 @@ import {
   toServerSettings,
   userSetGetter,
 } from './settings';
+import {
+  applyEdits, changedLines, Edit, isReviewData, kindMatches, MIGRATE_KIND, nothingMessage, REFINE_KIND, Review,
+  reviewOfAction, reviewPrompt, staleMessage,
+} from './review';
 import {
   compileFailureReason, compileScopes, hasSections, LogLevel, openSettingCommand, parseLogLine, pickEntries,
   progressStep, ServerState, statusItem,
@@ -62,6 +67,19 @@ function pipeServerLog(input: Readable, channel: vscode.LogOutputChannel): void 
       level = l.level;
       channel[l.level](l.text);
     });
+}
+
+const timingLog = process.env.TOSA_LSP_VSCODE_TIMING_LOG;
+
+/** One JSON line per event, for the editor benchmark (off unless the variable is set). */
+function timing(event: string, fields: Record<string, unknown>): void {
+  if (!timingLog)
+    return;
+  try {
+    fs.appendFileSync(timingLog, JSON.stringify({ t: Date.now(), event, ...fields }) + '\n');
+  } catch {
+    // A benchmark aid: never in the user's way.
+  }
 }
 
 function config(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
@@ -119,6 +137,29 @@ async function startClient(): Promise<void> {
         if (command === 'tosa.compile' && args[0] && typeof args[0] === 'object')
           return compile(args[0] as CompileArgs);
         return next(command, args);
+      },
+      // Timestamps for bench/editor/vscode_timing.js (only with
+      // TOSA_LSP_VSCODE_TIMING_LOG set): when the client handles a publish
+      // and gets inlay hints; for a clean file nothing else shows it.
+      didOpen: (document, next) => {
+        timing('didOpen', { uri: document.uri.toString(), version: document.version });
+        return next(document);
+      },
+      handleDiagnostics: (uri, diagnostics, next) => {
+        timing('publish', { uri: uri.toString(), diagnostics: diagnostics.length });
+        next(uri, diagnostics);
+      },
+      provideInlayHints: async (document, range, token, next) => {
+        const hints = await next(document, range, token);
+        timing('inlayHints', { uri: document.uri.toString(), hints: hints?.length ?? 0 });
+        return hints;
+      },
+      // Whole-file rewrites (`data: {review: true}`): choosing one opens a
+      // review (diff + Apply) instead of applying the edit.
+      provideCodeActions: async (document, range, ctx, token, next) => {
+        const version = document.version;
+        const actions = await next(document, range, ctx, token);
+        return actions?.map(a => (a instanceof vscode.CodeAction ? asReviewAction(a, document, version) : a));
       },
     },
   };
@@ -449,12 +490,234 @@ async function compile(args: CompileArgs): Promise<CompileResult | undefined> {
   return result;
 }
 
+// --- Reviewed whole-file rewrites --------------------------------------------
+//
+// "Migrate this file to MLIR 22 TOSA" and "Refine all shapes in @f" come as
+// code actions with `data: {review: true}` and a versioned edit of the whole
+// file. Choosing one (lightbulb, Source Action…, or the palette commands
+// below) opens a diff of the current text against the rewritten text (a
+// read-only `tosa-review:` document) with Apply / Discard in a notification
+// and in the diff's title bar. Apply applies the edit only to the version it
+// was computed for; closing the diff discards it.
+
+const REVIEW_SCHEME = 'tosa-review';
+
+interface PendingReview extends Review {
+  version: number;
+  source: vscode.Uri;
+  reviewUri: vscode.Uri;
+  newText: string;
+}
+
+class ReviewProvider implements vscode.TextDocumentContentProvider {
+  /** Open reviews by the URI of their rewritten text. */
+  readonly pending = new Map<string, PendingReview>();
+  private texts = new Map<string, string>();
+  private counter = 0;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '// This review is closed (applied or discarded).\n';
+  }
+
+  add(r: Review, source: vscode.Uri, version: number, newText: string): PendingReview {
+    // The source's path (so the tab and the language follow it); the query
+    // tells reviews apart.
+    const reviewUri = source.with({ scheme: REVIEW_SCHEME, query: `review=${++this.counter}`, fragment: '' });
+    const p: PendingReview = { ...r, version, source, reviewUri, newText };
+    this.pending.set(reviewUri.toString(), p);
+    this.texts.set(reviewUri.toString(), newText);
+    return p;
+  }
+
+  forgetText(uri: vscode.Uri): void {
+    this.texts.delete(uri.toString());
+  }
+}
+
+let reviews: ReviewProvider;
+
+function lspRange(r: vscode.Range): Edit['range'] {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+function vscodeRange(r: Edit['range']): vscode.Range {
+  return new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+}
+
+/** A code action to review: its edit becomes the `tosaLsp.review` command. */
+function asReviewAction(a: vscode.CodeAction, document: vscode.TextDocument, version: number): vscode.CodeAction {
+  if (!isReviewData((a as { data?: unknown }).data) || !a.edit)
+    return a;
+  const entries = a.edit.entries();
+  if (entries.length !== 1)
+    return a;
+  const [uri, edits] = entries[0];
+  const review: Review = {
+    title: a.title,
+    uri: uri.toString(),
+    // The document's version when the actions were asked for: the server
+    // computed them for it (the client sends changes before requests).
+    version: uri.toString() === document.uri.toString() ? version : null,
+    edits: edits.map(e => ({ range: lspRange(e.range), newText: e.newText })),
+  };
+  a.edit = undefined;
+  a.command = { title: a.title, command: 'tosaLsp.review', arguments: [review] };
+  return a;
+}
+
+function sourceDocument(uri: string): vscode.TextDocument | undefined {
+  const want = vscode.Uri.parse(uri).toString();
+  return vscode.workspace.textDocuments.find(d => d.uri.toString() === want);
+}
+
+/** Opens the review of `r`: the diff, and the notification with Apply. */
+async function startReview(r: Review): Promise<void> {
+  const doc = sourceDocument(r.uri) ?? await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
+  const file = path.basename(doc.uri.path);
+  if (r.version !== null && doc.version !== r.version)
+    return void vscode.window.showWarningMessage(staleMessage(file, r.title));
+  const old = doc.getText();
+  let newText: string;
+  try {
+    newText = applyEdits(old, r.edits);
+  } catch (e) {
+    output.appendLine(`${r.title}: ${JSON.stringify(r.edits).slice(0, 2000)}`);
+    return void vscode.window.showErrorMessage(`${r.title}: the server's edit does not apply to ${file} (${e instanceof Error ? e.message : e}).`);
+  }
+  if (newText === old)
+    return void vscode.window.showInformationMessage(`${r.title}: nothing would change in ${file}.`);
+  const p = reviews.add(r, doc.uri, doc.version, newText);
+  output.appendLine(`Review: ${r.title} (${file} version ${doc.version}, ${r.edits.length} edits)`);
+  const rewritten = await vscode.workspace.openTextDocument(p.reviewUri);
+  if (rewritten.languageId !== doc.languageId)
+    await vscode.languages.setTextDocumentLanguage(rewritten, doc.languageId).then(undefined, () => undefined);
+  await vscode.commands.executeCommand('vscode.diff', doc.uri, p.reviewUri,
+    `${file} ↔ ${r.title} (review)`, { preview: false });
+  // Not awaited: the notification stays until answered; the diff's title
+  // bar has the same two buttons.
+  void vscode.window.showInformationMessage(reviewPrompt(r.title, r.edits.length, changedLines(old, newText)),
+    'Apply', 'Discard').then(choice => {
+    if (choice)
+      void settleReview(p.reviewUri, choice === 'Apply');
+  });
+}
+
+/** The review shown in the active editor (a diff whose right side is a review). */
+function activeReviewUri(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === REVIEW_SCHEME)
+    return input.modified;
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc?.uri.scheme === REVIEW_SCHEME ? doc.uri : undefined;
+}
+
+async function closeReviewTabs(reviewUri: vscode.Uri): Promise<void> {
+  const key = reviewUri.toString();
+  const tabs = vscode.window.tabGroups.all.flatMap(g => g.tabs).filter(t =>
+    (t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === key) ||
+    (t.input instanceof vscode.TabInputText && t.input.uri.toString() === key));
+  if (tabs.length)
+    await vscode.window.tabGroups.close(tabs).then(undefined, () => undefined);
+  reviews.forgetText(reviewUri);
+}
+
+/** Apply (only to the reviewed version) or discard a review; closes its diff. */
+async function settleReview(uri: vscode.Uri | undefined, apply: boolean): Promise<void> {
+  const reviewUri = uri instanceof vscode.Uri && uri.scheme === REVIEW_SCHEME ? uri : activeReviewUri();
+  const p = reviewUri && reviews.pending.get(reviewUri.toString());
+  if (!p) {
+    if (apply)
+      void vscode.window.showInformationMessage('This review is closed: nothing applied. Run the action again.');
+    return;
+  }
+  reviews.pending.delete(p.reviewUri.toString());
+  const file = path.basename(p.source.path);
+  if (!apply) {
+    output.appendLine(`Review discarded: ${p.title}`);
+    return closeReviewTabs(p.reviewUri);
+  }
+  const doc = sourceDocument(p.source.toString());
+  if (!doc || doc.version !== p.version) {
+    output.appendLine(`Review not applied (${file} is at version ${doc?.version}, reviewed ${p.version}): ${p.title}`);
+    await closeReviewTabs(p.reviewUri);
+    return void vscode.window.showWarningMessage(staleMessage(file, p.title));
+  }
+  const edit = new vscode.WorkspaceEdit();
+  edit.set(doc.uri, p.edits.map(e => new vscode.TextEdit(vscodeRange(e.range), e.newText)));
+  const ok = await vscode.workspace.applyEdit(edit);
+  await closeReviewTabs(p.reviewUri);
+  if (!ok)
+    return void vscode.window.showErrorMessage(`${p.title}: VS Code did not apply the edit to ${file}.`);
+  output.appendLine(`Review applied: ${p.title} (${file} version ${p.version} -> ${doc.version})`);
+  await vscode.window.showTextDocument(doc, { preview: false });
+  vscode.window.setStatusBarMessage(`$(check) Applied: ${p.title}`, 5000);
+}
+
+/** Closing a review's diff discards it. */
+function onTabsChanged(e: vscode.TabChangeEvent): void {
+  for (const t of e.closed) {
+    const uri = t.input instanceof vscode.TabInputTextDiff ? t.input.modified
+      : t.input instanceof vscode.TabInputText ? t.input.uri : undefined;
+    if (uri?.scheme !== REVIEW_SCHEME)
+      continue;
+    const stillOpen = vscode.window.tabGroups.all.some(g => g.tabs.some(o =>
+      (o.input instanceof vscode.TabInputTextDiff && o.input.modified.toString() === uri.toString()) ||
+      (o.input instanceof vscode.TabInputText && o.input.uri.toString() === uri.toString())));
+    if (!stillOpen && reviews.pending.delete(uri.toString())) {
+      output.appendLine(`Review closed without applying: ${uri.query}`);
+      reviews.forgetText(uri);
+    }
+  }
+}
+
+/** "TOSA: Migrate File…" / "TOSA: Refine All Shapes…": ask the server for that action at the cursor. */
+async function wholeFileCommand(kind: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const doc = editor?.document;
+  if (!editor || !doc || doc.languageId !== 'mlir' || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled'))
+    return void vscode.window.showInformationMessage('TOSA: open an MLIR source file first.');
+  const c = requireClient();
+  if (!c)
+    return;
+  const file = path.basename(doc.uri.path);
+  const params = {
+    textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) },
+    range: c.code2ProtocolConverter.asRange(editor.selection),
+    context: { diagnostics: [], only: [kind], triggerKind: CodeActionTriggerKind.Invoked },
+  };
+  let answer: unknown[] | null;
+  try {
+    answer = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: kind === MIGRATE_KIND ? 'TOSA: migrating' : 'TOSA: refining shapes' },
+      () => c.sendRequest(CodeActionRequest.type, params) as Promise<unknown[] | null>);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    output.appendLine(`textDocument/codeAction (${kind}) failed: ${msg}`);
+    return void vscode.window.showErrorMessage(`TOSA: the server failed to answer: ${msg}`, 'Show Output')
+      .then(ch => ch && output.show());
+  }
+  const found = (answer ?? []).filter(a => kindMatches((a as { kind?: unknown }).kind, kind))
+    .map(reviewOfAction).filter((r): r is Review => r !== undefined);
+  if (found.length === 0) {
+    const fn = kind === REFINE_KIND ? await functionAt(doc, editor.selection.active) : undefined;
+    return void vscode.window.showInformationMessage(nothingMessage(kind, file, fn));
+  }
+  let chosen: Review | undefined = found[0];
+  if (found.length > 1) {
+    const item = await vscode.window.showQuickPick(found.map(r => ({ label: r.title, review: r })), { title: 'Which rewrite?' });
+    chosen = item?.review;
+  }
+  if (chosen)
+    await startReview(chosen);
+}
+
 // --- Activation -------------------------------------------------------------
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   context = ctx;
   output = vscode.window.createOutputChannel('TOSA LSP', { log: true });
   preview = new PreviewProvider();
+  reviews = new ReviewProvider();
   status = vscode.window.createStatusBarItem('tosaLsp.status', vscode.StatusBarAlignment.Left);
   status.name = 'TOSA LSP';
   status.command = 'tosaLsp.showOutput';
@@ -465,6 +728,13 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   ctx.subscriptions.push(
     output, preview, sourceHighlight, status,
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, preview),
+    vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviews),
+    vscode.commands.registerCommand('tosaLsp.review', (r: Review) => startReview(r)),
+    vscode.commands.registerCommand('tosaLsp.applyReview', (uri?: vscode.Uri) => settleReview(uri, true)),
+    vscode.commands.registerCommand('tosaLsp.discardReview', (uri?: vscode.Uri) => settleReview(uri, false)),
+    vscode.commands.registerCommand('tosaLsp.migrateFile', () => wholeFileCommand(MIGRATE_KIND)),
+    vscode.commands.registerCommand('tosaLsp.refineShapes', () => wholeFileCommand(REFINE_KIND)),
+    vscode.window.tabGroups.onDidChangeTabs(onTabsChanged),
     vscode.commands.registerCommand('tosaLsp.previewLowering', previewLoweringCommand),
     vscode.commands.registerCommand('tosaLsp.compile', compileCommand),
     vscode.commands.registerCommand('tosaLsp.restartServer', restart),

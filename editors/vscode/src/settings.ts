@@ -12,7 +12,7 @@ export type ConfigGetter = (key: string) => unknown;
  *  then the project file, then these). */
 export interface ServerSettings {
   hints?: { inferredShapes?: boolean; runtimeChecks?: boolean };
-  info?: { refinable?: boolean; runtimeChecks?: boolean; dynamicToStatic?: boolean };
+  info?: { publish?: boolean; refinable?: boolean; runtimeChecks?: boolean; dynamicToStatic?: boolean };
   shapeChecks?: boolean;
   extraBroadcastableOps?: string[];
   compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
@@ -50,7 +50,7 @@ export function toServerSettings(get: ConfigGetter,
   const hints = bools(get, 'hints', ['inferredShapes', 'runtimeChecks'] as const);
   if (hints)
     out.hints = hints;
-  const info = bools(get, 'info', ['refinable', 'runtimeChecks', 'dynamicToStatic'] as const);
+  const info = bools(get, 'info', ['publish', 'refinable', 'runtimeChecks', 'dynamicToStatic'] as const);
   if (info)
     out.info = info;
   const shapeChecks = get('shapeChecks');

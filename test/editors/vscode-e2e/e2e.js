@@ -1,7 +1,12 @@
 // Drives code-server (VS Code 1.100 in the browser) with headless Chromium
 // through puppeteer-core; run by run.sh with URL, OUTDIR, CHROMIUM_PID_FILE.
 // Checks: hover on tosa.add, inlay hint " inferred: ...", a diagnostic in the
-// Problems panel, and "TOSA: Preview Lowering" showing linalg.generic.
+// Problems panel, a quick fix, "TOSA: Preview Lowering" showing
+// linalg.generic; the whole-file rewrites ("Migrate this file" from Ctrl+.,
+// "TOSA: Refine All Shapes in Function" from the palette) open a review diff
+// and apply only on Apply (and not after the source changed); a clean
+// 10k-line file (many.mlir, made by run.sh) leaves Problems empty while its
+// inlay hints show the refined shapes.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -9,7 +14,7 @@ const puppeteer = require('puppeteer-core');
 
 const URL = process.env.URL;
 const OUTDIR = process.env.OUTDIR;
-const TOTAL_TIMEOUT_MS = 180000;
+const TOTAL_TIMEOUT_MS = 300000;
 const FILE = 'example.mlir';
 // The error the server reports on the bad tosa.sub (from mlir-opt's verifier).
 const DIAG_TEXT = "result type '4x3' not broadcast compatible";
@@ -88,6 +93,229 @@ function quickItems() {
   return [...w.querySelectorAll('.monaco-list-row')].map(r => r.textContent.replace(/\s+/g, ' ').trim());
 }
 
+// Runs a palette command by its title (Ctrl+Shift+P, type, Enter on the row).
+async function runCommand(page, title) {
+  if (!await quickInput(page, { key: 'KeyP', shift: true }, title)) return false;
+  const row = await poll(page, t => [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
+    .some(r => r.textContent.includes(t)), title, 5000);
+  await page.keyboard.press('Enter');
+  return !!row;
+}
+
+// Opens a workspace file through Quick Open; resolves when its editor shows `needle`.
+async function openFile(page, file, needle) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await quickInput(page, { key: 'KeyP' }, file)) {
+      await poll(page, f => [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
+        .some(r => r.textContent.includes(f)), file, 5000);
+      await page.keyboard.press('Enter');
+    }
+    const ok = await poll(page, ([f, n]) => {
+      const tab = document.querySelector('.tabs-container .tab.active');
+      const ed = document.querySelector('.editor-group-container.active .editor-instance .view-lines');
+      return tab && tab.textContent.includes(f) && !tab.textContent.includes('review') &&
+        ed && ed.textContent.replace(/\u00a0/g, ' ').includes(n) ? true : null;
+    }, [file, needle], 10000);
+    if (ok) return true;
+    await page.keyboard.press('Escape');
+  }
+  return false;
+}
+
+// Text of the visible lines of the active (non-diff) editor.
+function activeText() {
+  const ed = [...document.querySelectorAll('.editor-group-container.active .editor-instance .monaco-editor .view-lines')]
+    .find(e => e.offsetParent !== null && !e.closest('.monaco-diff-editor'));
+  return ed ? [...ed.querySelectorAll('.view-line')].map(l => l.textContent.replace(/\u00a0/g, ' ')) : null;
+}
+
+// The review diff (vscode.diff on a tosa-review: document): its right side's text.
+function reviewDiff() {
+  const d = [...document.querySelectorAll('.monaco-diff-editor')].find(e => e.offsetParent !== null);
+  if (!d) return null;
+  const tab = document.querySelector('.tabs-container .tab.active');
+  const mod = d.querySelector('.editor.modified .view-lines');
+  return tab && tab.textContent.includes('(review)') && mod ? mod.textContent.replace(/\u00a0/g, ' ') : null;
+}
+
+// A notification toast whose message contains `text`: its message (or null).
+function toastWith(text) {
+  for (const t of document.querySelectorAll('.notifications-toasts .notification-toast')) {
+    const m = t.querySelector('.notification-list-item-message');
+    if (t.offsetParent !== null && m && m.textContent.includes(text)) return m.textContent;
+  }
+  return null;
+}
+
+// Clicks the button `label` of the toast containing `text`.
+async function clickToastButton(page, text, label) {
+  const buttons = await page.$$('.notifications-toasts .notification-toast .monaco-button');
+  for (const b of buttons) {
+    const ok = await b.evaluate((e, [t, l]) => e.textContent.trim() === l &&
+      e.closest('.notification-toast').textContent.includes(t), [text, label]);
+    if (ok) { await b.click(); return true; }
+  }
+  return false;
+}
+
+// Rows of the Problems panel (file rows and markers), or null when hidden.
+function problemRows() {
+  const p = document.querySelector('.markers-panel');
+  if (!p || p.offsetParent === null) return null;
+  return [...p.querySelectorAll('.monaco-list-row')].map(r => r.textContent);
+}
+
+// Inlay hints " inferred: ..." in the active editor.
+function inferredHints() {
+  const out = [];
+  const ed = [...document.querySelectorAll('.editor-group-container.active .editor-instance .monaco-editor .view-lines')]
+    .find(e => e.offsetParent !== null && !e.closest('.monaco-diff-editor'));
+  for (const s of ed ? ed.querySelectorAll('.view-line span') : []) {
+    const t = s.textContent.replace(/\u00a0/g, ' ');
+    if (s.children.length === 0 && /inferred:/.test(t)) out.push(t.trim());
+  }
+  return out;
+}
+
+// 6./7. Whole-file rewrites: "Migrate this file" from the lightbulb's quick
+// fixes (Ctrl+.) on an old-form op, "Refine all shapes" from the palette;
+// each opens a review (diff + Apply), and applies only on Apply.
+// The helpers the page-side closures below call, defined in the page.
+async function installPageHelpers(page) {
+  await page.evaluate(`window.activeText = ${activeText}; window.reviewDiff = ${reviewDiff};
+    window.toastWith = ${toastWith}; window.problemRows = ${problemRows}; window.inferredHints = ${inferredHints};`);
+}
+
+async function reviewSteps(page, goTo) {
+  await installPageHelpers(page);
+  const OLD = 'old.mlir', REFINE = 'refine.mlir';
+  const ws = p => fs.readFileSync(path.join(process.env.WORKSPACE, p), 'utf8').split('\n');
+  const lineIn = (lines, needle) => lines.findIndex(l => l.includes(needle)) + 1;
+
+  // 6. Migrate.
+  check(await openFile(page, OLD, 'tosa.clamp'), `Quick Open opens ${OLD}`);
+  const oldErrors = await poll(page, () => {
+    const rows = problemRows();
+    return rows && rows.some(r => r.includes("requires attribute 'max_val'")) ? rows.length : null;
+  }, null, 20000);
+  check(oldErrors, `${OLD}: Problems lists the old clamp's error`, oldErrors);
+  const src = ws(OLD);
+  await goTo(lineIn(src, 'tosa.clamp'), src[lineIn(src, 'tosa.clamp') - 1].indexOf('tosa.clamp') + 3);
+  let actions = null;
+  for (let attempt = 0; attempt < 3 && !(actions && actions.some(t => t.includes('Migrate this file'))); attempt++) {
+    if (attempt) { await page.keyboard.press('Escape'); await sleep(1000); }
+    await page.keyboard.down('Control'); await page.keyboard.press('Period'); await page.keyboard.up('Control');
+    actions = await poll(page, () => {
+      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')].map(r => r.textContent);
+      return rows.length ? rows : null;
+    }, null, 10000);
+  }
+  check(actions && actions.some(t => /Migrate this file to MLIR 22 TOSA \(2 ops\)/.test(t)),
+    'Ctrl+. on the old op offers "Migrate this file to MLIR 22 TOSA (2 ops)" as a quick fix', JSON.stringify(actions));
+  for (const r of await page.$$('.action-widget .monaco-list-row')) {
+    if ((await r.evaluate(e => e.textContent)).includes('Migrate this file')) { await r.click(); break; }
+  }
+  const diff = await poll(page, () => {
+    const d = reviewDiff();
+    return d && d.includes('min_val') ? d : null;
+  }, null, 15000);
+  const prompt = await poll(page, toastWith, 'Review them in the diff', 5000);
+  check(diff && !diff.includes('min_fp') && prompt && prompt.includes('Migrate this file'),
+    'choosing it opens a review: a diff with the migrated text and a notification with Apply', `${diff} | ${prompt}`);
+  // The screenshot (docs/screenshots/vscode-migrate-review.png): without the
+  // side bar, so that more of the diff shows.
+  await page.keyboard.down('Control'); await page.keyboard.press('KeyB'); await page.keyboard.up('Control');
+  await sleep(700);  // the diff's decorations and the toast's fade-in
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-migrate-review.png') });
+  await page.keyboard.down('Control'); await page.keyboard.press('KeyB'); await page.keyboard.up('Control');
+  log('migrate review shown');
+  // Not applied before Apply.
+  check(!fs.readFileSync(path.join(process.env.WORKSPACE, OLD), 'utf8').includes('min_val') && (await page.evaluate(() =>
+    [...document.querySelectorAll('.monaco-diff-editor .editor.original .view-line')]
+      .some(l => l.textContent.includes('min_fp')))), 'the source is unchanged while the review is open');
+  check(await clickToastButton(page, 'Migrate this file', 'Apply'), 'the review notification has an Apply button');
+  const migrated = await poll(page, () => {
+    const t = activeText();
+    if (!t || document.querySelector('.tabs-container .tab.active')?.textContent.includes('review')) return null;
+    const all = t.join('\n');
+    const rows = problemRows();
+    return all.includes('min_val') && !all.includes('min_fp') && rows && rows.length === 0 ? all : null;
+  }, null, 20000);
+  check(migrated, `Apply: ${OLD} is migrated (min_val, no min_fp), the diff is closed and Problems is empty`,
+    JSON.stringify(await page.evaluate(problemRows)));
+  const tabsAfter = await page.evaluate(() => [...document.querySelectorAll('.tabs-container .tab')].map(t => t.textContent.trim()));
+  check(!tabsAfter.some(t => t.includes('(review)')), 'no review tab is left', JSON.stringify(tabsAfter));
+
+  log('migrate applied');
+  // 7. Refine all shapes, from the palette.
+  check(await openFile(page, REFINE, 'tosa.transpose'), `Quick Open opens ${REFINE}`);
+  const hints = await poll(page, () => { const h = inferredHints(); return h.length ? h : null; }, null, 20000);
+  check(hints && hints.includes('inferred: 3x2'), `${REFINE}: inlay hint "inferred: 3x2" before refining`, JSON.stringify(hints));
+  const rsrc = ws(REFINE);
+  const tline = lineIn(rsrc, 'tosa.transpose');
+  await goTo(tline, 5);
+  check(await runCommand(page, 'TOSA: Refine All Shapes in Function'), 'palette: "TOSA: Refine All Shapes in Function"');
+  let rdiff = await poll(page, () => { const d = reviewDiff(); return d && d.includes('tensor<3x2xf32>') ? d : null; }, null, 15000);
+  check(rdiff && await poll(page, toastWith, 'Refine all shapes in @transpose_negate', 5000),
+    'the refine review opens (diff with tensor<3x2xf32>, notification)', rdiff);
+  // The source changes while the review is open: Apply refuses and says why.
+  check(await openFile(page, REFINE, 'tosa.transpose'), `back to ${REFINE} (its own tab) while the review is open`);
+  await goTo(1, 1);
+  await page.keyboard.type('// ', { delay: 20 });
+  await sleep(300);
+  await clickToastButton(page, 'Refine all shapes in @transpose_negate', 'Apply');
+  const stale = await poll(page, toastWith, 'changed since', 10000);
+  check(stale && stale.includes('nothing applied'), 'Apply after an edit of the source: refused with a message', stale);
+  const still = await page.evaluate(activeText);
+  check(still && still.some(l => l.includes('tosa.transpose') && l.includes('-> tensor<?x?xf32>')),
+    'the source keeps its text (the stale rewrite is not applied)', JSON.stringify(still));
+  // Again on the current text; Apply from the diff's title bar this time.
+  await goTo(tline, 5);
+  check(await runCommand(page, 'TOSA: Refine All Shapes in Function'), 'palette: refine again');
+  rdiff = await poll(page, () => { const d = reviewDiff(); return d && d.includes('tensor<3x2xf32>') ? d : null; }, null, 15000);
+  const applyButton = await poll(page, () => {
+    const a = document.querySelector('.editor-actions .action-label[aria-label^="Apply Reviewed Rewrite"]');
+    return a && a.offsetParent !== null ? true : null;
+  }, null, 5000);
+  check(rdiff && applyButton, 'the review diff has an Apply button in its title bar');
+  if (applyButton) await page.click('.editor-actions .action-label[aria-label^="Apply Reviewed Rewrite"]');
+  const refined = await poll(page, () => {
+    const t = activeText();
+    if (!t || document.querySelector('.tabs-container .tab.active')?.textContent.includes('review')) return null;
+    const tr = t.find(l => l.includes('tosa.transpose'));
+    return tr && tr.includes('-> tensor<3x2xf32>') && t.some(l => l.startsWith('// // Result')) ? t : null;
+  }, null, 15000);
+  check(refined, `Apply: ${REFINE}'s result types are refined (the edit made meanwhile is kept)`, JSON.stringify(await page.evaluate(activeText)));
+  const hintsAfter = await poll(page, () => { const h = inferredHints(); return h.length === 0 ? true : null; }, null, 10000);
+  check(hintsAfter, `${REFINE}: no "inferred:" hint left after refining`, JSON.stringify(await page.evaluate(inferredHints)));
+  const nothing = await (async () => {
+    await goTo(tline, 5);
+    await runCommand(page, 'TOSA: Refine All Shapes in Function');
+    return poll(page, toastWith, 'nothing to refine in @transpose_negate', 10000);
+  })();
+  check(nothing, 'refining again says there is nothing to refine', nothing);
+  log('refine done');
+}
+
+// 8. A clean file with many refinable ops (bench/gen.py, 10k lines): nothing
+// in Problems (no "Not showing N further errors and warnings"), the refined
+// shapes still in the inlay hints.
+async function cleanFileSteps(page) {
+  await installPageHelpers(page);
+  const MANY = 'many.mlir';
+  if (!fs.existsSync(path.join(process.env.WORKSPACE, MANY))) { check(false, `${MANY} generated by run.sh`); return; }
+  check(await openFile(page, MANY, 'func.func @f0'), `Quick Open opens ${MANY} (10k lines)`);
+  const hints = await poll(page, () => { const h = inferredHints(); return h.length >= 3 ? h : null; }, null, 30000);
+  check(hints, `${MANY}: inlay hints show the refined shapes`, JSON.stringify(hints));
+  await sleep(2000);  // the publish comes before the hints are asked for; give VS Code time to show it
+  const rows = await page.evaluate(problemRows);
+  const panel = await page.evaluate(() => document.querySelector('.markers-panel')?.textContent || '');
+  check(rows && rows.length === 0 && !/Not showing/.test(panel), `${MANY}: Problems is empty (no per-op entries, no "Not showing N further")`,
+    `${rows && rows.length} rows: ${JSON.stringify((rows || []).slice(0, 3))}`);
+  await page.screenshot({ path: path.join(OUTDIR, 'many-clean.png') });
+  log('clean 10k-line file done');
+}
+
 (async () => {
   let browser;
   try {
@@ -152,6 +380,20 @@ function quickItems() {
     }
     check(hover, 'hover on tosa.add shows "Inferred ... declared"', hover);
     if (hover) log(`hover: ${hover.replace(/\s+/g, ' ').slice(0, 160)}`);
+    // The markdown renders: rules as <hr> (no literal ---), tables as <table>
+    // with their cells, no literal pipes.
+    const md = await page.evaluate(() => {
+      for (const h of document.querySelectorAll('.monaco-hover, .monaco-resizable-hover')) {
+        if (h.offsetParent === null || !(h.textContent || '').includes('Inferred')) continue;
+        const c = h.querySelector('.hover-contents, .rendered-markdown') || h;
+        return { text: c.textContent, hr: c.querySelectorAll('hr').length, tables: c.querySelectorAll('table').length,
+          cells: c.querySelectorAll('td, th').length };
+      }
+      return null;
+    });
+    check(md && !md.text.includes('---') && md.hr > 0 && !/\|\s*-{3,}/.test(md.text) &&
+      (md.tables === 0 || md.cells > 0), 'hover markdown renders (rules as <hr>, no literal --- or table pipes)',
+      JSON.stringify(md && { ...md, text: md.text.slice(0, 300) }));
     await sleep(500);  // let the hover's fade-in finish before the screenshot
     await page.screenshot({ path: path.join(OUTDIR, 'hover.png') });
     await page.mouse.move(5, 5);
@@ -268,6 +510,11 @@ function quickItems() {
       [...document.querySelectorAll('.tabs-container .tab')].map(t => t.textContent.trim()));
     log(`tabs: ${JSON.stringify(tabs)}`);
     await page.screenshot({ path: path.join(OUTDIR, 'preview.png') });
+
+    await runCommand(page, 'View: Close All Editor Groups');
+    await sleep(500);
+    await reviewSteps(page, goTo);
+    await cleanFileSteps(page);
   } catch (e) {
     failed++;
     console.log(`FAIL: exception: ${e && e.stack || e}`);

@@ -8,7 +8,8 @@
 # ripgrep, libkrb5-dev; npm ci into ./node_modules) and fails without. Installs
 # VSIX into a temporary extensions dir, serves code-server on a free loopback
 # port with `tosaLsp.serverPath` = TOSA_LSP, opens a copy of workspace/ and
-# runs e2e.js (hover, inlay hint, Problems panel, TOSA: Preview Lowering).
+# runs e2e.js (hover, inlay hint, Problems panel, quick fix, TOSA: Preview
+# Lowering, reviewed whole-file rewrites, a clean 10k-line file).
 # Screenshots (*.png) and logs go to OUTDIR. Prints
 # "vscode-e2e: N passed, M failed"; exits 0 only if every check passed.
 set -u
@@ -54,7 +55,11 @@ trap 'exit 130' INT TERM
 cs="$here/node_modules/.bin/code-server"
 udd="$tmp/user-data"; exts="$tmp/extensions"; ws="$tmp/workspace"
 mkdir -p "$udd/User" "$udd/Machine" "$exts" "$ws" "$tmp/home"
-cp "$here/workspace/example.mlir" "$ws/"
+cp "$here"/workspace/*.mlir "$ws/"
+# A clean 10k-line file with ~1,000 refinable ops (bench/gen.py, seeded):
+# Problems must stay empty (informational findings are not published).
+python3 "$here/../../../bench/gen.py" --lines 10k --shape multi -o "$ws/many.mlir" >/dev/null \
+  || die "bench/gen.py failed"
 # Keep code-server's config.yaml and caches out of $HOME.
 export XDG_CONFIG_HOME="$tmp/xdg-config" XDG_DATA_HOME="$tmp/xdg-data" XDG_CACHE_HOME="$tmp/xdg-cache"
 common=(--config "$tmp/config.yaml" --user-data-dir "$udd" --extensions-dir "$exts")
@@ -104,10 +109,10 @@ for _ in $(seq 1 120); do
 done
 [ "${ready:-0}" = 1 ] || { tail -20 "$outdir/code-server.log" >&2; die "code-server did not start on 127.0.0.1:$port"; }
 
-# e2e.js bounds itself (180 s); timeout is the backstop.
+# e2e.js bounds itself (300 s); timeout is the backstop.
 WORKSPACE="$ws" URL="http://127.0.0.1:$port/?folder=$(node -p 'encodeURIComponent(process.argv[1])' "$ws")" \
 OUTDIR="$outdir" CHROMIUM_PID_FILE="$tmp/chromium.pid" NODE_PATH="$here/node_modules" \
-  timeout -k 5 240 node "$here/e2e.js"
+  timeout -k 5 360 node "$here/e2e.js"
 rc=$?
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
   echo "vscode-e2e: ERROR: e2e.js timed out" >&2

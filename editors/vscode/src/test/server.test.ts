@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import * as rpc from 'vscode-jsonrpc/node';
 import { findServer, nodeEnv } from '../discovery';
 import { mappingAt, PreviewMapping } from '../previewUri';
+import { applyEdits, isReviewData, kindMatches, MIGRATE_KIND, REFINE_KIND, reviewOfAction } from '../review';
 import { didChangeConfigurationParams, objectGetter, toServerSettings } from '../settings';
 
 const found = process.env.TOSA_LSP
@@ -127,4 +128,75 @@ test('server: cancelling tosa.compile rejects the request', { skip, timeout: 180
   setTimeout(() => source.cancel(), 50);
   await assert.rejects(p, (e: { code?: number; message?: string }) =>
     e.code === -32800 || /cancel/i.test(String(e.message)));
+});
+
+// Whole-file rewrites: the extension reviews actions with data.review and
+// applies their versioned edit (review.ts) on confirmation.
+const oldForm = [
+  'func.func @relu6(%x: tensor<4xf32>) -> tensor<4xf32> {',
+  '  %0 = tosa.clamp %x {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>',
+  '  return %0 : tensor<4xf32>',
+  '}',
+  '',
+].join('\n');
+const refinable = [
+  'func.func @t(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {',
+  '  %t = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>',
+  '  return %t : tensor<?x?xf32>',
+  '}',
+  '',
+].join('\n');
+
+async function openDoc(name: string, text: string, version: number): Promise<string> {
+  const u = pathToFileURL(path.join(tmp, name)).toString();
+  await conn.sendNotification('textDocument/didOpen', { textDocument: { uri: u, languageId: 'mlir', version, text } });
+  return u;
+}
+
+async function actions(u: string, line: number, character: number, only?: string[]): Promise<Record<string, unknown>[]> {
+  const r = await conn.sendRequest('textDocument/codeAction', {
+    textDocument: { uri: u }, range: { start: { line, character }, end: { line, character } },
+    context: { diagnostics: [], ...(only ? { only } : {}) },
+  }) as Record<string, unknown>[] | null;
+  return r ?? [];
+}
+
+test('server: migrate is a source.migrate action to review, with a versioned edit that migrates the file', { skip }, async () => {
+  const u = await openDoc('old.mlir', oldForm, 5);
+  const found = (await actions(u, 0, 0, [MIGRATE_KIND])).filter(a => kindMatches(a.kind, MIGRATE_KIND));
+  assert.equal(found.length, 1, JSON.stringify(found));
+  assert.match(String(found[0].title), /^Migrate this file to MLIR 22 TOSA \(1 ops?\)$/);
+  assert.ok(isReviewData(found[0].data), `data.review: ${JSON.stringify(found[0].data)}`);
+  assert.equal(found[0].command, undefined);
+  const r = reviewOfAction(found[0]);
+  assert.ok(r);
+  assert.equal(r.uri, u);
+  assert.equal(r.version, 5);
+  const migrated = applyEdits(oldForm, r.edits);
+  assert.doesNotMatch(migrated, /min_fp/);
+  assert.match(migrated, /min_val = 0\.0+e\+00 : f32/);
+  // No change annotation asks VS Code for its own confirmation (it would
+  // open the Refactor Preview with every change unticked).
+  assert.doesNotMatch(JSON.stringify(found[0].edit), /needsConfirmation/);
+  // Also a quickfix on the old op's diagnostic (the lightbulb), to review too.
+  const quick = (await actions(u, 1, 9, ['quickfix'])).filter(a => /^Migrate this file/.test(String(a.title)));
+  assert.equal(quick.length, 1, JSON.stringify(quick.map(a => a.title)));
+  assert.equal(quick[0].kind, 'quickfix');
+  assert.ok(isReviewData(quick[0].data));
+});
+
+test('server: refine all is a source.refineShapes action to review; nothing where nothing refines', { skip }, async () => {
+  const u = await openDoc('refine.mlir', refinable, 3);
+  const found = (await actions(u, 1, 4, [REFINE_KIND])).filter(a => kindMatches(a.kind, REFINE_KIND));
+  assert.equal(found.length, 1, JSON.stringify(found));
+  assert.match(String(found[0].title), /^Refine all shapes in @t/);
+  assert.ok(isReviewData(found[0].data));
+  const r = reviewOfAction(found[0]);
+  assert.ok(r);
+  assert.equal(r.version, 3);
+  assert.match(applyEdits(refinable, r.edits), /-> tensor<3x2xf32>/);
+  // The migrate action is not offered on a file in the current form.
+  assert.deepEqual((await actions(u, 1, 4, [MIGRATE_KIND])).filter(a => kindMatches(a.kind, MIGRATE_KIND)), []);
+  // Outside a function: no refine action.
+  assert.deepEqual((await actions(u, 4, 0, [REFINE_KIND])).filter(a => kindMatches(a.kind, REFINE_KIND)), []);
 });

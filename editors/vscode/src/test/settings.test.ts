@@ -12,6 +12,7 @@ test('VS Code keys map to the server JSON', () => {
   const s = toServerSettings(objectGetter({
     'hints.inferredShapes': false,
     'hints.runtimeChecks': true,
+    'info.publish': true,
     'info.refinable': false,
     'info.runtimeChecks': false,
     'info.dynamicToStatic': true,
@@ -24,7 +25,7 @@ test('VS Code keys map to the server JSON', () => {
   }), { workspaceFolder: '/ws', userHome: '/home/u' });
   assert.deepEqual(s, {
     hints: { inferredShapes: false, runtimeChecks: true },
-    info: { refinable: false, runtimeChecks: false, dynamicToStatic: true },
+    info: { publish: true, refinable: false, runtimeChecks: false, dynamicToStatic: true },
     shapeChecks: false,
     extraBroadcastableOps: ['tfl.add', 'tfl.mul'],
     compile: { outputDir: '/ws/out', overwrite: true, timeoutSeconds: 30, memoryLimitMB: 2048 },
