@@ -3,6 +3,7 @@
 #include "Compile.h"
 
 #include "LoweringIR.h"
+#include "Runtime.h"
 #include "StreamingStores.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -512,16 +513,20 @@ compile(const std::string &text, const std::string &path,
         }
         auto cc = llvm::sys::findProgramByName("cc");
         if (!cc)
-          return makeError("no system linker driver `cc` on PATH (install "
-                           "gcc or clang)");
+          return makeError(missingCompilerMessage());
         std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
                                              soPath, objPath,   "-lm"};
-        // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy).
-        std::string libDir = TOSA_LSP_MLIR_LIBDIR, lFlag = "-L" + libDir,
-                    rpath = "-Wl,-rpath," + libDir;
+        // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy):
+        // linked by the path of the runtime package's versioned file (the
+        // unversioned libmlir_c_runner_utils.so is only in the -dev package).
+        std::string runtime, rpath;
         if (needsRuntime) {
-          args.push_back(lFlag);
-          args.push_back("-lmlir_c_runner_utils");
+          auto found = requireMlirRuntime("the shared library (memrefCopy)");
+          if (!found)
+            return found.takeError();
+          runtime = *found;
+          rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(runtime).str();
+          args.push_back(runtime);
           args.push_back(rpath);
         }
         std::string cmd;

@@ -5,12 +5,14 @@
 #include "Config.h"
 #include "LoweringIR.h"
 #include "RunMemRef.h"
+#include "Runtime.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -554,9 +556,17 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   ExecutionEngineOptions engineOpts;
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
   engineOpts.transformer = transformer;
-  std::string runtime =
-      std::string(TOSA_LSP_MLIR_LIBDIR) + "/libmlir_c_runner_utils.so";
-  llvm::SmallVector<llvm::StringRef> libs = {runtime};
+  // MLIR's runtime (memrefCopy), from the runtime package; only code that
+  // calls it fails without it.
+  std::string runtime = mlirRuntimePath();
+  llvm::SmallVector<llvm::StringRef> libs;
+  if (llvm::sys::fs::exists(runtime))
+    libs.push_back(runtime);
+  else if (ls.module->lookupSymbol("memrefCopy")) {
+    auto found = requireMlirRuntime("@" + options.function + " (memrefCopy)");
+    if (!found)
+      return found.takeError();
+  }
   engineOpts.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*ls.module, engineOpts);
   if (!engine)

@@ -11,6 +11,7 @@ PACKAGES=(
   zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev libmimalloc-dev
   python3 python3-numpy neovim tmux vim binutils clang-format-22
   clang-22 libclang-rt-22-dev # scripts/fuzz.sh: clang with libFuzzer
+  emacs-nox elpa-eglot         # the Emacs (eglot) client test
 )
 
 missing=()

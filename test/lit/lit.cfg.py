@@ -41,3 +41,32 @@ if hasattr(os, "geteuid") and os.geteuid() == 0:
 # that read it are UNSUPPORTED (skipped cleanly) when it is absent.
 if os.path.isdir(config.corpus_dir):
     config.available_features.add("corpus")
+
+# Tools that only some tests need: those tests are UNSUPPORTED (skipped
+# cleanly) without them; scripts/setup.sh installs them all.
+import subprocess
+
+
+def _runs(cmd, timeout=20):
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=timeout).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+# Vim 9 with +job and +textprop (not vim-tiny), Neovim, Emacs with eglot.
+if shutil.which("vim") and _runs(["vim", "-N", "-u", "NONE", "-i", "NONE", "-es", "-c",
+                                  'if v:version < 900 || !has("job") || !has("textprop") | cquit 1 | endif',
+                                  "-c", "qall!"]):
+    config.available_features.add("vim9")
+if shutil.which("nvim"):
+    config.available_features.add("nvim")
+if shutil.which("emacs") and _runs(["emacs", "--batch", "-q", "--eval", "(require 'eglot)"]):
+    config.available_features.add("emacs-eglot")
+# The install and Debian package tests (test/lit/install/).
+config.substitutions.append(("%build-dir", getattr(config, "tosa_lsp_build_dir", "")))
+config.substitutions.append(("%cmake", getattr(config, "cmake", "cmake")))
+config.substitutions.append(("%cpack", getattr(config, "cpack", "cpack")))
+if all(shutil.which(t) for t in ("dpkg-deb", "dpkg-query", "ldd", "readelf")):
+    config.available_features.add("debian-packaging")

@@ -21,13 +21,16 @@
 #include "Migrate.h"
 #include "Render.h"
 #include "Run.h"
+#include "Runtime.h"
 #include "ShapeInference.h"
 #include "TaskThread.h"
 #include "Timing.h"
+#include "Version.h"
 
 #include "TosaServer.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -991,7 +994,24 @@ int main(int argc, char **argv) {
     std::cout << kUsage;
     return 0;
   } else if (first == "--version") {
-    std::cout << "tosa-lsp 0.1.0 (MLIR 22)\n";
+    std::cout << "tosa-lsp " << kVersion << "\n"
+              << "git revision: " << kGitRevision << "\n"
+              << "built against: MLIR " << kMLIRVersion << " (" << kMLIRPrefix
+              << (*kMLIRPackage ? std::string(", Debian ") + kMLIRPackage
+                                : std::string())
+              << ")\n";
+    // What `run` loads and `compile --emit=shared` links, and whether it
+    // is there.
+    std::string runtime = mlirRuntimePath(), pkg = mlirRuntimePackage();
+    std::cout << "MLIR runtime: " << runtime;
+    if (!llvm::sys::fs::exists(runtime))
+      std::cout << " (missing: install "
+                << (pkg.empty() ? std::string("it")
+                                : "the Debian package " + pkg)
+                << ")";
+    else if (!pkg.empty())
+      std::cout << " (" << pkg << ")";
+    std::cout << "\n";
     return 0;
   }
   std::string command = args[1];
