@@ -99,16 +99,29 @@ end
 -- The UI timer: every lateness > 2 ms with its time (the windows are cut
 -- afterwards). `overhead` is this script's own work inside a window (the
 -- diagnostics scan below), taken out of the gap it falls in.
+-- With each lateness, how much of it the main thread was running (its
+-- CPU time in the gap, from /proc/self/schedstat, ns): on a loaded
+-- machine a late timer may only have waited for a core.
+local function schedstat()
+  local f = io.open('/proc/self/schedstat')
+  if not f then return 0 end
+  local run = f:read('*n')
+  f:close()
+  return run or 0
+end
 local late = {}
 local overhead = 0
 local last = uv.hrtime()
+local last_run = schedstat()
 local ticker = uv.new_timer()
 ticker:start(20, 20, function()
   local h = uv.hrtime()
+  local run = schedstat()
   local lateness = (h - last) / 1e6 - 20 - overhead * 1000
+  local busy = math.min(lateness, (run - last_run) / 1e6 - overhead * 1000)
   overhead = 0
-  last = h
-  if lateness > 2 then table.insert(late, { now(), lateness }) end
+  last, last_run = h, run
+  if lateness > 2 then table.insert(late, { now(), lateness, busy }) end
 end)
 
 local bufnr
@@ -134,10 +147,12 @@ vim.api.nvim_create_autocmd('DiagnosticChanged', {
   end,
 })
 
-local function max_late(t0, t1)
+-- the longest lateness in [t0, t1] (k = 2), or the longest part of one
+-- that the editor was running (k = 3)
+local function max_late(t0, t1, k)
   local m = 0
   for _, e in ipairs(late) do
-    if e[1] >= t0 and e[1] <= t1 and e[2] > m then m = e[2] end
+    if e[1] >= t0 and e[1] <= t1 and e[k or 2] > m then m = e[k or 2] end
   end
   return m
 end
@@ -161,6 +176,7 @@ end
 
 co = coroutine.create(function()
   sleep(200) -- the timer runs before the file is opened
+  local run0 = schedstat()
   result.t_edit_cmd = now()
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   result.t_edit_cmd_done = now()
@@ -176,6 +192,8 @@ co = coroutine.create(function()
   result.open_diagnostics = changes[1].n
   sleep(settle_ms)
   result.stall_open_ms = max_late(result.t_edit_cmd_done, now())
+  result.stall_open_busy_ms = max_late(result.t_edit_cmd_done, now(), 3)
+  result.editor_cpu_open_ms = (schedstat() - run0) / 1e6
   result.open_changes = #changes
 
   -- The typed character: the view on the edited line, as a user's would be.
@@ -184,6 +202,7 @@ co = coroutine.create(function()
   sleep(300)
   want_error = true
   local before = #changes
+  local run1 = schedstat()
   result.t_type = now()
   vim.api.nvim_buf_set_text(bufnr, edit.line, edit.col, edit.line, edit.col, { edit.text })
   result.t_type_done = now()
@@ -202,6 +221,8 @@ co = coroutine.create(function()
   end
   sleep(settle_ms)
   result.stall_edit_ms = max_late(result.t_type, now())
+  result.stall_edit_busy_ms = max_late(result.t_type, now(), 3)
+  result.editor_cpu_edit_ms = (schedstat() - run1) / 1e6
   result.changes = changes
   result.lateness = late
   finish()

@@ -305,7 +305,11 @@ ROWS = [
     ("edit_publish_diagnostics", "publish after the edit: diagnostics", "%d", None),
     ("edit_publish_kib", "publish after the edit: KiB", "%.1f", None),
     ("stall_open_ms", "longest UI stall, open (ms)", "%.0f", "stall"),
+    ("stall_open_busy_ms", "  of a stall, the editor running (ms)", "%.0f", None),
     ("stall_edit_ms", "longest UI stall, after the edit (ms)", "%.0f", "stall"),
+    ("stall_edit_busy_ms", "  of a stall, the editor running (ms)", "%.0f", None),
+    ("editor_cpu_open_ms", "editor main-thread CPU, open window (ms)", "%.0f", None),
+    ("editor_cpu_edit_ms", "editor main-thread CPU, edit window (ms)", "%.0f", None),
     ("edit_cmd_ms", "`:edit` itself (load, attach; ms)", "%.0f", None),
     ("server_cpu_s", "server CPU, whole session (user+sys, s)", "%.2f", None),
     ("publishes", "publishes in the session", "%d", None),
@@ -367,7 +371,8 @@ def case_table(case, configs):
             ratio = "%.2f×" % (tv / uv) if tv is not None and uv and tv >= 1 and uv >= 1 \
                 or key == "server_cpu_s" and tv and uv else "–"
             if kind is None:
-                ratio = ratio if key.endswith("_ms") or key == "server_cpu_s" else "–"
+                ratio = ratio if key.endswith("_ms") and "busy" not in key \
+                    or key == "server_cpu_s" else "–"
             target = ""
             if kind == "open":
                 target = "≤ 0.8×: " + judge(kind, tv, uv, size_lines)
@@ -405,11 +410,14 @@ def document(results):
         for c in configs:
             s = case["summary"][c]
             runs = case["runs"][c]
-            lines.append("- %s: open %s ms; edit %s ms; stall open %s / edit %s ms; load %s" % (
+            lines.append("- %s: open %s ms; edit %s ms; stall open %s / edit %s ms "
+                         "(editor running: %s / %s); load %s" % (
                 c, " / ".join(fmt(r.get("open_ms"), "%.0f") for r in runs),
                 " / ".join(fmt(r.get("edit_ms"), "%.0f") for r in runs),
                 " / ".join(fmt(r.get("stall_open_ms"), "%.0f") for r in runs),
                 " / ".join(fmt(r.get("stall_edit_ms"), "%.0f") for r in runs),
+                " / ".join(fmt(r.get("stall_open_busy_ms"), "%.0f") for r in runs),
+                " / ".join(fmt(r.get("stall_edit_busy_ms"), "%.0f") for r in runs),
                 " / ".join(r.get("load", "?").split()[0] for r in runs)))
             for err in s["errors"]:
                 lines.append("  - **%s failed**: %s" % (c, err.replace("\n", " ")[:400]))

@@ -50,17 +50,32 @@ function! s:finish(err) abort
   qall!
 endfunction
 
+" The main thread's CPU time (ns) from /proc/self/schedstat: with each
+" lateness, how much of it Vim was running (on a loaded machine a late
+" timer may only have waited for a core).
+function! s:schedstat() abort
+  try
+    return str2nr(split(readfile('/proc/self/schedstat')[0])[0])
+  catch
+    return 0
+  endtry
+endfunction
+
 " The UI timer: every lateness > 2 ms with its time.
 let s:late = []
 let s:overhead = 0.0
 let s:last = reltime()
+let s:last_run = s:schedstat()
 function! s:tick(t) abort
   let l:g = reltimefloat(reltime(s:last))
   let s:last = reltime()
+  let l:run = s:schedstat()
   let l:lateness = (l:g - s:overhead) * 1000 - 20
+  let l:busy = min([float2nr(l:lateness * 1000), (l:run - s:last_run) / 1000 - float2nr(s:overhead * 1000000.0)]) / 1000.0
+  let s:last_run = l:run
   let s:overhead = 0.0
   if l:lateness > 2
-    call add(s:late, [s:now(), l:lateness])
+    call add(s:late, [s:now(), l:lateness, l:busy])
   endif
 endfunction
 
@@ -91,11 +106,14 @@ function! s:poll(t) abort
   let s:overhead += reltimefloat(reltime(l:t0))
 endfunction
 
-function! s:max_late(t0, t1) abort
+" The longest lateness in [t0, t1] (a:1 = 1), or the longest part of one
+" that Vim was running (a:1 = 2).
+function! s:max_late(t0, t1, ...) abort
+  let l:k = a:0 ? a:1 : 1
   let l:m = 0.0
-  for [l:t, l:v] in s:late
-    if l:t >= a:t0 && l:t <= a:t1 && l:v > l:m
-      let l:m = l:v
+  for l:e in s:late
+    if l:e[0] >= a:t0 && l:e[0] <= a:t1 && l:e[l:k] > l:m
+      let l:m = l:e[l:k]
     endif
   endfor
   return l:m
@@ -141,6 +159,7 @@ try
   let s:ticker = timer_start(20, function('s:tick'), #{repeat: -1})
   let s:poller = timer_start(2, function('s:poll'), #{repeat: -1})
   sleep 200m
+  let s:run0 = s:schedstat()
   let s:result.t_edit_cmd = s:now()
   execute 'edit ' . fnameescape(s:file)
   let s:result.t_edit_cmd_done = s:now()
@@ -156,6 +175,8 @@ try
   let s:result.open_diagnostics = s:changes[0].n
   execute 'sleep ' . s:settle . 'm'
   let s:result.stall_open_ms = s:max_late(s:result.t_edit_cmd_done, s:now())
+  let s:result.stall_open_busy_ms = s:max_late(s:result.t_edit_cmd_done, s:now(), 2)
+  let s:result.editor_cpu_open_ms = (s:schedstat() - s:run0) / 1000000.0
   let s:result.open_changes = len(s:changes)
 
   " The typed character, with the view on its line.
@@ -164,6 +185,7 @@ try
   sleep 300m
   let s:want_error = 1
   let s:before = len(s:changes)
+  let s:run1 = s:schedstat()
   let s:result.t_type = s:now()
   let s:line = getline(s:edit.line + 1)
   call setline(s:edit.line + 1, strpart(s:line, 0, s:edit.col) . s:edit.text . strpart(s:line, s:edit.col))
@@ -175,6 +197,8 @@ try
   endif
   execute 'sleep ' . s:settle . 'm'
   let s:result.stall_edit_ms = s:max_late(s:result.t_type, s:now())
+  let s:result.stall_edit_busy_ms = s:max_late(s:result.t_type, s:now(), 2)
+  let s:result.editor_cpu_edit_ms = (s:schedstat() - s:run1) / 1000000.0
   let s:result.changes = s:changes
   let s:result.lateness = s:late
   call timer_stop(s:ticker)
