@@ -97,7 +97,7 @@ check_vim() {
 }
 
 # check_nvim ROOT SHARE: Neovim finds the plugin in $XDG_DATA_DIRS/nvim/site
-# (/usr/local/share and /usr/share by default), here SHARE first; an
+# (/usr/local/share and /usr/share by default: checked), here SHARE only; an
 # init.lua with require('tosa_lsp').setup{} as editors/vim/README.md says.
 check_nvim() {
   local root="$1" share="$2"
@@ -111,7 +111,7 @@ check_nvim() {
   echo "require('tosa_lsp').setup{}" > "$work/nvimconfig/nvim/init.lua"
   HOME="$work/nvimconfig" XDG_CONFIG_HOME="$work/nvimconfig" XDG_DATA_HOME="$work/nvimdata" \
     XDG_STATE_HOME="$work/nvimdata" XDG_CACHE_HOME="$work/nvimdata" \
-    XDG_DATA_DIRS="$share:/usr/local/share:/usr/share" \
+    XDG_DATA_DIRS="$share" \
     PATH="$(clean_path "$root/bin")" TOSA_INSTALL_ROOT="$root" \
     TOSA_EXAMPLE="$src/test/editors/vim/example.mlir" timeout -k 5 90 \
     nvim --headless -n -i NONE -c "luafile $here/nvim.lua" </dev/null > "$work/nvim.out" 2>&1
