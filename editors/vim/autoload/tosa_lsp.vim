@@ -1330,7 +1330,10 @@ endfunction
 " :TosaCodeAction [N]: choose (inputlist) or run the N-th action.
 function! tosa_lsp#code_action(...) abort
   let l:choice = a:0 && a:1 !=# '' ? str2nr(a:1) : 0
-  return tosa_lsp#code_actions({actions -> s:choose_action(actions, l:choice)})
+  " The menu is shown from a timer, not from the channel callback: inside
+  " it, Vim 9.0's inputlist() drops the Enter typed after the number.
+  return tosa_lsp#code_actions({actions -> l:choice > 0 ? s:choose_action(actions, l:choice)
+        \ : timer_start(0, {-> s:choose_action(actions, 0)})})
 endfunction
 
 function! s:choose_action(actions, choice) abort
@@ -1467,17 +1470,18 @@ function! tosa_lsp#review(action) abort
   for l:i in range(1, line('$'))
     let l:changed += diff_hlID(l:i, 1) > 0
   endfor
-  let l:status = ' tosa-lsp review: ' . substitute(a:action.title, '%', '%%', 'g') . '%=y apply  n discard '
-  for l:w in [l:left, win_getid()]
-    call setwinvar(l:w, '&statusline', l:status)
-  endfor
+  " How to answer first: a half-width status line cuts its end.
+  let l:title = substitute(a:action.title, '%', '%%', 'g')
+  call setwinvar(l:left, '&statusline', ' y apply  n discard │ current: ' . substitute(l:name, '%', '%%', 'g') . '%<')
+  call setwinvar(win_getid(), '&statusline', ' y apply  n discard │ proposed: ' . l:title . '%<')
   let s:review = #{bufnr: l:bufnr, old: l:old,
         \ edit: a:action.edit, title: a:action.title, from: l:from, tab: tabpagenr(),
         \ bufs: [winbufnr(l:left), bufnr('%')], edits: len(l:edits), lines: l:changed}
   normal! gg]c
   redraw
-  echo printf('tosa-lsp: %s: %d line%s changed in %s. Apply? y: yes, n: no',
-        \ a:action.title, l:changed, l:changed == 1 ? '' : 's', l:name)
+  let g:tosa_lsp_last_echo = strcharpart(printf('tosa-lsp: apply? y: yes, n: no (%d line%s: %s)',
+        \ l:changed, l:changed == 1 ? '' : 's', a:action.title), 0, s:echo_room())
+  echo g:tosa_lsp_last_echo
   return 1
 endfunction
 

@@ -90,7 +90,7 @@ check(vim.deep_equal(cur, orig), 'left: the current text', cur)
 local old_attrs = false
 for _, l in ipairs(new) do if l:find('shift = 1 : i8', 1, true) or l:find('min_fp', 1, true) then old_attrs = true end end
 check(not vim.deep_equal(new, orig) and not old_attrs, 'right: the proposed text without the old attributes', new)
-check(vim.wo.statusline:find('tosa-lsp review: Migrate', 1, true) and vim.wo.statusline:find('y apply  n discard', 1, true),
+check(vim.wo.statusline:find(' y apply  n discard │ proposed: Migrate this file', 1, true) == 1,
   'the status line says how to answer', vim.wo.statusline)
 check(vim.deep_equal(lines(), orig) and not vim.bo[bufnr].modified, 'the file is unchanged while reviewed')
 

@@ -121,7 +121,7 @@ try
   call s:check(s:cur ==# s:orig, 'left: the current text', s:cur)
   call s:check(s:new !=# s:orig && empty(filter(copy(s:new), 'v:val =~# "shift = 1 : i8\\|min_fp"')),
         \ 'right: the proposed text without the old attributes', s:new)
-  call s:check(&statusline =~# 'tosa-lsp review: Migrate' && &statusline =~# 'y apply  n discard', 'the status line says how to answer', &statusline)
+  call s:check(&statusline =~# '^ y apply  n discard │ proposed: Migrate this file', 'the status line says how to answer', &statusline)
   call s:check(getbufline(s:buf, 1, '$') ==# s:orig && !getbufvar(s:buf, '&modified'), 'the file is unchanged while reviewed')
   call s:check(get(s:r, 'lines', 0) >= 2, 'changed lines counted', s:r)
 

@@ -559,14 +559,15 @@ function M.review(action, offset_encoding)
   for i = 1, api.nvim_buf_line_count(right) do
     if vim.fn.diff_hlID(i, 1) > 0 then changed = changed + 1 end
   end
-  local status = ' tosa-lsp review: ' .. title:gsub('%%', '%%%%') .. '%=y apply  n discard '
-  for _, w in ipairs({ left_win, api.nvim_get_current_win() }) do vim.wo[w].statusline = status end
+  -- How to answer first: a half-width status line cuts its end.
+  local esc = title:gsub('%%', '%%%%')
+  vim.wo[left_win].statusline = ' y apply  n discard │ current: ' .. name:gsub('%%', '%%%%') .. '%<'
+  vim.wo[api.nvim_get_current_win()].statusline = ' y apply  n discard │ proposed: ' .. esc .. '%<'
   M.reviewing = { bufnr = bufnr, old = old, edit = action.edit, title = title, from = from,
     bufs = { left, right }, lines = changed, offset_encoding = offset_encoding or 'utf-16' }
   pcall(vim.cmd, 'normal! gg]c')
   vim.cmd('redraw')
-  progress(string.format('%s: %d line%s changed in %s. Apply? y: yes, n: no', title, changed,
-    changed == 1 and '' or 's', name))
+  progress(string.format('apply? y: yes, n: no (%d line%s: %s)', changed, changed == 1 and '' or 's', title))
   return true
 end
 
