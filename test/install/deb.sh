@@ -60,6 +60,16 @@ fi
 check "every file is under /usr" bash -c "! grep -v '^/usr\(/\|\$\)' '$work/files' | grep -v '^/\$'"
 check "no test or build files in the package" bash -c "! grep -E '/test/|CMakeFiles|\\.o\$|\\.a\$|\\.cmake\$' '$work/files'"
 
+# What `apt install ./tosa-lsp_*.deb` would do here (simulated: nothing is
+# installed): the Depends resolve, and on a machine that builds tosa-lsp
+# nothing else is needed.
+if command -v apt-get >/dev/null 2>&1; then
+  check "apt-get -s install of the .deb: installable, nothing else needed" \
+    bash -c "apt-get -s -q install '$deb' > '$work/apt.out' 2>&1; rc=\$?; cat '$work/apt.out';
+             [ \$rc -eq 0 ] && grep -q '^Inst tosa-lsp ' '$work/apt.out' &&
+             [ \"\$(grep -c '^Inst ' '$work/apt.out')\" -eq 1 ]"
+fi
+
 root="$work/root"
 dpkg-deb -x "$deb" "$root"
 bin="$root/usr/bin/tosa-lsp"
