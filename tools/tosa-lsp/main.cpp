@@ -96,7 +96,8 @@ commands:
       --lit-test: `// -----` delimited input, pretty output, synchronous.
   COMMAND --help   the options of COMMAND
   help, --help     this text
-  --version        version
+  --version        version, git revision, the MLIR it was built against and
+                   the MLIR runtime library run/compile use
 )";
 
 //===----------------------------------------------------------------------===//
