@@ -38,6 +38,8 @@ check_tree() {
              cat '$work/runpath';
              ! grep -q -e '$build' -e '$src' '$work/runpath' &&
              grep -q '/usr/lib/llvm-22/lib' '$work/runpath'"
+  check "no build- or source-tree path inside the binary" \
+    bash -c "! grep -aoE '($build|$src)/[^[:space:]]*' '$bin' | head -n 3 | grep ."
   check "every library the installed binary links is found" \
     bash -c "! ldd '$bin' | grep 'not found'"
   check "tosa-lsp on PATH is the installed one" \
