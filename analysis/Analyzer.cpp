@@ -296,6 +296,7 @@ struct UnitJob {
   bool moduleChecks = false; // run the module's symbol checks after it
   // Results.
   bool ok = false, failed = false;
+  bool parseFailed = false; // the unit did not parse (ok stays false)
   std::string opName, symbol, signature;
   std::map<std::string, std::vector<Range>> stubUses;
 };
@@ -906,6 +907,7 @@ std::vector<size_t> splitPoints(std::string_view text, size_t minPart) {
 }
 
 struct AnalysisCache::Impl {
+  struct LastGood;
   struct Entry {
     std::string_view text; // in `text` below
     Section section;       // as it was analysed (parsed / stale flags included)
@@ -914,6 +916,17 @@ struct AnalysisCache::Impl {
     /// Cut in two parts and analysed whole for what the parts had (see
     /// mayCut); kept while the section is analysed whole with errors.
     bool cutFailed = false;
+    /// While the section does not parse: the last version of it that did.
+    /// Edits are diffed against it and merged into its analysis, so typing
+    /// through a parse error in one function re-analyses that function,
+    /// not the section (most keystrokes leave a half-typed op behind).
+    std::shared_ptr<const LastGood> good;
+  };
+  /// An entry of an earlier version, with what its views point into.
+  struct LastGood {
+    Entry entry; // parsed, not stale; its `good` is empty
+    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const FileAnalysis> analysis;
   };
   std::string configFingerprint;
   std::string path;
@@ -1344,10 +1357,24 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
     bool cut;
   };
   std::vector<Deferred> deferred;
+  // A section that does not parse keeps the last version that did.
+  auto rememberGood = [&](AnalysisCache::Impl::Entry &e,
+                          const AnalysisCache::Impl::Entry *atIndex) {
+    if (e.section.parsed || !atIndex)
+      return;
+    if (atIndex->good)
+      e.good = atIndex->good;
+    else if (atIndex->section.parsed && !atIndex->section.stale &&
+             atIndex->units)
+      e.good = std::make_shared<AnalysisCache::Impl::LastGood>(
+          AnalysisCache::Impl::LastGood{*atIndex, memo->text, memo->previous});
+  };
   for (const Section &sec : file.sections) {
     std::string_view secText = std::string_view(text).substr(
         sec.beginOffset, sec.endOffset - sec.beginOffset);
     const AnalysisCache::Impl::Entry *same = nullptr, *atIndex = nullptr;
+    // The analysis `same`'s slice is in.
+    const FileAnalysis *sameIn = memo ? memo->previous.get() : nullptr;
     if (memo && memo->previous) {
       for (const auto &e : memo->entries)
         if (e.section.firstColumn == sec.firstColumn && e.text == secText) {
@@ -1356,6 +1383,21 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
         }
       if (sec.index < memo->entries.size())
         atIndex = &memo->entries[sec.index];
+      // A parse error typed and taken back: the last good version again.
+      if (!same && atIndex && atIndex->good &&
+          atIndex->good->entry.text == secText &&
+          atIndex->good->entry.section.firstColumn == sec.firstColumn) {
+        same = &atIndex->good->entry;
+        sameIn = atIndex->good->analysis.get();
+      }
+    }
+    // What an edit is diffed against and merged into: the previous version,
+    // or the last one that parsed while this one does not.
+    const AnalysisCache::Impl::Entry *base = atIndex;
+    const FileAnalysis *baseIn = memo ? memo->previous.get() : nullptr;
+    if (atIndex && atIndex->good) {
+      base = &atIndex->good->entry;
+      baseIn = atIndex->good->analysis.get();
     }
     SectionResult r;
     std::shared_ptr<SectionUnits> units;
@@ -1366,7 +1408,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       // ops and values are shared where they have not moved.
       int moved = static_cast<int>(sec.firstLine) -
                   static_cast<int>(same->section.firstLine);
-      r = sliceOf(*memo->previous, same->slice, same->section,
+      r = sliceOf(*sameIn, same->slice, same->section,
                   moved == 0 && same->section.index == sec.index);
       shiftSection(r, moved, sec.index);
       r.section.index = sec.index;
@@ -1384,11 +1426,17 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
         }
       }
     } else if (std::optional<SectionResult> inc =
-                   atIndex && atIndex->units
-                       ? analyzeIncrementally(file, path, sec, config, *atIndex,
-                                              *memo->previous, units)
+                   base && base->units
+                       ? analyzeIncrementally(file, path, sec, config, *base,
+                                              *baseIn, units)
                        : std::nullopt) {
       r = std::move(*inc);
+      // A parse error in the edited function: served as a fresh analysis
+      // that failed to parse is (the last good one, marked stale).
+      if (!r.section.parsed) {
+        (void)finishFresh(sec, r, atIndex, units, false);
+        failedCut = atIndex && atIndex->cutFailed;
+      }
     } else {
       if (memo)
         units = std::make_shared<SectionUnits>();
@@ -1417,6 +1465,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
       failedCut = finishFresh(sec, r, atIndex, units, cut);
     }
     next.push_back({secText, r.section, Slice(), units, failedCut});
+    rememberGood(next.back(), atIndex);
     results.push_back(std::move(r));
   }
   if (!deferred.empty()) {
@@ -1437,6 +1486,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
           finishFresh(file.sections[d.index], r, d.atIndex, d.units, d.cut);
       e.section = r.section;
       e.units = std::move(d.units);
+      rememberGood(e, d.atIndex);
     }
   }
   if (memo) { // Spare vectors only while edits are merged.
@@ -1470,6 +1520,39 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   if (shared)
     *shared = result;
   return FileAnalysis();
+}
+
+/// The section's result when the edited function alone does not parse:
+/// its parse error is the section's first (MLIR stops there) when the
+/// functions before it are unchanged and the edit cannot have moved a
+/// function's end: it adds and removes no brace, and the error lies inside
+/// the function, before its last line.
+static std::optional<SectionResult>
+unitParseError(const Section &sec, std::vector<Diagnostic> diagnostics,
+               std::string_view removed, std::string_view inserted,
+               unsigned firstLine, unsigned lastLine) {
+  auto brace = [](std::string_view t) {
+    return t.find_first_of("{}") != std::string_view::npos;
+  };
+  if (brace(removed) || brace(inserted))
+    return std::nullopt;
+  bool anyError = false;
+  for (const Diagnostic &d : diagnostics) {
+    if (d.severity != Severity::Error)
+      continue;
+    if (!d.range.begin.valid() || d.range.begin.line < firstLine ||
+        d.range.begin.line >= lastLine)
+      return std::nullopt;
+    anyError = true;
+  }
+  if (!anyError)
+    return std::nullopt; // A silent failure: the full analysis says why.
+  SectionResult r;
+  r.section = sec;
+  r.section.parsed = false;
+  r.section.incremental = true;
+  r.diagnostics = std::move(diagnostics);
+  return r;
 }
 
 std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
@@ -1547,6 +1630,14 @@ std::optional<SectionResult> Analyzer::Impl::analyzeIncrementally(
     context = makeContext();
     return std::nullopt; // The full analysis reports (and contains) it.
   }
+  size_t lastChar = unitText.find_last_not_of(" \t\r\n");
+  if (job.parseFailed && lastChar != std::string_view::npos)
+    return unitParseError(
+        sec, std::move(fresh.diagnostics),
+        oldText.substr(prefix, editEnd - prefix),
+        newText.substr(prefix, newText.size() - suffix - prefix),
+        job.map.firstLine,
+        file.lines.position(job.map.beginOffset + lastChar).line);
   if (!job.ok || job.opName != u.opName || job.symbol != u.symbol ||
       job.signature != u.signature ||
       (!othersFailed && u.failed && !job.failed))
@@ -2620,8 +2711,13 @@ void Analyzer::Impl::analyzeSectionUnguarded(
         d.section = sec.index;
         sectionDiags.push_back(std::move(d));
       });
-    if (job && !sec.parsed)
-      return; // A parse error: the full analysis reports it.
+    if (job && !sec.parsed) {
+      // A parse error: the caller decides whether it is the section's.
+      job->parseFailed = true;
+      for (Diagnostic &d : sectionDiags)
+        d.section = sec.index;
+      return;
+    }
     Operation *unitOp = nullptr;
     if (job) {
       // Exactly one op after the prefix, isolated from above, like before.

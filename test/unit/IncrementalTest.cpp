@@ -121,10 +121,26 @@ TEST(Incremental, EditsInsideOneFunctionEqualAFullAnalysis) {
                 true},
                // A discardable attribute on a call.
                {"call @g2(%0)", "call @g2(%0) {note}", true},
-               // A parse error: a full analysis (the section goes stale and
-               // keeps its last good results), then back.
-               {"%1 = call @g(%0)", "%1 = call @g(%0", false},
+               // A parse error in one function: that function alone is
+               // parsed (the section goes stale and keeps its last good
+               // results), then back: the same text as the last good one.
+               {"%1 = call @g(%0)", "%1 = call @g(%0", true},
                {"%1 = call @g(%0", "%1 = call @g(%0)", false},
+               // Typed through a parse error (a result type its use does
+               // not match): every step is diffed against the last version
+               // that parsed, and merged into it when one parses again.
+               {"%0 = tosa.add %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) "
+                "-> tensor<?x3xf32>",
+                "%0 = tosa.add %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) "
+                "-> tensor<?x31xf32>",
+                true},
+               {"-> tensor<?x31xf32>", "-> tensor<?x3xf32> loc(\"x\")", true},
+               {"%0 = tosa.add %a, %b", "%0 = tosa.add %a, %c", true},
+               {"%0 = tosa.add %a, %c", "%0 = tosa.sub %a, %b", true},
+               // A brace typed: the function's end may have moved, so the
+               // section is parsed whole.
+               {"%0 = tosa.sub %a, %b", "%0 = tosa.sub %a, %b {", false},
+               {"%0 = tosa.sub %a, %b {", "%0 = tosa.add %a, %b", true},
                // A body grows; its signature stays.
                {"func.func @g2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {\n  "
                 "return %x : tensor<2x4xf32>",

@@ -18,6 +18,7 @@ func.func @f() {
 }
 
 // STRICT: lenient.mlir:12:8: error: Dialect `util' not found for custom op 'util.unfoldable_constant'
+// STRICT: lenient.mlir:12:8: note: to parse the custom syntax of ops of dialects MLIR 22 does not have as unregistered ops, use `--lenient` (check, explain) or list `util` in `lenientDialects` (.tosa-lsp.json)
 // STRICT-NOT: tosa.add
 
 // Parser findings come first, then the verifier's.
