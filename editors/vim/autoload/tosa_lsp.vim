@@ -99,6 +99,29 @@ function! s:msg_path(prefix, path, suffix) abort
   return l:short
 endfunction
 
+" An error of a command that ran in the background (compile, preview): all
+" its lines in :messages, and on the command line its first line, cut to
+" fit, so that it never asks "Press ENTER" in the middle of editing.
+function! s:error_fit(text) abort
+  let l:lines = split(a:text, "\n")
+  let l:room = s:echo_room()
+  if len(l:lines) <= 1 && strdisplaywidth('tosa-lsp: ' . a:text) <= l:room
+    call s:error(a:text)
+    return
+  endif
+  call s:error(a:text)
+  let l:first = 'tosa-lsp: ' . get(l:lines, 0, '')
+  let l:more = ' (:messages)'
+  if strdisplaywidth(l:first . l:more) > l:room
+    let l:first = strcharpart(l:first, 0, l:room - strdisplaywidth(l:more) - 1) . '…'
+  endif
+  redraw
+  echohl ErrorMsg
+  echo l:first . l:more
+  echohl None
+  let g:tosa_lsp_last_echo = l:first . l:more
+endfunction
+
 function! s:error(text) abort
   call s:msg(a:text, 'ErrorMsg')
 endfunction
@@ -1652,7 +1675,7 @@ function! s:preview_request(params, stage, mode) abort
   let l:src = bufnr('%')
   echo 'tosa-lsp: lowering to ' . a:stage . ' ...'
   call tosa_lsp#request('tosa/previewLowering', a:params,
-        \ {r, e -> e isnot v:null ? s:error('preview: ' . get(e, 'message', string(e)))
+        \ {r, e -> e isnot v:null ? s:error_fit('preview: ' . get(e, 'message', string(e)))
         \        : s:open_preview(r, l:src, a:stage, a:mode)},
         \ get(g:, 'tosa_lsp_preview_timeout_ms', 60000))
 endfunction
@@ -1794,7 +1817,7 @@ function! s:on_compiled(token, r, err) abort
     if get(a:err, 'code', 0) == -32800
       call s:msg(l:what . ': cancelled')
     else
-      call s:error(l:what . ' failed: ' . g:tosa_lsp_last_compile.error)
+      call s:error_fit(l:what . ' failed: ' . g:tosa_lsp_last_compile.error)
     endif
     return
   endif

@@ -215,6 +215,30 @@ check(ftext:find('^Inferred 2x3 vs declared 2x3') ~= nil, 'hover float is plain 
 check(ftext:find('\ndim +#0 +#1 +inferred +declared +rule') ~= nil and not ftext:find('\n|'),
   'hover table as aligned columns', ftext)
 check(ftext:find(' 1 | >1 -> >1 ', 1, true) ~= nil, 'escaped \\| shown as | in the rule column', ftext)
+-- Rules drawn as a line, no literal ---; every line fits the float (no
+-- wrapping inside a word or a cell).
+do
+  local ls = vim.split(ftext, '\n', { plain = true })
+  local rule, dashes, widest = false, false, 0
+  for _, l in ipairs(ls) do
+    if l ~= '' and l:gsub('─', '') == '' then rule = true end
+    if l:match('^%s*%-%-%-+%s*$') then dashes = true end
+    widest = math.max(widest, vim.fn.strdisplaywidth(l))
+  end
+  check(rule and not dashes and widest <= math.min(78, vim.o.columns - 2),
+    'hover: rules drawn as a line, no ---, lines fit the float', { rule = rule, dashes = dashes, widest = widest })
+end
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
+end
+-- The refinable result of tosa.maximum: no diagnostic by default, in its
+-- hover and inlay hint.
+goto_text('tosa.maximum', 2)
+vim.cmd('TosaHover')
+local mtext
+vim.wait(5000, function() mtext = float_text() return mtext ~= nil end, 20)
+check(mtext and mtext:find('5x7', 1, true) ~= nil and #vim.diagnostic.get(bufnr, { lnum = find_line('tosa.maximum') }) == 0,
+  'refinable tosa.maximum: 5x7 in its hover, no diagnostic', { mtext, vim.diagnostic.get(bufnr) })
 for _, w in ipairs(vim.api.nvim_list_wins()) do
   if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
 end

@@ -121,6 +121,15 @@ absent nvim80 'Press ENTER' 'nvim: no "Press ENTER" after the compile'
 nvim_session nvimlen 120 lenient.mlir
 expect nvimlen 'tosa\.add .*■' 'nvim: the error of tosa.add shown'
 absent nvimlen 'leniently' 'nvim: no "parsed leniently" hint on the util./check. lines'
+# A compile that fails with a multi-line error: its first line, no prompt.
+tmux -S "$sock" send-keys -t nvimlen ':TosaCompile' Enter
+expect nvimlen 'tosa-lsp: compiling lenient\.mlir failed: .*\(:messages\)' 'nvim: a failed compile says so on one line' 600
+absent nvimlen 'Press ENTER' 'nvim: no "Press ENTER" after a failed compile'
+vim_session vimlen 80 lenient.mlir
+screen_until vimlen 'E>' >/dev/null
+tmux -S "$sock" send-keys -t vimlen ':TosaCompile' Enter
+expect vimlen 'tosa-lsp: compiling lenient\.mlir failed: .*\(:messages\)' 'vim: a failed compile says so on one line' 600
+absent vimlen 'Press ENTER' 'vim: no "Press ENTER" after a failed compile'
 
 # Review of whole-file rewrites, as drawn: a diff tab with how to answer.
 vim_session vimrev 80 old.mlir

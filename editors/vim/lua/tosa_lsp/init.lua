@@ -85,6 +85,30 @@ function M.message_path(prefix, path, suffix)
   return short
 end
 
+--- An error of a request that ran in the background (compile, preview):
+--- all its lines in :messages, on the command line its first line cut to
+--- fit (a multi-line notification asks "Press ENTER" mid-edit).
+function M.error_fit(text)
+  local lines = vim.split(text, '\n', { plain = true, trimempty = true })
+  local room = echo_room()
+  local full = 'tosa-lsp: ' .. text
+  if #lines <= 1 and vim.fn.strdisplaywidth(full) <= room then
+    vim.notify(full, vim.log.levels.ERROR)
+    return full
+  end
+  vim.cmd('echohl ErrorMsg')
+  for _, l in ipairs(lines) do vim.cmd('echomsg ' .. vim.fn.string('tosa-lsp: ' .. l)) end
+  vim.cmd('echohl None')
+  local first, more = 'tosa-lsp: ' .. (lines[1] or ''), ' (:messages)'
+  if vim.fn.strdisplaywidth(first .. more) > room then
+    first = vim.fn.strcharpart(first, 0, room - #more - 1) .. '…'
+  end
+  vim.cmd('redraw')
+  api.nvim_echo({ { first .. more, 'ErrorMsg' } }, false, {})
+  M.last_message = first .. more
+  return first .. more
+end
+
 function M.client()
   if M.client_id then
     local c = vim.lsp.get_client_by_id(M.client_id)
@@ -331,7 +355,7 @@ local function preview_request(bufnr, params, on_result)
     if done then return end
     done = true
     if err then
-      notify('previewLowering: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      M.error_fit('previewLowering: ' .. tostring(err.message or vim.inspect(err)))
       return
     end
     M.last_preview = result
@@ -394,7 +418,7 @@ function M.compile(args, callback)
     if err and err.code == -32800 then
       notify('compiling ' .. what .. ': cancelled')
     elseif err then
-      notify('compiling ' .. what .. ' failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      M.error_fit('compiling ' .. what .. ' failed: ' .. tostring(err.message or vim.inspect(err)))
     else
       M.last_compile = result
       local out = tostring(result and result.output)
