@@ -1456,6 +1456,17 @@ function! s:review_buffer(name, lines) abort
   nnoremap <buffer> <silent> y :call tosa_lsp#review_answer(1)<CR>
   nnoremap <buffer> <silent> n :call tosa_lsp#review_answer(0)<CR>
   nnoremap <buffer> <silent> q :call tosa_lsp#review_answer(0)<CR>
+  " Closed without an answer (:q, :tabclose): nothing applied.
+  autocmd BufWipeout <buffer> call s:review_closed(str2nr(expand('<abuf>')))
+endfunction
+
+function! s:review_closed(bufnr) abort
+  if !empty(s:review) && index(s:review.bufs, a:bufnr) >= 0
+    let l:title = s:review.title
+    let s:review = {}
+    let g:tosa_lsp_last_echo = 'tosa-lsp: review closed, not applied: ' . l:title
+    echo g:tosa_lsp_last_echo
+  endif
 endfunction
 
 let s:review = {}

@@ -161,6 +161,13 @@ check(vim.deep_equal(lines(), orig), 'and applies nothing by itself')
 answer('q')
 check(tosa.reviewing == nil and vim.deep_equal(lines(), orig), 'q discards it')
 
+-- The review's tab page closed without an answer: nothing applied.
+vim.cmd('TosaMigrate')
+vim.wait(10000, function() return tosa.reviewing ~= nil end, 20)
+vim.cmd('tabclose')
+check(tosa.reviewing == nil and vim.deep_equal(lines(), orig) and (tosa.last_progress or ''):find('review closed, not applied', 1, true) ~= nil,
+  ':tabclose ends the review, nothing applied', tosa.last_progress)
+
 tosa.stop()
 vim.fn.delete(tmpdir, 'rf')
 finish()

@@ -203,6 +203,13 @@ try
     call s:answer('q')
     call s:check(empty(tosa_lsp#reviewing()) && getbufline(s:buf, 1, '$') ==# s:orig, 'q discards it')
   endif
+
+  " -- the review's tab page closed without an answer: nothing applied
+  TosaMigrate
+  call s:wait('!empty(tosa_lsp#reviewing())')
+  tabclose
+  call s:check(empty(tosa_lsp#reviewing()) && getbufline(s:buf, 1, '$') ==# s:orig
+        \ && get(g:, 'tosa_lsp_last_echo', '') =~# 'review closed, not applied', ':tabclose ends the review, nothing applied', get(g:, 'tosa_lsp_last_echo', ''))
   call delete(s:tmp, 'rf')
 catch
   call s:check(0, 'exception: ' . v:exception . ' at ' . v:throwpoint)

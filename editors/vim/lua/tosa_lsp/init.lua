@@ -538,6 +538,14 @@ local function review_buffer(name, lines)
     vim.keymap.set('n', key, function() M.review_answer(yes) end,
       { buffer = buf, nowait = true, desc = yes and 'tosa-lsp: apply the rewrite' or 'tosa-lsp: discard the rewrite' })
   end
+  -- Closed without an answer (:q, :tabclose): nothing applied.
+  api.nvim_create_autocmd('BufWipeout', { buffer = buf, callback = function()
+    local r = M.reviewing
+    if r and (r.bufs[1] == buf or r.bufs[2] == buf) then
+      M.reviewing = nil
+      progress('review closed, not applied: ' .. r.title)
+    end
+  end })
   return buf
 end
 
