@@ -1,6 +1,8 @@
 //===- LSPServer.cpp - the language server's protocol layer ---------------===//
 
 #include "LSPServer.h"
+
+#include "Choices.h"
 #include "MessageJSON.h"
 
 #include "Config.h"

@@ -10,6 +10,7 @@
 #include "OutputFiles.h"
 #include "Timing.h"
 
+#include "Choices.h"
 #include "Compile.h"
 #include "Hover.h"
 #include "InlayHints.h"
@@ -63,35 +64,6 @@ toLspEdits(const Snapshot &s, const std::vector<TextEditData> &edits,
     out.push_back({s.lines.toLsp(e.range), std::move(text)});
   }
   return out;
-}
-
-const Choices &choices() {
-  static const Choices table = [] {
-    Choices c;
-    for (LowerStage s :
-         {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
-      c.stages.push_back(stageName(s));
-    for (LowerMode m : {LowerMode::Fast, LowerMode::Upstream, LowerMode::Safe,
-                        LowerMode::Versioned})
-      c.modes.push_back(modeName(m));
-    // Compile.h has no names for EmitKind: the list is checked against
-    // parseEmit so the two cannot drift.
-    c.emits = {"shared", "obj", "asm", "llvm-ir", "mlir-llvm"};
-    for (const std::string &e : c.emits)
-      if (!parseEmit(e))
-        report_fatal_error("emit kind '" + Twine(e) + "' unknown to parseEmit");
-    return c;
-  }();
-  return table;
-}
-
-std::string unknownChoiceMessage(const std::string &what,
-                                 const std::string &value,
-                                 const std::vector<std::string> &allowed) {
-  std::string list;
-  for (const std::string &a : allowed)
-    list += (list.empty() ? "" : ", ") + a;
-  return "unknown " + what + " '" + value + "' (expected " + list + ")";
 }
 
 /// The background inference's priority: the lowest ordinary one (nice 19),

@@ -42,17 +42,6 @@
 
 namespace tosa_lsp {
 
-/// The names preview, compile and the CLI accept, in one place. The server
-/// advertises them in `initialize` (capabilities.experimental).
-struct Choices {
-  std::vector<std::string> stages, modes, emits;
-};
-const Choices &choices();
-/// "unknown stage 'x' (expected linalg, loops, llvm)" and the like.
-std::string unknownChoiceMessage(const std::string &what,
-                                 const std::string &value,
-                                 const std::vector<std::string> &allowed);
-
 template <typename T>
 using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
 

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "TosaServer.h"
+
+#include "Choices.h"
 #include "TestSupport.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -11,6 +11,7 @@
 #include "Output.h"
 
 #include "Analysis.h"
+#include "Choices.h"
 #include "CodeActions.h"
 #include "Compile.h"
 #include "Config.h"
@@ -26,8 +27,6 @@
 #include "TaskThread.h"
 #include "Timing.h"
 #include "Version.h"
-
-#include "TosaServer.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
