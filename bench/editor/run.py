@@ -96,36 +96,39 @@ def loadavg():
 def choose_edit(lines, kind="verifier"):
     """The typed character: a digit put before a static result dim of a
     unary op (e.g. 16 -> 116) whose operand has the same static dim, in the
-    function holding the middle line. kind 'verifier': an op whose result
-    is not used again, so the op no longer verifies (shapes differ): one
-    verifier error, in one function. kind 'parse': an op whose result is
-    used later, so the file no longer parses ("use of value expects
-    different type than prior uses"), as most half-typed edits do.
-    Returns the edit's dict."""
+    function holding the middle line (or the nearest function that has such
+    an op). kind 'verifier': an op whose result is not used again, so the
+    op no longer verifies (shapes differ): one verifier error, in one
+    function. kind 'parse': an op whose result is used later, so the file
+    no longer parses ("use of value expects different type than prior
+    uses"), as most half-typed edits do. Returns the edit's dict."""
+    funcs, first = [], None
+    for i, text in enumerate(lines):
+        if text.startswith("func.func"):
+            first = i
+        elif text == "}" and first is not None:
+            funcs.append((first, i))
+            first = None
     mid = len(lines) // 2
-    first = mid
-    while first > 0 and not lines[first].startswith("func.func"):
-        first -= 1
-    last = first
-    while last < len(lines) - 1 and lines[last] != "}":
-        last += 1
-    order = list(range(mid, last)) + list(range(first, mid))
-    body = "\n".join(lines[first:last + 1])
-    for i in order:
-        m = UNARY.match(lines[i])
-        if not m:
-            continue
-        result = lines[i].split()[0]
-        used = len(re.findall(re.escape(result) + r"\b", body)) > 1
-        if used != (kind == "parse"):
-            continue
-        src, dst = m.group(2).split("x"), m.group(3).split("x")
-        for k in range(len(dst) - 1):  # the last part is the element type
-            if dst[k] != "?" and dst[k] == src[k]:
-                col = m.start(3) + sum(len(p) + 1 for p in dst[:k])
-                return {"line": i, "col": col, "text": "1", "first": first, "last": last,
-                        "before": lines[i], "kind": kind}
-    raise RuntimeError("no editable unary op in the middle function (lines %d-%d)" % (first, last))
+    funcs.sort(key=lambda f: 0 if f[0] <= mid <= f[1] else min(abs(f[0] - mid), abs(f[1] - mid)))
+    for first, last in funcs:
+        body = "\n".join(lines[first:last + 1])
+        centre = min(max(mid, first), last)
+        for i in list(range(centre, last)) + list(range(first, centre)):
+            m = UNARY.match(lines[i])
+            if not m:
+                continue
+            result = lines[i].split()[0]
+            used = len(re.findall(re.escape(result) + r"\b", body)) > 1
+            if used != (kind == "parse"):
+                continue
+            src, dst = m.group(2).split("x"), m.group(3).split("x")
+            for k in range(len(dst) - 1):  # the last part is the element type
+                if dst[k] != "?" and dst[k] == src[k]:
+                    col = m.start(3) + sum(len(p) + 1 for p in dst[:k])
+                    return {"line": i, "col": col, "text": "1", "first": first, "last": last,
+                            "before": lines[i], "kind": kind}
+    raise RuntimeError("no editable unary op (%s error) in any function" % kind)
 
 
 def make_input(a, size, shape):
