@@ -18,6 +18,7 @@ times out, an edit whose error never shows), never on a timing target.
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -112,14 +113,14 @@ def choose_edit(lines, kind="verifier"):
     mid = len(lines) // 2
     funcs.sort(key=lambda f: 0 if f[0] <= mid <= f[1] else min(abs(f[0] - mid), abs(f[1] - mid)))
     for first, last in funcs:
-        body = "\n".join(lines[first:last + 1])
+        uses = collections.Counter(re.findall(r"%\w+", "\n".join(lines[first:last + 1])))
         centre = min(max(mid, first), last)
         for i in list(range(centre, last)) + list(range(first, centre)):
             m = UNARY.match(lines[i])
             if not m:
                 continue
             result = lines[i].split()[0]
-            used = len(re.findall(re.escape(result) + r"\b", body)) > 1
+            used = uses[result] > 1
             if used != (kind == "parse"):
                 continue
             src, dst = m.group(2).split("x"), m.group(3).split("x")
