@@ -429,6 +429,16 @@ def document(results):
     return "\n".join(lines)
 
 
+def write_results(a, results):
+    md = document(results)
+    os.makedirs(os.path.dirname(os.path.abspath(a.results)), exist_ok=True)
+    with open(a.results, "w", encoding="utf-8") as f:
+        f.write(md + "\n")
+    with open(os.path.splitext(a.results)[0] + ".json", "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1)
+    return md
+
+
 def main(argv=None):
     a = parse_args(argv)
     configs = [c.strip() for c in a.configs.split(",") if c.strip()]
@@ -482,15 +492,12 @@ def main(argv=None):
                             failed += 1
                 case["summary"] = {c: summarize(case["runs"][c]) for c in configs}
                 case["load_end"] = loadavg()
+                results["machine"]["load_end"] = loadavg()
+                md = write_results(a, results)  # after every case: a long run can be cut
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     results["machine"]["load_end"] = loadavg()
-    md = document(results)
-    os.makedirs(os.path.dirname(os.path.abspath(a.results)), exist_ok=True)
-    with open(a.results, "w", encoding="utf-8") as f:
-        f.write(md + "\n")
-    with open(os.path.splitext(a.results)[0] + ".json", "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=1)
+    md = write_results(a, results)
     print(md)
     print("editor-bench: %s (%d cases, %d failed runs); results in %s" % (
         "FAILED" if failed else "ok", len(results["cases"]), failed, a.results))
