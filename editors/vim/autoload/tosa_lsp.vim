@@ -1272,30 +1272,121 @@ endfunction
 
 " ---------------------------------------------------------------- edits
 
-" Applies LSP TextEdits (UTF-16 ranges) to a buffer, last edit first.
-function! tosa_lsp#apply_text_edits(bufnr, edits) abort
-  let l:sorted = sort(copy(a:edits), {a, b ->
-        \ a.range.start.line != b.range.start.line ? b.range.start.line - a.range.start.line
-        \ : b.range.start.character - a.range.start.character})
-  for l:e in l:sorted
-    let l:s = l:e.range.start
-    let l:en = l:e.range.end
-    let l:nlines = getbufinfo(a:bufnr)[0].linecount
-    let l:first = s:buf_line(a:bufnr, l:s.line)
-    let l:last = l:en.line < l:nlines ? s:buf_line(a:bufnr, l:en.line) : ''
-    let l:prefix = strpart(l:first, 0, s:byte_col(l:first, l:s.character))
-    let l:suffix = strpart(l:last, s:byte_col(l:last, l:en.character))
-    let l:new = split(l:prefix . l:e.newText . l:suffix, "\n", 1)
-    let l:endline = min([l:en.line, l:nlines - 1])
-    if l:s.line < l:nlines
-      silent call deletebufline(a:bufnr, l:s.line + 1, l:endline + 1)
-    endif
-    if getbufinfo(a:bufnr)[0].linecount == 1 && s:buf_line(a:bufnr, 0) ==# '' && l:s.line == 0
-      call setbufline(a:bufnr, 1, l:new)
-    else
-      call appendbufline(a:bufnr, l:s.line, l:new)
+let s:edited_count = 0
+
+" The lines after LSP TextEdits (UTF-16 ranges, not overlapping): one pass
+" from the top, so a whole-file rewrite of thousands of edits is fast.
+def s:EditedLines(lines: list<string>, edits: list<any>): list<string>
+  # Servers send them in order: sorted only when they are not (a sort with
+  # a comparison function costs more than the edits themselves).
+  var sorted = edits
+  for i in range(1, len(edits) - 1)
+    var a = edits[i - 1].range.start
+    var b = edits[i].range.start
+    if a.line > b.line || (a.line == b.line && a.character > b.character)
+      sorted = sort(copy(edits), (x, y) => x.range.start.line != y.range.start.line
+        ? x.range.start.line - y.range.start.line : x.range.start.character - y.range.start.character)
+      break
     endif
   endfor
+  var n = len(lines)
+  # The lines of the result an edit wrote, each counted once.
+  var touched = 0
+  var last = -1
+  var out: list<string> = []
+  var acc = ''
+  var cl = 0
+  var cc = 0
+  for e in sorted
+    var sl: number = e.range.start.line
+    var el: number = e.range.end.line
+    if sl > n
+      sl = n
+    endif
+    if el > n
+      el = n
+    endif
+    var sc = s:ByteCol(get(lines, sl, ''), e.range.start.character)
+    var ec = s:ByteCol(get(lines, el, ''), e.range.end.character)
+    if sl < cl || (sl == cl && sc < cc)
+      continue   # overlaps the previous edit
+    endif
+    if sl == cl
+      acc ..= strpart(get(lines, cl, ''), cc, sc - cc)
+    else
+      add(out, acc .. strpart(get(lines, cl, ''), cc))
+      if sl - 1 >= cl + 1
+        extend(out, lines[cl + 1 : sl - 1])
+      endif
+      acc = strpart(get(lines, sl, ''), 0, sc)
+    endif
+    var parts = split(e.newText, "\n", true)
+    var first = len(out) > last ? len(out) : last + 1
+    var final = len(out) + len(parts) - 1
+    if final >= first
+      touched += final - first + 1
+      last = final
+    endif
+    acc ..= parts[0]
+    for p in parts[1 :]
+      add(out, acc)
+      acc = p
+    endfor
+    cl = el
+    cc = ec
+  endfor
+  if cl < n
+    add(out, acc .. strpart(lines[cl], cc))
+    if cl + 1 < n
+      extend(out, lines[cl + 1 :])
+    endif
+  elseif acc !=# ''
+    add(out, acc)
+  endif
+  s:edited_count = touched
+  return out
+enddef
+
+" Applies LSP TextEdits (UTF-16 ranges) to a buffer: the new text is made in
+" memory, and only the lines between the first and the last changed one are
+" replaced (the others keep their signs and highlights).
+function! tosa_lsp#apply_text_edits(bufnr, edits) abort
+  if empty(a:edits)
+    return
+  endif
+  let l:old = getbufline(a:bufnr, 1, '$')
+  call s:set_lines(a:bufnr, l:old, s:EditedLines(l:old, a:edits))
+endfunction
+
+" Replaces a buffer's lines a:old (its text now) with a:new, setting only
+" the lines between the first and the last that differ.
+function! s:set_lines(bufnr, old, new) abort
+  let l:old = a:old
+  let l:new = a:new
+  if empty(l:new)
+    let l:new = ['']
+  endif
+  let l:n = len(l:old)
+  let l:m = len(l:new)
+  let l:p = 0
+  while l:p < l:n && l:p < l:m && l:old[l:p] ==# l:new[l:p]
+    let l:p += 1
+  endwhile
+  let l:q = 0
+  while l:q < l:n - l:p && l:q < l:m - l:p && l:old[l:n - 1 - l:q] ==# l:new[l:m - 1 - l:q]
+    let l:q += 1
+  endwhile
+  let l:oldmid = l:n - l:p - l:q
+  let l:newmid = l:new[l:p : l:m - l:q - 1]
+  let l:k = min([l:oldmid, len(l:newmid)])
+  if l:k > 0
+    call setbufline(a:bufnr, l:p + 1, l:newmid[: l:k - 1])
+  endif
+  if len(l:newmid) > l:k
+    call appendbufline(a:bufnr, l:p + l:k, l:newmid[l:k :])
+  elseif l:oldmid > l:k
+    silent call deletebufline(a:bufnr, l:p + l:k + 1, l:p + l:oldmid)
+  endif
 endfunction
 
 function! tosa_lsp#apply_workspace_edit(edit) abort
@@ -1314,6 +1405,15 @@ function! tosa_lsp#apply_workspace_edit(edit) abort
       let l:bufnr = bufadd(s:path(l:uri))
       call bufload(l:bufnr)
     endif
+    call s:apply_document(l:bufnr, l:edits)
+  endfor
+endfunction
+
+" The edits of one document; a:1: the lines they make, when known (a
+" reviewed rewrite), a:2 the buffer's lines they apply to.
+function! s:apply_document(bufnr, edits, ...) abort
+    let l:bufnr = a:bufnr
+    let l:edits = a:edits
     " The cursor stays on its text: moved by the lines added or removed
     " above it, never to where the edit was made.
     let l:view = l:bufnr == bufnr('%') ? winsaveview() : {}
@@ -1325,14 +1425,17 @@ function! tosa_lsp#apply_workspace_edit(edit) abort
         endif
       endfor
     endif
-    call tosa_lsp#apply_text_edits(l:bufnr, l:edits)
+    if a:0
+      call s:set_lines(l:bufnr, a:2, a:1)
+    else
+      call tosa_lsp#apply_text_edits(l:bufnr, l:edits)
+    endif
     if !empty(l:view)
       let l:view.lnum = max([1, min([line('$'), l:view.lnum + l:above])])
       let l:view.topline = max([1, l:view.topline + l:above])
       call winrestview(l:view)
     endif
     call tosa_lsp#changed(l:bufnr)
-  endfor
 endfunction
 
 " ---------------------------------------------------------------- code actions
@@ -1489,26 +1592,20 @@ function! tosa_lsp#review(action) abort
     call tosa_lsp#review_answer(0, 1)
   endif
   let l:old = getbufline(l:bufnr, 1, '$')
+  let l:new = s:EditedLines(l:old, l:edits)
   let l:from = win_getid()
   let l:name = fnamemodify(bufname(l:bufnr), ':t')
   tabnew
   call s:review_buffer('tosa-review://' . l:name . ' (current)', l:old)
   let l:left = win_getid()
   rightbelow vnew
-  call s:review_buffer('tosa-review://' . l:name . ' (proposed)', l:old)
-  setlocal modifiable noreadonly
-  call tosa_lsp#apply_text_edits(bufnr('%'), l:edits)
-  setlocal nomodifiable readonly nomodified
-  diffupdate
-  let l:changed = 0
-  for l:i in range(1, line('$'))
-    let l:changed += diff_hlID(l:i, 1) > 0
-  endfor
+  call s:review_buffer('tosa-review://' . l:name . ' (proposed)', l:new)
+  let l:changed = s:edited_count
   " How to answer first: a half-width status line cuts its end.
   let l:title = substitute(a:action.title, '%', '%%', 'g')
   call setwinvar(l:left, '&statusline', ' y apply  n discard │ current: ' . substitute(l:name, '%', '%%', 'g') . '%<')
   call setwinvar(win_getid(), '&statusline', ' y apply  n discard │ proposed: ' . l:title . '%<')
-  let s:review = #{bufnr: l:bufnr, old: l:old,
+  let s:review = #{bufnr: l:bufnr, old: l:old, new: l:new, doc_edits: l:edits,
         \ edit: a:action.edit, title: a:action.title, from: l:from, tab: tabpagenr(),
         \ bufs: [winbufnr(l:left), bufnr('%')], edits: len(l:edits), lines: l:changed}
   normal! gg]c
@@ -1556,7 +1653,7 @@ function! tosa_lsp#review_answer(yes, ...) abort
     call s:error(l:name . ' changed during the review: "' . l:r.title . '" not applied; ask again')
     return 0
   endif
-  call tosa_lsp#apply_workspace_edit(l:r.edit)
+  call s:apply_document(l:r.bufnr, l:r.doc_edits, l:r.new, l:r.old)
   call s:msg(printf('applied "%s" to %s (%d line%s)', l:r.title, l:name, l:r.lines, l:r.lines == 1 ? '' : 's'))
   return 1
 endfunction
