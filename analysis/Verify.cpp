@@ -9,6 +9,7 @@
 
 #include "IR.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Operation.h"
@@ -43,6 +44,22 @@ private:
     return false;
   }
 
+  /// Some MLIR 22 verifiers fail without a diagnostic (tosa.pad whose
+  /// padding is not a constant shape: mlir-opt-22 exits 1 saying nothing).
+  /// A failure the user cannot see would read as "clean": it becomes an
+  /// error at the op.
+  bool failSaying(Operation &op, unsigned errorsBefore) {
+    if (errors == errorsBefore)
+      op.emitOpError("was rejected by MLIR's verifier without a message "
+                     "(mlir-opt-22 exits 1 here and prints nothing)");
+    return fail(op);
+  }
+
+public:
+  /// Errors emitted while verifying (counted by verifyAll's handler).
+  unsigned errors = 0;
+
+private:
   static bool mayBeValidWithoutTerminator(Block *block) {
     if (!block->getParent())
       return true;
@@ -119,14 +136,15 @@ private:
         op.emitError("null operand found");
         return fail(op);
       }
+    unsigned before = errors;
     for (NamedAttribute attr : op.getDiscardableAttrDictionary())
       if (Dialect *dialect = attr.getNameDialect())
         if (failed(dialect->verifyOperationAttribute(&op, attr)))
-          return fail(op);
+          return failSaying(op, before);
     std::optional<RegisteredOperationName> info =
         op.getName().getRegisteredInfo();
     if (info && failed(info->verifyInvariants(&op)))
-      return fail(op);
+      return failSaying(op, before);
 
     auto kindInterface = dyn_cast<RegionKindInterface>(&op);
     for (unsigned i = 0, e = op.getNumRegions(); i < e; ++i) {
@@ -162,8 +180,10 @@ private:
     current(&op);
     std::optional<RegisteredOperationName> info =
         op.getName().getRegisteredInfo();
+    unsigned before = errors;
     if (info)
-      return succeeded(info->verifyRegionInvariants(&op)) || fail(op);
+      return succeeded(info->verifyRegionInvariants(&op)) ||
+             failSaying(op, before);
     Dialect *dialect = op.getName().getDialect();
     if (!dialect) {
       if (!op.getContext()->allowsUnregisteredDialects()) {
@@ -297,6 +317,13 @@ bool verifyAll(Operation *op, llvm::function_ref<void(Operation *)> current,
                llvm::DenseSet<Operation *> &failed,
                llvm::DenseSet<Operation *> &visited) {
   AllErrorsVerifier verifier(current, failed, visited);
+  // Counts the errors and passes them on to the analysis' handler.
+  ScopedDiagnosticHandler counter(
+      op->getContext(), [&](mlir::Diagnostic &d) -> LogicalResult {
+        if (d.getSeverity() == DiagnosticSeverity::Error)
+          ++verifier.errors;
+        return failure();
+      });
   return verifier.verifyOpAndDominance(*op);
 }
 
