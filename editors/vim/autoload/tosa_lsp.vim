@@ -1343,6 +1343,10 @@ def s:EditedLines(lines: list<string>, edits: list<any>): list<string>
   elseif acc !=# ''
     add(out, acc)
   endif
+  # The empty text after a final newline is no line.
+  if last >= len(out)
+    touched -= last - len(out) + 1
+  endif
   s:edited_count = touched
   return out
 enddef
@@ -1970,4 +1974,9 @@ function! tosa_lsp#status() abort
     return 'tosa-lsp: ' . s:compile.what . (s:compile.step !=# '' ? ': ' . s:compile.step : '')
   endif
   return tosa_lsp#ready() ? 'tosa-lsp' : (tosa_lsp#running() ? 'tosa-lsp: starting' : '')
+endfunction
+
+" The lines of the result the last edits wrote (the review's count).
+function! tosa_lsp#edited_count() abort
+  return s:edited_count
 endfunction

@@ -608,6 +608,8 @@ function M.edited_lines(lines, edits, encoding)
   elseif acc ~= '' then
     out[#out + 1] = acc
   end
+  -- The empty text after a final newline is no line.
+  if last >= #out then touched = touched - (last - #out + 1) end
   if #out == 0 then out = { '' } end
   return out, touched
 end
