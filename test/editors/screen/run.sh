@@ -112,6 +112,15 @@ nvim_session nvim80 80 narrow.mlir
 expect nvim80 '^ +runtime-check *$' 'nvim 80: " runtime-check" below the tosa.add line'
 expect nvim80 '^ +inferred: 5x7 *$' 'nvim 80: " inferred: 5x7" below the tosa.maximum line'
 
+# Neovim: the code-action menu of the line (the cursor at its start).
+nvim_session nvimca 80 example.mlir
+screen_until nvimca 'E ' >/dev/null
+tmux -S "$sock" send-keys -t nvimca '12G' '\a'
+expect nvimca 'Change result type to tensor<1x3xf32>' 'nvim: the menu offers the fix of the line, the cursor at its start'
+tmux -S "$sock" send-keys -t nvimca '1' Enter
+expect nvimca 'tosa\.sub .*-> tensor<1x3xf3' 'nvim: 1 Enter applies it'
+absent nvimca 'Press ENTER' 'nvim: no "Press ENTER" after the menu'
+
 # Neovim: the compile message (the path) without a "Press ENTER" prompt.
 tmux -S "$sock" send-keys -t nvim80 ':TosaCompile' Enter
 expect nvim80 'tosa-lsp: compiled to (/tmp/|…/)[^ ]*narrow\.so' 'nvim: the compile message shows the output path' 600

@@ -1003,12 +1003,25 @@ function M.start()
   return M.client_id
 end
 
+--- :TosaCodeAction / <LocalLeader>a: the built-in menu for the actions of
+--- the whole cursor line (0.7's code_action() asks for the cursor
+--- position only: with the cursor at the start of an error's line, its
+--- fix was not offered).
+function M.code_action()
+  local line = api.nvim_win_get_cursor(0)[1]
+  local text = api.nvim_get_current_line()
+  local ctx = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(0) }
+  -- The end is inclusive ('selection'): the last byte of the line.
+  local last = vim.o.selection == 'exclusive' and #text or math.max(0, #text - 1)
+  vim.lsp.buf.range_code_action(ctx, { line, 0 }, { line, last })
+end
+
 local default_keys = {
   hover = { 'K', function() vim.lsp.buf.hover() end },
   definition = { 'gd', function() vim.lsp.buf.definition() end },
   references = { 'gr', function() vim.lsp.buf.references() end },
   symbols = { 'gO', function() vim.lsp.buf.document_symbol() end },
-  code_action = { '<LocalLeader>a', function() vim.lsp.buf.code_action() end },
+  code_action = { '<LocalLeader>a', function() M.code_action() end },
   preview = { '<LocalLeader>p', function() M.preview_lowering() end },
   compile = { '<LocalLeader>c', function() M.compile_at_cursor() end },
   diagnostic = { '<LocalLeader>e', function() vim.diagnostic.open_float() end },
@@ -1116,7 +1129,7 @@ local function define_commands()
     nargs = '?', complete = function() return { 'on', 'off' } end,
   })
   cmd('TosaHover', function() vim.lsp.buf.hover() end, {})
-  cmd('TosaCodeAction', function() vim.lsp.buf.code_action() end, {})
+  cmd('TosaCodeAction', function() M.code_action() end, {})
   cmd('TosaStop', function() M.stop() end, {})
   cmd('TosaCancel', function() M.cancel() end, {})
   cmd('TosaRestart', function() M.restart() end, {})
