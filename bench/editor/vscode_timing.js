@@ -201,7 +201,11 @@ async function session(a, input, server, n, tmp, ext) {
     const publish = await poll(async () => readLog(tlog).find(e => e.event === 'publish' && e.uri.endsWith(file)), 180000);
     if (!publish) throw new Error('no publish for the file');
     r.open_publish_ms = publish.t - tOpen;
-    const didOpen = readLog(tlog).find(e => e.event === 'didOpen' && e.uri.endsWith(file));
+    const events = readLog(tlog);
+    const at = name => events.find(e => e.event === name);
+    if (at('activate')) r.open_activate_ms = at('activate').t - tOpen;  // the extension's activate() runs
+    if (at('started')) r.open_started_ms = at('started').t - tOpen;  // the server answered initialize
+    const didOpen = events.find(e => e.event === 'didOpen' && e.uri.endsWith(file));
     if (didOpen) {
       r.open_didopen_ms = didOpen.t - tOpen;  // VS Code loading the file, activating the extension, starting the server
       r.didopen_publish_ms = publish.t - didOpen.t;
@@ -265,6 +269,13 @@ async function session(a, input, server, n, tmp, ext) {
   const input = makeInput(a);
   log(`${input.path}; edit at line ${input.edit.line + 1}: ${input.edit.after.trim().slice(0, 100)}`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vscode-timing-'));
+  // A copy of the server: a rebuild during the run must not change or remove it.
+  const copy = path.join(tmp, 'tosa-lsp');
+  fs.copyFileSync(a.tosaLsp, copy);
+  fs.chmodSync(copy, 0o755);
+  log(`tosa-lsp: ${a.tosaLsp} (${fs.statSync(a.tosaLsp).mtime.toISOString()}), copied to ${copy}`);
+  a.tosaLspUsed = a.tosaLsp;
+  a.tosaLsp = copy;
   const ext = path.join(tmp, 'extensions');
   cp.execFileSync(path.join(E2E, 'node_modules', '.bin', 'code-server'),
     ['--extensions-dir', ext, '--user-data-dir', path.join(tmp, 'ud'), '--install-extension', a.vsix],
@@ -280,7 +291,7 @@ async function session(a, input, server, n, tmp, ext) {
     }
   }
   fs.rmSync(tmp, { recursive: true, force: true });
-  const keysOut = ['open_text_ms', 'open_didopen_ms', 'didopen_publish_ms', 'open_publish_ms', 'open_hints_ms', 'edit_drawn_ms', 'edit_publish_ms', 'stall_open_ms', 'stall_edit_ms'];
+  const keysOut = ['open_text_ms', 'open_activate_ms', 'open_started_ms', 'open_didopen_ms', 'didopen_publish_ms', 'open_publish_ms', 'open_hints_ms', 'edit_drawn_ms', 'edit_publish_ms', 'stall_open_ms', 'stall_edit_ms'];
   const summary = {};
   for (const server of ['tosa-lsp', 'mlir-lsp-server-22']) {
     const ok = runs.filter(r => r.server === server && !r.error);
@@ -296,7 +307,8 @@ async function session(a, input, server, n, tmp, ext) {
     ? (summary['tosa-lsp'][k] / summary['mlir-lsp-server-22'][k]).toFixed(2) + '×' : '–');
   const labels = {
     open_text_ms: 'open → text drawn (VS Code loading the file)',
-    open_didopen_ms: 'open → didOpen sent (incl. activating the extension, starting the server)',
+    open_activate_ms: 'open → the extension activated', open_started_ms: 'open → the server initialized',
+    open_didopen_ms: 'open → didOpen sent',
     didopen_publish_ms: 'didOpen sent → first publish handled',
     open_publish_ms: 'open → first publish handled by the extension',
     open_hints_ms: 'open → first inlay hint drawn', edit_drawn_ms: 'typed character → its error squiggle drawn',

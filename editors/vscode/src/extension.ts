@@ -176,7 +176,9 @@ async function startClient(): Promise<void> {
     }
   });
   try {
+    timing('start', { server: found.path });
     await client.start();
+    timing('started', {});
   } catch (e) {
     setStatus('error', `${found.path} failed to start`);
     output.appendLine(`Failed to start ${found.path}: ${e}`);
@@ -714,6 +716,7 @@ async function wholeFileCommand(kind: string): Promise<void> {
 // --- Activation -------------------------------------------------------------
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  timing('activate', {});
   context = ctx;
   output = vscode.window.createOutputChannel('TOSA LSP', { log: true });
   preview = new PreviewProvider();
