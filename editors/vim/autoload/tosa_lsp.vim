@@ -1560,9 +1560,9 @@ function! s:review_buffer(name, lines) abort
   setlocal filetype=mlir
   setlocal nomodifiable readonly nomodified
   diffthis
-  nnoremap <buffer> <silent> y :call tosa_lsp#review_answer(1)<CR>
-  nnoremap <buffer> <silent> n :call tosa_lsp#review_answer(0)<CR>
-  nnoremap <buffer> <silent> q :call tosa_lsp#review_answer(0)<CR>
+  nnoremap <buffer> <silent> <nowait> y :call tosa_lsp#review_answer(1)<CR>
+  nnoremap <buffer> <silent> <nowait> n :call tosa_lsp#review_answer(0)<CR>
+  nnoremap <buffer> <silent> <nowait> q :call tosa_lsp#review_answer(0)<CR>
   " Closed without an answer (:q, :tabclose): nothing applied.
   autocmd BufWipeout <buffer> call s:review_closed(str2nr(expand('<abuf>')))
 endfunction

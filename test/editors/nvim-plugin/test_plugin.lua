@@ -364,8 +364,13 @@ local function restarted(old)
 end
 do
   local old = tosa.client_id
+  -- info.publish: the informational findings published again (as hints).
+  tosa.config.settings = { hints = { inferredShapes = true, runtimeChecks = true }, info = { publish = true } }
   vim.cmd('TosaRestart')
   check(restarted(old), ':TosaRestart starts a new server and reattaches')
+  check(vim.wait(10000, function()
+    return #vim.tbl_filter(function(d) return d.code == 'refinable-result' end, vim.diagnostic.get(bufnr)) == 1
+  end, 20), 'info.publish: the refinable result of tosa.maximum published as a diagnostic', vim.diagnostic.get(bufnr))
 end
 
 -- 10b. :TosaRestart after the server was killed, and after :TosaStop.
