@@ -150,6 +150,18 @@ public:
           break;
         continue; // Blank lines before a header: resynchronising.
       }
+      // Out of step (a bad or too long Content-Length before): a message's
+      // body runs into the next header on one line, as clients write no
+      // newline after a body. Resynchronise on that header.
+      if (!header.starts_with_insensitive("Content-")) {
+        size_t at = header.find_insensitive("Content-Length:");
+        Logger::error("skipped {0} bytes that are not a message header{1}",
+                      at == StringRef::npos ? header.size() : at,
+                      at == StringRef::npos ? "" : " (resynchronised)");
+        if (at == StringRef::npos)
+          continue;
+        header = header.drop_front(at);
+      }
       if (header.consume_front_insensitive("Content-Length:")) {
         unsigned long long n;
         if (header.trim().getAsInteger(10, n)) {
