@@ -1210,16 +1210,26 @@ function! s:on_hints(bufnr, tick, range, r, err) abort
 endfunction
 
 " The text columns of the narrowest window showing the buffer (signs and
-" numbers excluded); 0 when none does.
+" numbers excluded), 0 when none does; negative when it does not wrap.
 function! s:text_width(bufnr) abort
   let l:w = 0
   for l:win in getwininfo()
     if l:win.bufnr == a:bufnr
       let l:tw = l:win.width - l:win.textoff
-      let l:w = l:w == 0 ? l:tw : min([l:w, l:tw])
+      if l:w == 0 || l:tw < abs(l:w)
+        let l:w = getwinvar(l:win.winid, '&wrap') ? l:tw : -l:tw
+      endif
     endif
   endfor
   return l:w
+endfunction
+
+" The columns of a line's last screen row (a wrapped line ends on it).
+function! s:last_row_width(linew, width) abort
+  if a:width <= 0 || a:linew <= a:width
+    return a:linew
+  endif
+  return a:linew - a:width * ((a:linew - 1) / a:width)
 endfunction
 
 " Hints are never placed inside the code (" runtime-check" between `%0`
@@ -1231,7 +1241,8 @@ function! s:place_hints(bufnr, hints, range) abort
   call prop_remove(#{type: 'TosaLspInlay', bufnr: a:bufnr, all: 1})
   let l:n = getbufinfo(a:bufnr)[0].linecount
   let l:lines = getbufline(a:bufnr, a:range[0], a:range[1])
-  let l:width = s:text_width(a:bufnr)
+  let l:tw = s:text_width(a:bufnr)
+  let l:width = abs(l:tw)
   let l:by_line = {}
   for l:h in a:hints
     let l:label = type(l:h.label) == v:t_list ? join(map(copy(l:h.label), 'v:val.value'), '') : l:h.label
@@ -1251,7 +1262,8 @@ function! s:place_hints(bufnr, hints, range) abort
     let l:lnum = str2nr(l:k)
     call sort(l:e.hints, {a, b -> a.col - b.col})
     let l:text = join(map(copy(l:e.hints), 'v:val.label'), '')
-    let l:linew = strdisplaywidth(l:e.line)
+    " A wrapped line: what its last screen row leaves.
+    let l:linew = l:tw > 0 ? s:last_row_width(strdisplaywidth(l:e.line), l:width) : strdisplaywidth(l:e.line)
     if l:width <= 0 || l:linew + strdisplaywidth(l:text) <= l:width
       let l:align = 'after'
       let l:id = prop_add(l:lnum, 0, #{type: 'TosaLspInlay', bufnr: a:bufnr, text: l:text, text_align: 'after'})
@@ -1266,7 +1278,7 @@ function! s:place_hints(bufnr, hints, range) abort
       call add(l:placed, extend(l:h, #{id: l:id, align: l:align}))
     endfor
   endfor
-  call setbufvar(a:bufnr, 'tosa_lsp_inlay_width', l:width)
+  call setbufvar(a:bufnr, 'tosa_lsp_inlay_width', l:tw)
   return sort(l:placed, {a, b -> a.lnum != b.lnum ? a.lnum - b.lnum : a.col - b.col})
 endfunction
 

@@ -101,7 +101,8 @@ absent vim 'compiled to .*\.\.\.|Press ENTER' 'vim: the compile message is not c
 # below (never between `%0` and `=`), and after the line once it fits.
 vim_session vim80 80 narrow.mlir
 expect vim80 '^ +runtime-check *$' 'vim 80: " runtime-check" below the tosa.add line'
-expect vim80 '^ +inferred: 5x7 *$' 'vim 80: " inferred: 5x7" below the tosa.maximum line'
+expect vim80 '^ +inferred: 5x7 *$' 'vim 80: " inferred: 5x7" below the 80-column tosa.add line'
+expect vim80 '^[^ ].*-> tensor<\?x7xf32> +inferred: 5x7$' 'vim 80: after the last row of a wrapped line, where it fits'
 absent vim80 '%0 runtime-check|%0 +inferred' 'vim 80: no hint between %0 and ='
 tmux -S "$sock" resize-window -t vim80 -x 120
 expect vim80 'tosa\.add .*-> tensor<\?x3xf32> runtime-check' 'vim 120: after the line once it fits (placed again on resize)'
@@ -110,7 +111,8 @@ expect vim80 'tosa\.add .*-> tensor<\?x3xf32> runtime-check' 'vim 120: after the
 # a virtual line below it, visible.
 nvim_session nvim80 80 narrow.mlir
 expect nvim80 '^ +runtime-check *$' 'nvim 80: " runtime-check" below the tosa.add line'
-expect nvim80 '^ +inferred: 5x7 *$' 'nvim 80: " inferred: 5x7" below the tosa.maximum line'
+expect nvim80 '^ +inferred: 5x7 *$' 'nvim 80: " inferred: 5x7" below the 80-column tosa.add line'
+expect nvim80 '^[^ ].*-> tensor<\?x7xf32> +inferred: 5x7$' 'nvim 80: after the last row of a wrapped line, where it fits'
 
 # Neovim: the code-action menu of the line (the cursor at its start).
 nvim_session nvimca 80 example.mlir

@@ -137,14 +137,14 @@ local function utf16_to_byte(bufnr, line, character)
 end
 
 -- The text columns of the narrowest window showing the buffer (signs and
--- numbers excluded); nil when none does.
+-- numbers excluded), nil when none does; negative when it does not wrap.
 local function text_width(bufnr)
   local w
   for _, win in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_buf(win) == bufnr then
       local info = vim.fn.getwininfo(win)[1]
       local tw = info.width - (info.textoff or 0)
-      w = w and math.min(w, tw) or tw
+      if not w or tw < math.abs(w) then w = vim.wo[win].wrap and tw or -tw end
     end
   end
   return w
@@ -159,8 +159,9 @@ local last_hints = {} -- bufnr -> { hints, width }: placed again after a resize
 function M.render_inlay_hints(bufnr, hints)
   if not api.nvim_buf_is_valid(bufnr) then return end
   api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
-  local width = text_width(bufnr)
-  last_hints[bufnr] = { hints = hints, width = width, tick = api.nvim_buf_get_changedtick(bufnr) }
+  local tw = text_width(bufnr)
+  local width = tw and math.abs(tw)
+  last_hints[bufnr] = { hints = hints, width = tw, tick = api.nvim_buf_get_changedtick(bufnr) }
   local per_line = {}
   local n = api.nvim_buf_line_count(bufnr)
   for _, h in ipairs(hints or {}) do
@@ -176,6 +177,8 @@ function M.render_inlay_hints(bufnr, hints)
     for _, h in ipairs(hs) do table.insert(labels, h.label) end
     local text = table.concat(labels)
     local linew = vim.fn.strdisplaywidth(api.nvim_buf_get_lines(bufnr, line, line + 1, false)[1] or '')
+    -- A wrapped line: what its last screen row leaves.
+    if tw and tw > 0 and linew > width then linew = linew - width * math.floor((linew - 1) / width) end
     if not width or linew + vim.fn.strdisplaywidth(text) <= width then
       -- Priority 1: 0.7 draws eol texts by priority, so hints come before
       -- the diagnostics' virtual text instead of being pushed off screen.
