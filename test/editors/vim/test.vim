@@ -171,11 +171,19 @@ try
   let s:vt = filter(prop_list(s:max), 'v:val.type ==# "TosaLspInlay"')
   call s:check(len(s:hint) == 1 && s:hint[0].lnum == s:want.lnum && s:hint[0].col == s:want.col,
         \ 'inlay hint " inferred: 5x7" placed after the declared result type', get(b:, 'tosa_lsp_inlay_hints', []))
-  " 80 columns: the 85-column line has no room after it; the hint goes on
-  " a virtual line below it, ending under the line's end (the type).
+  " 80 columns: the 85-column line wraps, the hint fits after its last row.
   let s:tw = getwininfo(win_getid())[0].width - getwininfo(win_getid())[0].textoff
-  call s:check(s:tw <= 80 && len(s:vt) == 1 && s:vt[0].id < 0 && s:hint[0].align ==# 'below',
-        \ 'virtual text below the long tosa.maximum line at 80 columns', [s:tw, prop_list(s:max), s:hint])
+  call s:check(s:tw <= 80 && len(s:vt) == 1 && s:vt[0].id < 0 && s:hint[0].align ==# 'after',
+        \ 'virtual text after the wrapped tosa.maximum line at 80 columns', [s:tw, prop_list(s:max), s:hint])
+  " Without 'wrap' there is no room after it: on a virtual line below it,
+  " ending under the window's edge.
+  setlocal nowrap
+  doautocmd <nomodeline> WinScrolled
+  let s:hint = filter(copy(get(b:, 'tosa_lsp_inlay_hints', [])), 'v:val.label ==# s:want.label')
+  call s:check(len(s:hint) == 1 && s:hint[0].align ==# 'below' && len(filter(prop_list(s:max), 'v:val.type ==# "TosaLspInlay"')) == 1,
+        \ 'nowrap: the hint below the line (placed again)', s:hint)
+  setlocal wrap
+  doautocmd <nomodeline> WinScrolled
   " After the line when it fits, and the move on a resize: test/editors/screen/.
   let s:vt = filter(prop_list(s:sub), 'v:val.type ==# "TosaLspInlay"')
   call s:check(len(s:vt) == 1 && s:vt[0].id < 0
