@@ -5,16 +5,19 @@
 #include "Query.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace tosa_lsp {
 
-/// "runtime-check" after the result's name, for dimensions `dims`.
+/// "runtime-check" after the result type (after its inferred shape, if
+/// any), for dimensions `dims`. Between the result's name and `=` it read
+/// like code (`%0 runtime-check = tosa.add`).
 static InlayHintData runtimeCheckHint(const OpReport &op,
                                       const std::vector<unsigned> &dims) {
   std::string list;
   for (unsigned d : dims)
     list += (list.empty() ? "" : ", ") + std::to_string(d);
-  return {InlayHintData::RuntimeCheck, op.resultNameRange.end, " runtime-check",
+  return {InlayHintData::RuntimeCheck, op.resultTypeRange.end, " runtime-check",
           "dimension(s) " + list +
               " need a runtime broadcast check (a dynamic size may be 1)"};
 }
@@ -37,8 +40,7 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
       if (!(options.runtimeChecks && s->anyRuntimeCheck))
         continue;
       if (!s->wideRank) { // the first hints of a screen in a big file
-        if (op.resultNameRange.end.valid())
-          out.push_back(runtimeCheckHint(op, s->runtimeCheckDimList()));
+        out.push_back(runtimeCheckHint(op, s->runtimeCheckDimList()));
         continue;
       }
     }
@@ -58,8 +60,7 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                                            "conflict)")) +
                  "; the declared result is " + formatShape(a.declared)});
     }
-    if (options.runtimeChecks && a.anyRuntimeCheck() &&
-        op.resultNameRange.end.valid()) {
+    if (options.runtimeChecks && a.anyRuntimeCheck()) {
       std::vector<unsigned> dims;
       for (const DimReport &d : a.dims)
         if (d.runtimeCheck)
@@ -111,11 +112,14 @@ std::vector<InlayHintData> inlayHints(const FileAnalysis &fa, Range range,
                              return !contains(range, h.position);
                            }),
             out.end());
+  // At one position the inferred shape comes before the check.
   std::sort(out.begin(), out.end(),
             [](const InlayHintData &a, const InlayHintData &b) {
-              return a.position.line != b.position.line
-                         ? a.position.line < b.position.line
-                         : a.position.column < b.position.column;
+              auto key = [](const InlayHintData &h) {
+                return std::make_tuple(h.position.line, h.position.column,
+                                       h.kind == InlayHintData::RuntimeCheck);
+              };
+              return key(a) < key(b);
             });
   return out;
 }

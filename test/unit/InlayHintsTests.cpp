@@ -19,7 +19,7 @@ TEST(InlayHints, InferredShapeAfterTypeAndRuntimeMarker) {
   Annotations a(R"(
 func.func @f(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>, %c: tensor<?xf32>) -> tensor<?x?xf32> {
   %0 = tosa.add %a, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<?x?xf32>$$
-  %1$$ = tosa.add %c, %c : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %1 = tosa.add %c, %c : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>$$
   %2 = tosa.add %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<?x?xf32>
 }
@@ -31,8 +31,10 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>, %c: tensor<?xf32>) -> ten
   EXPECT_EQ(hints[0].label, " inferred: 2x3");
   EXPECT_EQ(hints[1].position, a.point(1));
   EXPECT_EQ(hints[1].label, " runtime-check");
+  // After the type, never between the result and `=` (it read like code).
   // Range-restricted, and switchable.
-  EXPECT_EQ(inlayHints(fa, {{4, 1}, {4, 5}}, Config::Hints()).size(), 1u);
+  EXPECT_EQ(inlayHints(fa, {{4, 70}, {4, 80}}, Config::Hints()).size(), 1u);
+  EXPECT_TRUE(inlayHints(fa, {{4, 1}, {4, 5}}, Config::Hints()).empty());
   EXPECT_TRUE(inlayHints(fa, {{5, 1}, {7, 1}}, Config::Hints()).empty());
   Config::Hints off;
   off.inferredShapes = false;
