@@ -45,8 +45,9 @@ def fmt(v, key):
     return "%.0f" % v
 
 
-def ratio(t, u):
-    return "%.2f×" % (t / u) if t is not None and u and t >= 0.5 and u >= 0.5 else "–"
+def ratio(t, u, key=""):
+    small = 0 if key.endswith("_s") else 0.5  # a few ms say nothing
+    return "%.2f×" % (t / u) if t is not None and u and t >= small and u >= small else "–"
 
 
 def main(argv):
@@ -68,7 +69,7 @@ def main(argv):
                 if k.endswith("_kib") or "busy" in k:
                     row += [fmt(tb, k), fmt(ta, k), fmt(ua, k), "–", "–"]
                 else:
-                    row += [fmt(tb, k), fmt(ta, k), fmt(ua, k), ratio(tb, ub), ratio(ta, ua)]
+                    row += [fmt(tb, k), fmt(ta, k), fmt(ua, k), ratio(tb, ub, k), ratio(ta, ua, k)]
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     print("\n".join(out))
