@@ -160,6 +160,58 @@ try
   call s:check(!tosa_lsp#attached(), 'unnamed buffer not opened on the server')
   bwipeout!
 
+  " -- incremental sync: only the changed lines are sent; after random edits
+  " (lines inserted, deleted, joined, changed, undone, at the start and the
+  " end, all of them) the server's text is the buffer's: its error is on
+  " the tosa.sub line and its functions where the buffer has them
+  call s:check(tosa_lsp#incremental(), 'the server takes incremental changes: the plugin sends them')
+  execute 'edit ' . fnameescape(s:file)
+  call s:wait('tosa_lsp#attached()')
+  let s:changes = []
+  let s:orig_send = 0
+  call srand(11)
+  for s:i in range(150)
+    let s:r = rand() % 8
+    let s:n = line('$')
+    let s:l = rand() % s:n + 1
+    if s:r == 0
+      call append(s:l - 1, ['// inserted ' . s:i, ''][: rand() % 2])
+    elseif s:r == 1 && getline(s:l) =~# '^\s*\(//.*\)\=$'
+      execute s:l . 'delete _'
+    elseif s:r == 2 && getline(s:l) =~# '^\s*//' && getline(s:l + 1) =~# '^\s*//'
+      execute s:l . 'join'
+    elseif s:r == 3 && getline(s:l) =~# '^\s*//'
+      call setline(s:l, getline(s:l) . ' more')
+    elseif s:r == 4
+      silent! undo
+    elseif s:r == 5
+      call append(line('$'), '// end ' . s:i)
+    elseif s:r == 6
+      call append(0, '// top ' . s:i)
+    else
+      let s:sl = search('tosa\.sub', 'nw')
+      call setline(s:sl, substitute(getline(s:sl), 'tensor<\d\+x3xf32>$', 'tensor<' . (rand() % 2 ? 4 : 1) . 'x3xf32>', ''))
+    endif
+    call tosa_lsp#sync()
+  endfor
+  let s:sl = search('tosa\.sub', 'nw')
+  call setline(s:sl, substitute(getline(s:sl), 'tensor<\d\+x3xf32>$', 'tensor<4x3xf32>', ''))
+  call tosa_lsp#sync()
+  call s:check(s:wait('len(s:errors()) == 1 && s:errors()[0].range.start.line == s:sl - 1'),
+        \ 'after 150 random edits the error is on the tosa.sub line', [s:sl, tosa_lsp#diagnostics()])
+  let s:syms = []
+  call tosa_lsp#request('textDocument/documentSymbol', #{textDocument: #{uri: tosa_lsp#uri(bufnr('%'))}}, {r, e -> extend(s:syms, r)})
+  call s:wait('!empty(s:syms)')
+  let s:want = map(filter(range(1, line('$')), 'getline(v:val) =~# "^func.func"'), 'v:val - 1')
+  call s:check(map(copy(s:syms), 'v:val.range.start.line') ==# s:want, 'and the functions where the buffer has them', [s:syms, s:want])
+  %delete _
+  call tosa_lsp#sync()
+  call setline(1, readfile(s:file))
+  call tosa_lsp#sync()
+  call s:check(s:wait('len(s:errors()) == 1 && s:errors()[0].range.start.line == search("tosa\\.sub", "nw") - 1'),
+        \ 'all lines deleted and written again: the same', tosa_lsp#diagnostics())
+  set nomodified
+
   " -- hover markdown: _emphasis_ shown plain (as *emphasis*), snake_case kept
   let s:plain = tosa_lsp#plain_markdown("_Stale: the text changed since_ and *also* this\nkeep tosa.logical_and and a_b_c")
   call s:check(s:plain ==# ['Stale: the text changed since and also this', 'keep tosa.logical_and and a_b_c'],

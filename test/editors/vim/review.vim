@@ -146,9 +146,9 @@ try
   call setbufline(s:buf, 1, s:orig[0])
   call tosa_lsp#sync(s:buf)
 
-  " -- a proposal for an older text: refused before any review
+  " -- a proposal for another version of the text: refused before any review
   let s:old_action = #{title: 'Migrate (stale)', kind: 'source.migrate', data: #{review: v:true},
-        \ edit: #{documentChanges: [#{textDocument: #{uri: tosa_lsp#uri(s:buf), version: 1}, edits: []}]}}
+        \ edit: #{documentChanges: [#{textDocument: #{uri: tosa_lsp#uri(s:buf), version: 999999}, edits: []}]}}
   call s:mark_messages()
   call s:check(tosa_lsp#review(s:old_action) == 0 && empty(tosa_lsp#reviewing()), 'a rewrite of an older version is not reviewed')
   call s:check(!empty(filter(s:messages(), 'v:val =~# "changed since the server proposed"')), 'and says why', s:messages())
