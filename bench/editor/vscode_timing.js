@@ -8,6 +8,9 @@
 //   node bench/editor/vscode_timing.js [--size 50k] [--shape multi] [--runs 3] [--edits 3]
 //        [--tosa-lsp build/bin/tosa-lsp] [--upstream /usr/bin/mlir-lsp-server-22]
 //        [--vsix editors/vscode] [--out bench/editor/vscode-results.json] [--edit-kind verifier|parse]
+//        [--servers tosa-lsp,mlir-lsp-server-22]
+//   VSCODE_TIMING_TRACE=1: logs, per edit, what the client did until the
+//   squiggle (didChange sent, publish handled, requests asked and answered).
 //
 // Input and edit: bench/editor/run.py's (gen.py's seeded file, verified with
 // mlir-opt-22; the typed character is a digit before a static result dim of
@@ -40,7 +43,7 @@ const puppeteer = require(path.join(E2E, 'node_modules', 'puppeteer-core'));
 
 function args() {
   const a = {
-    size: '50k', shape: 'multi', runs: 3, edits: 3, editKind: 'verifier',
+    size: '50k', shape: 'multi', runs: 3, edits: 3, editKind: 'verifier', servers: 'tosa-lsp,mlir-lsp-server-22',
     tosaLsp: path.join(ROOT, 'build', 'bin', 'tosa-lsp'), upstream: '/usr/bin/mlir-lsp-server-22',
     vsix: path.join(ROOT, 'editors', 'vscode'), out: path.join(ROOT, 'bench', 'editor', 'vscode-results.json'),
   };
@@ -235,6 +238,9 @@ async function session(a, input, server, n, tmp, ext) {
       const tDrawn = await squiggle;
       if (!tDrawn) throw new Error(`edit ${i}: no error squiggle within 60 s`);
       edits.push(tDrawn - tType);
+      if (process.env.VSCODE_TIMING_TRACE)  // what the client did meanwhile
+        log(`edit ${i}: drawn +${tDrawn - tType} ms; ` + readLog(tlog).filter(x => x.t >= tType - 50 && x.t <= tDrawn + 200)
+          .map(x => `${x.event}@+${x.t - tType}`).join(' '));
       const p = await poll(async () => readLog(tlog).find(x => x.event === 'publish' && x.t >= tType && x.diagnostics > 0), 10000);
       if (p) pubs.push(p.t - tType);
       await sleep(1000);
@@ -283,7 +289,8 @@ async function session(a, input, server, n, tmp, ext) {
   const runs = [];
   for (let n = 0; n < a.runs; n++) {
     // Interleaved, the order alternating from run to run.
-    for (const server of n % 2 ? ['mlir-lsp-server-22', 'tosa-lsp'] : ['tosa-lsp', 'mlir-lsp-server-22']) {
+    const servers = a.servers.split(',');
+    for (const server of n % 2 ? servers.slice().reverse() : servers) {
       log(`run ${n + 1}/${a.runs}: ${server} (load ${os.loadavg().map(x => x.toFixed(2)).join(' ')})`);
       const r = await session(a, input, server, n, tmp, ext);
       log(JSON.stringify(r));

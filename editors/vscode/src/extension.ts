@@ -145,11 +145,22 @@ async function startClient(): Promise<void> {
         timing('didOpen', { uri: document.uri.toString(), version: document.version });
         return next(document);
       },
+      provideDocumentSymbols: async (document, token, next) => {
+        timing('symbols?', {});
+        const symbols = await next(document, token);
+        timing('symbols', { n: symbols?.length ?? 0 });
+        return symbols;
+      },
+      didChange: async (e, next) => {
+        timing('didChange', { version: e.document.version });
+        return next(e);
+      },
       handleDiagnostics: (uri, diagnostics, next) => {
         timing('publish', { uri: uri.toString(), diagnostics: diagnostics.length });
         next(uri, diagnostics);
       },
       provideInlayHints: async (document, range, token, next) => {
+        timing('inlayHints?', { from: range.start.line, to: range.end.line });
         const hints = await next(document, range, token);
         timing('inlayHints', { uri: document.uri.toString(), hints: hints?.length ?? 0 });
         return hints;
@@ -158,7 +169,9 @@ async function startClient(): Promise<void> {
       // review (diff + Apply) instead of applying the edit.
       provideCodeActions: async (document, range, ctx, token, next) => {
         const version = document.version;
+        timing('codeActions?', { line: range.start.line, only: ctx.only?.value });
         const actions = await next(document, range, ctx, token);
+        timing('codeActions', { n: actions?.length ?? 0 });
         return actions?.map(a => (a instanceof vscode.CodeAction ? asReviewAction(a, document, version) : a));
       },
     },
