@@ -5,7 +5,7 @@
 // tosa-lsp and of mlir-lsp-server-22 (tosaLsp.serverPath pointing at it),
 // interleaved in one run; medians per server.
 //
-//   node bench/editor/vscode_timing.js [--size 50k] [--shape multi] [--runs 3] [--edits 3]
+//   node bench/editor/vscode_timing.js [--size 50k] [--shape multi] [--runs 3] [--edits 5]
 //        [--tosa-lsp build/bin/tosa-lsp] [--upstream /usr/bin/mlir-lsp-server-22]
 //        [--vsix editors/vscode] [--out bench/editor/vscode-results.json] [--edit-kind verifier|parse]
 //        [--servers tosa-lsp,mlir-lsp-server-22]
@@ -43,7 +43,7 @@ const puppeteer = require(path.join(E2E, 'node_modules', 'puppeteer-core'));
 
 function args() {
   const a = {
-    size: '50k', shape: 'multi', runs: 3, edits: 3, editKind: 'verifier', servers: 'tosa-lsp,mlir-lsp-server-22',
+    size: '50k', shape: 'multi', runs: 3, edits: 5, editKind: 'verifier', servers: 'tosa-lsp,mlir-lsp-server-22',
     tosaLsp: path.join(ROOT, 'build', 'bin', 'tosa-lsp'), upstream: '/usr/bin/mlir-lsp-server-22',
     vsix: path.join(ROOT, 'editors', 'vscode'), out: path.join(ROOT, 'bench', 'editor', 'vscode-results.json'),
   };
@@ -205,6 +205,8 @@ async function session(a, input, server, n, tmp, ext) {
     if (!publish) throw new Error('no publish for the file');
     r.open_publish_ms = publish.t - tOpen;
     const events = readLog(tlog);
+    if (process.env.VSCODE_TIMING_TRACE)
+      log(`open: ${events.map(x => `${x.event}@+${x.t - tOpen}`).join(' ')}`);
     const at = name => events.find(e => e.event === name);
     if (at('activate')) r.open_activate_ms = at('activate').t - tOpen;  // the extension's activate() runs
     if (at('started')) r.open_started_ms = at('started').t - tOpen;  // the server answered initialize
