@@ -7,7 +7,7 @@
 //
 //   node bench/editor/vscode_timing.js [--size 50k] [--shape multi] [--runs 3] [--edits 5]
 //        [--tosa-lsp build/bin/tosa-lsp] [--upstream /usr/bin/mlir-lsp-server-22]
-//        [--vsix editors/vscode] [--out bench/editor/vscode-results.json] [--edit-kind verifier|parse]
+//        [--vsix editors/vscode] [--out bench/inputs/vscode-results.json] [--edit-kind verifier|parse]
 //        [--servers tosa-lsp,mlir-lsp-server-22]
 //   VSCODE_TIMING_TRACE=1: logs, per edit, what the client did until the
 //   squiggle (didChange sent, publish handled, requests asked and answered).
@@ -45,7 +45,7 @@ function args() {
   const a = {
     size: '50k', shape: 'multi', runs: 3, edits: 5, editKind: 'verifier', servers: 'tosa-lsp,mlir-lsp-server-22',
     tosaLsp: path.join(ROOT, 'build', 'bin', 'tosa-lsp'), upstream: '/usr/bin/mlir-lsp-server-22',
-    vsix: path.join(ROOT, 'editors', 'vscode'), out: path.join(ROOT, 'bench', 'editor', 'vscode-results.json'),
+    vsix: path.join(ROOT, 'editors', 'vscode'), out: path.join(ROOT, 'bench', 'inputs', 'vscode-results.json'),
   };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i += 2) {
