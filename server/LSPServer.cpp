@@ -1114,8 +1114,19 @@ private:
 
   void onCodeAction(const CodeActionParams &params,
                     Callback<json::Value> reply) {
+    // The diagnostics the client lists on the lines asked about count as
+    // asked about: Neovim 0.7 sends the cursor position with the cursor
+    // line's diagnostics, and at the start of the line no diagnostic
+    // overlaps the position itself.
+    lsp::Range range = params.range;
+    for (const lsp::Diagnostic &d : params.context.diagnostics)
+      if (d.range.start.line >= params.range.start.line &&
+          d.range.start.line <= params.range.end.line) {
+        range.start = std::min(range.start, d.range.start);
+        range.end = std::max(range.end, d.range.end);
+      }
     features.codeActions(
-        clientUri(params.textDocument.uri), params.range, params.context.only,
+        clientUri(params.textDocument.uri), range, params.context.only,
         answer<CodeActions>(
             std::move(reply), [](CodeActions actions) -> json::Value {
               return jsonArray(actions.items, [&](const CodeActionItem &a) {
