@@ -153,6 +153,32 @@ endfunction
 
 " ---------------------------------------------------------------- transport
 
+let s:install_hint = 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the build directory), '
+      \ . 'or cmake --install build, then it is on PATH'
+
+" The Debian package of a library the loader did not find (a:lines: the
+" server's stderr): 'cannot start: libMLIR.so.22.1 is missing (install
+" ...)', or '' when the lines hold no loader error.
+function! tosa_lsp#missing_library(lines) abort
+  let l:text = join(a:lines, "\n")
+  let l:lib = matchstr(l:text, 'error while loading shared libraries: \zs\S\+\ze: cannot open shared object file')
+  let l:old = matchstr(l:text, "GLIBCXX_[0-9.]\\+\\ze' not found")
+  if l:lib ==# '' && l:old ==# ''
+    return ''
+  endif
+  if l:lib ==# '' || l:lib =~# '^libstdc++\.so\.6'
+    let l:what = l:lib ==# '' ? 'libstdc++.so.6 is too old (' . l:old . ' not found)' : l:lib . ' is missing'
+    return 'cannot start: ' . l:what . ' (install a newer libstdc++6: sudo apt-get install libstdc++6)'
+  endif
+  for [l:re, l:pkg] in [['^libMLIR\.so\.22', 'libmlir-22'], ['^libmlir_.*\.so\.22', 'libmlir-22'],
+        \ ['^libLLVM\(\.so\.22\|-22\.so\)', 'libllvm22'], ['^libmimalloc\.so\.2', 'libmimalloc2.0']]
+    if l:lib =~# l:re
+      return 'cannot start: ' . l:lib . " is missing (install Debian's " . l:pkg . ': sudo apt-get install ' . l:pkg . ')'
+    endif
+  endfor
+  return 'cannot start: ' . l:lib . ' is missing (find its Debian package: apt-file search ' . l:lib . ')'
+endfunction
+
 " Starts the server (once); a:1 = 1 forces a retry after a failure.
 " Returns 1 when a server is running or starting.
 function! tosa_lsp#start(...) abort
@@ -168,8 +194,8 @@ function! tosa_lsp#start(...) abort
   if !executable(l:cmd[0])
     " Said once; commands stay quiet until :TosaStart or :TosaRestart.
     let s:failed = 'server not found: ' . string(l:cmd[0]) . ' is not executable or not on $PATH'
-    call s:error(s:failed . "\nbuild it (bash scripts/setup.sh) and put it on $PATH, or set "
-          \ . "g:tosa_lsp_command = '/path/to/build/bin/tosa-lsp'; then :TosaStart")
+    call s:error(s:failed . "\n" . s:install_hint
+          \ . "\nor set g:tosa_lsp_command = '/path/to/build/bin/tosa-lsp'; then :TosaStart")
     return 0
   endif
   let s:stderr = []
@@ -349,7 +375,9 @@ function! s:report_exit(failed) abort
     return
   endif
   let l:err = filter(copy(s:stderr[max([0, len(s:stderr) - 5]) :]), 'v:val !~# "^\\s*$"')
-  call s:error(a:failed . (empty(l:err) ? '' : ":\n" . join(l:err, "\n"))
+  " The loader failed before main: which package to install, first.
+  let l:lib = a:failed =~# 'while starting$' ? tosa_lsp#missing_library(s:stderr) : ''
+  call s:error((l:lib ==# '' ? '' : l:lib . "\n") . a:failed . (empty(l:err) ? '' : ":\n" . join(l:err, "\n"))
         \ . "\n:TosaRestart starts it again")
 endfunction
 

@@ -6,9 +6,11 @@
 " The server killed (kill -9): one message with the signal, status "not
 " running", signs / highlights / location list cleared, :TosaRestart brings
 " them back; :TosaStop clears them too; a server that exits at start (a bad
-" flag) shows its exit code and stderr; :saveas reopens the document under
-" the new name; unnamed buffers are not opened; the cursor stays put when a
-" quick fix is applied; `_emphasis_` in hovers is shown without underscores.
+" flag) shows its exit code and stderr, one whose loader misses a library
+" names the Debian package, a missing one says how to install it; :saveas
+" reopens the document under the new name; unnamed buffers are not opened;
+" the cursor stays put when a quick fix is applied; `_emphasis_` in hovers
+" is shown without underscores.
 " Prints `vim-lifecycle: N passed, M failed`.
 
 set nocompatible noswapfile hidden shortmess+=I
@@ -225,6 +227,40 @@ try
   call s:check(s:wait('!empty(filter(s:messages(), "v:val =~# \"code 2\""))', 5000), 'exit at start: the exit code is shown', s:messages())
   call s:check(!empty(filter(s:messages(), 'v:val =~# "unknown command line argument"')), 'exit at start: its stderr is shown', s:messages())
   call s:check(tosa_lsp#status() ==# 'tosa-lsp: not running', 'exit at start: status not running', tosa_lsp#status())
+
+  " -- the loader fails before main (a missing library): the Debian package
+  " to install, then the server's stderr
+  call tosa_lsp#stop()
+  let s:fake = s:tmp . '/fake-tosa-lsp'
+  call writefile(['#!/bin/sh', 'echo "$0: error while loading shared libraries: libMLIR.so.22.1: '
+        \ . 'cannot open shared object file: No such file or directory" >&2', 'exit 127'], s:fake)
+  call setfperm(s:fake, 'rwxr-xr-x')
+  let g:tosa_lsp_command = [s:fake]
+  call s:mark_messages()
+  TosaStart
+  call s:check(s:wait('!empty(filter(s:messages(), "v:val =~# \"code 127\""))', 5000)
+        \ && get(s:messages(), 0, '') ==# "tosa-lsp: cannot start: libMLIR.so.22.1 is missing (install Debian's libmlir-22: sudo apt-get install libmlir-22)",
+        \ 'loader error: the Debian package named first', s:messages())
+  call s:check(!empty(filter(s:messages(), 'v:val =~# "error while loading shared libraries: libMLIR.so.22.1"')),
+        \ 'loader error: its stderr line shown', s:messages())
+  let s:libs = map(['libLLVM-22.so', 'libLLVM.so.22.1', 'libmlir_c_runner_utils.so.22.1', 'libmimalloc.so.2', 'libfoo.so.1'],
+        \ 'tosa_lsp#missing_library(["x: error while loading shared libraries: " . v:val . ": cannot open shared object file: No such file or directory"])')
+  call add(s:libs, tosa_lsp#missing_library(["x: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by x)"]))
+  call add(s:libs, tosa_lsp#missing_library(['tosa-lsp: Unknown command line argument']))
+  call s:check(s:libs[0] =~# 'install libllvm22)$' && s:libs[1] =~# 'install libllvm22)$' && s:libs[2] =~# 'install libmlir-22)$'
+        \ && s:libs[3] =~# 'install libmimalloc2.0)$' && s:libs[4] =~# 'apt-file search libfoo.so.1)$'
+        \ && s:libs[5] =~# 'GLIBCXX_3.4.32 not found.*install libstdc++6)$' && s:libs[6] ==# '',
+        \ 'loader error: the package of each library', s:libs)
+
+  " -- the server not found: how to install it, or g:tosa_lsp_command
+  call tosa_lsp#stop()
+  let g:tosa_lsp_command = [s:tmp . '/no-such-tosa-lsp']
+  call s:mark_messages()
+  TosaStart
+  call s:check(!empty(filter(s:messages(), 'v:val =~# "server not found"'))
+        \ && !empty(filter(s:messages(), 'v:val =~# "install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb .*cmake --install build"'))
+        \ && !empty(filter(s:messages(), 'v:val =~# "g:tosa_lsp_command"')),
+        \ 'not found: how to install it, or g:tosa_lsp_command', s:messages())
 catch
   call s:check(0, 'exception: ' . v:exception . ' at ' . v:throwpoint)
 endtry
