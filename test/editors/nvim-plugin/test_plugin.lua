@@ -425,6 +425,59 @@ do
   end, 20), 'big file: scrolling to line 2000 shows its hints', #hint_lines())
 end
 
+-- 12. A server that cannot start: the loader misses a library (a fake
+-- server that prints the loader's error and exits 127): the Debian package
+-- first, then the error; not found: how to install it.
+do
+  tosa.stop()
+  vim.wait(2000, function() return tosa.client() == nil end, 20)
+  local function messages_since(mark)
+    return vim.list_slice(vim.split(vim.fn.execute('messages'), '\n', { trimempty = true }), mark + 1)
+  end
+  local function find(ms, text)
+    for _, m in ipairs(ms) do if m:find(text, 1, true) then return true end end
+    return false
+  end
+  local fake = tmpdir .. '/fake-tosa-lsp'
+  vim.fn.writefile({ '#!/bin/sh', 'echo "$0: error while loading shared libraries: libMLIR.so.22.1: '
+    .. 'cannot open shared object file: No such file or directory" >&2', 'exit 127' }, fake)
+  vim.fn.setfperm(fake, 'rwxr-xr-x')
+  tosa.config.cmd = { fake }
+  local mark = #messages_since(0)
+  vim.cmd('TosaRestart')
+  local ms
+  check(vim.wait(5000, function() ms = messages_since(mark) return find(ms, 'code 127') end, 20)
+    and ms[1] == "tosa-lsp: cannot start: libMLIR.so.22.1 is missing (install Debian's libmlir-22: sudo apt-get install libmlir-22)",
+    'loader error: the Debian package named first', ms)
+  check(find(ms, 'error while loading shared libraries: libMLIR.so.22.1'), 'loader error: its stderr line shown', ms)
+  -- Another buffer (here: the same one) attached: no new start, no second message.
+  local again = tosa.attach(bufnr)
+  vim.wait(500)
+  check(not again and tosa.client() == nil and #vim.tbl_filter(function(m) return m:find('code 127', 1, true) ~= nil end,
+    messages_since(mark)) == 1, 'loader error: said once, not started again before :TosaRestart', messages_since(mark))
+  local function lib(l)
+    return tosa.missing_library('x: error while loading shared libraries: ' .. l
+      .. ': cannot open shared object file: No such file or directory') or ''
+  end
+  local libs = { lib('libLLVM-22.so'), lib('libLLVM.so.22.1'), lib('libmlir_c_runner_utils.so.22.1'),
+    lib('libmimalloc.so.2'), lib('libfoo.so.1'),
+    tosa.missing_library("x: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by x)") or '',
+    tosa.missing_library('tosa-lsp: Unknown command line argument') }
+  check(libs[1]:find('install libllvm22%)$') and libs[2]:find('install libllvm22%)$') and libs[3]:find('install libmlir%-22%)$')
+    and libs[4]:find('install libmimalloc2.0%)$') and libs[5]:find('apt%-file search libfoo.so.1%)$')
+    and libs[6]:find('GLIBCXX_3.4.32 not found.*install libstdc%+%+6%)$') and libs[7] == nil,
+    'loader error: the package of each library', libs)
+
+  tosa.config.cmd = { tmpdir .. '/no-such-tosa-lsp' }
+  mark = #messages_since(0)
+  notes = {}
+  vim.cmd('TosaRestart')
+  ms = messages_since(mark)
+  check(find(ms, 'server not found') and find(ms, 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb')
+    and find(ms, 'cmake --install build') and find(ms, 'setup{ cmd = {') and #notes == 0,
+    'not found: how to install it, or setup{ cmd = ... }; nothing else', { ms, notes })
+end
+
 tosa.stop()
 vim.wait(2000, function() return tosa.client() == nil end, 20)
 vim.fn.delete(tmpdir, 'rf')

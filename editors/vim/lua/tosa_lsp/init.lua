@@ -963,9 +963,70 @@ local function wrap_code_actions(client)
   end
 end
 
+local install_hint = 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the build directory), '
+  .. 'or cmake --install build, then it is on PATH'
+
+--- The Debian package of a library the loader did not find (text: the
+--- server's stderr): 'cannot start: libMLIR.so.22.1 is missing (install
+--- ...)', or nil when the text holds no loader error.
+function M.missing_library(text)
+  local lib = text:match('error while loading shared libraries: (%S+): cannot open shared object file')
+  local old = text:match("(GLIBCXX_[%d.]+)' not found")
+  if not lib and not old then return nil end
+  if not lib or lib:find('^libstdc%+%+%.so%.6') then
+    local what = lib and (lib .. ' is missing') or ('libstdc++.so.6 is too old (' .. old .. ' not found)')
+    return 'cannot start: ' .. what .. ' (install a newer libstdc++6: sudo apt-get install libstdc++6)'
+  end
+  for _, m in ipairs({ { '^libMLIR%.so%.22', 'libmlir-22' }, { '^libmlir_.*%.so%.22', 'libmlir-22' },
+      { '^libLLVM%.so%.22', 'libllvm22' }, { '^libLLVM%-22%.so', 'libllvm22' },
+      { '^libmimalloc%.so%.2', 'libmimalloc2.0' } }) do
+    if lib:find(m[1]) then
+      return 'cannot start: ' .. lib .. " is missing (install Debian's " .. m[2] .. ': sudo apt-get install ' .. m[2] .. ')'
+    end
+  end
+  return 'cannot start: ' .. lib .. ' is missing (find its Debian package: apt-file search ' .. lib .. ')'
+end
+
+-- The server exited before it initialized. Neovim 0.7 writes its stderr
+-- to lsp.log only: `cmd[1] --version` is run once (in the background; a
+-- loader error is the same whatever the arguments) and its output shown,
+-- with the package of a missing library first.
+local function report_start_failure(cmd, code)
+  local why = 'the server exited with code ' .. code .. ' while starting'
+  local out, done = {}, false
+  local function report(rc)
+    if done then return end
+    done = true
+    local lines = vim.tbl_filter(function(l) return l:find('%S') ~= nil end, out)
+    local text
+    if rc ~= 0 and #lines > 0 then
+      local lib = M.missing_library(table.concat(lines, '\n'))
+      text = (lib and lib .. '\n' or '') .. why .. '; ' .. cmd[1] .. ' --version says:\n'
+        .. table.concat(vim.list_slice(lines, math.max(1, #lines - 4)), '\n')
+    else
+      text = why .. ' (its stderr is in ' .. vim.lsp.get_log_path() .. ')'
+    end
+    M.error_fit(text .. '\n:TosaRestart starts it again')
+  end
+  local function collect(_, data) vim.list_extend(out, data) end
+  local job = vim.fn.jobstart({ cmd[1], '--version' }, { stdout_buffered = true, stderr_buffered = true,
+    on_stdout = collect, on_stderr = collect, on_exit = function(_, rc) report(rc) end })
+  if job <= 0 then return report(0) end
+  vim.defer_fn(function() if not done then vim.fn.jobstop(job) report(0) end end, 3000)
+end
+
 function M.start()
   if M.client() then return M.client_id end
+  -- Said once; attaching stays quiet until :TosaRestart.
+  if M.failed then return nil end
   local cfg = M.config
+  if vim.fn.executable(cfg.cmd[1]) ~= 1 then
+    M.failed = 'server not found: ' .. cfg.cmd[1] .. ' is not executable or not on $PATH'
+    M.error_fit(M.failed .. '\n' .. install_hint
+      .. "\nor setup{ cmd = { '/path/to/build/bin/tosa-lsp' } }; then :TosaRestart")
+    return nil
+  end
+  local ready = false
   M.client_id = vim.lsp.start_client({
     name = cfg.name,
     cmd = cfg.cmd,
@@ -976,6 +1037,7 @@ function M.start()
     capabilities = cfg.capabilities,
     handlers = handlers(),
     on_init = function(client)
+      ready = true
       wrap_code_actions(client)
       if cfg.settings and next(cfg.settings) then
         client.notify('workspace/didChangeConfiguration', { settings = cfg.settings })
@@ -990,6 +1052,10 @@ function M.start()
       if client_id == nil or M.client_id == client_id then
         M.client_id = nil
         M.compiling = nil
+        if code ~= 0 and not ready then
+          M.failed = 'exited while starting'
+          vim.schedule(function() report_start_failure(cfg.cmd, code) end)
+        end
         -- Its inlay hints cannot be updated any more (the built-in client
         -- clears its diagnostics itself).
         vim.schedule(function()
@@ -1049,7 +1115,10 @@ function M.attach(bufnr)
   -- An unnamed buffer has no URI (it would be sent as `file://`).
   if api.nvim_buf_get_name(bufnr) == '' then return false end
   local id = M.start()
-  if not id then notify('cannot start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR) return false end
+  if not id then
+    if not M.failed then notify('cannot start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR) end
+    return false
+  end
   if hints_enabled[bufnr] == nil then hints_enabled[bufnr] = M.config.inlay_hints end
   return vim.lsp.buf_attach_client(bufnr, id)
 end
@@ -1094,11 +1163,13 @@ function M.restart()
   if c then c.stop(true) end
   M.client_id = nil
   M.compiling = nil
+  M.failed = nil
   local function start_all()
     local n = 0
     for _, b in ipairs(source_buffers()) do
       if M.attach(b) then n = n + 1 end
     end
+    if M.failed then return end
     notify(n > 0 and ('restarted (' .. n .. (n == 1 and ' buffer)' or ' buffers)')) or 'restarted: no mlir buffer to attach')
   end
   if not c then return start_all() end
@@ -1145,6 +1216,7 @@ end
 
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  M.failed = nil
   if vim.filetype and vim.filetype.add then
     vim.filetype.add({ extension = { mlir = 'mlir' } })
   end
