@@ -140,9 +140,13 @@ export function findServer(setting: string | undefined, env: DiscoveryEnv,
   return {
     ok: false, tried,
     message: 'Cannot find the tosa-lsp server: set tosaLsp.serverPath, put tosa-lsp on PATH, ' +
-      'or place it in the extension\'s server/ folder.',
+      'or place it in the extension\'s server/ folder. ' + INSTALL_HINT,
   };
 }
+
+/** How to get the server onto PATH (issue 45: a bad install says what to install). */
+export const INSTALL_HINT = 'Install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the ' +
+  'build directory), or cmake --install build; then it is on PATH.';
 
 /** A DiscoveryEnv on the real file system (still no `vscode` import). */
 export function nodeEnv(extensionPath: string, workspaceFolder?: string): DiscoveryEnv {

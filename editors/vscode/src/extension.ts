@@ -27,7 +27,7 @@ import {
   reviewOfAction, reviewPrompt, staleMessage,
 } from './review';
 import {
-  compileFailureReason, compileScopes, hasSections, LogLevel, openSettingCommand, parseLogLine, pickEntries,
+  compileFailureReason, compileScopes, hasSections, LogLevel, missingLibraryHint, openSettingCommand, parseLogLine, pickEntries,
   progressStep, ServerState, statusItem,
 } from './ui';
 
@@ -58,11 +58,17 @@ function setStatus(state: ServerState, detail?: string): void {
   status.show();
 }
 
+/** The server's last stderr lines: why it did not start, when it did not. */
+let recentStderr: string[] = [];
+
 /** The server's stderr, at the level its logger gave each line (see parseLogLine). */
 function pipeServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
   let level: LogLevel = 'info';
   readline.createInterface({ input, crlfDelay: Infinity, terminal: false })
     .on('line', line => {
+      recentStderr.push(line);
+      if (recentStderr.length > 20)
+        recentStderr.shift();
       const l = parseLogLine(line, level);
       level = l.level;
       channel[l.level](l.text);
@@ -115,6 +121,7 @@ async function startClient(): Promise<void> {
   output.appendLine(`Using ${found.path} (${found.source === 'setting' ? 'tosaLsp.serverPath' : found.source === 'path' ? 'PATH' : 'bundled with the extension'})`);
   const args = c.get<string[]>('serverArgs') ?? [];
   const serverOptions: ServerOptions = { command: found.path, args, options: { cwd: workspaceFolder() } };
+  recentStderr = [];
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'mlir' }, { scheme: 'untitled', language: 'mlir' }],
     initializationOptions: serverSettings(),
@@ -178,10 +185,30 @@ async function startClient(): Promise<void> {
   };
   client = new LanguageClient('tosaLsp', 'TOSA LSP', serverOptions, clientOptions);
   const started = client;
+  let ran = false;
+  let reported = false;
+  // A server that never starts (e.g. the loader misses libMLIR): once, with
+  // what to install when its stderr says so.
+  const reportStartFailure = async (e?: unknown) => {
+    if (reported || ran)
+      return;
+    reported = true;
+    setStatus('error', `${found.path} failed to start`);
+    // The loader's message may still be on its way from the pipe.
+    await new Promise(resolve => setTimeout(resolve, 300));
+    const hint = missingLibraryHint(recentStderr.join('\n'));
+    const why = recentStderr.find(l => /error while loading shared libraries|GLIBCXX/.test(l));
+    const msg = hint ? `${hint}. ${why ?? ''}`.trim() : `tosa-lsp failed to start${e ? `: ${e}` : ' (see the output)'}`;
+    output.appendLine(msg);
+    void vscode.window.showErrorMessage(msg, 'Show Output').then(c => c && output.show());
+  };
   client.onDidChangeState(e => {
     if (client !== started)
       return; // a replaced client's last words
+    if (e.newState === State.Stopped && !ran)
+      void reportStartFailure();
     if (e.newState === State.Running) {
+      ran = true;
       setStatus('running', found.path);
       preview.refreshAll();
     } else {
@@ -193,10 +220,8 @@ async function startClient(): Promise<void> {
     await client.start();
     timing('started', {});
   } catch (e) {
-    setStatus('error', `${found.path} failed to start`);
     output.appendLine(`Failed to start ${found.path}: ${e}`);
-    void vscode.window.showErrorMessage(`tosa-lsp failed to start: ${e}`, 'Show Output')
-      .then(c => c && output.show());
+    await reportStartFailure(e);
   }
 }
 

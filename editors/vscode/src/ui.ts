@@ -106,3 +106,31 @@ export function openSettingCommand(remoteName: string | undefined, key: string):
     ? { command: 'workbench.action.openRemoteSettings', args: { query: key } }
     : { command: 'workbench.action.openGlobalSettings', args: { query: key } };
 }
+
+/** Libraries the server links, and the Debian package that has each. */
+const LIBRARY_PACKAGES: [RegExp, string][] = [
+  [/^libMLIR\.so\.22/, 'libmlir-22'],
+  [/^libmlir_.*\.so\.22/, 'libmlir-22'],
+  [/^libLLVM(\.so\.22|-22\.so)/, 'libllvm22'],
+  [/^libmimalloc\.so\.2/, 'libmimalloc2.0'],
+  [/^libstdc\+\+\.so\.6/, 'libstdc++6'],
+];
+
+/**
+ * What to install when the server exits before it starts because the
+ * dynamic loader misses a library (its stderr: "error while loading shared
+ * libraries: libMLIR.so.22.1: cannot open shared object file"), or
+ * undefined when the stderr shows no such failure.
+ */
+export function missingLibraryHint(stderr: string): string | undefined {
+  if (/GLIBCXX_[0-9.]+' not found/.test(stderr))
+    return 'tosa-lsp cannot start: its C++ runtime is too old (install a newer libstdc++6: sudo apt-get install libstdc++6)';
+  const m = /error while loading shared libraries: (\S+?):? cannot open shared object file/.exec(stderr);
+  if (!m)
+    return undefined;
+  const lib = m[1];
+  const pkg = LIBRARY_PACKAGES.find(([re]) => re.test(lib))?.[1];
+  return pkg
+    ? `tosa-lsp cannot start: ${lib} is missing (install Debian's ${pkg}: sudo apt-get install ${pkg})`
+    : `tosa-lsp cannot start: ${lib} is missing (find its package: apt-file search ${lib})`;
+}

@@ -90,6 +90,7 @@ test('nothing found: clear message and the list of tried paths', () => {
   assert.equal(r.ok, false);
   if (!r.ok) {
     assert.match(r.message, /Cannot find the tosa-lsp server/);
+    assert.match(r.message, /Install it: sudo apt install .\/tosa-lsp_0\.1\.0_amd64\.deb .*cmake --install build/);
     assert.deepEqual(r.tried, ['/usr/local/bin/tosa-lsp', '/usr/bin/tosa-lsp', '/ext/server/tosa-lsp']);
   }
 });

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { configChangeAction } from '../settings';
 import {
-  compileFailureReason, compileScopes, hasSections, openSettingCommand, parseLogLine, pickEntries, progressStep,
-  statusItem,
+  compileFailureReason, compileScopes, hasSections, missingLibraryHint, openSettingCommand, parseLogLine, pickEntries,
+  progressStep, statusItem,
 } from '../ui';
 
 const root = path.join(__dirname, '..', '..');
@@ -88,4 +88,18 @@ test('language configuration: `->` is not a bracket', () => {
   for (const [open, close] of pairs)
     assert.ok(!'->'.includes(open) && !'->'.includes(close), `${open}${close} would make "->" a bracket`);
   assert.deepEqual(conf.brackets, [['{', '}'], ['[', ']'], ['(', ')']]);
+});
+
+test('a server the loader cannot start: the message names the Debian package', () => {
+  const err = (lib: string) => `/usr/bin/tosa-lsp: error while loading shared libraries: ${lib}: cannot open shared object file: No such file or directory`;
+  assert.equal(missingLibraryHint(err('libMLIR.so.22.1')),
+    "tosa-lsp cannot start: libMLIR.so.22.1 is missing (install Debian's libmlir-22: sudo apt-get install libmlir-22)");
+  assert.match(missingLibraryHint(err('libmlir_c_runner_utils.so.22.1'))!, /libmlir-22/);
+  assert.match(missingLibraryHint(err('libLLVM.so.22.1'))!, /install Debian's libllvm22/);
+  assert.match(missingLibraryHint(err('libLLVM-22.so'))!, /libllvm22/);
+  assert.match(missingLibraryHint(err('libmimalloc.so.2'))!, /libmimalloc2\.0/);
+  assert.match(missingLibraryHint(err('libfoo.so.1'))!, /libfoo\.so\.1 is missing \(find its package: apt-file search libfoo\.so\.1\)/);
+  assert.match(missingLibraryHint("tosa-lsp: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found")!,
+    /newer libstdc\+\+6/);
+  assert.equal(missingLibraryHint('E[12:00:00.000] some other failure'), undefined);
 });
