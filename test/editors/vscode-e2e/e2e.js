@@ -263,22 +263,34 @@ async function reviewSteps(page, goTo) {
   await goTo(1, 1);
   await page.keyboard.type('// ', { delay: 20 });
   await sleep(300);
-  await clickToastButton(page, 'Refine all shapes in @transpose_negate', 'Apply');
+  // Back to the review's tab (its left side shows the edit) and Apply from
+  // its title bar (the notification may have timed out by now).
+  for (const t of await page.$$('.tabs-container .tab')) {
+    if ((await t.evaluate(e => e.textContent)).includes('(review)')) { await t.click(); break; }
+  }
+  const titleApply = '.editor-actions .action-label[aria-label^="Apply Reviewed Rewrite"]';
+  const applyButton = await poll(page, sel => {
+    const a = document.querySelector(sel);
+    return a && a.offsetParent !== null && reviewDiff() ? true : null;
+  }, titleApply, 10000);
+  check(applyButton, 'the review diff has an Apply button in its title bar');
+  if (applyButton) await page.click(titleApply);
   const stale = await poll(page, toastWith, 'changed since', 10000);
   check(stale && stale.includes('nothing applied'), 'Apply after an edit of the source: refused with a message', stale);
   const still = await page.evaluate(activeText);
   check(still && still.some(l => l.includes('tosa.transpose') && l.includes('-> tensor<?x?xf32>')),
     'the source keeps its text (the stale rewrite is not applied)', JSON.stringify(still));
-  // Again on the current text; Apply from the diff's title bar this time.
+  // Again on the current text; Apply from the title bar again (the first
+  // review's notification may still be up: its Apply would say "closed").
   await goTo(tline, 5);
   check(await runCommand(page, 'TOSA: Refine All Shapes in Function'), 'palette: refine again');
   rdiff = await poll(page, () => { const d = reviewDiff(); return d && d.includes('tensor<3x2xf32>') ? d : null; }, null, 15000);
-  const applyButton = await poll(page, () => {
-    const a = document.querySelector('.editor-actions .action-label[aria-label^="Apply Reviewed Rewrite"]');
+  const again = await poll(page, sel => {
+    const a = document.querySelector(sel);
     return a && a.offsetParent !== null ? true : null;
-  }, null, 5000);
-  check(rdiff && applyButton, 'the review diff has an Apply button in its title bar');
-  if (applyButton) await page.click('.editor-actions .action-label[aria-label^="Apply Reviewed Rewrite"]');
+  }, titleApply, 5000);
+  check(rdiff && again, 'the new review: diff with tensor<3x2xf32>, Apply in its title bar');
+  if (again) await page.click(titleApply);
   const refined = await poll(page, () => {
     const t = activeText();
     if (!t || document.querySelector('.tabs-container .tab.active')?.textContent.includes('review')) return null;
