@@ -1341,7 +1341,11 @@ def s:PlaceHints(bufnr: number, hints: list<any>, range: list<number>, tw: numbe
   var by_line: dict<list<dict<any>>> = {}
   var lnums: list<number> = []
   for h in hints
-    var lab: string = type(h.label) == v:t_list ? join(mapnew(h.label, (_, v) => v.value), '') : h.label
+    # Only what a hint must have (a malformed entry once raised E716 here).
+    if type(h) != v:t_dict || !has_key(h, 'label') || !has_key(h, 'position')
+      continue
+    endif
+    var lab: string = type(h.label) == v:t_list ? join(mapnew(h.label, (_, v) => get(v, 'value', '')), '') : h.label
     var lnum: number = h.position.line + 1
     if lnum > n
       continue
