@@ -8,6 +8,7 @@
 #include "MLIRShared.h"
 #include "Migrate.h"
 #include "TaskThread.h"
+#include "TextScan.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -179,8 +180,8 @@ std::optional<size_t> findExcessiveNesting(std::string_view text,
       continue;
     }
     if (c == '/') {
-      if (i + 1 < n && text[i + 1] == '/') {
-        i = text.find('\n', i);
+      if (detail::commentAt(text, i)) {
+        i = detail::commentEnd(text, i);
         if (i == std::string_view::npos)
           break;
       }

@@ -5,6 +5,7 @@
 #include "LineIndex.h"
 #include "Migrate.h"
 #include "Query.h"
+#include "TextScan.h"
 
 #include <algorithm>
 #include <map>
@@ -73,10 +74,8 @@ size_t lastTopLevelColon(const std::string &s, size_t b, size_t e) {
   size_t found = std::string::npos;
   for (size_t i = b; i < e; ++i) {
     char c = s[i];
-    if (c == '"') {
-      for (++i; i < e && s[i] != '"'; ++i)
-        if (s[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(std::string_view(s).substr(0, e), i);
       continue;
     }
     int step = bracketStep(s, i, e);

@@ -1,6 +1,7 @@
 //===- FunctionSplit.cpp - cut a one-function section in two --------------===//
 
 #include "FunctionSplit.h"
+#include "TextScan.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -13,31 +14,6 @@
 namespace tosa_lsp::detail {
 
 const char kCutTerminator[] = "tosa_lsp.cut";
-
-/// Whether the character at `p[at]` is escaped: an odd run of
-/// backslashes, none before `p[from]`, ends right before it.
-static bool escapedAt(const char *p, size_t at, size_t from) {
-  size_t k = at;
-  while (k > from && p[k - 1] == '\\')
-    --k;
-  return (at - k) % 2 == 1;
-}
-
-size_t stringEnd(std::string_view t, size_t open) {
-  const char *p = t.data();
-  const size_t n = t.size(), from = open + 1;
-  auto escaped = [&](size_t at) { return escapedAt(p, at, from); };
-  for (size_t k = from; k < n;) {
-    const void *quote = std::memchr(p + k, '"', n - k);
-    size_t end = quote ? static_cast<const char *>(quote) - p : n;
-    const void *nl = std::memchr(p + k, '\n', end - k);
-    size_t stop = nl ? static_cast<const char *>(nl) - p : end;
-    if (stop == n || !escaped(stop))
-      return stop;
-    k = stop + 1;
-  }
-  return n;
-}
 
 namespace {
 
@@ -130,19 +106,13 @@ private:
 
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-/// After the string literal that starts at `i` (MLIR's do not span lines).
-size_t skipString(std::string_view t, size_t i) {
-  size_t end = stringEnd(t, i);
-  return end < t.size() && t[end] == '"' ? end + 1 : end;
-}
-
 /// After blanks, line breaks and `//` comments.
 size_t skipTrivia(std::string_view t, size_t i) {
   while (i < t.size()) {
     if (std::isspace(static_cast<unsigned char>(t[i]))) {
       ++i;
-    } else if (t.substr(i, 2) == "//") {
-      i = t.find('\n', i);
+    } else if (commentAt(t, i)) {
+      i = commentEnd(t, i);
       if (i == npos)
         return t.size();
     } else {
@@ -345,8 +315,8 @@ size_t statementEnd(std::string_view t, size_t i, size_t limit) {
     char c = t[i];
     if (c == '"') {
       i = skipString(t, i) - 1;
-    } else if (c == '/' && i + 1 < limit && t[i + 1] == '/') {
-      i = t.find('\n', i);
+    } else if (c == '/' && i + 1 < limit && commentAt(t, i)) {
+      i = commentEnd(t, i);
       if (i == npos || i >= limit)
         return limit;
       --i; // the line break itself is looked at next
@@ -637,10 +607,8 @@ size_t lastArrowForwards(llvm::StringRef scope) {
     char c = p[i];
     if (!interesting[static_cast<unsigned char>(c)])
       continue;
-    if (c == '"') { // skip strings (attribute values)
-      for (++i; i < n && p[i] != '"'; ++i)
-        if (p[i] == '\\')
-          ++i;
+    if (c == '"') { // skip strings (attribute values; the op parsed)
+      i = stringEnd(std::string_view(p, n), i);
       continue;
     }
     if (c == '-') {

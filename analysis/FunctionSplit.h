@@ -74,13 +74,6 @@ std::string firstPartSuffix(std::string_view section, const FunctionCut &cut);
 /// The stand-in terminator's name, `tosa_lsp.cut`.
 extern const char kCutTerminator[];
 
-/// The quote closing the string literal whose opening quote is at `open`,
-/// or the line break where it ends unclosed (MLIR's do not span lines), or
-/// `t.size()`: the first after `open` that no odd run of backslashes
-/// escapes. Found with memchr: a model's weights are `dense<"0x...">`
-/// literals of megabytes, which byte loops took ~10 ms each to cross.
-size_t stringEnd(std::string_view t, size_t open);
-
 /// The offset in [b, e] of `t` before which `fraction` of the work of
 /// parsing and analysing [b, e) lies: bytes, except that a model's weights
 /// (long lines of `dense<"0x...">` literals, which MLIR reads ~16x faster

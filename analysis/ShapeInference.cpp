@@ -19,6 +19,7 @@
 #include "LineIndex.h"
 #include "MLIRShared.h"
 #include "TaskThread.h"
+#include "TextScan.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -189,10 +190,8 @@ bool trailingTypeItems(llvm::StringRef scope, Items &operands) {
   size_t colon = llvm::StringRef::npos;
   for (size_t i = 0; i < scope.size(); ++i) {
     char c = scope[i];
-    if (c == '"') {
-      for (++i; i < scope.size() && scope[i] != '"'; ++i)
-        if (scope[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(scope, i);
       continue;
     }
     if (c == '-' && i + 1 < scope.size() && scope[i + 1] == '>')
