@@ -320,9 +320,11 @@ public:
   AnalysisCache(AnalysisCache &&);
   AnalysisCache &operator=(AnalysisCache &&);
 
+  /// What is remembered (AnalyzerImpl.h, private to analysis/).
+  struct Impl;
+
 private:
   friend class Analyzer;
-  struct Impl;
   std::unique_ptr<Impl> impl;
 };
 
@@ -390,8 +392,10 @@ public:
   /// it).
   void releaseIdleMemory(bool forgetAll = false);
 
-private:
+  /// The pipeline's state (AnalyzerImpl.h, private to analysis/).
   struct Impl;
+
+private:
   std::unique_ptr<Impl> impl;
 };
 
