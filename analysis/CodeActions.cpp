@@ -5,6 +5,7 @@
 #include "LineIndex.h"
 #include "Migrate.h"
 #include "Query.h"
+#include "TextScan.h"
 
 #include <algorithm>
 #include <map>
@@ -73,10 +74,8 @@ size_t lastTopLevelColon(const std::string &s, size_t b, size_t e) {
   size_t found = std::string::npos;
   for (size_t i = b; i < e; ++i) {
     char c = s[i];
-    if (c == '"') {
-      for (++i; i < e && s[i] != '"'; ++i)
-        if (s[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(std::string_view(s).substr(0, e), i);
       continue;
     }
     int step = bracketStep(s, i, e);
@@ -570,35 +569,6 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
         out.push_back(std::move(*f));
   }
   migrationFixes(index, fa, text, out);
-  return out;
-}
-
-std::string applyEdits(const std::string &text,
-                       const std::vector<TextEditData> &edits) {
-  LineIndex off(text);
-  std::vector<std::pair<std::pair<size_t, size_t>, const std::string *>> spans;
-  for (const TextEditData &e : edits) {
-    auto b = off.offset(e.range.begin), en = off.offset(e.range.end);
-    if (!b || !en)
-      continue;
-    spans.push_back({{*b, *en}, &e.newText});
-  }
-  // One forward pass (a migration has an edit per op of a model: replacing
-  // in place would move the file's tail once per edit).
-  std::stable_sort(
-      spans.begin(), spans.end(),
-      [](const auto &x, const auto &y) { return x.first < y.first; });
-  std::string out;
-  out.reserve(text.size());
-  size_t at = 0;
-  for (const auto &[r, t] : spans) {
-    if (r.first < at)
-      continue; // Overlaps the previous edit.
-    out.append(text, at, r.first - at);
-    out += *t;
-    at = r.second;
-  }
-  out.append(text, at, std::string::npos);
   return out;
 }
 

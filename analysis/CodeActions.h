@@ -12,13 +12,9 @@
 
 #include "Analysis.h"
 #include "Config.h"
+#include "TextEdit.h"
 
 namespace tosa_lsp {
-
-struct TextEditData {
-  Range range; // end exclusive; begin == end inserts
-  std::string newText;
-};
 
 struct FixData {
   enum Kind {
@@ -49,10 +45,6 @@ struct FixData {
 /// (Migrate.h), one by one and, last, the whole file at once.
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text);
-
-/// Applies edits (non-overlapping, any order) to `text`.
-std::string applyEdits(const std::string &text,
-                       const std::vector<TextEditData> &edits);
 
 /// Whether the edited file, re-analysed, has fewer errors in the fixed
 /// section (the same number for refinements) and still parses. Only the

@@ -1,7 +1,9 @@
-//===- FunctionSplit.cpp - cut a one-function section in two --------------===//
+//===- FunctionSplit.cpp - where a section can be cut, from its text ------===//
 
 #include "FunctionSplit.h"
+#include "TextScan.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -13,31 +15,6 @@
 namespace tosa_lsp::detail {
 
 const char kCutTerminator[] = "tosa_lsp.cut";
-
-/// Whether the character at `p[at]` is escaped: an odd run of
-/// backslashes, none before `p[from]`, ends right before it.
-static bool escapedAt(const char *p, size_t at, size_t from) {
-  size_t k = at;
-  while (k > from && p[k - 1] == '\\')
-    --k;
-  return (at - k) % 2 == 1;
-}
-
-size_t stringEnd(std::string_view t, size_t open) {
-  const char *p = t.data();
-  const size_t n = t.size(), from = open + 1;
-  auto escaped = [&](size_t at) { return escapedAt(p, at, from); };
-  for (size_t k = from; k < n;) {
-    const void *quote = std::memchr(p + k, '"', n - k);
-    size_t end = quote ? static_cast<const char *>(quote) - p : n;
-    const void *nl = std::memchr(p + k, '\n', end - k);
-    size_t stop = nl ? static_cast<const char *>(nl) - p : end;
-    if (stop == n || !escaped(stop))
-      return stop;
-    k = stop + 1;
-  }
-  return n;
-}
 
 namespace {
 
@@ -130,19 +107,13 @@ private:
 
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-/// After the string literal that starts at `i` (MLIR's do not span lines).
-size_t skipString(std::string_view t, size_t i) {
-  size_t end = stringEnd(t, i);
-  return end < t.size() && t[end] == '"' ? end + 1 : end;
-}
-
 /// After blanks, line breaks and `//` comments.
 size_t skipTrivia(std::string_view t, size_t i) {
   while (i < t.size()) {
     if (std::isspace(static_cast<unsigned char>(t[i]))) {
       ++i;
-    } else if (t.substr(i, 2) == "//") {
-      i = t.find('\n', i);
+    } else if (commentAt(t, i)) {
+      i = commentEnd(t, i);
       if (i == npos)
         return t.size();
     } else {
@@ -345,8 +316,8 @@ size_t statementEnd(std::string_view t, size_t i, size_t limit) {
     char c = t[i];
     if (c == '"') {
       i = skipString(t, i) - 1;
-    } else if (c == '/' && i + 1 < limit && t[i + 1] == '/') {
-      i = t.find('\n', i);
+    } else if (c == '/' && i + 1 < limit && commentAt(t, i)) {
+      i = commentEnd(t, i);
       if (i == npos || i >= limit)
         return limit;
       --i; // the line break itself is looked at next
@@ -637,10 +608,8 @@ size_t lastArrowForwards(llvm::StringRef scope) {
     char c = p[i];
     if (!interesting[static_cast<unsigned char>(c)])
       continue;
-    if (c == '"') { // skip strings (attribute values)
-      for (++i; i < n && p[i] != '"'; ++i)
-        if (p[i] == '\\')
-          ++i;
+    if (c == '"') { // skip strings (attribute values; the op parsed)
+      i = stringEnd(std::string_view(p, n), i);
       continue;
     }
     if (c == '-') {
@@ -747,6 +716,118 @@ size_t typeEnd(llvm::StringRef text, size_t b) {
       break;
   }
   return e;
+}
+
+std::optional<std::vector<SymbolRef>> symbolRefsIn(std::string_view text) {
+  std::vector<SymbolRef> out;
+  for (size_t i = text.find('@'); i != std::string_view::npos;
+       i = text.find('@', i + 1)) {
+    size_t b = i + 1, e = b;
+    if (b < text.size() && text[b] == '"') {
+      e = text.find('"', b + 1);
+      if (e == std::string_view::npos)
+        break;
+      out.push_back({i, text.substr(b + 1, e - b - 1)});
+      ++e;
+    } else {
+      while (e < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[e])) ||
+              text[e] == '_' || text[e] == '$' || text[e] == '.' ||
+              text[e] == '-'))
+        ++e;
+      if (e == b)
+        continue;
+      out.push_back({i, text.substr(b, e - b)});
+    }
+    if (text.substr(e, 2) == "::")
+      return std::nullopt;
+  }
+  return out;
+}
+
+namespace {
+
+/// Where the range [begin, end) of a section's text can be cut into two
+/// halves that parse and verify alone exactly as they do together: the
+/// start of the top-level op nearest the middle of its work (workTarget),
+/// after a `}` closing the op before it at column 0, with no symbol named
+/// on both sides (calls, duplicates). `refs` are the range's symbol references.
+/// A wrong guess (a cut inside an op) fails to parse and the caller analyses
+/// the section whole.
+std::optional<size_t> splitPoint(std::string_view text, size_t begin,
+                                 size_t end, llvm::ArrayRef<SymbolRef> refs) {
+  size_t cut = std::string_view::npos;
+  for (size_t at =
+           text.find("\n}\n", detail::workTarget(text, begin, end, 0.5));
+       at != std::string_view::npos && at + 3 <= end;
+       at = text.find("\n}\n", at + 1)) {
+    size_t next = text.find_first_not_of(" \t\r\n", at + 3);
+    if (next >= end)
+      return std::nullopt; // The last op: nothing after it.
+    // The next op starts at column 0 (a function's `}` at column 0 inside
+    // an indented module would be followed by an indented line).
+    if (text[next - 1] == '\n' && text[next] != '}') {
+      cut = at + 3;
+      break;
+    }
+  }
+  if (cut == std::string_view::npos)
+    return std::nullopt;
+  auto second = llvm::partition_point(
+      refs, [&](const SymbolRef &r) { return r.offset < cut; });
+  llvm::ArrayRef<SymbolRef> before = refs.take_front(second - refs.begin());
+  llvm::ArrayRef<SymbolRef> after = refs.drop_front(before.size());
+  if (before.size() > after.size())
+    std::swap(before, after);
+  llvm::DenseSet<llvm::StringRef> names;
+  for (const SymbolRef &r : before)
+    names.insert(llvm::StringRef(r.name.data(), r.name.size()));
+  for (const SymbolRef &r : after)
+    if (names.contains(llvm::StringRef(r.name.data(), r.name.size())))
+      return std::nullopt;
+  return cut;
+}
+
+constexpr unsigned kMaxPartsLog2 = 3; // 8 parts
+
+} // namespace
+
+std::vector<size_t> splitPoints(std::string_view text, size_t minPart) {
+  std::vector<size_t> cuts;
+  // Aliases and dialect resources (`#a = `, `!t = `, `{-#` at a line's
+  // start) are named across any cut. `#` and `!` are rare in a model's
+  // text: finding them is faster than finding each line's start.
+  auto atLineStart = [&](char c) {
+    for (size_t i = text.find(c); i != std::string_view::npos;
+         i = text.find(c, i + 1))
+      if (i == 0 || text[i - 1] == '\n' ||
+          (c == '#' && i >= 2 && text.substr(i - 2, 2) == "{-"))
+        return true;
+    return false;
+  };
+  if (text.empty() || atLineStart('#') || atLineStart('!'))
+    return cuts;
+  std::optional<std::vector<SymbolRef>> refs = symbolRefsIn(text);
+  if (!refs)
+    return cuts;
+  auto cutRange = [&](auto &self, size_t begin, size_t end,
+                      llvm::ArrayRef<SymbolRef> inRange,
+                      unsigned depth) -> void {
+    if (depth == 0 || end - begin < 2 * minPart)
+      return;
+    std::optional<size_t> at = splitPoint(text, begin, end, inRange);
+    if (!at)
+      return;
+    size_t k =
+        llvm::partition_point(
+            inRange, [&](const SymbolRef &r) { return r.offset < *at; }) -
+        inRange.begin();
+    self(self, begin, *at, inRange.take_front(k), depth - 1);
+    cuts.push_back(*at);
+    self(self, *at, end, inRange.drop_front(k), depth - 1);
+  };
+  cutRange(cutRange, 0, text.size(), *refs, kMaxPartsLog2);
+  return cuts;
 }
 
 } // namespace tosa_lsp::detail

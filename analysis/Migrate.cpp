@@ -16,6 +16,7 @@
 #include "CrashGuard.h"
 #include "LineIndex.h"
 #include "MLIRShared.h"
+#include "TextScan.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -83,10 +84,8 @@ size_t skipBracket(std::string_view s, size_t open) {
   int depth = 0;
   for (size_t i = open; i < s.size(); ++i) {
     char c = s[i];
-    if (c == '"') {
-      for (++i; i < s.size() && s[i] != '"'; ++i)
-        if (s[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(s, i);
       continue;
     }
     if (c == '-' && i + 1 < s.size() && s[i + 1] == '>') {
@@ -217,10 +216,8 @@ const NamedAttrList &allAttrs(SectionCtx &sc, Operation *op) {
     char c = text[i];
     if (c == ':')
       break;
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(text, i);
       continue;
     }
     size_t open = c == '{' ? i
@@ -753,10 +750,8 @@ std::optional<size_t> valueKey(std::string_view text) {
   bool expectKey = false;
   for (size_t i = open; i < text.size(); ++i) {
     char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(text, i);
       continue;
     }
     if (c == '(' || c == '[' || c == '{' || c == '<') {
@@ -796,11 +791,9 @@ std::optional<size_t> valueKey(std::string_view text) {
 /// and the rewrite reads them. Only used when the text does not parse.
 std::string propertiesAsAttributes(std::string_view in) {
   std::string out(in);
+  // The text does not parse: a string left open runs on past its line.
   auto skipString = [&](size_t i) {
-    for (++i; i < in.size() && in[i] != '"'; ++i)
-      if (in[i] == '\\')
-        ++i;
-    return i;
+    return detail::stringEnd(in, i, detail::LineBreaks::Inside);
   };
   for (size_t i = 0; i + 1 < in.size(); ++i) {
     if (in[i] == '"') {
@@ -852,13 +845,11 @@ std::vector<size_t> codeOccurrences(std::string_view text,
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      i = detail::stringEnd(text, i);
       continue;
     }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
+    if (detail::commentAt(text, i)) {
+      i = detail::commentEnd(text, i);
       if (i == text.npos)
         break;
       continue;

@@ -13,7 +13,7 @@
 #define TOSA_LSP_ANALYSIS_MIGRATE_H
 
 #include "Analysis.h"
-#include "CodeActions.h"
+#include "TextEdit.h"
 
 #include <optional>
 #include <string>

@@ -19,6 +19,7 @@
 #include "LineIndex.h"
 #include "MLIRShared.h"
 #include "TaskThread.h"
+#include "TextScan.h"
 #include "Timing.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -189,10 +190,8 @@ bool trailingTypeItems(llvm::StringRef scope, Items &operands) {
   size_t colon = llvm::StringRef::npos;
   for (size_t i = 0; i < scope.size(); ++i) {
     char c = scope[i];
-    if (c == '"') {
-      for (++i; i < scope.size() && scope[i] != '"'; ++i)
-        if (scope[i] == '\\')
-          ++i;
+    if (c == '"') { // the op parsed: its strings end on their line
+      i = detail::stringEnd(scope, i);
       continue;
     }
     if (c == '-' && i + 1 < scope.size() && scope[i + 1] == '>')
@@ -247,34 +246,30 @@ struct ShapeInferrer::Impl {
                           const llvm::DenseMap<Value, Type> &declared,
                           FunctionInference &fi,
                           std::vector<TextEditData> &edits);
+  /// Infers the functions of `sec` that overlap lines [first, last] into
+  /// `out` (parsed alone, in this inferrer's context).
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
                     unsigned last, ShapeInference &out,
                     llvm::function_ref<bool()> stop, bool withRefineEdits);
+  /// One function without errors: upstream's pass on it, then its ops'
+  /// records (and the refine-all edits). False once `stopped`.
+  bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
+                     FunctionInference &fi, InferredOpWriter &writer,
+                     llvm::function_ref<bool()> stopped, bool withRefineEdits);
+  /// After a crash inside MLIR: the context is abandoned with what lives in
+  /// it, and each function asked for says so.
+  void abandonAfterCrash(std::unique_ptr<detail::ParsedSection> ps,
+                         const FileAnalysis &fa, const Section &sec,
+                         unsigned first, unsigned last,
+                         const std::string &crash, ShapeInference &out);
 };
 
-void ShapeInferrer::Impl::refineEdits(
-    const detail::ParsedSection &ps, func::FuncOp fn,
-    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi,
-    std::vector<TextEditData> &edits) {
-  auto changed = [&](Value v) {
-    auto it = declared.find(v);
-    return it != declared.end() && it->second != v.getType();
-  };
-  auto fail = [&](std::string why) {
-    edits.clear();
-    fi.refineProblem = std::move(why);
-  };
-  for (const InferredOp &op : fi.ops)
-    if (op.contradicts())
-      return fail("`" + op.name() + "` on line " +
-                  std::to_string(op.range.begin.line) +
-                  " contradicts its declared type; fix that first");
-  auto toRange = [&](const char *b, const char *e) {
-    return ps.toFileRange(
-        {llvm::SMLoc::getFromPointer(b), llvm::SMLoc::getFromPointer(e)});
-  };
-  // Every SSA name the function defines: new names must not collide.
+namespace {
+
+/// Every SSA name the function defines: new names must not collide.
+std::set<std::string> definedNames(const detail::ParsedSection &ps,
+                                   func::FuncOp fn) {
   std::set<std::string> names;
   fn.walk([&](Operation *op) {
     if (const auto *def = ps.state.getOpDef(op))
@@ -286,9 +281,32 @@ void ShapeInferrer::Impl::refineEdits(
           for (const auto &a : bd->arguments)
             names.insert(textOf(a.loc));
   });
+  return names;
+}
 
-  bool problem = false;
-  std::vector<tensor::CastOp> casts;
+Range rangeOf(const detail::ParsedSection &ps, const char *b, const char *e) {
+  return ps.toFileRange(
+      {llvm::SMLoc::getFromPointer(b), llvm::SMLoc::getFromPointer(e)});
+}
+
+/// The edits of every refined type written in the function's text (region
+/// arguments in their block headers, `(operands) -> results`, a
+/// terminator's `: types`), and the casts the pass inserted; the problem
+/// when one cannot be written.
+std::optional<std::string>
+typeEdits(const detail::ParsedSection &ps, func::FuncOp fn,
+          const llvm::DenseMap<Value, Type> &declared,
+          std::vector<tensor::CastOp> &casts,
+          std::vector<TextEditData> &edits) {
+  auto changed = [&](Value v) {
+    auto it = declared.find(v);
+    return it != declared.end() && it->second != v.getType();
+  };
+  auto toRange = [&](const char *b, const char *e) {
+    return rangeOf(ps, b, e);
+  };
+  std::optional<std::string> problem;
+  auto fail = [&](std::string why) { problem = std::move(why); };
   fn.walk([&](Operation *op) {
     if (problem)
       return;
@@ -322,7 +340,6 @@ void ShapeInferrer::Impl::refineEdits(
           unsigned k = a.getArgNumber() + (isa<tosa::IfOp>(op) ? 1 : 0);
           if (b.getNumArguments() != inputs || k >= op->getNumOperands() ||
               op->getOperand(k).getType() != a.getType()) {
-            problem = true;
             return fail("a region argument of `" +
                         op->getName().getStringRef().str() +
                         "` is refined but its type is written nowhere to "
@@ -337,7 +354,6 @@ void ShapeInferrer::Impl::refineEdits(
       return;
     const auto *def = ps.state.getOpDef(op);
     if (!def) {
-      problem = true;
       return fail("an op without a place in the text is refined");
     }
     const char *base = def->scopeLoc.Start.getPointer();
@@ -357,7 +373,6 @@ void ShapeInferrer::Impl::refineEdits(
       written = true;
     }
     if (!written) {
-      problem = true;
       return fail("the types of `" + op->getName().getStringRef().str() +
                   "` are not written as `(operands) -> results`");
     }
@@ -371,88 +386,122 @@ void ShapeInferrer::Impl::refineEdits(
         edits.push_back({toRange(base + res[k].first, base + res[k].second),
                          ps.typeName(op->getResult(k).getType())});
   });
-  if (problem)
-    return;
+  return problem;
+}
 
-  // The casts the pass inserted for users that keep the declared type.
-  for (tensor::CastOp cast : casts) {
-    Value v = cast.getSource();
-    Operation *producer = v.getDefiningOp();
-    const auto *def = producer ? ps.state.getOpDef(producer) : nullptr;
-    if (!def || def->resultGroups.empty())
-      return fail("a refined value needs a cast and its producer has no "
-                  "result name in the text");
-    // Its name: `%x`, or `%x#N` in a group (`%x:2 = ...`).
-    unsigned number = llvm::cast<OpResult>(v).getResultNumber();
-    const auto *group = &def->resultGroups.front();
-    for (const auto &g : def->resultGroups)
-      if (g.startIndex <= number)
-        group = &g;
-    unsigned groupSize = producer->getNumResults() - group->startIndex;
-    for (const auto &g : def->resultGroups)
-      if (g.startIndex > group->startIndex)
-        groupSize = std::min(groupSize, g.startIndex - group->startIndex);
-    std::string source = textOf(group->definition.loc);
-    if (groupSize > 1)
-      source += "#" + std::to_string(number - group->startIndex);
-    std::string stem = "%cast_";
-    for (char c : llvm::StringRef(source).drop_front())
-      stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-    std::string name = stem;
-    for (unsigned n = 1; names.count(name); ++n)
-      name = stem + "_" + std::to_string(n);
-    names.insert(name);
-    // After the producer, on a line of its own, indented like it.
-    const char *bufStart = ps.bufferStart;
-    const char *lineStart = def->scopeLoc.Start.getPointer();
-    while (lineStart > bufStart && lineStart[-1] != '\n')
-      --lineStart;
-    std::string indent;
-    for (const char *p = lineStart;
-         p < def->scopeLoc.Start.getPointer() && (*p == ' ' || *p == '\t'); ++p)
-      indent += *p;
-    const char *end = def->scopeLoc.End.getPointer();
-    edits.push_back({toRange(end, end), "\n" + indent + name +
-                                            " = tensor.cast " + source + " : " +
-                                            ps.typeName(v.getType()) + " to " +
-                                            ps.typeName(cast.getType())});
-    // The uses the pass moved to the cast: those inside its users' own text
-    // (not inside ops nested in them).
-    llvm::SmallPtrSet<Operation *, 4> users;
-    for (Operation *u : cast->getUsers())
-      users.insert(u);
-    for (llvm::SMRange use : group->definition.uses) {
-      // The parser records `%x` of a use `%x#1`: take the number too.
-      const char *e = use.End.getPointer();
-      if (groupSize > 1 && e < ps.bufferEnd() && *e == '#') {
+/// The cast the pass inserted after a refined value's producer, for users
+/// that keep the declared type: written after the producer with a fresh
+/// name (added to `names`), and those users' uses renamed.
+std::optional<std::string> castEdits(const detail::ParsedSection &ps,
+                                     tensor::CastOp cast,
+                                     std::set<std::string> &names,
+                                     std::vector<TextEditData> &edits) {
+  auto toRange = [&](const char *b, const char *e) {
+    return rangeOf(ps, b, e);
+  };
+  auto fail = [](std::string why) { return std::optional<std::string>(why); };
+  Value v = cast.getSource();
+  Operation *producer = v.getDefiningOp();
+  const auto *def = producer ? ps.state.getOpDef(producer) : nullptr;
+  if (!def || def->resultGroups.empty())
+    return fail("a refined value needs a cast and its producer has no "
+                "result name in the text");
+  // Its name: `%x`, or `%x#N` in a group (`%x:2 = ...`).
+  unsigned number = llvm::cast<OpResult>(v).getResultNumber();
+  const auto *group = &def->resultGroups.front();
+  for (const auto &g : def->resultGroups)
+    if (g.startIndex <= number)
+      group = &g;
+  unsigned groupSize = producer->getNumResults() - group->startIndex;
+  for (const auto &g : def->resultGroups)
+    if (g.startIndex > group->startIndex)
+      groupSize = std::min(groupSize, g.startIndex - group->startIndex);
+  std::string source = textOf(group->definition.loc);
+  if (groupSize > 1)
+    source += "#" + std::to_string(number - group->startIndex);
+  std::string stem = "%cast_";
+  for (char c : llvm::StringRef(source).drop_front())
+    stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  std::string name = stem;
+  for (unsigned n = 1; names.count(name); ++n)
+    name = stem + "_" + std::to_string(n);
+  names.insert(name);
+  // After the producer, on a line of its own, indented like it.
+  const char *bufStart = ps.bufferStart;
+  const char *lineStart = def->scopeLoc.Start.getPointer();
+  while (lineStart > bufStart && lineStart[-1] != '\n')
+    --lineStart;
+  std::string indent;
+  for (const char *p = lineStart;
+       p < def->scopeLoc.Start.getPointer() && (*p == ' ' || *p == '\t'); ++p)
+    indent += *p;
+  const char *end = def->scopeLoc.End.getPointer();
+  edits.push_back({toRange(end, end), "\n" + indent + name + " = tensor.cast " +
+                                          source + " : " +
+                                          ps.typeName(v.getType()) + " to " +
+                                          ps.typeName(cast.getType())});
+  // The uses the pass moved to the cast: those inside its users' own text
+  // (not inside ops nested in them).
+  llvm::SmallPtrSet<Operation *, 4> users;
+  for (Operation *u : cast->getUsers())
+    users.insert(u);
+  for (llvm::SMRange use : group->definition.uses) {
+    // The parser records `%x` of a use `%x#1`: take the number too.
+    const char *e = use.End.getPointer();
+    if (groupSize > 1 && e < ps.bufferEnd() && *e == '#') {
+      ++e;
+      while (e < ps.bufferEnd() && std::isdigit(static_cast<unsigned char>(*e)))
         ++e;
-        while (e < ps.bufferEnd() &&
-               std::isdigit(static_cast<unsigned char>(*e)))
-          ++e;
-        use.End = llvm::SMLoc::getFromPointer(e);
-      }
-      if (textOf(use) != source)
-        continue; // Another result of the group.
-      const char *p = use.Start.getPointer();
-      auto within = [&](Operation *op) {
-        const auto *d = ps.state.getOpDef(op);
-        return d && d->scopeLoc.Start.getPointer() <= p &&
-               p < d->scopeLoc.End.getPointer();
-      };
-      for (Operation *u : users) {
-        if (!within(u))
-          continue;
-        bool nested = false;
-        u->walk([&](Operation *inner) {
-          if (inner != u && within(inner))
-            nested = true;
-        });
-        if (!nested)
-          edits.push_back(
-              {toRange(use.Start.getPointer(), use.End.getPointer()), name});
-      }
+      use.End = llvm::SMLoc::getFromPointer(e);
+    }
+    if (textOf(use) != source)
+      continue; // Another result of the group.
+    const char *p = use.Start.getPointer();
+    auto within = [&](Operation *op) {
+      const auto *d = ps.state.getOpDef(op);
+      return d && d->scopeLoc.Start.getPointer() <= p &&
+             p < d->scopeLoc.End.getPointer();
+    };
+    for (Operation *u : users) {
+      if (!within(u))
+        continue;
+      bool nested = false;
+      u->walk([&](Operation *inner) {
+        if (inner != u && within(inner))
+          nested = true;
+      });
+      if (!nested)
+        edits.push_back(
+            {toRange(use.Start.getPointer(), use.End.getPointer()), name});
     }
   }
+  return std::nullopt;
+}
+
+} // namespace
+
+void ShapeInferrer::Impl::refineEdits(
+    const detail::ParsedSection &ps, func::FuncOp fn,
+    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi,
+    std::vector<TextEditData> &edits) {
+  auto fail = [&](std::string why) {
+    edits.clear();
+    fi.refineProblem = std::move(why);
+  };
+  for (const InferredOp &op : fi.ops)
+    if (op.contradicts())
+      return fail("`" + op.name() + "` on line " +
+                  std::to_string(op.range.begin.line) +
+                  " contradicts its declared type; fix that first");
+  std::set<std::string> names = definedNames(ps, fn);
+  std::vector<tensor::CastOp> casts;
+  if (std::optional<std::string> problem =
+          typeEdits(ps, fn, declared, casts, edits))
+    return fail(std::move(*problem));
+  // The casts the pass inserted for users that keep the declared type.
+  for (tensor::CastOp cast : casts)
+    if (std::optional<std::string> problem = castEdits(ps, cast, names, edits))
+      return fail(std::move(*problem));
 }
 
 bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
@@ -584,6 +633,399 @@ ShapeInference ShapeInferrer::infer(const std::string &text,
   return out;
 }
 
+namespace {
+
+/// The inference records of one function's ops, after the pass ran on it:
+/// `declared` holds every value's type from before. Types, op names and
+/// SSA names go into the run's pool once (`writer`).
+class OpInference {
+public:
+  OpInference(const detail::ParsedSection &ps, func::FuncOp fn,
+              const llvm::DenseMap<Value, Type> &declared,
+              InferredOpWriter &writer, MLIRContext &ctx,
+              const std::string &functionName)
+      : ps(ps), fn(fn), declared(declared), writer(writer), ctx(ctx),
+        functionId(writer.intern(functionName)) {}
+
+  InferredOp infer(Operation *op, unsigned section);
+
+private:
+  using Result = InferredOpWriter::Result;
+  /// The op's results: declared and inferred types, the shape function's
+  /// shapes and where they contradict the declared ones.
+  std::vector<Result> results(Operation *op,
+                              const std::optional<std::vector<MaybeShape>> &fn,
+                              std::vector<MaybeShape> &declaredShapes,
+                              std::vector<MaybeShape> &inferredShapes);
+  /// The shapes of the shape function with the inputs `isUnknown` names
+  /// made unknown (operands, then the `yielded` values).
+  std::optional<std::vector<MaybeShape>>
+  shapesWithUnknown(Operation *op, llvm::ArrayRef<OpOperand *> yielded,
+                    llvm::function_ref<bool(unsigned)> isUnknown);
+  /// Sources of refined dims: which inputs, made unknown, lose them.
+  void findDimSources(Operation *op, llvm::ArrayRef<OpOperand *> yielded,
+                      std::vector<Result> &results,
+                      const std::vector<MaybeShape> &declaredShapes,
+                      const std::vector<MaybeShape> &inferredShapes);
+  /// What mlir-opt reports after the pass: the op's own verifier on the
+  /// refined types (it verified as declared).
+  uint32_t rejection(Operation *op);
+  std::string nameOf(Value v) const;
+  uint32_t typeId(Type t);
+  Value unknown(Type t);
+
+  const detail::ParsedSection &ps;
+  func::FuncOp fn;
+  const llvm::DenseMap<Value, Type> &declared;
+  InferredOpWriter &writer;
+  MLIRContext &ctx;
+  uint32_t functionId;
+  llvm::DenseMap<Type, uint32_t> typeIds;
+  /// An operand made unknown: same rank, every size dynamic, and not a
+  /// constant any more (a block argument). One argument per type, for
+  /// the whole function (a block per operand of each op was a fifth of
+  /// the per-op work).
+  Block scratch;
+  llvm::DenseMap<Type, Value> unknowns;
+};
+
+std::string OpInference::nameOf(Value v) const {
+  if (auto r = dyn_cast<OpResult>(v)) {
+    const auto *d = ps.state.getOpDef(r.getOwner());
+    if (!d)
+      return "";
+    const AsmParserState::OperationDefinition::ResultGroupDefinition *group =
+        nullptr;
+    for (const auto &g : d->resultGroups)
+      if (g.startIndex <= r.getResultNumber() &&
+          (!group || g.startIndex > group->startIndex))
+        group = &g;
+    if (!group)
+      return "";
+    std::string name = textOf(group->definition.loc);
+    unsigned n = r.getResultNumber() - group->startIndex;
+    return n || r.getOwner()->getNumResults() > 1 + group->startIndex
+               ? name + "#" + std::to_string(n)
+               : name;
+  }
+  auto a = cast<BlockArgument>(v);
+  const auto *bd = ps.state.getBlockDef(a.getOwner());
+  if (!bd || a.getArgNumber() >= bd->arguments.size())
+    return "";
+  return textOf(bd->arguments[a.getArgNumber()].loc);
+}
+
+uint32_t OpInference::typeId(Type t) {
+  auto [it, added] = typeIds.try_emplace(t, 0);
+  if (added)
+    it->second = writer.internType(ps.typeName(t).str(), shapeOf(t));
+  return it->second;
+}
+
+Value OpInference::unknown(Type t) {
+  Value &arg = unknowns[t];
+  if (!arg) {
+    Type weak = t;
+    if (auto r = dyn_cast<RankedTensorType>(t))
+      weak = RankedTensorType::get(
+          SmallVector<int64_t>(r.getRank(), ShapedType::kDynamic),
+          r.getElementType(), r.getEncoding());
+    arg = scratch.addArgument(weak, fn.getLoc());
+  }
+  return arg;
+}
+
+std::vector<OpInference::Result>
+OpInference::results(Operation *op,
+                     const std::optional<std::vector<MaybeShape>> &fnShapes,
+                     std::vector<MaybeShape> &declaredShapes,
+                     std::vector<MaybeShape> &inferredShapes) {
+  std::vector<Result> results;
+  for (OpResult r : op->getResults()) {
+    Result ir;
+    Type before = declared.lookup(r);
+    ir.declared = typeId(before);
+    ir.inferred = typeId(r.getType());
+    declaredShapes.push_back(shapeOf(before));
+    inferredShapes.push_back(shapeOf(r.getType()));
+    const MaybeShape &declaredShape = declaredShapes.back();
+    if (fnShapes && r.getResultNumber() < fnShapes->size()) {
+      const MaybeShape &fnShape = (*fnShapes)[r.getResultNumber()];
+      ir.shapeFunction = writer.internShape(fnShape);
+      if (declaredShape && fnShape && declaredShape->size() == fnShape->size())
+        for (unsigned d = 0; d < declaredShape->size(); ++d) {
+          int64_t a = (*declaredShape)[d], b = (*fnShape)[d];
+          if (a != kDynamic && b != kDynamic && a != b)
+            ir.contradictions.push_back(d);
+        }
+    }
+    results.push_back(std::move(ir));
+  }
+  return results;
+}
+
+std::optional<std::vector<MaybeShape>>
+OpInference::shapesWithUnknown(Operation *op,
+                               llvm::ArrayRef<OpOperand *> yielded,
+                               llvm::function_ref<bool(unsigned)> isUnknown) {
+  unsigned numOperands = op->getNumOperands();
+  SmallVector<Value> operands(op->getOperands());
+  for (unsigned k = 0; k < numOperands; ++k)
+    if (isUnknown(k))
+      operands[k] = unknown(operands[k].getType());
+  SmallVector<Value> kept;
+  for (unsigned j = 0; j < yielded.size(); ++j) {
+    kept.push_back(yielded[j]->get());
+    if (isUnknown(numOperands + j))
+      yielded[j]->set(unknown(kept.back().getType()));
+  }
+  std::optional<std::vector<MaybeShape>> shapes = shapeFunction(op, operands);
+  for (unsigned j = 0; j < yielded.size(); ++j)
+    yielded[j]->set(kept[j]);
+  return shapes;
+}
+
+void OpInference::findDimSources(
+    Operation *op, llvm::ArrayRef<OpOperand *> yielded,
+    std::vector<Result> &results, const std::vector<MaybeShape> &declaredShapes,
+    const std::vector<MaybeShape> &inferredShapes) {
+  auto refinedAt = [&](unsigned i) {
+    return results[i].declared != results[i].inferred && declaredShapes[i] &&
+           inferredShapes[i];
+  };
+  unsigned numInputs = op->getNumOperands() + yielded.size();
+  std::vector<std::vector<DimSource>> deps(results.size()),
+      alone(results.size());
+  for (unsigned k = 0; k < numInputs; ++k) {
+    std::optional<std::vector<MaybeShape>> without =
+        shapesWithUnknown(op, yielded, [&](unsigned j) { return j == k; });
+    for (unsigned i = 0; i < results.size(); ++i) {
+      if (!refinedAt(i))
+        continue;
+      const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+      deps[i].resize(inf.size());
+      for (unsigned d = 0; d < inf.size(); ++d) {
+        if (d >= decl.size() || decl[d] != kDynamic || inf[d] == kDynamic)
+          continue;
+        bool lost = !without || i >= without->size() || !(*without)[i] ||
+                    (*without)[i]->size() <= d ||
+                    (*(*without)[i])[d] == kDynamic;
+        if (lost)
+          deps[i][d].operands.push_back(k);
+      }
+    }
+  }
+  // A size several operands carry (matmul's batch, concat's other
+  // dims) survives losing any one of them: name the operands that
+  // alone still give it (only asked when there is such a size).
+  bool survivors = false;
+  for (unsigned i = 0; i < results.size(); ++i) {
+    if (!refinedAt(i))
+      continue;
+    const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+    for (unsigned d = 0; d < inf.size(); ++d)
+      survivors |= d < decl.size() && decl[d] == kDynamic &&
+                   inf[d] != kDynamic &&
+                   (d >= deps[i].size() || deps[i][d].operands.empty());
+  }
+  for (unsigned k = 0; survivors && k < numInputs; ++k) {
+    std::optional<std::vector<MaybeShape>> only =
+        shapesWithUnknown(op, yielded, [&](unsigned j) { return j != k; });
+    for (unsigned i = 0; i < results.size(); ++i) {
+      if (results[i].declared == results[i].inferred || !inferredShapes[i])
+        continue;
+      const Shape &inf = *inferredShapes[i];
+      alone[i].resize(inf.size());
+      for (unsigned d = 0; d < inf.size(); ++d)
+        if (only && i < only->size() && (*only)[i] && d < (*only)[i]->size() &&
+            (*(*only)[i])[d] == inf[d])
+          alone[i][d].operands.push_back(k);
+    }
+  }
+  for (unsigned i = 0; i < results.size(); ++i) {
+    if (!refinedAt(i))
+      continue;
+    const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
+    std::vector<DimSource> &sources = results[i].dimSources;
+    sources.resize(inf.size());
+    for (unsigned d = 0; d < inf.size(); ++d) {
+      if (d >= decl.size() || decl[d] != kDynamic || inf[d] == kDynamic)
+        continue;
+      if (d < deps[i].size() && !deps[i][d].operands.empty())
+        sources[d] = {DimSource::AllOf, deps[i][d].operands};
+      else if (d < alone[i].size() && !alone[i][d].operands.empty())
+        sources[d] = {DimSource::AnyOf, alone[i][d].operands};
+      else if (op->getNumRegions() == 0)
+        sources[d].kind = DimSource::Attributes;
+      // else: something in the regions other than what they yield;
+      // no source rather than a wrong one.
+    }
+  }
+}
+
+uint32_t OpInference::rejection(Operation *op) {
+  std::string message;
+  ScopedDiagnosticHandler capture(&ctx, [&](mlir::Diagnostic &d) {
+    if (message.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      message = d.str();
+    return success();
+  });
+  if (succeeded(mlir::verify(op, /*verifyRecursively=*/false)))
+    return InferencePool::kNone;
+  return writer.intern(message.empty() ? "the op does not verify" : message);
+}
+
+InferredOp OpInference::infer(Operation *op, unsigned section) {
+  std::vector<InferredOpWriter::Operand> operands(op->getNumOperands());
+  bool anyOperandRefined = false;
+  for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+    Value v = op->getOperand(k);
+    auto it = declared.find(v);
+    if (it != declared.end() && it->second != v.getType()) {
+      operands[k].refined = anyOperandRefined = true;
+      operands[k].declared = typeId(it->second);
+      operands[k].inferred = typeId(v.getType());
+    }
+  }
+  std::optional<std::vector<MaybeShape>> fnShapes =
+      shapeFunction(op, op->getOperands());
+  // The shapes each result is compared with (decoded from the pool
+  // only when rendered).
+  std::vector<MaybeShape> declaredShapes, inferredShapes;
+  std::vector<Result> results =
+      this->results(op, fnShapes, declaredShapes, inferredShapes);
+  bool anyRefined = false;
+  for (unsigned i = 0; i < results.size(); ++i)
+    anyRefined |= results[i].declared != results[i].inferred &&
+                  declaredShapes[i] && inferredShapes[i];
+  // What the shape function reads: the op's operands and, for an op
+  // with regions, the values they yield (a cond_if's result is the
+  // meet of its branches' yields; its operands, made unknown, change
+  // nothing, as the regions are not inferred again). Those are made
+  // unknown in place and put back.
+  std::vector<OpOperand *> yielded;
+  if (anyRefined && fnShapes)
+    for (Region &region : op->getRegions())
+      for (Block &b : region)
+        if (b.mightHaveTerminator())
+          for (OpOperand &o : b.getTerminator()->getOpOperands())
+            yielded.push_back(&o);
+  if (anyRefined && fnShapes)
+    findDimSources(op, yielded, results, declaredShapes, inferredShapes);
+  bool anyTypeChanged = anyOperandRefined;
+  for (const Result &r : results)
+    anyTypeChanged |= r.declared != r.inferred;
+  uint32_t rejected =
+      anyTypeChanged ? rejection(op) : uint32_t(InferencePool::kNone);
+  // Operands are named in the sources and refined operands only.
+  if (anyRefined || anyOperandRefined)
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      operands[k].name = writer.intern(nameOf(op->getOperand(k)));
+  else
+    operands.clear();
+  std::vector<InferredOpWriter::Yielded> yieldedValues;
+  for (OpOperand *o : yielded) {
+    Value v = o->get();
+    auto it = declared.find(v);
+    yieldedValues.push_back(
+        {writer.intern(nameOf(v)),
+         o->getOwner()->getParentRegion()->getRegionNumber(),
+         it != declared.end() && it->second != v.getType()});
+  }
+  InferredOp io =
+      writer.write(writer.intern(op->getName().getStringRef()), functionId,
+                   results, operands, rejected, yieldedValues);
+  io.section = section;
+  io.range = ps.opRange(op);
+  OpReport spans;
+  detail::fillOpSpans(ps, op, spans);
+  io.scope = spans.scope;
+  io.resultTypeRange = spans.resultTypeRange;
+  return io;
+}
+
+/// Like mlir-opt: a lone top-level module is the root, anything else is
+/// wrapped in one.
+void wrapModule(detail::ParsedSection &ps, Block &block, MLIRContext &ctx) {
+  if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
+    Operation *m = &block.front();
+    m->remove();
+    ps.module = OwningOpRef<ModuleOp>(cast<ModuleOp>(m));
+    return;
+  }
+  OpBuilder b(&ctx);
+  ps.module = OwningOpRef<ModuleOp>(ModuleOp::create(b, b.getUnknownLoc()));
+  ps.module->getBody()->getOperations().splice(ps.module->getBody()->begin(),
+                                               block.getOperations());
+}
+
+/// Before the pass: the ops to report and every value's declared type.
+void declaredTypes(const detail::ParsedSection &ps, func::FuncOp fn,
+                   std::vector<Operation *> &ops,
+                   llvm::DenseMap<Value, Type> &declared) {
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          declared[a] = a.getType();
+    if (op == fn.getOperation())
+      return;
+    for (Value v : op->getResults())
+      declared[v] = v.getType();
+    if (op->getDialect() && isa<tosa::TosaDialect>(op->getDialect()) &&
+        op->getNumResults() && ps.state.getOpDef(op))
+      ops.push_back(op);
+  });
+}
+
+} // namespace
+
+bool ShapeInferrer::Impl::inferFunction(const detail::ParsedSection &ps,
+                                        func::FuncOp fn, FunctionInference &fi,
+                                        InferredOpWriter &writer,
+                                        llvm::function_ref<bool()> stopped,
+                                        bool withRefineEdits) {
+  std::vector<Operation *> ops;
+  llvm::DenseMap<Value, Type> declared;
+  declaredTypes(ps, fn, ops, declared);
+  PassManager pm(context.get(), func::FuncOp::getOperationName());
+  pm.addPass(tosa::createTosaInferShapesPass());
+  // What the pass leaves may not verify: a declared static size that
+  // contradicts a propagated one stays (the pass keeps declared types
+  // it cannot join) and its op then fails. Those are the
+  // contradictions reported below, so no verification here.
+  pm.enableVerifier(false);
+  if (stopped())
+    return false;
+  if (failed(pm.run(fn))) {
+    fi.skipped = "tosa-infer-shapes failed on the function";
+    return true;
+  }
+  OpInference inference(ps, fn, declared, writer, *context, fi.name);
+  size_t done = 0;
+  for (Operation *op : ops) {
+    if (++done % 256 == 0 && stopped())
+      return false;
+    fi.ops.push_back(inference.infer(op, fi.section));
+  }
+  unsigned lastLine = 0;
+  for (const InferredOp &op : fi.ops)
+    fi.lastLineSoFar.push_back(lastLine = std::max(lastLine, op.lastLine()));
+  if (stopped())
+    return false;
+  if (withRefineEdits) {
+    std::vector<TextEditData> edits;
+    refineEdits(ps, fn, declared, fi, edits);
+    // Kept as ranges and pooled texts (mostly types, repeated).
+    fi.refineEdits.reserve(edits.size());
+    for (const TextEditData &e : edits)
+      fi.refineEdits.push_back({e.range, writer.intern(e.newText)});
+    fi.refineKnown = true;
+  }
+  fi.pool = writer.pool();
+  return true;
+}
+
 void ShapeInferrer::Impl::inferSection(
     const std::string &text, const LineIndex &lines, const FileAnalysis &fa,
     const Section &sec, unsigned first, unsigned last, ShapeInference &out,
@@ -629,16 +1071,7 @@ void ShapeInferrer::Impl::inferSection(
     if (failed(parseAsmSourceFile(ps->sourceMgr, &block, config, &ps->state)) ||
         stopped())
       return;
-    if (llvm::hasSingleElement(block) && isa<ModuleOp>(block.front())) {
-      Operation *m = &block.front();
-      m->remove();
-      ps->module = OwningOpRef<ModuleOp>(cast<ModuleOp>(m));
-    } else {
-      OpBuilder b(&ctx);
-      ps->module = OwningOpRef<ModuleOp>(b.create<ModuleOp>(b.getUnknownLoc()));
-      ps->module->getBody()->getOperations().splice(
-          ps->module->getBody()->begin(), block.getOperations());
-    }
+    wrapModule(*ps, block, ctx);
     for (Operation &top : *ps->module->getBody()) {
       if (stopped())
         return;
@@ -652,329 +1085,17 @@ void ShapeInferrer::Impl::inferSection(
       fi.section = sec.index;
       if (!overlapsLines(fi.scope, first, last))
         continue;
-      if (llvm::any_of(errors,
-                       [&](Position p) { return inside(fi.scope, p); })) {
+      if (llvm::any_of(errors, [&](Position p) { return inside(fi.scope, p); }))
         fi.skipped = "the function has errors";
-        results.push_back(std::move(fi));
-        continue;
-      }
-      if (fn.isExternal()) {
+      else if (fn.isExternal())
         fi.skipped = "the function has no body";
-        results.push_back(std::move(fi));
-        continue;
-      }
-      // Before the pass: the ops to report and every value's declared type.
-      std::vector<Operation *> ops;
-      llvm::DenseMap<Value, Type> declared;
-      fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
-        for (Region &r : op->getRegions())
-          for (Block &b : r)
-            for (BlockArgument a : b.getArguments())
-              declared[a] = a.getType();
-        if (op == fn.getOperation())
-          return;
-        for (Value v : op->getResults())
-          declared[v] = v.getType();
-        if (op->getDialect() && isa<tosa::TosaDialect>(op->getDialect()) &&
-            op->getNumResults() && ps->state.getOpDef(op))
-          ops.push_back(op);
-      });
-      PassManager pm(&ctx, func::FuncOp::getOperationName());
-      pm.addPass(tosa::createTosaInferShapesPass());
-      // What the pass leaves may not verify: a declared static size that
-      // contradicts a propagated one stays (the pass keeps declared types
-      // it cannot join) and its op then fails. Those are the
-      // contradictions reported below, so no verification here.
-      pm.enableVerifier(false);
-      if (stopped())
+      else if (!inferFunction(*ps, fn, fi, writer, stopped, withRefineEdits))
         return;
-      if (failed(pm.run(fn))) {
-        fi.skipped = "tosa-infer-shapes failed on the function";
-        results.push_back(std::move(fi));
-        continue;
-      }
-      auto nameOf = [&](Value v) -> std::string {
-        if (auto r = dyn_cast<OpResult>(v)) {
-          const auto *d = ps->state.getOpDef(r.getOwner());
-          if (!d)
-            return "";
-          const AsmParserState::OperationDefinition::ResultGroupDefinition
-              *group = nullptr;
-          for (const auto &g : d->resultGroups)
-            if (g.startIndex <= r.getResultNumber() &&
-                (!group || g.startIndex > group->startIndex))
-              group = &g;
-          if (!group)
-            return "";
-          std::string name = textOf(group->definition.loc);
-          unsigned n = r.getResultNumber() - group->startIndex;
-          return n || r.getOwner()->getNumResults() > 1 + group->startIndex
-                     ? name + "#" + std::to_string(n)
-                     : name;
-        }
-        auto a = cast<BlockArgument>(v);
-        const auto *bd = ps->state.getBlockDef(a.getOwner());
-        if (!bd || a.getArgNumber() >= bd->arguments.size())
-          return "";
-        return textOf(bd->arguments[a.getArgNumber()].loc);
-      };
-      // Types, op names and SSA names go into the run's pool once.
-      llvm::DenseMap<Type, uint32_t> typeIds;
-      auto typeId = [&](Type t) {
-        auto [it, added] = typeIds.try_emplace(t, 0);
-        if (added)
-          it->second = writer.internType(ps->typeName(t).str(), shapeOf(t));
-        return it->second;
-      };
-      uint32_t functionId = writer.intern(fi.name);
-      // An operand made unknown: same rank, every size dynamic, and not a
-      // constant any more (a block argument). One argument per type, for
-      // the whole function (a block per operand of each op was a fifth of
-      // the per-op work).
-      Block scratch;
-      llvm::DenseMap<Type, Value> unknowns;
-      auto unknown = [&](Type t) {
-        Value &arg = unknowns[t];
-        if (!arg) {
-          Type weak = t;
-          if (auto r = dyn_cast<RankedTensorType>(t))
-            weak = RankedTensorType::get(
-                SmallVector<int64_t>(r.getRank(), ShapedType::kDynamic),
-                r.getElementType(), r.getEncoding());
-          arg = scratch.addArgument(weak, fn.getLoc());
-        }
-        return arg;
-      };
-      size_t done = 0;
-      for (Operation *op : ops) {
-        if (++done % 256 == 0 && stopped())
-          return;
-        std::vector<InferredOpWriter::Result> results;
-        std::vector<InferredOpWriter::Operand> operands(op->getNumOperands());
-        bool anyOperandRefined = false;
-        for (unsigned k = 0; k < op->getNumOperands(); ++k) {
-          Value v = op->getOperand(k);
-          auto it = declared.find(v);
-          if (it != declared.end() && it->second != v.getType()) {
-            operands[k].refined = anyOperandRefined = true;
-            operands[k].declared = typeId(it->second);
-            operands[k].inferred = typeId(v.getType());
-          }
-        }
-        std::optional<std::vector<MaybeShape>> fnShapes =
-            shapeFunction(op, op->getOperands());
-        // The shapes each result is compared with (decoded from the pool
-        // only when rendered).
-        std::vector<MaybeShape> declaredShapes, inferredShapes;
-        for (OpResult r : op->getResults()) {
-          InferredOpWriter::Result ir;
-          Type before = declared.lookup(r);
-          ir.declared = typeId(before);
-          ir.inferred = typeId(r.getType());
-          declaredShapes.push_back(shapeOf(before));
-          inferredShapes.push_back(shapeOf(r.getType()));
-          const MaybeShape &declaredShape = declaredShapes.back();
-          if (fnShapes && r.getResultNumber() < fnShapes->size()) {
-            const MaybeShape &fnShape = (*fnShapes)[r.getResultNumber()];
-            ir.shapeFunction = writer.internShape(fnShape);
-            if (declaredShape && fnShape &&
-                declaredShape->size() == fnShape->size())
-              for (unsigned d = 0; d < declaredShape->size(); ++d) {
-                int64_t a = (*declaredShape)[d], b = (*fnShape)[d];
-                if (a != kDynamic && b != kDynamic && a != b)
-                  ir.contradictions.push_back(d);
-              }
-          }
-          results.push_back(std::move(ir));
-        }
-        // Sources of refined dims: which operands, made unknown, lose them.
-        auto refinedAt = [&](unsigned i) {
-          return results[i].declared != results[i].inferred &&
-                 declaredShapes[i] && inferredShapes[i];
-        };
-        bool anyRefined = false;
-        for (unsigned i = 0; i < results.size(); ++i)
-          anyRefined |= refinedAt(i);
-        // What the shape function reads: the op's operands and, for an op
-        // with regions, the values they yield (a cond_if's result is the
-        // meet of its branches' yields; its operands, made unknown, change
-        // nothing, as the regions are not inferred again). Those are made
-        // unknown in place and put back.
-        std::vector<OpOperand *> yielded;
-        if (anyRefined && fnShapes)
-          for (Region &region : op->getRegions())
-            for (Block &b : region)
-              if (b.mightHaveTerminator())
-                for (OpOperand &o : b.getTerminator()->getOpOperands())
-                  yielded.push_back(&o);
-        unsigned numOperands = op->getNumOperands();
-        unsigned numInputs = numOperands + yielded.size();
-        auto shapesWithUnknown =
-            [&](llvm::function_ref<bool(unsigned)> isUnknown) {
-              SmallVector<Value> operands(op->getOperands());
-              for (unsigned k = 0; k < numOperands; ++k)
-                if (isUnknown(k))
-                  operands[k] = unknown(operands[k].getType());
-              SmallVector<Value> kept;
-              for (unsigned j = 0; j < yielded.size(); ++j) {
-                kept.push_back(yielded[j]->get());
-                if (isUnknown(numOperands + j))
-                  yielded[j]->set(unknown(kept.back().getType()));
-              }
-              std::optional<std::vector<MaybeShape>> shapes =
-                  shapeFunction(op, operands);
-              for (unsigned j = 0; j < yielded.size(); ++j)
-                yielded[j]->set(kept[j]);
-              return shapes;
-            };
-        if (anyRefined && fnShapes) {
-          std::vector<std::vector<DimSource>> deps(results.size()),
-              alone(results.size());
-          for (unsigned k = 0; k < numInputs; ++k) {
-            std::optional<std::vector<MaybeShape>> without =
-                shapesWithUnknown([&](unsigned j) { return j == k; });
-            for (unsigned i = 0; i < results.size(); ++i) {
-              if (!refinedAt(i))
-                continue;
-              const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
-              deps[i].resize(inf.size());
-              for (unsigned d = 0; d < inf.size(); ++d) {
-                if (d >= decl.size() || decl[d] != kDynamic ||
-                    inf[d] == kDynamic)
-                  continue;
-                bool lost = !without || i >= without->size() ||
-                            !(*without)[i] || (*without)[i]->size() <= d ||
-                            (*(*without)[i])[d] == kDynamic;
-                if (lost)
-                  deps[i][d].operands.push_back(k);
-              }
-            }
-          }
-          // A size several operands carry (matmul's batch, concat's other
-          // dims) survives losing any one of them: name the operands that
-          // alone still give it (only asked when there is such a size).
-          bool survivors = false;
-          for (unsigned i = 0; i < results.size(); ++i) {
-            if (!refinedAt(i))
-              continue;
-            const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
-            for (unsigned d = 0; d < inf.size(); ++d)
-              survivors |= d < decl.size() && decl[d] == kDynamic &&
-                           inf[d] != kDynamic &&
-                           (d >= deps[i].size() || deps[i][d].operands.empty());
-          }
-          for (unsigned k = 0; survivors && k < numInputs; ++k) {
-            std::optional<std::vector<MaybeShape>> only =
-                shapesWithUnknown([&](unsigned j) { return j != k; });
-            for (unsigned i = 0; i < results.size(); ++i) {
-              if (results[i].declared == results[i].inferred ||
-                  !inferredShapes[i])
-                continue;
-              const Shape &inf = *inferredShapes[i];
-              alone[i].resize(inf.size());
-              for (unsigned d = 0; d < inf.size(); ++d)
-                if (only && i < only->size() && (*only)[i] &&
-                    d < (*only)[i]->size() && (*(*only)[i])[d] == inf[d])
-                  alone[i][d].operands.push_back(k);
-            }
-          }
-          for (unsigned i = 0; i < results.size(); ++i) {
-            if (!refinedAt(i))
-              continue;
-            const Shape &decl = *declaredShapes[i], &inf = *inferredShapes[i];
-            std::vector<DimSource> &sources = results[i].dimSources;
-            sources.resize(inf.size());
-            for (unsigned d = 0; d < inf.size(); ++d) {
-              if (d >= decl.size() || decl[d] != kDynamic || inf[d] == kDynamic)
-                continue;
-              if (d < deps[i].size() && !deps[i][d].operands.empty())
-                sources[d] = {DimSource::AllOf, deps[i][d].operands};
-              else if (d < alone[i].size() && !alone[i][d].operands.empty())
-                sources[d] = {DimSource::AnyOf, alone[i][d].operands};
-              else if (op->getNumRegions() == 0)
-                sources[d].kind = DimSource::Attributes;
-              // else: something in the regions other than what they yield;
-              // no source rather than a wrong one.
-            }
-          }
-        }
-        // What mlir-opt reports after the pass: the op's own verifier on
-        // the refined types (it verified as declared).
-        uint32_t rejection = InferencePool::kNone;
-        bool anyTypeChanged = anyOperandRefined;
-        for (const InferredOpWriter::Result &r : results)
-          anyTypeChanged |= r.declared != r.inferred;
-        if (anyTypeChanged) {
-          std::string message;
-          ScopedDiagnosticHandler capture(&ctx, [&](mlir::Diagnostic &d) {
-            if (message.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-              message = d.str();
-            return success();
-          });
-          if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
-            rejection = writer.intern(message.empty() ? "the op does not verify"
-                                                      : message);
-        }
-        // Operands are named in the sources and refined operands only.
-        if (anyRefined || anyOperandRefined)
-          for (unsigned k = 0; k < op->getNumOperands(); ++k)
-            operands[k].name = writer.intern(nameOf(op->getOperand(k)));
-        else
-          operands.clear();
-        std::vector<InferredOpWriter::Yielded> yieldedValues;
-        for (OpOperand *o : yielded) {
-          Value v = o->get();
-          auto it = declared.find(v);
-          yieldedValues.push_back(
-              {writer.intern(nameOf(v)),
-               o->getOwner()->getParentRegion()->getRegionNumber(),
-               it != declared.end() && it->second != v.getType()});
-        }
-        InferredOp io = writer.write(
-            writer.intern(op->getName().getStringRef()), functionId, results,
-            operands, rejection, yieldedValues);
-        io.section = sec.index;
-        io.range = ps->opRange(op);
-        OpReport spans;
-        detail::fillOpSpans(*ps, op, spans);
-        io.scope = spans.scope;
-        io.resultTypeRange = spans.resultTypeRange;
-        fi.ops.push_back(std::move(io));
-      }
-      unsigned lastLine = 0;
-      for (const InferredOp &op : fi.ops)
-        fi.lastLineSoFar.push_back(lastLine =
-                                       std::max(lastLine, op.lastLine()));
-      if (stopped())
-        return;
-      if (withRefineEdits) {
-        std::vector<TextEditData> edits;
-        refineEdits(*ps, fn, declared, fi, edits);
-        // Kept as ranges and pooled texts (mostly types, repeated).
-        fi.refineEdits.reserve(edits.size());
-        for (const TextEditData &e : edits)
-          fi.refineEdits.push_back({e.range, writer.intern(e.newText)});
-        fi.refineKnown = true;
-      }
-      fi.pool = writer.pool();
       results.push_back(std::move(fi));
     }
   });
   if (crash) {
-    // The context may be half-updated: abandon it and what lives in it.
-    (void)ps.release();
-    (void)context.release();
-    context = makeContext();
-    for (const SymbolInfo &s : fa.symbols)
-      if (s.section == sec.index && s.opName == "func.func" &&
-          overlapsLines(s.scope, first, last)) {
-        FunctionInference fi;
-        fi.name = s.name;
-        fi.scope = s.scope;
-        fi.section = sec.index;
-        fi.skipped = "MLIR crashed while inferring shapes (" + *crash + ")";
-        out.functions.push_back(std::move(fi));
-      }
+    abandonAfterCrash(std::move(ps), fa, sec, first, last, *crash, out);
     return;
   }
   writer.shrink();
@@ -987,6 +1108,26 @@ void ShapeInferrer::Impl::inferSection(
     return;
   for (FunctionInference &f : results)
     out.functions.push_back(std::move(f));
+}
+
+void ShapeInferrer::Impl::abandonAfterCrash(
+    std::unique_ptr<detail::ParsedSection> ps, const FileAnalysis &fa,
+    const Section &sec, unsigned first, unsigned last, const std::string &crash,
+    ShapeInference &out) {
+  // The context may be half-updated: abandon it and what lives in it.
+  (void)ps.release();
+  (void)context.release();
+  context = makeContext();
+  for (const SymbolInfo &s : fa.symbols)
+    if (s.section == sec.index && s.opName == "func.func" &&
+        overlapsLines(s.scope, first, last)) {
+      FunctionInference fi;
+      fi.name = s.name;
+      fi.scope = s.scope;
+      fi.section = sec.index;
+      fi.skipped = "MLIR crashed while inferring shapes (" + crash + ")";
+      out.functions.push_back(std::move(fi));
+    }
 }
 
 } // namespace tosa_lsp

@@ -13,9 +13,9 @@
 #define TOSA_LSP_ANALYSIS_SHAPEINFERENCE_H
 
 #include "Analysis.h"
-#include "CodeActions.h"
 #include "LineIndex.h"
 #include "Render.h"
+#include "TextEdit.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

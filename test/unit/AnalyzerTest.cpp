@@ -5,6 +5,7 @@
 #include "IR.h"
 #include "MLIRShared.h"
 #include "TestSupport.h"
+#include "TextScan.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"
@@ -741,14 +742,12 @@ std::optional<size_t> nestingOracle(std::string_view text, unsigned limit) {
     }
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
       minusRun = 0;
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
-        if (text[i] == '\\')
-          ++i;
+    if (c == '"') { // stringEnd has its own oracle (TextScanTest)
+      i = detail::stringEnd(text, i);
       continue;
     }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
+    if (detail::commentAt(text, i)) {
+      i = detail::commentEnd(text, i);
       if (i == std::string_view::npos)
         break;
       continue;

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 
 using namespace tosa_lsp::detail;
 
@@ -243,30 +242,6 @@ TEST(FunctionSplit, WorkTargetIsTheByteUnlessLinesAreLong) {
     EXPECT_GT(opsBefore, 800u) << pad;
     EXPECT_LT(opsBefore, 1000u) << pad;
   }
-}
-
-// stringEnd agrees with a byte loop that skips what a backslash escapes.
-TEST(FunctionSplit, StringEndAgreesWithTheByteLoop) {
-  auto oracle = [](std::string_view t, size_t open) {
-    size_t i = open + 1;
-    for (; i < t.size() && t[i] != '\n' && t[i] != '"'; ++i)
-      if (t[i] == '\\')
-        ++i;
-    return std::min(i, t.size());
-  };
-  std::mt19937 rng(5);
-  const char alphabet[] = "ab\"\\\n";
-  unsigned closed = 0;
-  for (int round = 0; round < 50000; ++round) {
-    std::string text = "\"";
-    for (int i = 0, n = rng() % 16; i < n; ++i)
-      text += alphabet[rng() % (sizeof(alphabet) - 1)];
-    size_t want = oracle(text, 0);
-    EXPECT_EQ(stringEnd(text, 0), want) << text;
-    closed += want < text.size() && text[want] == '"';
-  }
-  EXPECT_GT(closed, 10000u); // both outcomes occur
-  EXPECT_LT(closed, 45000u);
 }
 
 } // namespace

@@ -1,0 +1,99 @@
+//===- Assemble.cpp - a file's analysis from its sections' ----------------===//
+
+#include "Assemble.h"
+
+namespace tosa_lsp::detail {
+
+void appendPart(SectionResult &a, SectionResult &b) {
+  int opBase = static_cast<int>(a.ops.size());
+  for (ValueInfo &v : b.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
+  appendReserved(a.ops, b.ops);
+  appendReserved(a.values, b.values);
+  appendReserved(a.blocks, b.blocks);
+  appendReserved(a.symbols, b.symbols);
+  appendReserved(a.opSpans, b.opSpans);
+}
+
+FileAnalysis assemble(const FileText &file, const std::string &path,
+                      std::vector<SectionResult> &&results,
+                      std::vector<Slice> *slices) {
+  FileAnalysis fa;
+  fa.path = path;
+  fa.lineIndex = file.sharedLines;
+  for (size_t off : file.nearMisses) {
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.source = DiagSource::Parser;
+    d.range.begin = file.lines.position(off);
+    d.range.end = file.lines.position(std::min(file.text.size(), off + 2));
+    d.message = "near miss with file split marker";
+    d.code = "split-marker-near-miss";
+    fa.diagnostics.push_back(std::move(d));
+  }
+  if (results.size() > 1) { // Sized once, not grown section by section.
+    auto reserve = [&](auto &to, auto member) {
+      size_t n = to.size();
+      for (SectionResult &r : results)
+        n += (r.*member).size();
+      to.reserve(n);
+    };
+    reserve(fa.diagnostics, &SectionResult::diagnostics);
+    reserve(fa.blocks, &SectionResult::blocks);
+    reserve(fa.symbols, &SectionResult::symbols);
+    reserve(fa.opSpans, &SectionResult::opSpans);
+  }
+  for (SectionResult &r : results) {
+    fa.sections.push_back(r.section);
+    fa.sectionOps.push_back(fa.ops.size());
+    Slice slice;
+    auto put = [&](auto &to, auto &from, size_t (&range)[2]) {
+      range[0] = to.size();
+      appendMoved(to, from);
+      range[1] = to.size();
+    };
+    // A section's ops and values are a run of their own (moved, not
+    // copied), or the runs an incremental merge shared.
+    auto putRuns = [&](auto &to, auto &from, auto &runs, size_t (&range)[2]) {
+      range[0] = to.size();
+      if (!runs.empty())
+        to.appendShared(runs, 0, runs.size());
+      else
+        to.append(std::move(from));
+      range[1] = to.size();
+    };
+    put(fa.diagnostics, r.diagnostics, slice.diagnostics);
+    putRuns(fa.ops, r.ops, r.opRuns, slice.ops);
+    putRuns(fa.values, r.values, r.valueRuns, slice.values);
+    put(fa.blocks, r.blocks, slice.blocks);
+    put(fa.symbols, r.symbols, slice.symbols);
+    put(fa.opSpans, r.opSpans, slice.opSpans);
+    if (slices)
+      slices->push_back(slice);
+  }
+  return fa;
+}
+
+SectionResult sliceOf(const FileAnalysis &fa, const Slice &s,
+                      const Section &section, bool shareItems) {
+  SectionResult r;
+  r.section = section;
+  auto take = [](auto &to, const auto &from, const size_t (&range)[2]) {
+    to.assign(from.begin() + range[0], from.begin() + range[1]);
+  };
+  take(r.diagnostics, fa.diagnostics, s.diagnostics);
+  if (shareItems) {
+    r.opRuns = fa.ops.slice(s.ops[0], s.ops[1]);
+    r.valueRuns = fa.values.slice(s.values[0], s.values[1]);
+  } else {
+    take(r.ops, fa.ops, s.ops);
+    take(r.values, fa.values, s.values);
+  }
+  take(r.blocks, fa.blocks, s.blocks);
+  take(r.symbols, fa.symbols, s.symbols);
+  take(r.opSpans, fa.opSpans, s.opSpans);
+  return r;
+}
+
+} // namespace tosa_lsp::detail

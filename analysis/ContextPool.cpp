@@ -1,0 +1,128 @@
+//===- ContextPool.cpp - the analyzer's MLIRContexts ----------------------===//
+//
+// Two contexts, one per thread (MLIR's uniquers lock otherwise): made with
+// every dialect a file may use, kept from one analysis to the next (loading
+// the dialects again costs a few ms a keystroke), abandoned after a crash
+// (never destroyed: they may be half-updated), and made fresh when idle once
+// what they uniqued is worth forgetting. The whole sections' parses kept
+// until after a publish (retired) live in them, so they are handled here too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AnalyzerImpl.h"
+#include "Timing.h"
+
+using namespace mlir;
+
+namespace tosa_lsp {
+
+std::unique_ptr<MLIRContext> Analyzer::Impl::makeContext() {
+  std::unique_ptr<MLIRContext> ctx = singleThreadedContext(makeRegistry());
+  // tf.*, tfl.*, test.*, stablehlo.* in generic form must parse.
+  ctx->allowUnregisteredDialects();
+  return ctx;
+}
+
+DialectRegistry Analyzer::Impl::makeRegistry() {
+  DialectRegistry registry;
+  registerFileDialects(registry);
+  return registry;
+}
+
+void Analyzer::Impl::destroyRetired() {
+  std::vector<std::unique_ptr<detail::ParsedSection>> dead;
+  {
+    std::lock_guard<std::mutex> lock(retiredMu);
+    dead.swap(retired);
+  }
+  if (dead.empty())
+    return;
+  // Its pages go back at once (configureAllocator), unless a request
+  // answered meanwhile keeps pages: then they wait for this thread's
+  // next analysis, which reuses them.
+  PhaseTimer t("destroy IR (after the publish)");
+  dead.clear();
+}
+
+void Analyzer::Impl::abandonRetired() {
+  std::lock_guard<std::mutex> lock(retiredMu);
+  for (auto &ps : retired)
+    (void)ps.release();
+  retired.clear();
+}
+
+void Analyzer::Impl::abandonContext() {
+  abandonRetired();
+  (void)context.release();
+  context = makeContext();
+}
+
+void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {
+  // Abandoned with their contexts (see analyzeSection); the whole-section
+  // analysis that follows reports the crash. The part that did not crash
+  // is abandoned too (its IR lives in partContext).
+  if (crashedHere)
+    abandonContext();
+  else
+    abandonRetired();
+  if (crashedBeside)
+    (void)partContext.release();
+  partContext.reset();
+}
+
+void Analyzer::destroyRetiredIR() {
+  impl->analysisThread.run([&] { impl->destroyRetired(); });
+}
+
+void Analyzer::releaseMemory() {
+  destroyRetiredIR();
+  impl->context = Impl::makeContext();
+  impl->partContext.reset();
+  impl->lenientLoaded = false;
+  impl->recycler->want(false);
+  impl->analysisThread.stop();
+  impl->helperThread.stop();
+}
+
+/// A context like `old`'s with the same dialects loaded: the next analysis
+/// does not load them again (a few ms of a keystroke's re-analysis).
+static std::unique_ptr<MLIRContext>
+freshContextLike(MLIRContext &old, std::unique_ptr<MLIRContext> (*make)()) {
+  std::vector<std::string> loaded;
+  for (Dialect *d : old.getLoadedDialects())
+    loaded.push_back(d->getNamespace().str());
+  std::unique_ptr<MLIRContext> ctx = make();
+  for (const std::string &name : loaded)
+    (void)ctx->getOrLoadDialect(name);
+  return ctx;
+}
+
+void Analyzer::releaseIdleMemory(bool forgetAll) {
+  // Fresh contexts cost ~1-3 ms each (dialects loaded again) and
+  // collecting the analysis thread's heap (~300 MiB at 200k lines) more,
+  // which the next edit waited for when it came at once (a 200k-line
+  // many-function file's edit 86 -> 93 ms): only once what the contexts
+  // uniqued is worth it. Otherwise that thread's next analysis reuses its
+  // free pages.
+  bool fresh = forgetAll || impl->parsedSinceFresh >= kForgetUniquedBytes;
+  if (fresh) {
+    impl->parsedSinceFresh = 0;
+    impl->analysisThread.run([&] {
+      PhaseTimer t("fresh contexts (idle)");
+      impl->destroyRetired();
+      impl->context = freshContextLike(*impl->context, Impl::makeContext);
+      impl->lenientLoaded = false;
+      releaseFreeMemory();
+    });
+  }
+  // The second part's context: made and used on the helper thread, whose
+  // heap holds what it uniqued.
+  impl->helperThread.run([&] {
+    if (fresh && impl->partContext)
+      impl->partContext =
+          freshContextLike(*impl->partContext, Impl::makeContext);
+    releaseFreeMemory();
+  });
+}
+
+} // namespace tosa_lsp

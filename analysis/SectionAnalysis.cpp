@@ -1,0 +1,125 @@
+//===- SectionAnalysis.cpp - one section's analysis, crash contained -----===//
+//
+// A section (or a part of one, or a unit) through its three steps
+// (SectionRun.h); a crash inside MLIR becomes an error on the section.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CrashGuard.h"
+#include "SectionRun.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+
+namespace tosa_lsp {
+using namespace detail;
+
+SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
+                                             const std::string &path,
+                                             Section sec, const Config &config,
+                                             SectionUnits *units,
+                                             bool cutFunction) {
+  if (std::optional<SectionResult> parts =
+          analyzeInParts(file, path, sec, config, units))
+    return std::move(*parts);
+  if (std::optional<SectionResult> parts =
+          cutFunction ? analyzeFunctionInParts(file, path, sec, config, units)
+                      : std::nullopt)
+    return std::move(*parts);
+  SectionResult result;
+  std::optional<std::string> crash = runContained([&] {
+    analyzeSectionUnguarded(file, path, sec, config, result, units, nullptr);
+  });
+  if (!crash && deferredCrash)
+    crash = std::move(deferredCrash);
+  deferredCrash.reset();
+  if (!crash)
+    return result;
+  if (units)
+    units->units.clear();
+  // The context may be half-updated (locks, uniquer tables): abandon it, and
+  // everything the section had built in it, rather than destroy it.
+  abandonRetired();
+  (void)context.release();
+  context = makeContext();
+  SectionResult failed;
+  failed.diagnostics = std::move(result.diagnostics); // Reported before.
+  sec.parsed = false;
+  failed.section = sec;
+  Diagnostic d;
+  d.source = DiagSource::Parser;
+  d.range.begin = file.lines.position(sec.beginOffset);
+  d.range.end = d.range.begin;
+  d.message = "MLIR crashed while analysing this section (" + *crash +
+              "); its diagnostics may be incomplete and it has no hover or "
+              "hints. Please report the input.";
+  d.code = "internal-crash";
+  d.section = sec.index;
+  failed.diagnostics.push_back(std::move(d));
+  return failed;
+}
+
+void Analyzer::Impl::analyzeSectionUnguarded(
+    const FileText &file, const std::string &path, Section sec,
+    const Config &config, SectionResult &result, SectionUnits *units,
+    UnitJob *job, const Section *part, MLIRContext *partCtx, PartText *around,
+    double capacityFactor) {
+  MLIRContext &ctx = partCtx ? *partCtx : *context;
+  {
+    auto owned = std::make_unique<ParsedSection>();
+    // A whole section's parse outlives this call (destroyRetiredIR). A
+    // unit's is small, and the parts of a section are destroyed each on
+    // its thread at once (two halves kept raised a 200k-line open's peak
+    // by ~50 MiB for little time).
+    llvm::scope_exit retire([&] {
+      if (job || part || !owned || !deferIRDestruction || !retireSections)
+        return;
+      std::lock_guard<std::mutex> lock(retiredMu);
+      retired.push_back(std::move(owned));
+    });
+    SectionRun run(*this, file, path, sec, config, result, units, job, part,
+                   ctx, around, *owned, capacityFactor);
+    if (!run.run())
+      return;
+  }
+  result.section = sec;
+}
+
+namespace detail {
+
+bool SectionRun::run() {
+  ctx.printOpOnDiagnostic(true);
+  llvm::scope_exit restoreNotes([&] { ctx.printOpOnDiagnostic(true); });
+  ScopedDiagnosticHandler handler(
+      &ctx, [this](mlir::Diagnostic &diag) { return onDiagnostic(diag); });
+  if (std::optional<size_t> deep = findExcessiveNesting(body, kMaxNesting)) {
+    if (!job) // A unit is not ok: the full analysis reports it.
+      refuseNesting(*deep);
+    return false;
+  }
+  Block block;
+  parse(block);
+  if (job && !sec.parsed) {
+    // A parse error: the caller decides whether it is the section's.
+    job->parseFailed = true;
+    for (Diagnostic &d : sectionDiags)
+      d.section = sec.index;
+    return false;
+  }
+  if (job && !findUnitOp(block))
+    return false;
+  if (sec.parsed && !checkParsed(block))
+    return false;
+  if (!sec.parsed && llvm::none_of(sectionDiags, [](const Diagnostic &d) {
+        return d.severity == Severity::Error;
+      }))
+    sectionDiags.push_back(silentParseFailure(ps, file, sec, &ctx));
+  for (Diagnostic &d : sectionDiags)
+    d.section = sec.index;
+  return true;
+}
+
+} // namespace detail
+} // namespace tosa_lsp
