@@ -181,7 +181,7 @@ ojson fileToJson(const FileAnalysis &fa) {
 
 /// The source line of `line`, cut around `column` when very long (a 10 MB
 /// single-line file must not be echoed back).
-static void printSnippet(std::ostream &os, const std::string &text,
+static void printSnippet(llvm::raw_ostream &os, const std::string &text,
                          unsigned line, unsigned column) {
   size_t start = 0;
   for (unsigned l = 1; l < line; ++l) {
@@ -211,7 +211,7 @@ static void printSnippet(std::ostream &os, const std::string &text,
   os << pad << "^\n";
 }
 
-void printDiagnosticText(std::ostream &os, const FileAnalysis &fa,
+void printDiagnosticText(llvm::raw_ostream &os, const FileAnalysis &fa,
                          const std::string &text, const Diagnostic &d) {
   auto header = [&](Position p, const char *sev, const std::string &msg) {
     if (p.valid())

@@ -6,8 +6,9 @@
 #include "Analysis.h"
 #include "ShapeInference.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <nlohmann/json.hpp>
-#include <ostream>
 
 namespace tosa_lsp {
 
@@ -19,7 +20,7 @@ nlohmann::ordered_json inferredToJson(const InferredOp &op);
 
 /// mlir-opt's format: `file:line:col: severity: message`, the source line and
 /// a caret, then the notes the same way.
-void printDiagnosticText(std::ostream &os, const FileAnalysis &fa,
+void printDiagnosticText(llvm::raw_ostream &os, const FileAnalysis &fa,
                          const std::string &text, const Diagnostic &d);
 
 } // namespace tosa_lsp

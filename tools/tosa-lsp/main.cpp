@@ -7,33 +7,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Input.h"
-#include "Output.h"
-
-#include "Analysis.h"
-#include "Choices.h"
-#include "CodeActions.h"
-#include "Compile.h"
-#include "Config.h"
-#include "CrashGuard.h"
-#include "Errors.h"
-#include "LSPServer.h"
-#include "Lowering.h"
-#include "Migrate.h"
-#include "Render.h"
-#include "Run.h"
-#include "Runtime.h"
-#include "ShapeInference.h"
-#include "TaskThread.h"
-#include "Timing.h"
+#include "CheckCommand.h"
+#include "CommandSupport.h"
+#include "FixCommand.h"
+#include "LowerCommand.h"
 #include "Version.h"
+
+#include "LSPServer.h"
+#include "Runtime.h"
+#include "TaskThread.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cctype>
 #include <iostream>
 
@@ -282,677 +270,100 @@ cl::opt<bool> stdio("stdio",
                              "transport"),
                     cl::sub(serveCmd), cl::cat(category));
 
-/// The one wording of every CLI error: `tosa-lsp: error: MESSAGE`.
-std::string errorLine(const std::string &msg) {
-  return "tosa-lsp: error: " + msg;
-}
-
-void printError(const std::string &msg) { std::cerr << errorLine(msg) << "\n"; }
-
-/// The option a library error is about (Errors.h), as a hint to add.
-std::string optionHint(const ErrorInfoBase &e) {
-  std::optional<ErrorTopic> topic = topicOf(e);
-  if (!topic)
-    return "";
-  switch (*topic) {
-  case ErrorTopic::Function:
-    return " (--function)";
-  case ErrorTopic::Inputs:
-    return " (--inputs)";
-  case ErrorTopic::Shapes:
-    return " (--shape)";
-  case ErrorTopic::Output:
-    return " (-o)";
-  case ErrorTopic::OutputExists:
-    return " (--force replaces it)";
-  }
-  return "";
-}
-
-/// The lines a library error prints as: diagnostics about the input in
-/// mlir-opt's form `file:line:col: error: ...`, anything else in the one
-/// wording, with the option it is about.
-std::vector<std::string> errorLines(Error e) {
-  std::vector<std::string> lines;
-  handleAllErrors(
-      std::move(e),
-      [&](const SourceErrors &s) {
-        for (const SourceDiagnostic &d : s.diagnostics())
-          lines.push_back(d.str());
-      },
-      [&](const ErrorInfoBase &other) {
-        lines.push_back(errorLine(other.message() + optionHint(other)));
-      });
-  return lines;
-}
-
-void printError(Error e) {
-  for (const std::string &line : errorLines(std::move(e)))
-    std::cerr << line << "\n";
-}
-
 int usageError(const std::string &msg) {
-  printError(msg);
-  std::cerr << "run 'tosa-lsp --help' for usage\n";
-  return 2;
+  return cli::usageError(llvm::errs(), msg);
 }
 
-/// Checks `--format` against what the command prints; "" is the first.
-std::optional<std::string>
-formatOrReport(const std::vector<std::string> &allowed, int &rc) {
-  if (format.empty())
-    return allowed.front();
-  if (std::find(allowed.begin(), allowed.end(), format) != allowed.end())
-    return format;
-  rc = usageError(unknownChoiceMessage("format", format, allowed));
-  return std::nullopt;
-}
-
-/// The file's text and configuration, or std::nullopt after printing why
-/// they are unusable.
-std::optional<std::pair<std::string, Config>>
-readWithConfig(const std::string &path) {
-  Expected<std::string> text = readInput(path);
-  if (!text) {
-    printError(text.takeError());
+/// `--function` as given (std::nullopt when not).
+std::optional<std::string> functionGiven() {
+  if (!function.getNumOccurrences())
     return std::nullopt;
-  }
-  Expected<Config> config = loadConfig(configPath, path);
-  if (!config) {
-    printError(config.takeError());
-    return std::nullopt;
-  }
-  return std::make_pair(std::move(*text), std::move(*config));
+  return function.getValue();
 }
 
-int runCheck() {
-  int rc = 0;
-  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
-  if (!fmt)
-    return rc;
-  if (files.empty())
-    return usageError("check: no input files");
-
-  Analyzer analyzer;
-  // The last file's parse is left to the exit below, like the rest.
-  analyzer.setDeferIRDestruction(true);
-  // Diagnostics only: no hover or navigation index, unless shape inference
-  // runs (it finds the functions through the index's symbols).
-  analyzer.setCollectIndex(inferShapes);
-  nlohmann::ordered_json out;
-  out["files"] = nlohmann::ordered_json::array();
-  bool anyError = false, inputError = false;
-  std::unique_ptr<FileAnalysis> kept; // the last file's: see the end
-  for (const std::string &path : files) {
-    std::optional<PhaseTimer> reading(std::in_place, "read and validate input");
-    auto input = readWithConfig(path);
-    reading.reset();
-    if (!input) {
-      inputError = true;
-      continue;
-    }
-    const std::string &text = input->first;
-    Config config = input->second;
-    // mlir-opt-22's behaviour unless asked (the server's default is on).
-    if (!lenient)
-      config.lenient.enabled = false;
-    // --show-info asks for every informational finding, including the
-    // runtime checks that are off by default.
-    if (showInfo)
-      config.info.refinable = config.info.runtimeChecks =
-          config.info.dynamicToStatic = true;
-    kept = std::make_unique<FileAnalysis>(
-        analyzer.analyze(text, displayName(path), config));
-    FileAnalysis &fa = *kept;
-    if (inferShapes) {
-      ShapeInferrer inferrer;
-      for (Diagnostic &d : contradictionDiagnostics(inferrer.infer(text, fa)))
-        fa.diagnostics.push_back(std::move(d));
-    }
-    anyError |= fa.hasErrors();
-    if (*fmt == "json") {
-      out["files"].push_back(fileToJson(fa));
-      continue;
-    }
-    for (const Diagnostic &d : fa.diagnostics)
-      if (d.severity != Severity::Info || showInfo)
-        printDiagnosticText(std::cout, fa, text, d);
-  }
-  if (*fmt == "json")
-    std::cout << out.dump(1) << "\n";
-  std::cout.flush();
-  llvm::outs().flush();
-  llvm::errs().flush();
-  // Like clang's -disable-free: the OS takes back the last analysis and
-  // MLIR's context at once instead of freeing their 10^6 objects one by
-  // one.
-  llvm::sys::Process::Exit(inputError ? 2
-                           : anyError ? 1
-                                      : 0,
-                           /*NoCleanup=*/true);
+cli::CheckOptions checkOptions() {
+  cli::CheckOptions o;
+  o.files = files;
+  o.format = format;
+  o.config = configPath;
+  o.lenient = lenient;
+  o.showInfo = showInfo;
+  o.inferShapes = inferShapes;
+  return o;
 }
 
-/// Splits "file.mlir:12:8" into path and position, preferring an existing
-/// file of the full name (paths may contain ':').
-void splitPosition(const std::string &arg, std::string &path, Position &pos) {
-  path = arg;
-  pos = {};
-  auto isNum = [](const std::string &s) {
-    return !s.empty() && s.size() < 10 &&
-           s.find_first_not_of("0123456789") == std::string::npos;
-  };
-  size_t c1 = arg.rfind(':');
-  if (c1 == std::string::npos || !isNum(arg.substr(c1 + 1)))
-    return;
-  std::string rest = arg.substr(0, c1);
-  unsigned last = std::stoul(arg.substr(c1 + 1));
-  size_t c2 = rest.rfind(':');
-  if (c2 != std::string::npos && isNum(rest.substr(c2 + 1))) {
-    path = rest.substr(0, c2);
-    pos.line = std::stoul(rest.substr(c2 + 1));
-    pos.column = last;
-  } else {
-    path = rest;
-    pos.line = last;
-  }
+cli::ExplainOptions explainOptions() {
+  cli::ExplainOptions o;
+  o.files = files;
+  o.format = format;
+  o.config = configPath;
+  o.lenient = lenient;
+  return o;
 }
 
-int runExplain() {
-  int rc = 0;
-  std::optional<std::string> fmt =
-      formatOrReport({"text", "markdown", "json"}, rc);
-  if (!fmt)
-    return rc;
-  if (files.size() != 1)
-    return usageError("explain: expected exactly one FILE[:LINE[:COL]]");
-
-  std::string path = files[0];
-  Position pos;
-  Expected<std::string> text = readInput(path);
-  if (!text) {
-    std::string p;
-    splitPosition(files[0], p, pos);
-    if (pos.valid()) {
-      consumeError(text.takeError());
-      path = p;
-      text = readInput(path);
-    }
-  }
-  if (!text) {
-    printError(text.takeError());
-    return 2;
-  }
-  Expected<Config> config = loadConfig(configPath, path);
-  if (!config) {
-    printError(config.takeError());
-    return 2;
-  }
-  if (!lenient)
-    config->lenient.enabled = false;
-  Analyzer analyzer;
-  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
-
-  std::vector<const OpReport *> selected;
-  // MLIR's shape inference (tosa-infer-shapes) over the functions asked
-  // about: every op it can infer, not only the Broadcastable ones.
-  ShapeInferrer inferrer;
-  ShapeInference shapes = pos.valid()
-                              ? inferrer.infer(*text, fa, pos.line, pos.line)
-                              : inferrer.infer(*text, fa);
-  std::vector<const InferredOp *> inferred;
-  if (pos.valid()) {
-    int i = fa.findOp(pos);
-    const InferredOp *io = shapes.opAt(pos);
-    if (i < 0 && !io) {
-      printError(fa.path + ":" + std::to_string(pos.line) +
-                 (pos.column ? ":" + std::to_string(pos.column) : "") +
-                 ": no Broadcastable op and no op with an inferable shape "
-                 "at this position");
-      return 2;
-    }
-    if (i >= 0)
-      selected.push_back(&fa.ops[i]);
-    if (io)
-      inferred.push_back(io);
-  } else {
-    for (const OpReport &op : fa.ops)
-      selected.push_back(&op);
-    inferred = shapes.allOps();
-  }
-
-  // `explain` is a report: errors in the input are part of it, so only
-  // unusable input makes it fail.
-  if (*fmt == "json") {
-    nlohmann::ordered_json out = fileToJson(fa);
-    out["ops"] = nlohmann::ordered_json::array();
-    for (const OpReport *op : selected)
-      out["ops"].push_back(opToJson(*op));
-    out["shapes"] = nlohmann::ordered_json::array();
-    for (const InferredOp *op : inferred)
-      out["shapes"].push_back(inferredToJson(*op));
-    out["skipped"] = nlohmann::ordered_json::array();
-    for (const FunctionInference &f : shapes.functions)
-      if (!f.skipped.empty())
-        out["skipped"].push_back({{"function", f.name}, {"reason", f.skipped}});
-    std::cout << out.dump(1) << "\n";
-    return 0;
-  }
-
-  RenderStyle style =
-      *fmt == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
-  // Diagnostics first (like `check`), then one explanation per op.
-  if (!pos.valid())
-    for (const Diagnostic &d : fa.diagnostics)
-      printDiagnosticText(std::cout, fa, *text, d);
-  if (selected.empty() && !pos.valid())
-    std::cout << fa.path << ": no Broadcastable ops\n";
-  for (const OpReport *op : selected) {
-    std::cout << "\n"
-              << fa.path << ":" << op->range.begin.line << ":"
-              << op->range.begin.column << ": "
-              << renderExplanation(*op, style);
-  }
-  if (!pos.valid() && !shapes.functions.empty())
-    std::cout << "\nshape inference (tosa-infer-shapes):\n";
-  for (const FunctionInference &f : shapes.functions)
-    if (!f.skipped.empty() && !pos.valid())
-      std::cout << fa.path << ":" << f.scope.begin.line << ":"
-                << f.scope.begin.column << ": @" << f.name
-                << ": not inferred: " << f.skipped << "\n";
-  for (const InferredOp *op : inferred) {
-    std::cout << "\n"
-              << fa.path << ":" << op->range.begin.line << ":"
-              << op->range.begin.column << ": " << renderInferred(*op, style);
-  }
-  return 0;
+cli::FixOptions fixOptions() {
+  cli::FixOptions o;
+  o.files = files;
+  o.format = format;
+  o.config = configPath;
+  o.candidates = candidates;
+  if (applyFix.getNumOccurrences())
+    o.apply = applyFix;
+  o.migrate = migrate;
+  o.refineAll = refineAll;
+  o.function = functionGiven();
+  return o;
 }
 
-/// The file's text, or std::nullopt after printing why it is unusable.
-std::optional<std::string> readOrReport(const std::string &path) {
-  Expected<std::string> text = readInput(path);
-  if (!text) {
-    printError(text.takeError());
-    return std::nullopt;
-  }
-  return std::move(*text);
+cli::LowerCommandOptions lowerOptions() {
+  cli::LowerCommandOptions o;
+  o.files = files;
+  o.format = format;
+  o.function = functionGiven();
+  o.stage = stage;
+  o.mode = mode;
+  o.strided = strided;
+  o.annotate = annotate;
+  return o;
 }
 
-/// Exactly one FILE, or a usage error.
-std::optional<std::string> oneFile(const char *command, int &rc) {
-  if (files.size() == 1)
-    return files[0];
-  rc = usageError(std::string(command) +
-                  (files.empty() ? ": expected a FILE"
-                                 : ": expected one FILE, got " +
-                                       std::to_string(files.size())));
-  return std::nullopt;
+cli::CompileCommandOptions compileOptions() {
+  cli::CompileCommandOptions o;
+  o.files = files;
+  o.format = format;
+  o.function = functionGiven();
+  o.output = output;
+  o.emit = emit;
+  o.mode = mode;
+  o.strided = strided;
+  o.cpu = cpu;
+  o.streamingStores = streamingStores;
+  o.optLevel = optLevel;
+  o.header = header;
+  o.force = force;
+  o.newName = newName;
+  o.quiet = quiet;
+  o.headerIfPossible = headerIfPossible;
+  o.protect = protect;
+  o.displayName = shownName;
+  return o;
 }
 
-/// `fix --migrate FILE`: the file with every pre-MLIR-22 TOSA form
-/// rewritten, when that re-analyses no worse; ops with no mechanical
-/// rewrite are named on stderr.
-int runMigrate(Analyzer &analyzer, const FileAnalysis &fa,
-               const std::string &text, const Config &config,
-               const std::string &fmt) {
-  MigrationPlan plan = planMigration(text);
-  FixData all;
-  all.kind = FixData::MigrateFile;
-  for (const MigrationFix &f : plan.fixes)
-    all.edits.insert(all.edits.end(), f.edits.begin(), f.edits.end());
-  for (const MigrationNote &n : plan.manual)
-    std::cerr << fa.path << ":" << n.nameRange.begin.line << ":"
-              << n.nameRange.begin.column << ": warning: " << n.message << "\n";
-  if (!plan.fixes.empty() && !validateFix(analyzer, fa, text, config, all)) {
-    printError("the migrated file does not re-analyse better than " + fa.path +
-               " (a section stops parsing or errors are added); "
-               "not printed");
-    return 1;
-  }
-  std::string migrated = applyEdits(text, all.edits);
-  if (fmt == "json") {
-    nlohmann::ordered_json manual = nlohmann::ordered_json::array();
-    for (const MigrationNote &n : plan.manual)
-      manual.push_back({{"line", n.nameRange.begin.line},
-                        {"column", n.nameRange.begin.column},
-                        {"op", n.opName},
-                        {"message", n.message}});
-    std::cout << nlohmann::ordered_json{{"text", migrated},
-                                        {"migrated", plan.fixes.size()},
-                                        {"manual", manual}}
-                     .dump(1)
-              << "\n";
-    return 0;
-  }
-  std::cout << migrated;
-  return 0;
-}
-
-/// `fix --refine-all [--function=F] FILE`: the file with every result type
-/// MLIR's shape inference refines written in (what the server's "Refine all
-/// shapes" action applies), checked by re-analysis.
-int runRefineAll(Analyzer &analyzer, const FileAnalysis &fa,
-                 const std::string &text, const Config &config,
-                 const std::string &fmt) {
-  ShapeInferrer inferrer;
-  ShapeInference shapes = inferrer.infer(text, fa);
-  if (!function.empty()) {
-    auto it = llvm::find_if(shapes.functions, [](const FunctionInference &f) {
-      return f.name == function;
-    });
-    if (it == shapes.functions.end()) {
-      printError("no function @" + function + " with inferable shapes");
-      return 2;
-    }
-    if (!it->skipped.empty() || !it->refineProblem.empty()) {
-      printError("@" + function + ": " +
-                 (it->skipped.empty() ? it->refineProblem : it->skipped));
-      return 2;
-    }
-  }
-  for (const FunctionInference &f : shapes.functions)
-    if (!f.refineProblem.empty() && function.empty())
-      std::cerr << "tosa-lsp: note: @" << f.name
-                << " is left as it is: " << f.refineProblem << "\n";
-  std::vector<TextEditData> edits = refineAllEdits(shapes, function);
-  if (!edits.empty() &&
-      !refinedTextVerifies(analyzer, fa, text, config, edits)) {
-    printError("the refined file does not re-analyse cleanly; not applied");
-    return 2;
-  }
-  std::string fixed = applyEdits(text, edits);
-  if (fmt == "json")
-    std::cout << nlohmann::ordered_json{{"text", fixed},
-                                        {"edits", edits.size()}}
-                     .dump(1)
-              << "\n";
-  else
-    std::cout << fixed;
-  return 0;
-}
-
-/// `fix FILE`: lists the validated quick fixes; `--apply=N` prints the file
-/// with fix N applied (what an editor gets through the server).
-int runFix() {
-  int rc = 0;
-  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
-  if (!fmt)
-    return rc;
-  std::optional<std::string> path = oneFile("fix", rc);
-  if (!path)
-    return rc;
-  auto input = readWithConfig(*path);
-  if (!input)
-    return 2;
-  const std::string &text = input->first;
-  const Config &config = input->second;
-  Analyzer analyzer;
-  FileAnalysis fa = analyzer.analyze(text, displayName(*path), config);
-  if (migrate && refineAll)
-    return usageError("fix: --migrate and --refine-all exclude each other");
-  if (migrate)
-    return runMigrate(analyzer, fa, text, config, *fmt);
-  if (refineAll)
-    return runRefineAll(analyzer, fa, text, config, *fmt);
-  // `--candidates` lists (and `--apply=N` indexes) the unvalidated
-  // candidates, each marked with whether it passes validation, so the
-  // numbers of a listing are always the ones `--apply` takes.
-  std::vector<FixData> fixes = candidates
-                                   ? candidateFixes(fa, text)
-                                   : validatedFixes(analyzer, fa, text, config);
-  if (applyFix.getNumOccurrences()) {
-    if (applyFix >= fixes.size()) {
-      printError("no fix #" + std::to_string(applyFix) + " (there are " +
-                 std::to_string(fixes.size()) +
-                 (candidates ? " candidates"
-                             : " validated fixes; --candidates lists "
-                               "unvalidated ones too") +
-                 ")");
-      return 2;
-    }
-    std::string fixed = applyEdits(text, fixes[applyFix].edits);
-    if (*fmt == "json")
-      std::cout << nlohmann::ordered_json{{"text", fixed}}.dump(1) << "\n";
-    else
-      std::cout << fixed;
-    return 0;
-  }
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < fixes.size(); ++i) {
-    const Diagnostic &d = fa.diagnostics[fixes[i].diagnostic];
-    if (*fmt == "json") {
-      out.push_back({{"index", i},
-                     {"file", fa.path},
-                     {"line", d.range.begin.line},
-                     {"column", d.range.begin.column},
-                     {"title", fixes[i].title},
-                     {"code", d.code}});
-      continue;
-    }
-    std::cout << i << ": " << fa.path << ":" << d.range.begin.line << ":"
-              << d.range.begin.column << ": " << fixes[i].title << " ["
-              << d.code << "]";
-    if (candidates && !validateFix(analyzer, fa, text, config, fixes[i]))
-      std::cout << " (rejected: the fixed file does not re-analyse better)";
-    std::cout << "\n";
-  }
-  if (*fmt == "json")
-    std::cout << nlohmann::ordered_json{{"fixes", out}}.dump(1) << "\n";
-  return 0;
-}
-
-/// A positive size: bytes, or with a K, M or G suffix (powers of 1024).
-std::optional<uint64_t> parseSize(StringRef size) {
-  uint64_t unit = size.consume_back("K")   ? 1ull << 10
-                  : size.consume_back("M") ? 1ull << 20
-                  : size.consume_back("G") ? 1ull << 30
-                                           : 1;
-  uint64_t n;
-  if (size.getAsInteger(10, n) || n == 0 || n > (UINT64_MAX >> 30))
-    return std::nullopt;
-  return n * unit;
-}
-
-/// Parses --mode (and --stage) against the one table.
-bool parseModeOrReport(LowerMode &out, int &rc) {
-  std::optional<LowerMode> m = parseMode(mode);
-  if (!m) {
-    rc = usageError(unknownChoiceMessage("mode", mode, choices().modes));
-    return false;
-  }
-  out = *m;
-  return true;
-}
-
-bool checkOptLevel(int &rc) {
-  if (optLevel <= 3)
-    return true;
-  rc = usageError("-O" + std::to_string(optLevel) +
-                  ": the optimisation level is 0 to 3");
-  return false;
-}
-
-/// `lower FILE`: the lowered IR of the file or one function.
-int runLower() {
-  int rc = 0;
-  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
-  if (!fmt)
-    return rc;
-  LowerOptions opts;
-  opts.function = function;
-  opts.annotate = annotate;
-  opts.strided = strided;
-  std::optional<LowerStage> st = parseStage(stage);
-  if (!st)
-    return usageError(unknownChoiceMessage("stage", stage, choices().stages));
-  opts.stage = *st;
-  if (!parseModeOrReport(opts.mode, rc))
-    return rc;
-  std::optional<std::string> path = oneFile("lower", rc);
-  if (!path)
-    return rc;
-  std::optional<std::string> text = readOrReport(*path);
-  if (!text)
-    return 2;
-  Expected<LowerResult> lowered = lower(*text, displayName(*path), opts);
-  if (!lowered) {
-    printError(lowered.takeError());
-    return 1;
-  }
-  const LowerResult &r = *lowered;
-  if (*fmt == "text") {
-    std::cout << r.text;
-    return 0;
-  }
-  nlohmann::ordered_json out;
-  out["pipeline"] = r.pipeline;
-  out["text"] = r.text;
-  out["mappings"] = nlohmann::ordered_json::array();
-  for (const PreviewMapping &m : r.mappings)
-    out["mappings"].push_back({{"previewLine", m.previewLine},
-                               {"previewColumn", m.previewColumn},
-                               {"sourceLine", m.sourceLine},
-                               {"sourceColumn", m.sourceColumn},
-                               {"sourceOp", m.sourceOp}});
-  std::cout << out.dump(1) << "\n";
-  return 0;
-}
-
-/// `compile FILE -o OUT`: native code through MLIR and LLVM.
-int runCompile() {
-  int rc = 0;
-  std::optional<std::string> fmt = formatOrReport({"text", "json"}, rc);
-  if (!fmt)
-    return rc;
-  CompileOptions opts;
-  opts.function = function;
-  opts.output = output;
-  std::optional<EmitKind> e = parseEmit(emit);
-  if (!e)
-    return usageError(unknownChoiceMessage("emit kind", emit, choices().emits));
-  opts.emit = *e;
-  if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
-    return rc;
-  opts.optLevel = optLevel;
-  opts.strided = strided;
-  opts.cpu = cpu;
-  opts.header = header || headerIfPossible;
-  opts.headerIfPossible = headerIfPossible;
-  if (streamingStores == "off") {
-    opts.streamThreshold = UINT64_MAX;
-  } else if (streamingStores != "auto") {
-    std::optional<uint64_t> size = parseSize(streamingStores);
-    if (!size)
-      return usageError("compile: --streaming-stores takes auto, off or a "
-                        "positive size (4096, 512K, 4M, 1G), not '" +
-                        streamingStores + "'");
-    opts.streamThreshold = *size;
-  }
-  if (force && newName)
-    return usageError("compile: --force and --new-name exclude each other");
-  if (force)
-    opts.onExisting = OnExisting::Replace;
-  if (newName)
-    opts.onExisting = OnExisting::NewName;
-  for (const std::string &p : protect)
-    opts.protectedPaths.push_back(p);
-  std::optional<std::string> path = oneFile("compile", rc);
-  if (!path)
-    return rc;
-  if (opts.output.empty())
-    return usageError("compile: expected -o OUTPUT");
-  std::optional<std::string> text = readOrReport(*path);
-  if (!text)
-    return 2;
-  if (*path != "-")
-    opts.protectedPaths.push_back(*path);
-  std::string name = shownName.empty() ? displayName(*path) : shownName;
-  std::string log; // the steps, also when compile fails
-  std::optional<Expected<CompileResult>> compiled;
-  if (std::optional<std::string> crash = runContained([&] {
-        compiled.emplace(
-            compile(*text, name, opts, [&](const std::string &stepText) {
-              log += stepText + "\n";
-              if (!quiet)
-                std::cerr << "tosa-lsp: " << stepText << "\n";
-            }));
-      }))
-    compiled.emplace(
-        sourceError(name, 0, 0,
-                    "MLIR/LLVM crashed while compiling (" + *crash +
-                        "), a bug in the upstream pipeline on this input"));
-  Expected<CompileResult> &r = *compiled;
-  bool ok = static_cast<bool>(r);
-  // The JSON's "errors" are the lines printed (the server shows them).
-  std::vector<std::string> errors;
-  if (!ok)
-    errors = errorLines(r.takeError());
-  for (const std::string &err : errors)
-    std::cerr << err << "\n";
-  if (*fmt == "json") {
-    nlohmann::ordered_json out;
-    out["ok"] = ok;
-    out["output"] = ok ? r->output : opts.output;
-    out["header"] = ok ? r->headerPath : "";
-    out["symbols"] = ok ? r->symbols : std::vector<std::string>();
-    out["bytes"] = ok ? r->bytes : 0;
-    out["log"] = log;
-    out["errors"] = errors;
-    std::cout << out.dump(1) << "\n";
-  }
-  return ok ? 0 : 1;
-}
-
-/// `run FILE --function F`: JIT and print the results as JSON.
-int runRun() {
-  int rc = 0;
-  if (!formatOrReport({"json"}, rc))
-    return rc;
-  RunOptions opts;
-  opts.function = function;
-  bool haveInputs = inputs.getNumOccurrences() > 0;
-  bool haveSeed = randomSeed.getNumOccurrences() > 0;
-  opts.inputs = inputs;
-  opts.seed = randomSeed;
-  for (const std::string &s : shapes)
-    opts.shapes.push_back(s);
-  if (!parseModeOrReport(opts.mode, rc) || !checkOptLevel(rc))
-    return rc;
-  opts.optLevel = optLevel;
-  if (maxBytes.getNumOccurrences()) {
-    std::optional<uint64_t> size = parseSize(maxBytes);
-    if (!size)
-      return usageError("run: --max-bytes takes a positive size (4096, "
-                        "512K, 4M, 1G), not '" +
-                        maxBytes + "'");
-    opts.maxBytes = *size;
-  }
-  if (files.size() != 1 || opts.function.empty())
-    return usageError("run: expected FILE and --function F");
-  if (haveInputs == haveSeed)
-    return usageError("run: give either --inputs JSON or --random SEED");
-  std::string path = files[0];
-  std::optional<std::string> text = readOrReport(path);
-  if (!text)
-    return 2;
-  std::optional<Expected<RunResult>> ran;
-  if (std::optional<std::string> crash = runContained(
-          [&] { ran.emplace(runFunction(*text, displayName(path), opts)); }))
-    ran.emplace(
-        sourceError(displayName(path), 0, 0,
-                    "MLIR/LLVM crashed while running (" + *crash +
-                        "), a bug in the upstream pipeline on this input" +
-                        (text->find("tosa.gather") != std::string::npos ||
-                                 text->find("tosa.scatter") != std::string::npos
-                             ? ", or an index input out of range (tosa.gather "
-                               "and tosa.scatter indices must be in [0, K); "
-                               "nothing checks them)"
-                             : "")));
-  if (!*ran) {
-    printError(ran->takeError());
-    return 1;
-  }
-  std::cout << (*ran)->json << "\n";
-  return 0;
+cli::RunCommandOptions runOptions() {
+  cli::RunCommandOptions o;
+  o.files = files;
+  o.format = format;
+  o.function = functionGiven();
+  if (inputs.getNumOccurrences())
+    o.inputs = inputs.getValue();
+  if (randomSeed.getNumOccurrences())
+    o.seed = randomSeed;
+  o.shapes = shapes;
+  o.mode = mode;
+  o.optLevel = optLevel;
+  if (maxBytes.getNumOccurrences())
+    o.maxBytes = maxBytes.getValue();
+  return o;
 }
 
 int runServe() {
@@ -1030,24 +441,24 @@ int main(int argc, char **argv) {
                                    &errs))
     return reportParseErrors(messages);
 
-  if (checkCmd)
-    return runCheck();
-  if (explainCmd)
-    return runExplain();
-  // `--function=@add` as MLIR spells it; `--function=` names nothing.
-  if (function.getNumOccurrences()) {
-    if (StringRef(function).starts_with("@"))
-      function = function.substr(1);
-    if (function.empty())
-      return usageError("--function needs a function name");
+  raw_ostream &out = llvm::outs(), &err = llvm::errs();
+  if (checkCmd) {
+    cli::CheckOptions opts = checkOptions();
+    opts.disableFree = true;
+    int rc = cli::runCheck(opts, out, err);
+    out.flush();
+    // Like clang's -disable-free (see CheckOptions).
+    llvm::sys::Process::Exit(rc, /*NoCleanup=*/true);
   }
+  if (explainCmd)
+    return cli::runExplain(explainOptions(), out, err);
   if (fixCmd)
-    return runFix();
+    return cli::runFix(fixOptions(), out, err);
   if (lowerCmd)
-    return runLower();
+    return cli::runLower(lowerOptions(), out, err);
   if (compileCmd)
-    return runCompile();
+    return cli::runCompile(compileOptions(), out, err);
   if (runCmd)
-    return runRun();
+    return cli::runRun(runOptions(), out, err);
   return runServe();
 }

@@ -1,0 +1,219 @@
+//===- CheckCommand.cpp - `check` and `explain` ---------------------------===//
+
+#include "CheckCommand.h"
+
+#include "CommandSupport.h"
+#include "Output.h"
+
+#include "Analysis.h"
+#include "Input.h"
+#include "Render.h"
+#include "ShapeInference.h"
+#include "Timing.h"
+
+#include "llvm/Support/BuryPointer.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace llvm;
+
+namespace tosa_lsp::cli {
+
+int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
+  int rc = 0;
+  std::optional<std::string> fmt =
+      formatOrReport(opts.format, {"text", "json"}, err, rc);
+  if (!fmt)
+    return rc;
+  if (opts.files.empty())
+    return usageError(err, "check: no input files");
+
+  auto analyzer = std::make_unique<Analyzer>();
+  // The last file's parse is left to the end, like the rest.
+  analyzer->setDeferIRDestruction(true);
+  // Diagnostics only: no hover or navigation index, unless shape inference
+  // runs (it finds the functions through the index's symbols).
+  analyzer->setCollectIndex(opts.inferShapes);
+  nlohmann::ordered_json json;
+  json["files"] = nlohmann::ordered_json::array();
+  bool anyError = false, inputError = false;
+  std::unique_ptr<FileAnalysis> kept; // the last file's: see the end
+  for (const std::string &path : opts.files) {
+    std::optional<PhaseTimer> reading(std::in_place, "read and validate input");
+    auto input = readWithConfig(path, opts.config, err);
+    reading.reset();
+    if (!input) {
+      inputError = true;
+      continue;
+    }
+    const std::string &text = input->first;
+    Config config = input->second;
+    // mlir-opt-22's behaviour unless asked (the server's default is on).
+    if (!opts.lenient)
+      config.lenient.enabled = false;
+    // --show-info asks for every informational finding, including the
+    // runtime checks that are off by default.
+    if (opts.showInfo)
+      config.info.refinable = config.info.runtimeChecks =
+          config.info.dynamicToStatic = true;
+    kept = std::make_unique<FileAnalysis>(
+        analyzer->analyze(text, displayName(path), config));
+    FileAnalysis &fa = *kept;
+    if (opts.inferShapes) {
+      ShapeInferrer inferrer;
+      for (Diagnostic &d : contradictionDiagnostics(inferrer.infer(text, fa)))
+        fa.diagnostics.push_back(std::move(d));
+    }
+    anyError |= fa.hasErrors();
+    if (*fmt == "json") {
+      json["files"].push_back(fileToJson(fa));
+      continue;
+    }
+    for (const Diagnostic &d : fa.diagnostics)
+      if (d.severity != Severity::Info || opts.showInfo)
+        printDiagnosticText(out, fa, text, d);
+  }
+  if (*fmt == "json")
+    out << json.dump(1) << "\n";
+  if (opts.disableFree) {
+    // Like clang's -disable-free: the OS takes back the last analysis and
+    // MLIR's contexts at once instead of freeing their 10^6 objects one by
+    // one (the caller exits without cleanup).
+    llvm::BuryPointer(std::move(kept));
+    llvm::BuryPointer(std::move(analyzer));
+  }
+  return inputError ? 2 : anyError ? 1 : 0;
+}
+
+/// Splits "file.mlir:12:8" into path and position, preferring an existing
+/// file of the full name (paths may contain ':').
+static void splitPosition(const std::string &arg, std::string &path,
+                          Position &pos) {
+  path = arg;
+  pos = {};
+  auto isNum = [](const std::string &s) {
+    return !s.empty() && s.size() < 10 &&
+           s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  size_t c1 = arg.rfind(':');
+  if (c1 == std::string::npos || !isNum(arg.substr(c1 + 1)))
+    return;
+  std::string rest = arg.substr(0, c1);
+  unsigned last = std::stoul(arg.substr(c1 + 1));
+  size_t c2 = rest.rfind(':');
+  if (c2 != std::string::npos && isNum(rest.substr(c2 + 1))) {
+    path = rest.substr(0, c2);
+    pos.line = std::stoul(rest.substr(c2 + 1));
+    pos.column = last;
+  } else {
+    path = rest;
+    pos.line = last;
+  }
+}
+
+int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
+  int rc = 0;
+  std::optional<std::string> fmt =
+      formatOrReport(opts.format, {"text", "markdown", "json"}, err, rc);
+  if (!fmt)
+    return rc;
+  if (opts.files.size() != 1)
+    return usageError(err, "explain: expected exactly one FILE[:LINE[:COL]]");
+
+  std::string path = opts.files[0];
+  Position pos;
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    std::string p;
+    splitPosition(opts.files[0], p, pos);
+    if (pos.valid()) {
+      consumeError(text.takeError());
+      path = p;
+      text = readInput(path);
+    }
+  }
+  if (!text) {
+    printError(err, text.takeError());
+    return 2;
+  }
+  Expected<Config> config = loadConfig(opts.config, path);
+  if (!config) {
+    printError(err, config.takeError());
+    return 2;
+  }
+  if (!opts.lenient)
+    config->lenient.enabled = false;
+  Analyzer analyzer;
+  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+
+  std::vector<const OpReport *> selected;
+  // MLIR's shape inference (tosa-infer-shapes) over the functions asked
+  // about: every op it can infer, not only the Broadcastable ones.
+  ShapeInferrer inferrer;
+  ShapeInference shapes = pos.valid()
+                              ? inferrer.infer(*text, fa, pos.line, pos.line)
+                              : inferrer.infer(*text, fa);
+  std::vector<const InferredOp *> inferred;
+  if (pos.valid()) {
+    int i = fa.findOp(pos);
+    const InferredOp *io = shapes.opAt(pos);
+    if (i < 0 && !io) {
+      printError(err, fa.path + ":" + std::to_string(pos.line) +
+                          (pos.column ? ":" + std::to_string(pos.column) : "") +
+                          ": no Broadcastable op and no op with an inferable "
+                          "shape at this position");
+      return 2;
+    }
+    if (i >= 0)
+      selected.push_back(&fa.ops[i]);
+    if (io)
+      inferred.push_back(io);
+  } else {
+    for (const OpReport &op : fa.ops)
+      selected.push_back(&op);
+    inferred = shapes.allOps();
+  }
+
+  if (*fmt == "json") {
+    nlohmann::ordered_json json = fileToJson(fa);
+    json["ops"] = nlohmann::ordered_json::array();
+    for (const OpReport *op : selected)
+      json["ops"].push_back(opToJson(*op));
+    json["shapes"] = nlohmann::ordered_json::array();
+    for (const InferredOp *op : inferred)
+      json["shapes"].push_back(inferredToJson(*op));
+    json["skipped"] = nlohmann::ordered_json::array();
+    for (const FunctionInference &f : shapes.functions)
+      if (!f.skipped.empty())
+        json["skipped"].push_back(
+            {{"function", f.name}, {"reason", f.skipped}});
+    out << json.dump(1) << "\n";
+    return 0;
+  }
+
+  RenderStyle style =
+      *fmt == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
+  // Diagnostics first (like `check`), then one explanation per op.
+  if (!pos.valid())
+    for (const Diagnostic &d : fa.diagnostics)
+      printDiagnosticText(out, fa, *text, d);
+  if (selected.empty() && !pos.valid())
+    out << fa.path << ": no Broadcastable ops\n";
+  for (const OpReport *op : selected)
+    out << "\n"
+        << fa.path << ":" << op->range.begin.line << ":"
+        << op->range.begin.column << ": " << renderExplanation(*op, style);
+  if (!pos.valid() && !shapes.functions.empty())
+    out << "\nshape inference (tosa-infer-shapes):\n";
+  for (const FunctionInference &f : shapes.functions)
+    if (!f.skipped.empty() && !pos.valid())
+      out << fa.path << ":" << f.scope.begin.line << ":" << f.scope.begin.column
+          << ": @" << f.name << ": not inferred: " << f.skipped << "\n";
+  for (const InferredOp *op : inferred)
+    out << "\n"
+        << fa.path << ":" << op->range.begin.line << ":"
+        << op->range.begin.column << ": " << renderInferred(*op, style);
+  return 0;
+}
+
+} // namespace tosa_lsp::cli

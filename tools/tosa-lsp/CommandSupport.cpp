@@ -1,0 +1,133 @@
+//===- CommandSupport.cpp - what every command shares ---------------------===//
+
+#include "CommandSupport.h"
+
+#include "Choices.h"
+#include "Errors.h"
+#include "Input.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace tosa_lsp::cli {
+
+std::string errorLine(const std::string &message) {
+  return "tosa-lsp: error: " + message;
+}
+
+void printError(raw_ostream &err, const std::string &message) {
+  err << errorLine(message) << "\n";
+}
+
+/// The option a library error is about (Errors.h), as a hint to add.
+static std::string optionHint(const ErrorInfoBase &e) {
+  std::optional<ErrorTopic> topic = topicOf(e);
+  if (!topic)
+    return "";
+  switch (*topic) {
+  case ErrorTopic::Function:
+    return " (--function)";
+  case ErrorTopic::Inputs:
+    return " (--inputs)";
+  case ErrorTopic::Shapes:
+    return " (--shape)";
+  case ErrorTopic::Output:
+    return " (-o)";
+  case ErrorTopic::OutputExists:
+    return " (--force replaces it)";
+  }
+  return "";
+}
+
+std::vector<std::string> errorLines(Error e) {
+  std::vector<std::string> lines;
+  handleAllErrors(
+      std::move(e),
+      [&](const SourceErrors &s) {
+        for (const SourceDiagnostic &d : s.diagnostics())
+          lines.push_back(d.str());
+      },
+      [&](const ErrorInfoBase &other) {
+        lines.push_back(errorLine(other.message() + optionHint(other)));
+      });
+  return lines;
+}
+
+void printError(raw_ostream &err, Error e) {
+  for (const std::string &line : errorLines(std::move(e)))
+    err << line << "\n";
+}
+
+int usageError(raw_ostream &err, const std::string &message) {
+  printError(err, message);
+  err << "run 'tosa-lsp --help' for usage\n";
+  return 2;
+}
+
+std::optional<std::string>
+formatOrReport(const std::string &format,
+               const std::vector<std::string> &allowed, raw_ostream &err,
+               int &rc) {
+  if (format.empty())
+    return allowed.front();
+  if (llvm::is_contained(allowed, format))
+    return format;
+  rc = usageError(err, unknownChoiceMessage("format", format, allowed));
+  return std::nullopt;
+}
+
+std::optional<std::string>
+functionOrReport(const std::optional<std::string> &function, raw_ostream &err,
+                 int &rc) {
+  if (!function)
+    return std::string();
+  StringRef name = *function;
+  name.consume_front("@");
+  if (name.empty()) {
+    rc = usageError(err, "--function needs a function name");
+    return std::nullopt;
+  }
+  return name.str();
+}
+
+std::optional<std::string> oneFile(const char *command,
+                                   const std::vector<std::string> &files,
+                                   raw_ostream &err, int &rc) {
+  if (files.size() == 1)
+    return files[0];
+  rc = usageError(err, std::string(command) +
+                           (files.empty() ? ": expected a FILE"
+                                          : ": expected one FILE, got " +
+                                                std::to_string(files.size())));
+  return std::nullopt;
+}
+
+std::optional<std::string> readOrReport(const std::string &path,
+                                        raw_ostream &err) {
+  Expected<std::string> text = readInput(path);
+  if (!text) {
+    printError(err, text.takeError());
+    return std::nullopt;
+  }
+  return std::move(*text);
+}
+
+std::optional<std::pair<std::string, Config>>
+readWithConfig(const std::string &path, const std::string &configPath,
+               raw_ostream &err) {
+  std::optional<std::string> text = readOrReport(path, err);
+  if (!text)
+    return std::nullopt;
+  Expected<Config> config = loadConfig(configPath, path);
+  if (!config) {
+    printError(err, config.takeError());
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(*text), std::move(*config));
+}
+
+} // namespace tosa_lsp::cli
