@@ -1,9 +1,13 @@
 //===- main.cpp - the tosa-lsp command-line tool --------------------------===//
 //
-// The commands (llvm::cl subcommands) and their options; `tosa-lsp --help`.
+// The commands (llvm::cl subcommands) and their options, declared here and
+// nowhere else: llvm::cl prints the help (`tosa-lsp --help`, `tosa-lsp
+// COMMAND --help`) from them. main fills the command's options struct and
+// calls it (CheckCommand.h, FixCommand.h, LowerCommand.h); without a
+// command, tosa-lsp is the language server.
 //
-// Exit codes: 0 clean (explain: explained), 1 `check` found errors, 2
-// unusable input or usage error.
+// Exit codes: 0 ok, 1 `check` found errors or the command failed, 2
+// unusable input or usage error (`tosa-lsp: error: ...`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +17,7 @@
 #include "LowerCommand.h"
 #include "Version.h"
 
+#include "Choices.h"
 #include "LSPServer.h"
 #include "Runtime.h"
 #include "TaskThread.h"
@@ -22,443 +27,510 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cctype>
-#include <iostream>
-
 using namespace tosa_lsp;
 using namespace llvm;
 
 namespace {
 
-constexpr const char *kUsage =
-    R"(usage: tosa-lsp <command> [options]
+/// "a, b (default) or c": the names of a table, for an option's help.
+std::string choiceHelp(const std::vector<std::string> &names,
+                       const std::string &defaultName) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) {
+    s += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+    s += names[i] + (names[i] == defaultName ? " (default)" : "");
+  }
+  return s;
+}
 
-commands:
-  check [--format=text|json] [--show-info] [--lenient] [--infer-shapes]
-        [--config=FILE] FILE...
-      Parse and verify each file (split on `// -----`), report every parse,
-      verifier and broadcast error in mlir-opt's format (or JSON);
-      --infer-shapes adds the declared sizes MLIR's shape inference
-      (tosa-infer-shapes, propagated through each function) contradicts.
-      FILE may be `-` for standard input. Exit 1 if any error.
-  explain [--format=text|markdown|json] [--config=FILE] FILE[:LINE[:COL]]
-      Per-dimension inferred-vs-declared table for each Broadcastable op in
-      FILE, then declared vs inferred types of every op MLIR's shape
-      inference (tosa-infer-shapes) covers; or only the op at LINE (and COL).
-  lower [--function=F] [--stage=linalg|loops|llvm]
-        [--mode=fast|upstream|safe|versioned] [--strided] [--annotate]
-        [--format=text|json] FILE
-      The lowered IR (MLIR's own passes) of FILE or of function F;
-      --annotate adds `// from tosa.add @ L:C` to lines; JSON adds mappings.
-      --mode=upstream is exactly upstream's pipeline; the default, fast,
-      fuses element-wise ops and uses contiguous memrefs at boundaries.
-  compile [--function=F] -o OUT [--emit=obj|shared|llvm-ir|asm|mlir-llvm]
-          [--mode=...] [--strided] [--cpu=CPU] [--header] [-O0..3]
-          [--streaming-stores=auto|off|SIZE]
-          [--format=text|json] [--quiet] [--force | --new-name] FILE
-      Native code: TOSA -> linalg -> bufferized loops -> LLVM -> x86-64
-      for the host CPU (--cpu=x86-64: any x86-64 machine). Loop nests
-      that store more than the L2 cache (or SIZE) use non-temporal stores.
-      --header writes OUT with .h: the _mlir_ciface_* entry points (outside
-      upstream mode contiguous inputs, unless --strided, and a twin F_into
-      writing into a caller-provided result).
-      An existing OUT (or header) is an error; --force replaces it,
-      --new-name writes OUT-1, OUT-2, ... instead. FILE is never replaced.
-  run --function=F (--inputs=JSON | --random=SEED [--shape=2x3,...])
-      [--mode=...] [-O0..3] [--max-bytes=SIZE] [--format=json] FILE
-      JIT-compile F (MLIR ExecutionEngine), call it, print inputs and
-      results as JSON; dynamic dims come from the inputs (or --shape).
-      NaN and infinities are the strings "nan", "inf" and "-inf", in the
-      output and in --inputs. The arguments and the results of static
-      shape may take at most SIZE bytes in all (default 4G; K, M, G).
-  fix [--candidates] [--apply=N] [--migrate] [--format=text|json] [--config=FILE] FILE
-      List the validated quick fixes (those the server offers), or print
-      FILE with fix N applied.
-  fix --refine-all [--function=F] [--format=text|json] FILE
-      Print FILE with every `?` MLIR's shape inference (tosa-infer-shapes)
-      can refine set to its size, in every function or only F; tensor.cast
-      back to the declared type where the pass inserts one.
-  serve [--lit-test] [--sync] [--debounce=MS] [--verbose]
-      Language server on stdin/stdout (also: no command, or --stdio).
-      --lit-test: `// -----` delimited input, pretty output, synchronous.
-  COMMAND --help   the options of COMMAND
-  help, --help     this text
-  --version        version, git revision, the MLIR it was built against and
-                   the MLIR runtime library run/compile use
-)";
-
-//===----------------------------------------------------------------------===//
-// Options: one set, each declared once and attached to the commands that
-// read it (llvm::cl subcommands). Numbers are parsed and range-checked by
-// llvm::cl; names (formats, stages, modes, emit kinds) against one table.
-//===----------------------------------------------------------------------===//
-
-cl::OptionCategory category("tosa-lsp options");
-
-/// cl's own number parser prints its complaint straight to stderr in a
-/// wording of its own; this one keeps it for the one error format.
-std::string optionError;
+/// Numbers in the one error wording, `tosa-lsp: error: invalid value ...`
+/// (cl's own parser has a wording of its own).
 struct NumberParser : cl::parser<unsigned> {
   using cl::parser<unsigned>::parser;
-  bool parse(cl::Option &o, StringRef name, StringRef arg, unsigned &value) {
+  bool parse(cl::Option &, StringRef name, StringRef arg, unsigned &value) {
     if (!arg.getAsInteger(10, value))
       return false;
-    optionError = "invalid value '" + arg.str() + "' for " +
-                  (name.size() == 1 ? "-" : "--") + name.str() +
-                  " (expected an integer from 0 to 4294967295)";
+    cli::printError(errs(), "invalid value '" + arg.str() + "' for " +
+                                (name.size() == 1 ? "-" : "--") + name.str() +
+                                " (expected an integer from 0 to 4294967295)");
     return true;
   }
 };
 using NumberOption = cl::opt<unsigned, false, NumberParser>;
 
-cl::SubCommand checkCmd("check", "Parse and verify each FILE; report every "
-                                 "parse, verifier and broadcast error");
-cl::SubCommand explainCmd("explain", "Per-dimension broadcast explanation of "
-                                     "FILE[:LINE[:COL]]");
-cl::SubCommand fixCmd("fix", "List the validated quick fixes of FILE, or "
-                             "print FILE with fix N applied");
-cl::SubCommand lowerCmd("lower", "The lowered IR of FILE or one function");
-cl::SubCommand compileCmd("compile", "Native code from FILE");
-cl::SubCommand runCmd("run", "JIT-compile and call one function of FILE");
-cl::SubCommand serveCmd("serve", "Language server on stdin/stdout");
+/// Every command and option. Built in main (not at static initialisation:
+/// the help texts read the lowering's name table).
+struct CommandLine {
+  cl::OptionCategory category{"tosa-lsp options"};
+  cl::OptionCategory serverCategory{"Language server options"};
+  cl::SubCommand &topLevel = cl::SubCommand::getTopLevel();
 
-cl::list<std::string> files(cl::Positional, cl::desc("FILE..."),
-                            cl::sub(checkCmd), cl::sub(explainCmd),
-                            cl::sub(fixCmd), cl::sub(lowerCmd),
-                            cl::sub(compileCmd), cl::sub(runCmd),
-                            cl::cat(category));
-cl::opt<std::string> format("format",
-                            cl::desc("Output format (text, json; explain also "
-                                     "markdown; run only json)"),
-                            cl::value_desc("format"), cl::sub(checkCmd),
-                            cl::sub(explainCmd), cl::sub(fixCmd),
-                            cl::sub(lowerCmd), cl::sub(compileCmd),
-                            cl::sub(runCmd), cl::cat(category));
-cl::opt<std::string> configPath("config",
-                                cl::desc("The .tosa-lsp.json to use instead "
-                                         "of the one found next to FILE"),
-                                cl::value_desc("file"), cl::sub(checkCmd),
-                                cl::sub(explainCmd), cl::sub(fixCmd),
-                                cl::cat(category));
-cl::opt<bool> lenient("lenient",
-                      cl::desc("Parse the custom syntax of ops of dialects "
-                               "MLIR 22 lacks (util.*, check.*) as "
-                               "unregistered ops (lenientDialects of "
-                               ".tosa-lsp.json says which)"),
-                      cl::sub(checkCmd), cl::sub(explainCmd),
-                      cl::cat(category));
-cl::opt<bool> showInfo("show-info",
-                       cl::desc("Also print informational "
-                                "findings"),
-                       cl::sub(checkCmd), cl::cat(category));
+  // The defaults are the options structs' own.
+  const cli::CompileCommandOptions compileDefaults;
+  const cli::LowerCommandOptions lowerDefaults;
+  const ServerOptions serverDefaults;
+  const std::string stageHelp =
+      "Stage: " + choiceHelp(choices().stages, lowerDefaults.stage);
+  const std::string modeHelp =
+      "Pipeline: " + choiceHelp(choices().modes, lowerDefaults.mode) +
+      ";\nfast fuses element-wise ops and uses contiguous memrefs at\n"
+      "boundaries, upstream is exactly upstream's pipeline";
+  const std::string emitHelp =
+      "Output kind: " + choiceHelp(choices().emits, compileDefaults.emit);
+  const std::string optLevelHelp = "Optimisation level 0-3 (default " +
+                                   std::to_string(compileDefaults.optLevel) +
+                                   ")";
+  const std::string debounceHelp =
+      "Quiet period after an edit before analysing (default " +
+      std::to_string(serverDefaults.debounceMs) + ")";
 
-cl::opt<bool> inferShapes(
-    "infer-shapes",
-    cl::desc("Also run MLIR's shape inference (tosa-infer-shapes) on every "
-             "function and report declared sizes it contradicts"),
-    cl::sub(checkCmd), cl::cat(category));
+  cl::SubCommand check{"check",
+                       "Parse and verify each FILE (`-`: standard input), "
+                       "split on `// -----`; print every parse, verifier and "
+                       "broadcast error in mlir-opt's format"};
+  cl::SubCommand explain{"explain",
+                         "Per-dimension broadcast table of each Broadcastable "
+                         "op of FILE (or the op at LINE[:COL]), then the "
+                         "types MLIR's shape inference gives every op"};
+  cl::SubCommand fix{"fix", "The validated quick fixes of FILE (the server's "
+                            "code actions); or FILE with one applied, "
+                            "migrated, or with every refinable `?` set"};
+  cl::SubCommand lowerCmd{"lower",
+                          "The lowered IR (MLIR's own passes) of FILE or of "
+                          "one function"};
+  cl::SubCommand compileCmd{"compile",
+                            "Native code from FILE: TOSA -> linalg -> "
+                            "bufferized loops -> LLVM -> x86-64"};
+  cl::SubCommand runCmd{"run",
+                        "JIT-compile one function of FILE, call it and print "
+                        "inputs and results as JSON"};
+  cl::SubCommand serve{"serve", "Language server on stdin/stdout (also "
+                                "without a command)"};
 
-cl::opt<bool> candidates("candidates",
-                         cl::desc("All candidate fixes, not only validated"),
-                         cl::sub(fixCmd), cl::cat(category));
-NumberOption applyFix("apply", cl::desc("Print FILE with fix N applied"),
-                      cl::value_desc("N"), cl::sub(fixCmd), cl::cat(category));
-cl::opt<bool> migrate("migrate",
-                      cl::desc("Print FILE migrated to MLIR 22 TOSA (every "
-                               "pre-MLIR-22 form rewritten)"),
-                      cl::sub(fixCmd), cl::cat(category));
+  // Anything unknown, reported in the one wording after parsing.
+  cl::list<std::string> unknown{
+      cl::Sink,         cl::Hidden,    cl::sub(topLevel), cl::sub(check),
+      cl::sub(explain), cl::sub(fix),  cl::sub(lowerCmd), cl::sub(compileCmd),
+      cl::sub(runCmd),  cl::sub(serve)};
 
-cl::opt<bool> refineAll(
-    "refine-all",
-    cl::desc("Print FILE with every refinable `?` set to the size MLIR's "
-             "shape inference (tosa-infer-shapes) gives it"),
-    cl::sub(fixCmd), cl::cat(category));
+  cl::list<std::string> checkFiles{cl::Positional, cl::desc("FILE..."),
+                                   cl::sub(check), cl::cat(category)};
+  cl::list<std::string> explainFile{cl::Positional,
+                                    cl::desc("FILE[:LINE[:COL]]"),
+                                    cl::sub(explain), cl::cat(category)};
+  cl::list<std::string> file{cl::Positional,      cl::desc("FILE"),
+                             cl::sub(fix),        cl::sub(lowerCmd),
+                             cl::sub(compileCmd), cl::sub(runCmd),
+                             cl::cat(category)};
+  // The server takes none: an argument there is not a command.
+  cl::list<std::string> strayArgs{cl::Positional, cl::Hidden, cl::sub(topLevel),
+                                  cl::sub(serve)};
 
-cl::opt<std::string> function("function",
-                              cl::desc("Only this function (a leading @ is "
-                                       "allowed)"),
-                              cl::value_desc("name"), cl::sub(fixCmd),
-                              cl::sub(lowerCmd), cl::sub(compileCmd),
-                              cl::sub(runCmd), cl::cat(category));
-cl::opt<std::string> stage("stage", cl::desc("linalg, loops or llvm"),
-                           cl::init("linalg"), cl::sub(lowerCmd),
-                           cl::cat(category));
-cl::opt<std::string> mode("mode",
-                          cl::desc("fast (default), upstream, safe or "
-                                   "versioned"),
-                          cl::init("fast"), cl::sub(lowerCmd),
-                          cl::sub(compileCmd), cl::sub(runCmd),
-                          cl::cat(category));
-cl::opt<bool> strided("strided",
-                      cl::desc("Entry points accept any strides (outside "
-                               "upstream mode; slower)"),
-                      cl::sub(lowerCmd), cl::sub(compileCmd),
-                      cl::cat(category));
-cl::opt<std::string> cpu("cpu",
-                         cl::desc("LLVM CPU name (native: this machine; "
-                                  "x86-64: any x86-64)"),
-                         cl::init("native"), cl::sub(compileCmd),
-                         cl::cat(category));
-cl::opt<std::string> streamingStores(
-    "streaming-stores",
-    cl::desc("auto (default: loop nests storing more than this machine's L2 "
-             "cache), off, or a size such as 4M: use non-temporal stores"),
-    cl::init("auto"), cl::sub(compileCmd), cl::cat(category));
-cl::opt<bool> annotate("annotate", cl::desc("Mark lines with their source op"),
-                       cl::sub(lowerCmd), cl::cat(category));
-NumberOption optLevel("O", cl::desc("Optimisation level 0-3"), cl::Prefix,
-                      cl::init(2), cl::sub(compileCmd), cl::sub(runCmd),
-                      cl::cat(category));
+  cl::opt<std::string> format{"format",
+                              cl::desc("Output format: text (default) or "
+                                       "json"),
+                              cl::value_desc("format"),
+                              cl::sub(check),
+                              cl::sub(fix),
+                              cl::cat(category)};
+  cl::opt<std::string> lowerFormat{"format",
+                                   cl::desc("Output format: text (default) "
+                                            "or json (with the source "
+                                            "mappings)"),
+                                   cl::value_desc("format"), cl::sub(lowerCmd),
+                                   cl::cat(category)};
+  cl::opt<std::string> compileFormat{"format",
+                                     cl::desc("Output format: text (default) "
+                                              "or json (the outputs, the log "
+                                              "and the errors)"),
+                                     cl::value_desc("format"),
+                                     cl::sub(compileCmd), cl::cat(category)};
+  cl::opt<std::string> explainFormat{
+      "format", cl::desc("Output format: text (default), markdown or json"),
+      cl::value_desc("format"), cl::sub(explain), cl::cat(category)};
+  cl::opt<std::string> runFormat{"format",
+                                 cl::desc("Output format: json (the only "
+                                          "one)"),
+                                 cl::value_desc("format"), cl::sub(runCmd),
+                                 cl::cat(category)};
+  cl::opt<std::string> config{"config",
+                              cl::desc("The .tosa-lsp.json to use instead of "
+                                       "the one found next to FILE"),
+                              cl::value_desc("file"),
+                              cl::sub(check),
+                              cl::sub(explain),
+                              cl::sub(fix),
+                              cl::cat(category)};
+  cl::opt<bool> lenient{"lenient",
+                        cl::desc("Parse the custom syntax of ops of dialects "
+                                 "MLIR 22 lacks (util.*, check.*)\nas "
+                                 "unregistered ops (lenientDialects of "
+                                 ".tosa-lsp.json says which)"),
+                        cl::sub(check), cl::sub(explain), cl::cat(category)};
+  cl::opt<bool> showInfo{"show-info",
+                         cl::desc("Also print informational findings "
+                                  "(as remark:)"),
+                         cl::sub(check), cl::cat(category)};
+  cl::opt<bool> inferShapes{
+      "infer-shapes",
+      cl::desc("Also run MLIR's shape inference (tosa-infer-shapes) on "
+               "every function\nand report the declared sizes it "
+               "contradicts"),
+      cl::sub(check), cl::cat(category)};
 
-cl::opt<std::string> output("o", cl::desc("Output file"),
-                            cl::value_desc("file"), cl::sub(compileCmd),
-                            cl::cat(category));
-cl::opt<std::string> emit("emit",
-                          cl::desc("shared, obj, asm, llvm-ir or mlir-llvm"),
-                          cl::init("obj"), cl::sub(compileCmd),
-                          cl::cat(category));
-cl::opt<bool> header("header", cl::desc("Also write the C header (OUT.h)"),
-                     cl::sub(compileCmd), cl::cat(category));
-cl::opt<bool> force("force", cl::desc("Replace existing outputs"),
-                    cl::sub(compileCmd), cl::cat(category));
-cl::opt<bool> newName("new-name",
-                      cl::desc("Write OUT-1, OUT-2, ... instead of replacing"),
-                      cl::sub(compileCmd), cl::cat(category));
-cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
-                    cl::sub(compileCmd), cl::cat(category));
-// For the server's compile jobs: a header unless a name is not a C
-// identifier (a compile job always asks for one).
-cl::opt<bool> headerIfPossible("header-if-possible", cl::Hidden,
-                               cl::sub(compileCmd), cl::cat(category));
-// For the server's compile jobs, which compile a temp copy of a buffer.
-cl::list<std::string> protect("protect", cl::Hidden, cl::sub(compileCmd),
-                              cl::cat(category));
-cl::opt<std::string> shownName("display-name", cl::Hidden, cl::sub(compileCmd),
-                               cl::cat(category));
+  cl::opt<bool> candidates{"candidates",
+                           cl::desc("List (and number) every candidate fix, "
+                                    "each marked with whether it\npasses "
+                                    "validation"),
+                           cl::sub(fix), cl::cat(category)};
+  NumberOption apply{"apply",
+                     cl::desc("Print FILE with fix N of the listing applied"),
+                     cl::value_desc("N"), cl::sub(fix), cl::cat(category)};
+  cl::opt<bool> migrate{"migrate",
+                        cl::desc("Print FILE migrated to MLIR 22 TOSA (every "
+                                 "pre-MLIR-22 form rewritten;\nops with no "
+                                 "mechanical rewrite are named on stderr)"),
+                        cl::sub(fix), cl::cat(category)};
+  cl::opt<bool> refineAll{
+      "refine-all",
+      cl::desc("Print FILE with every `?` MLIR's shape inference "
+               "(tosa-infer-shapes) refines\nset to its size (tensor.cast "
+               "back to the declared type where the pass\ninserts one), in "
+               "every function or only --function's"),
+      cl::sub(fix), cl::cat(category)};
 
-cl::opt<std::string> inputs("inputs",
-                            cl::desc("Arguments as a JSON array (NaN and "
-                                     "infinities: \"nan\", \"inf\", "
-                                     "\"-inf\")"),
-                            cl::value_desc("json"), cl::sub(runCmd),
-                            cl::cat(category));
-NumberOption randomSeed("random", cl::desc("Random arguments from SEED"),
-                        cl::value_desc("seed"), cl::sub(runCmd),
-                        cl::cat(category));
-cl::opt<std::string> maxBytes(
-    "max-bytes",
-    cl::desc("Limit on the arguments' and results' buffers (default 4G)"),
-    cl::value_desc("size"), cl::sub(runCmd), cl::cat(category));
-cl::list<std::string> shapes("shape", cl::desc("Shapes of dynamic arguments"),
-                             cl::value_desc("2x3,..."), cl::CommaSeparated,
-                             cl::sub(runCmd), cl::cat(category));
+  cl::opt<std::string> function{
+      "function",
+      cl::desc("Only this function (a leading @ is allowed)"),
+      cl::value_desc("name"),
+      cl::sub(fix),
+      cl::sub(lowerCmd),
+      cl::sub(compileCmd),
+      cl::sub(runCmd),
+      cl::cat(category)};
+  cl::opt<std::string> stage{"stage",
+                             cl::desc(stageHelp),
+                             cl::value_desc("name"),
+                             cl::init(lowerDefaults.stage),
+                             cl::sub(lowerCmd),
+                             cl::cat(category)};
+  cl::opt<std::string> mode{"mode",
+                            cl::desc(modeHelp),
+                            cl::value_desc("name"),
+                            cl::init(lowerDefaults.mode),
+                            cl::sub(lowerCmd),
+                            cl::sub(compileCmd),
+                            cl::sub(runCmd),
+                            cl::cat(category)};
+  cl::opt<bool> strided{"strided",
+                        cl::desc("Entry points accept any strides (outside "
+                                 "upstream mode; slower)"),
+                        cl::sub(lowerCmd), cl::sub(compileCmd),
+                        cl::cat(category)};
+  cl::opt<bool> annotate{"annotate",
+                         cl::desc("Mark lines with their source op (`// from "
+                                  "tosa.add @ L:C`)"),
+                         cl::sub(lowerCmd), cl::cat(category)};
 
-cl::opt<bool> litTest("lit-test",
-                      cl::desc("Delimited input, pretty output, "
-                               "synchronous (tests)"),
-                      cl::sub(serveCmd), cl::cat(category));
-cl::opt<bool> syncMode("sync", cl::desc("Analyse before reading on"),
-                       cl::sub(serveCmd), cl::cat(category));
-NumberOption debounceMs("debounce",
-                        cl::desc("Quiet period after an "
-                                 "edit (ms)"),
-                        cl::init(50), cl::sub(serveCmd), cl::cat(category));
-cl::opt<bool> verbose("verbose", cl::desc("Log to stderr"), cl::sub(serveCmd),
-                      cl::cat(category));
-cl::opt<bool> stdio("stdio",
-                    cl::desc("What editors pass; stdio is the only "
-                             "transport"),
-                    cl::sub(serveCmd), cl::cat(category));
+  cl::opt<std::string> output{"o",
+                              cl::desc("Output file (required); an existing "
+                                       "one is an error, FILE is never\n"
+                                       "replaced"),
+                              cl::value_desc("file"), cl::sub(compileCmd),
+                              cl::cat(category)};
+  cl::opt<std::string> emit{"emit",
+                            cl::desc(emitHelp),
+                            cl::value_desc("kind"),
+                            cl::init(compileDefaults.emit),
+                            cl::sub(compileCmd),
+                            cl::cat(category)};
+  cl::opt<std::string> cpu{"cpu",
+                           cl::desc("LLVM CPU name (native (default): this "
+                                    "machine; x86-64: any x86-64)"),
+                           cl::value_desc("name"),
+                           cl::init(compileDefaults.cpu),
+                           cl::sub(compileCmd),
+                           cl::cat(category)};
+  cl::opt<std::string> streamingStores{
+      "streaming-stores",
+      cl::desc("Non-temporal stores in loop nests that store more than: "
+               "auto (default:\nthis machine's L2 cache), off, or a size "
+               "(4096, 512K, 4M, 1G)"),
+      cl::value_desc("size"),
+      cl::init(compileDefaults.streamingStores),
+      cl::sub(compileCmd),
+      cl::cat(category)};
+  NumberOption optLevel{"O",
+                        cl::desc(optLevelHelp),
+                        cl::value_desc("level"),
+                        cl::Prefix,
+                        cl::init(compileDefaults.optLevel),
+                        cl::sub(compileCmd),
+                        cl::sub(runCmd),
+                        cl::cat(category)};
+  cl::opt<bool> header{
+      "header",
+      cl::desc("Also write OUT's C header (.h): the _mlir_ciface_* entry "
+               "points (outside\nupstream mode contiguous inputs, unless "
+               "--strided, and a twin F_into\nwriting into a "
+               "caller-provided result)"),
+      cl::sub(compileCmd), cl::cat(category)};
+  cl::opt<bool> force{"force", cl::desc("Replace existing outputs"),
+                      cl::sub(compileCmd), cl::cat(category)};
+  cl::opt<bool> newName{"new-name",
+                        cl::desc("Write OUT-1, OUT-2, ... instead of "
+                                 "replacing"),
+                        cl::sub(compileCmd), cl::cat(category)};
+  cl::opt<bool> quiet{"quiet", cl::desc("No progress on stderr"),
+                      cl::sub(compileCmd), cl::cat(category)};
+  // For the server's compile jobs, which compile a temp copy of a buffer.
+  cl::opt<bool> headerIfPossible{"header-if-possible",
+                                 cl::desc("A header unless a name is not a C "
+                                          "identifier"),
+                                 cl::Hidden, cl::sub(compileCmd),
+                                 cl::cat(category)};
+  cl::list<std::string> protect{"protect",
+                                cl::desc("A path never to write (the "
+                                         "buffer's file)"),
+                                cl::value_desc("path"),
+                                cl::Hidden,
+                                cl::sub(compileCmd),
+                                cl::cat(category)};
+  cl::opt<std::string> shownName{
+      "display-name",         cl::desc("The name diagnostics give FILE"),
+      cl::value_desc("name"), cl::Hidden,
+      cl::sub(compileCmd),    cl::cat(category)};
 
-int usageError(const std::string &msg) {
-  return cli::usageError(llvm::errs(), msg);
+  cl::opt<std::string> inputs{"inputs",
+                              cl::desc("Arguments as a JSON array (NaN and "
+                                       "infinities: \"nan\", \"inf\",\n"
+                                       "\"-inf\", as in the output)"),
+                              cl::value_desc("json"), cl::sub(runCmd),
+                              cl::cat(category)};
+  NumberOption randomSeed{"random",
+                          cl::desc("Random arguments from SEED (instead of "
+                                   "--inputs)"),
+                          cl::value_desc("seed"), cl::sub(runCmd),
+                          cl::cat(category)};
+  cl::list<std::string> shapes{"shape",
+                               cl::desc("Shapes of dynamic arguments, with "
+                                        "--random (otherwise the inputs'\n"
+                                        "give them)"),
+                               cl::value_desc("2x3,..."),
+                               cl::CommaSeparated,
+                               cl::sub(runCmd),
+                               cl::cat(category)};
+  cl::opt<std::string> maxBytes{
+      "max-bytes",
+      cl::desc("Limit on the arguments' and results' buffers of static "
+               "shape, in all\n(default 4G; K, M, G)"),
+      cl::value_desc("size"), cl::sub(runCmd), cl::cat(category)};
+
+  // The server's options are also the top level's: `tosa-lsp --stdio`.
+  cl::opt<bool> litTest{"lit-test",
+                        cl::desc("`// -----` delimited input, pretty output, "
+                                 "synchronous (tests)"),
+                        cl::sub(topLevel), cl::sub(serve),
+                        cl::cat(serverCategory)};
+  cl::opt<bool> syncMode{
+      "sync", cl::desc("Analyse before reading the next message"),
+      cl::sub(topLevel), cl::sub(serve), cl::cat(serverCategory)};
+  NumberOption debounceMs{"debounce",
+                          cl::desc(debounceHelp),
+                          cl::value_desc("ms"),
+                          cl::init(serverDefaults.debounceMs),
+                          cl::sub(topLevel),
+                          cl::sub(serve),
+                          cl::cat(serverCategory)};
+  cl::opt<bool> verbose{"verbose", cl::desc("Log to stderr"), cl::sub(topLevel),
+                        cl::sub(serve), cl::cat(serverCategory)};
+  cl::opt<bool> stdio{"stdio",
+                      cl::desc("What editors pass; stdio is the only "
+                               "transport"),
+                      cl::sub(topLevel), cl::sub(serve),
+                      cl::cat(serverCategory)};
+
+  /// `--function` as given (std::nullopt when not).
+  std::optional<std::string> functionGiven() {
+    if (!function.getNumOccurrences())
+      return std::nullopt;
+    return function.getValue();
+  }
+
+  cli::CheckOptions checkOptions() {
+    cli::CheckOptions o;
+    o.files = checkFiles;
+    o.format = format;
+    o.config = config;
+    o.lenient = lenient;
+    o.showInfo = showInfo;
+    o.inferShapes = inferShapes;
+    return o;
+  }
+  cli::ExplainOptions explainOptions() {
+    cli::ExplainOptions o;
+    o.files = explainFile;
+    o.format = explainFormat;
+    o.config = config;
+    o.lenient = lenient;
+    return o;
+  }
+  cli::FixOptions fixOptions() {
+    cli::FixOptions o;
+    o.files = file;
+    o.format = format;
+    o.config = config;
+    o.candidates = candidates;
+    if (apply.getNumOccurrences())
+      o.apply = apply;
+    o.migrate = migrate;
+    o.refineAll = refineAll;
+    o.function = functionGiven();
+    return o;
+  }
+  cli::LowerCommandOptions lowerOptions() {
+    cli::LowerCommandOptions o;
+    o.files = file;
+    o.format = lowerFormat;
+    o.function = functionGiven();
+    o.stage = stage;
+    o.mode = mode;
+    o.strided = strided;
+    o.annotate = annotate;
+    return o;
+  }
+  cli::CompileCommandOptions compileOptions() {
+    cli::CompileCommandOptions o;
+    o.files = file;
+    o.format = compileFormat;
+    o.function = functionGiven();
+    o.output = output;
+    o.emit = emit;
+    o.mode = mode;
+    o.strided = strided;
+    o.cpu = cpu;
+    o.streamingStores = streamingStores;
+    o.optLevel = optLevel;
+    o.header = header;
+    o.force = force;
+    o.newName = newName;
+    o.quiet = quiet;
+    o.headerIfPossible = headerIfPossible;
+    o.protect = protect;
+    o.displayName = shownName;
+    return o;
+  }
+  cli::RunCommandOptions runOptions() {
+    cli::RunCommandOptions o;
+    o.files = file;
+    o.format = runFormat;
+    o.function = functionGiven();
+    if (inputs.getNumOccurrences())
+      o.inputs = inputs.getValue();
+    if (randomSeed.getNumOccurrences())
+      o.seed = randomSeed;
+    o.shapes = shapes;
+    o.mode = mode;
+    o.optLevel = optLevel;
+    if (maxBytes.getNumOccurrences())
+      o.maxBytes = maxBytes.getValue();
+    return o;
+  }
+  ServerOptions serverOptions() {
+    ServerOptions o;
+    o.litTest = litTest;
+    o.sync = syncMode;
+    o.verbose = verbose;
+    o.debounceMs = debounceMs;
+    return o;
+  }
+};
+
+/// `tosa-lsp --version`.
+void printVersion(raw_ostream &out) {
+  out << "tosa-lsp " << kVersion << "\n"
+      << "git revision: " << kGitRevision << "\n"
+      << "built against: MLIR " << kMLIRVersion << " (" << kMLIRPrefix
+      << (*kMLIRPackage ? std::string(", Debian ") + kMLIRPackage
+                        : std::string())
+      << ")\n";
+  // What `run` loads and `compile --emit=shared` links, and whether it is
+  // there.
+  std::string runtime = mlirRuntimePath(), pkg = mlirRuntimePackage();
+  out << "MLIR runtime: " << runtime;
+  if (!sys::fs::exists(runtime))
+    out << " (missing: install "
+        << (pkg.empty() ? std::string("it") : "the Debian package " + pkg)
+        << ")";
+  else if (!pkg.empty())
+    out << " (" << pkg << ")";
+  out << "\n";
 }
 
-/// `--function` as given (std::nullopt when not).
-std::optional<std::string> functionGiven() {
-  if (!function.getNumOccurrences())
-    return std::nullopt;
-  return function.getValue();
-}
-
-cli::CheckOptions checkOptions() {
-  cli::CheckOptions o;
-  o.files = files;
-  o.format = format;
-  o.config = configPath;
-  o.lenient = lenient;
-  o.showInfo = showInfo;
-  o.inferShapes = inferShapes;
-  return o;
-}
-
-cli::ExplainOptions explainOptions() {
-  cli::ExplainOptions o;
-  o.files = files;
-  o.format = format;
-  o.config = configPath;
-  o.lenient = lenient;
-  return o;
-}
-
-cli::FixOptions fixOptions() {
-  cli::FixOptions o;
-  o.files = files;
-  o.format = format;
-  o.config = configPath;
-  o.candidates = candidates;
-  if (applyFix.getNumOccurrences())
-    o.apply = applyFix;
-  o.migrate = migrate;
-  o.refineAll = refineAll;
-  o.function = functionGiven();
-  return o;
-}
-
-cli::LowerCommandOptions lowerOptions() {
-  cli::LowerCommandOptions o;
-  o.files = files;
-  o.format = format;
-  o.function = functionGiven();
-  o.stage = stage;
-  o.mode = mode;
-  o.strided = strided;
-  o.annotate = annotate;
-  return o;
-}
-
-cli::CompileCommandOptions compileOptions() {
-  cli::CompileCommandOptions o;
-  o.files = files;
-  o.format = format;
-  o.function = functionGiven();
-  o.output = output;
-  o.emit = emit;
-  o.mode = mode;
-  o.strided = strided;
-  o.cpu = cpu;
-  o.streamingStores = streamingStores;
-  o.optLevel = optLevel;
-  o.header = header;
-  o.force = force;
-  o.newName = newName;
-  o.quiet = quiet;
-  o.headerIfPossible = headerIfPossible;
-  o.protect = protect;
-  o.displayName = shownName;
-  return o;
-}
-
-cli::RunCommandOptions runOptions() {
-  cli::RunCommandOptions o;
-  o.files = files;
-  o.format = format;
-  o.function = functionGiven();
-  if (inputs.getNumOccurrences())
-    o.inputs = inputs.getValue();
-  if (randomSeed.getNumOccurrences())
-    o.seed = randomSeed;
-  o.shapes = shapes;
-  o.mode = mode;
-  o.optLevel = optLevel;
-  if (maxBytes.getNumOccurrences())
-    o.maxBytes = maxBytes.getValue();
-  return o;
-}
-
-int runServe() {
-  ServerOptions options;
-  options.litTest = litTest;
-  options.sync = syncMode;
-  options.verbose = verbose;
-  options.debounceMs = debounceMs;
-  return runServer(stdin, options);
-}
-
-/// llvm::cl's messages ("tosa-lsp check: Unknown command line argument
-/// '--x'.  Try: 'tosa-lsp check --help'") in the one wording.
-int reportParseErrors(const std::string &messages) {
-  if (!optionError.empty())
-    return usageError(optionError);
-  StringRef first = StringRef(messages).split('\n').first;
-  // Drop the program (and command) name cl puts first.
-  size_t colon = first.find(": ");
-  if (colon != StringRef::npos && first.starts_with("tosa-lsp"))
-    first = first.drop_front(colon + 2);
-  std::string msg = first.split("  Try:").first.rtrim(" .").str();
-  if (!msg.empty())
-    msg[0] = std::tolower(static_cast<unsigned char>(msg[0]));
-  return usageError(msg);
+bool isSubcommand(StringRef name) {
+  for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+    if (!name.empty() && sub->getName() == name)
+      return true;
+  return false;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   configureAllocator();
+  static CommandLine flags;
+  raw_ostream &out = outs(), &err = errs();
+
   std::vector<const char *> args(argv, argv + argc);
-  // No command (or only server flags): editors start us as a server.
-  std::string first = argc > 1 ? argv[1] : "";
-  if (argc < 2 || (first.rfind("-", 0) == 0 && first != "--help" &&
-                   first != "-h" && first != "--version" && first != "-"))
-    args.insert(args.begin() + 1, "serve");
-  else if (first == "help" || first == "--help" || first == "-h") {
-    std::cout << kUsage;
-    return 0;
-  } else if (first == "--version") {
-    std::cout << "tosa-lsp " << kVersion << "\n"
-              << "git revision: " << kGitRevision << "\n"
-              << "built against: MLIR " << kMLIRVersion << " (" << kMLIRPrefix
-              << (*kMLIRPackage ? std::string(", Debian ") + kMLIRPackage
-                                : std::string())
-              << ")\n";
-    // What `run` loads and `compile --emit=shared` links, and whether it
-    // is there.
-    std::string runtime = mlirRuntimePath(), pkg = mlirRuntimePackage();
-    std::cout << "MLIR runtime: " << runtime;
-    if (!llvm::sys::fs::exists(runtime))
-      std::cout << " (missing: install "
-                << (pkg.empty() ? std::string("it")
-                                : "the Debian package " + pkg)
-                << ")";
-    else if (!pkg.empty())
-      std::cout << " (" << pkg << ")";
-    std::cout << "\n";
-    return 0;
+  // `tosa-lsp help [COMMAND]` is `tosa-lsp [COMMAND] --help`; -h is --help.
+  if (args.size() > 1 && StringRef(args[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back("--help");
   }
-  std::string command = args[1];
-  if (!llvm::is_contained(
-          std::initializer_list<StringRef>{"check", "explain", "fix", "lower",
-                                           "compile", "run", "serve"},
-          command))
-    return usageError("unknown command '" + command + "'");
+  for (const char *&arg : args)
+    if (StringRef(arg) == "-h")
+      arg = "--help";
+  // A word first is a command (options alone start the server).
+  if (args.size() > 1 && (args[1][0] != '-' || StringRef(args[1]) == "-") &&
+      !isSubcommand(args[1]))
+    return cli::usageError(err,
+                           "unknown command '" + std::string(args[1]) + "'");
 
-  cl::HideUnrelatedOptions(category);
-  std::string messages;
-  raw_string_ostream errs(messages);
+  cl::HideUnrelatedOptions({&flags.category, &flags.serverCategory});
+  cl::SetVersionPrinter(printVersion);
+  // cl reports a bad value of an option itself (ours in the one wording,
+  // see NumberParser); unknown arguments are left to us.
   if (!cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
-                                   "tosa-lsp: TOSA MLIR checker and language "
-                                   "server\n",
-                                   &errs))
-    return reportParseErrors(messages);
+                                   "TOSA MLIR checker and language server\n",
+                                   &err)) {
+    err << "run 'tosa-lsp --help' for usage\n";
+    return 2;
+  }
+  if (!flags.unknown.empty())
+    return cli::usageError(err, "unknown command line argument '" +
+                                    flags.unknown.front() + "'");
+  if (!flags.strayArgs.empty())
+    return cli::usageError(err, "unexpected argument '" +
+                                    flags.strayArgs.front() +
+                                    "' (the language server takes no FILE)");
 
-  raw_ostream &out = llvm::outs(), &err = llvm::errs();
-  if (checkCmd) {
-    cli::CheckOptions opts = checkOptions();
+  if (flags.check) {
+    cli::CheckOptions opts = flags.checkOptions();
     opts.disableFree = true;
     int rc = cli::runCheck(opts, out, err);
     out.flush();
     // Like clang's -disable-free (see CheckOptions).
-    llvm::sys::Process::Exit(rc, /*NoCleanup=*/true);
+    sys::Process::Exit(rc, /*NoCleanup=*/true);
   }
-  if (explainCmd)
-    return cli::runExplain(explainOptions(), out, err);
-  if (fixCmd)
-    return cli::runFix(fixOptions(), out, err);
-  if (lowerCmd)
-    return cli::runLower(lowerOptions(), out, err);
-  if (compileCmd)
-    return cli::runCompile(compileOptions(), out, err);
-  if (runCmd)
-    return cli::runRun(runOptions(), out, err);
-  return runServe();
+  if (flags.explain)
+    return cli::runExplain(flags.explainOptions(), out, err);
+  if (flags.fix)
+    return cli::runFix(flags.fixOptions(), out, err);
+  if (flags.lowerCmd)
+    return cli::runLower(flags.lowerOptions(), out, err);
+  if (flags.compileCmd)
+    return cli::runCompile(flags.compileOptions(), out, err);
+  if (flags.runCmd)
+    return cli::runRun(flags.runOptions(), out, err);
+  return runServer(stdin, flags.serverOptions());
 }
