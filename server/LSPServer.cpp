@@ -685,8 +685,9 @@ public:
   Server(JSONTransport &transport, TrackingInput &input, FramedOutput &output,
          const ServerOptions &options)
       : input(input), output(output), litTest(options.litTest),
-        handler(transport), publish(handler.outgoingNotification<json::Value>(
-                                "textDocument/publishDiagnostics")),
+        version(options.version), handler(transport),
+        publish(handler.outgoingNotification<json::Value>(
+            "textDocument/publishDiagnostics")),
         showMessage(
             handler.outgoingNotification<json::Value>("window/showMessage")),
         showDocumentRequest(handler.outgoingRequest<json::Value, RawParams>(
@@ -805,7 +806,7 @@ private:
     };
     reply(json::Object{{"capabilities", std::move(caps)},
                        {"serverInfo", json::Object{{"name", "tosa-lsp"},
-                                                   {"version", "0.1.0"}}}});
+                                                   {"version", version}}}});
   }
 
   void onShutdown(const NoParams &, Callback<json::Value> reply) {
@@ -1292,6 +1293,7 @@ private:
   TrackingInput &input;
   FramedOutput &output;
   bool litTest;
+  std::string version;             // serverInfo.version
   bool clientShowDocument = false; // capabilities.window.showDocument.support
   MessageHandler handler;
   OutgoingNotification<json::Value> publish;

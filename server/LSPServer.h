@@ -10,6 +10,7 @@
 #define TOSA_LSP_SERVER_LSPSERVER_H
 
 #include <cstdio>
+#include <string>
 
 namespace tosa_lsp {
 
@@ -21,6 +22,8 @@ struct ServerOptions {
   /// Quiet period after an edit before analysis starts (async mode).
   unsigned debounceMs = 50;
   bool verbose = false;
+  /// `initialize`'s serverInfo.version (the binary's version and revision).
+  std::string version = "0.1.0";
 };
 
 /// Serves LSP on `in`/stdout until `exit`. Returns the process exit code:

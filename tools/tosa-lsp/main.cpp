@@ -442,6 +442,7 @@ struct CommandLine {
     o.sync = syncMode;
     o.verbose = verbose;
     o.debounceMs = debounceMs;
+    o.version = std::string(kVersion) + " (" + kGitRevision + ")";
     return o;
   }
 };
