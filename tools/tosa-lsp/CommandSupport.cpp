@@ -130,4 +130,18 @@ readWithConfig(const std::string &path, const std::string &configPath,
   return std::make_pair(std::move(*text), std::move(*config));
 }
 
+std::optional<FunctionAndFormat>
+functionAndFormatOrReport(const std::optional<std::string> &function,
+                          const std::string &format, raw_ostream &err,
+                          int &rc) {
+  std::optional<std::string> f = functionOrReport(function, err, rc);
+  if (!f)
+    return std::nullopt;
+  std::optional<std::string> fmt =
+      formatOrReport(format, {"text", "json"}, err, rc);
+  if (!fmt)
+    return std::nullopt;
+  return FunctionAndFormat{std::move(*f), std::move(*fmt)};
+}
+
 } // namespace tosa_lsp::cli

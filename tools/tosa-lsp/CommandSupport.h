@@ -56,6 +56,16 @@ std::optional<std::string>
 functionOrReport(const std::optional<std::string> &function,
                  llvm::raw_ostream &err, int &rc);
 
+/// --function, then --format (text or json), as the commands that print a
+/// file or one function check them: std::nullopt after a usage error.
+struct FunctionAndFormat {
+  std::string function, format;
+};
+std::optional<FunctionAndFormat>
+functionAndFormatOrReport(const std::optional<std::string> &function,
+                          const std::string &format, llvm::raw_ostream &err,
+                          int &rc);
+
 /// Exactly one FILE, or std::nullopt after a usage error.
 std::optional<std::string> oneFile(const char *command,
                                    const std::vector<std::string> &files,

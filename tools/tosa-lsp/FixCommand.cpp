@@ -168,14 +168,11 @@ int quickFixes(const FixInput &in, bool candidates,
 
 int runFix(const FixOptions &opts, raw_ostream &out, raw_ostream &err) {
   int rc = 0;
-  std::optional<std::string> function =
-      functionOrReport(opts.function, err, rc);
-  if (!function)
+  std::optional<FunctionAndFormat> checked =
+      functionAndFormatOrReport(opts.function, opts.format, err, rc);
+  if (!checked)
     return rc;
-  std::optional<std::string> fmt =
-      formatOrReport(opts.format, {"text", "json"}, err, rc);
-  if (!fmt)
-    return rc;
+  const std::string *function = &checked->function, *fmt = &checked->format;
   if (opts.migrate && opts.refineAll)
     return usageError(err, "fix: --migrate and --refine-all exclude each "
                            "other");

@@ -56,14 +56,11 @@ bool checkOptLevel(unsigned optLevel, raw_ostream &err, int &rc) {
 int runLower(const LowerCommandOptions &opts, raw_ostream &out,
              raw_ostream &err) {
   int rc = 0;
-  std::optional<std::string> function =
-      functionOrReport(opts.function, err, rc);
-  if (!function)
+  std::optional<FunctionAndFormat> checked =
+      functionAndFormatOrReport(opts.function, opts.format, err, rc);
+  if (!checked)
     return rc;
-  std::optional<std::string> fmt =
-      formatOrReport(opts.format, {"text", "json"}, err, rc);
-  if (!fmt)
-    return rc;
+  const std::string *function = &checked->function, *fmt = &checked->format;
   tosa_lsp::LowerOptions lowering;
   lowering.function = *function;
   lowering.annotate = opts.annotate;
@@ -110,14 +107,11 @@ int runLower(const LowerCommandOptions &opts, raw_ostream &out,
 int runCompile(const CompileCommandOptions &opts, raw_ostream &out,
                raw_ostream &err) {
   int rc = 0;
-  std::optional<std::string> function =
-      functionOrReport(opts.function, err, rc);
-  if (!function)
+  std::optional<FunctionAndFormat> checked =
+      functionAndFormatOrReport(opts.function, opts.format, err, rc);
+  if (!checked)
     return rc;
-  std::optional<std::string> fmt =
-      formatOrReport(opts.format, {"text", "json"}, err, rc);
-  if (!fmt)
-    return rc;
+  const std::string *function = &checked->function, *fmt = &checked->format;
   tosa_lsp::CompileOptions compiling;
   compiling.function = *function;
   compiling.output = opts.output;
