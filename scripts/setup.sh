@@ -45,6 +45,8 @@ cmake --build "$BUILD_DIR"
 VSIX=editors/vscode/tosa-lsp-0.1.0.vsix
 if [ ! -f "$VSIX" ] || [ -n "$(find editors/vscode/src editors/vscode/syntaxes \
       editors/vscode/package.json editors/vscode/package-lock.json \
-      editors/vscode/language-configuration.json -newer "$VSIX" 2>/dev/null)" ]; then
+      editors/vscode/language-configuration.json editors/vscode/README.md \
+      editors/vscode/images editors/vscode/.vscodeignore editors/vscode/build.sh \
+      -newer "$VSIX" 2>/dev/null)" ]; then
   TOSA_LSP="$PWD/$BUILD_DIR/bin/tosa-lsp" bash editors/vscode/build.sh
 fi

@@ -33,7 +33,7 @@ version=$(node -p 'require("./package.json").version')
 # Package beside, then rename: a reader of tosa-lsp-<version>.vsix (the e2e
 # test) never sees a missing or half-written file.
 mkdir -p dist
-npx vsce package --no-dependencies --skip-license --allow-missing-repository --out "dist/tosa-lsp-$version.vsix"
+npx vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links --out "dist/tosa-lsp-$version.vsix"
 mv -f "dist/tosa-lsp-$version.vsix" "tosa-lsp-$version.vsix"
 for f in tosa-lsp-*.vsix; do [ "$f" = "tosa-lsp-$version.vsix" ] || rm -f "$f"; done
 ls -l "tosa-lsp-$version.vsix"
