@@ -27,6 +27,19 @@ public:
                     llvm::DenseSet<Operation *> &visited)
       : current(current), failedOps(failedOps), visited(visited) {}
 
+  /// verifyOpAndDominance, counting the errors emitted meanwhile (passed on
+  /// to the analysis' handler) so that a silent failure is noticed.
+  bool run(Operation &op) {
+    ScopedDiagnosticHandler counter(
+        op.getContext(), [&](mlir::Diagnostic &d) -> LogicalResult {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            ++errors;
+          return failure();
+        });
+    return verifyOpAndDominance(op);
+  }
+
+private:
   bool verifyOpAndDominance(Operation &op) {
     if (!verifyOperation(op))
       return false;
@@ -38,7 +51,6 @@ public:
     return verifyDominance(op, domInfo);
   }
 
-private:
   bool fail(Operation &op) {
     failedOps.insert(&op);
     return false;
@@ -55,11 +67,9 @@ private:
     return fail(op);
   }
 
-public:
-  /// Errors emitted while verifying (counted by verifyAll's handler).
+  /// Errors emitted so far (counted by run's handler).
   unsigned errors = 0;
 
-private:
   static bool mayBeValidWithoutTerminator(Block *block) {
     if (!block->getParent())
       return true;
@@ -317,14 +327,7 @@ bool verifyAll(Operation *op, llvm::function_ref<void(Operation *)> current,
                llvm::DenseSet<Operation *> &failed,
                llvm::DenseSet<Operation *> &visited) {
   AllErrorsVerifier verifier(current, failed, visited);
-  // Counts the errors and passes them on to the analysis' handler.
-  ScopedDiagnosticHandler counter(
-      op->getContext(), [&](mlir::Diagnostic &d) -> LogicalResult {
-        if (d.getSeverity() == DiagnosticSeverity::Error)
-          ++verifier.errors;
-        return failure();
-      });
-  return verifier.verifyOpAndDominance(*op);
+  return verifier.run(*op);
 }
 
 } // namespace tosa_lsp::detail

@@ -1157,23 +1157,15 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
   if (migrateValid && onOldForm && wants("quickfix"))
     wholeFileMigration("quickfix");
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);
-  // Lowering and compiling a function with errors fail: not offered then
-  // (its quick fixes are).
-  bool fnHasErrors =
-      fn && llvm::any_of(s->analysis.diagnostics, [&](const Diagnostic &d) {
-        return d.severity == Severity::Error &&
+  // Lowering and compiling a function fail when it has errors (its quick
+  // fixes are offered), or leniently parsed ops (MLIR has no lowering for a
+  // dialect it does not have): not offered then.
+  bool lowerable =
+      fn && llvm::none_of(s->analysis.diagnostics, [&](const Diagnostic &d) {
+        return (d.severity == Severity::Error || d.code == "lenient-parse") &&
                d.range.begin.line >= fn->scope.begin.line &&
                d.range.begin.line <= fn->scope.end.line;
       });
-  // Nor for a function with leniently parsed ops: MLIR has no lowering
-  // for a dialect it does not have ("Dialect `util` not found").
-  bool fnLenient =
-      fn && llvm::any_of(s->analysis.diagnostics, [&](const Diagnostic &d) {
-        return d.code == "lenient-parse" &&
-               d.range.begin.line >= fn->scope.begin.line &&
-               d.range.begin.line <= fn->scope.end.line;
-      });
-  bool lowerable = fn && !fnHasErrors && !fnLenient;
   if (lowerable && wants("refactor.rewrite")) {
     CodeActionItem item;
     item.title = "Preview lowering of @" + fn->name + " (TOSA -> linalg)";
