@@ -53,6 +53,49 @@ void track(State &st, std::string_view text, const Token &t,
     st.verbatimFrom = -1;
 }
 
+bool isPunct(std::string_view text, const Token &t, char c) {
+  return t.kind == TokKind::Punct && t.first(text) == c;
+}
+
+/// Whether a blank precedes token `i` of `toks` (on its line).
+bool gapBefore(const std::vector<Token> &toks, size_t i) {
+  return i > 0 && toks[i].offset > toks[i - 1].offset + toks[i - 1].length;
+}
+
+/// `->` outside `<...>` is spaced; `=` and `->` in `<...>` are spaced
+/// on both sides once either side is (`%0 =x`, `(d0) ->d0`); ` :` gets a space
+/// after it (`%a :(f32)`, the type of an op;
+/// `%a: f32` and `array<i32: 1>` keep theirs). Tokens written together
+/// stay together: `==` and `>=` of integer sets, `(d0)->(d0)`.
+bool spacedAfter(std::string_view text, const std::vector<Token> &toks,
+                 size_t i, bool inAngle, bool nextInAngle) {
+  const Token &t = toks[i], &next = toks[i + 1];
+  // An op's type: `(f32)->f32` is `(f32) -> f32` as mlir-opt prints it.
+  if ((t.kind == TokKind::Arrow && !inAngle) ||
+      (next.kind == TokKind::Arrow && !nextInAngle))
+    return true;
+  auto symmetric = [&](size_t k) {
+    const Token &s = toks[k];
+    if (!(isPunct(text, s, '=') || s.kind == TokKind::Arrow))
+      return false;
+    bool before = gapBefore(toks, k),
+         after = k + 1 < toks.size() && gapBefore(toks, k + 1);
+    auto glued = [&](const Token &o) {
+      return o.kind == TokKind::Punct &&
+             std::string_view("=<>!").find(o.first(text)) !=
+                 std::string_view::npos;
+    };
+    if ((k > 0 && !before && glued(toks[k - 1])) ||
+        (k + 1 < toks.size() && !after && glued(toks[k + 1])))
+      return false;
+    return before || after;
+  };
+  if (symmetric(i) || symmetric(i + 1))
+    return true;
+  return isPunct(text, t, ':') && gapBefore(toks, i) &&
+         next.kind != TokKind::Comment;
+}
+
 /// The formatted text of one line [b, e) (without its line break), and the
 /// state after it.
 std::string formatLine(std::string_view text, size_t b, size_t e, State &st) {
@@ -86,6 +129,8 @@ std::string formatLine(std::string_view text, size_t b, size_t e, State &st) {
     const Token &t = toks[i];
     const Token next = i + 1 < toks.size() ? toks[i + 1] : Token();
     bool verbatim = st.verbatim();
+    auto angle = [&] { return !st.open.empty() && st.open.back() == '<'; };
+    bool inAngle = angle();
     track(st, text, t, next);
     std::string_view tok = t.text(text);
     // A comment's trailing blanks go, unless a dialect body goes on.
@@ -97,13 +142,14 @@ std::string formatLine(std::string_view text, size_t b, size_t e, State &st) {
       break;
     std::string_view gap =
         text.substr(t.offset + t.length, next.offset - t.offset - t.length);
-    bool comma = t.kind == TokKind::Punct && t.first(text) == ',';
-    bool beforeComma = next.kind == TokKind::Punct && next.first(text) == ',';
+    bool comma = isPunct(text, t, ',');
+    bool beforeComma = isPunct(text, next, ',');
     if (verbatim || st.verbatim() || next.kind == TokKind::Comment)
       out.append(gap);
     else if (beforeComma)
       ; // `%a , %b` -> `%a, %b`
-    else if (comma || !gap.empty())
+    else if (comma || !gap.empty() ||
+             spacedAfter(text, toks, i, inAngle, angle()))
       out.push_back(' ');
   }
   // Blanks after the last token belong to a dialect body that goes on.

@@ -31,7 +31,7 @@ TEST(Format, IndentsAndSpacesAsMlirOptButKeepsTheAuthorsChoices) {
 #enc = #foo.bar<a,b>
 func.func @f(%arg0:   tensor<2xf32>,
              %arg1: tensor<2xf32>) -> tensor<2xf32> {
-%x = tosa.add %arg0 ,%arg1 :(tensor<2xf32>,tensor<2xf32>) -> tensor<2xf32>   
+%x =tosa.add %arg0 ,%arg1 :(tensor<2xf32>,tensor<2xf32>) ->tensor<2xf32>   
       %w = "tosa.const"() <{values = dense<[1.0,2.0]> : tensor<2xf32>}> : () -> tensor<2xf32>  // weights
 
         cf.br ^bb1
@@ -43,7 +43,7 @@ func.func @f(%arg0:   tensor<2xf32>,
 #enc = #foo.bar<a,b>
 func.func @f(%arg0: tensor<2xf32>,
              %arg1: tensor<2xf32>) -> tensor<2xf32> {
-  %x = tosa.add %arg0, %arg1 :(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %x = tosa.add %arg0, %arg1 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   %w = "tosa.const"() <{values = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> tensor<2xf32>  // weights
 
   cf.br ^bb1
@@ -57,6 +57,16 @@ func.func @f(%arg0: tensor<2xf32>,
   EXPECT_EQ(out, want);
   EXPECT_EQ(format(out), out); // idempotent
   EXPECT_EQ(genericForm(out), genericForm(in));
+}
+
+TEST(Format, TokensWrittenTogetherStayTogether) {
+  std::string in = "#set = affine_set<(d0) : (d0 - 1 >= 0, d0 == 0)>\n"
+                   "#map = affine_map<(d0)->(d0)>\n"
+                   "func.func @f(%a: f32) -> f32 attributes {s = #set, m = "
+                   "#map} {\n  return %a : f32 loc(\"a.py\":1:2)\n}\n";
+  std::string error;
+  EXPECT_EQ(format(in, &error), in);
+  EXPECT_EQ(error, "");
 }
 
 TEST(Format, RefusesASectionThatDoesNotParseAndFormatsARange) {

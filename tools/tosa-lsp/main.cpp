@@ -14,6 +14,7 @@
 #include "CheckCommand.h"
 #include "CommandSupport.h"
 #include "FixCommand.h"
+#include "FormatCommand.h"
 #include "LowerCommand.h"
 #include "Version.h"
 
@@ -95,6 +96,11 @@ struct CommandLine {
   cl::SubCommand fix{"fix", "The validated quick fixes of FILE (the server's "
                             "code actions); or FILE with one applied, "
                             "migrated, or with every refinable `?` set"};
+  cl::SubCommand formatCmd{"format",
+                           "FILE with its indentation and spacing as "
+                           "mlir-opt prints them (names, comments and line "
+                           "breaks kept); refused when a section does not "
+                           "parse"};
   cl::SubCommand lowerCmd{"lower",
                           "The lowered IR (MLIR's own passes) of FILE or of "
                           "one function"};
@@ -109,19 +115,19 @@ struct CommandLine {
 
   // Anything unknown, reported in the one wording after parsing.
   cl::list<std::string> unknown{
-      cl::Sink,         cl::Hidden,    cl::sub(topLevel), cl::sub(check),
-      cl::sub(explain), cl::sub(fix),  cl::sub(lowerCmd), cl::sub(compileCmd),
-      cl::sub(runCmd),  cl::sub(serve)};
+      cl::Sink,         cl::Hidden,     cl::sub(topLevel), cl::sub(check),
+      cl::sub(explain), cl::sub(fix),   cl::sub(lowerCmd), cl::sub(compileCmd),
+      cl::sub(runCmd),  cl::sub(serve), cl::sub(formatCmd)};
 
   cl::list<std::string> checkFiles{cl::Positional, cl::desc("FILE..."),
                                    cl::sub(check), cl::cat(category)};
   cl::list<std::string> explainFile{cl::Positional,
                                     cl::desc("FILE[:LINE[:COL]]"),
                                     cl::sub(explain), cl::cat(category)};
-  cl::list<std::string> file{cl::Positional,      cl::desc("FILE"),
-                             cl::sub(fix),        cl::sub(lowerCmd),
-                             cl::sub(compileCmd), cl::sub(runCmd),
-                             cl::cat(category)};
+  cl::list<std::string> file{cl::Positional,     cl::desc("FILE"),
+                             cl::sub(fix),       cl::sub(lowerCmd),
+                             cl::sub(formatCmd), cl::sub(compileCmd),
+                             cl::sub(runCmd),    cl::cat(category)};
   // The server takes none: an argument there is not a command.
   cl::list<std::string> strayArgs{cl::Positional, cl::Hidden, cl::sub(topLevel),
                                   cl::sub(serve)};
@@ -301,6 +307,20 @@ struct CommandLine {
       cl::value_desc("name"), cl::Hidden,
       cl::sub(compileCmd),    cl::cat(category)};
 
+  cl::opt<std::string> formatLines{
+      "lines", cl::desc("Format only lines FIRST to LAST (1-based)"),
+      cl::value_desc("FIRST:LAST"), cl::sub(formatCmd), cl::cat(category)};
+  cl::opt<bool> inPlace{"in-place",
+                        cl::desc("Write the result back to FILE (through a "
+                                 "temporary file beside it)"),
+                        cl::sub(formatCmd), cl::cat(category)};
+  cl::alias inPlaceShort{"i", cl::desc("Alias for --in-place"),
+                         cl::aliasopt(inPlace), cl::cat(category)};
+  cl::opt<bool> formatCheck{"check",
+                            cl::desc("Print nothing; exit 1 and name the "
+                                     "lines when FILE is not formatted"),
+                            cl::sub(formatCmd), cl::cat(category)};
+
   cl::opt<std::string> inputs{"inputs",
                               cl::desc("Arguments as a JSON array (NaN and "
                                        "infinities: \"nan\", \"inf\",\n"
@@ -420,6 +440,14 @@ struct CommandLine {
     o.displayName = shownName;
     return o;
   }
+  cli::FormatOptions formatOptions() {
+    cli::FormatOptions o;
+    o.files = file;
+    o.lines = formatLines;
+    o.inPlace = inPlace;
+    o.check = formatCheck;
+    return o;
+  }
   cli::RunCommandOptions runOptions() {
     cli::RunCommandOptions o;
     o.files = file;
@@ -527,6 +555,8 @@ int main(int argc, char **argv) {
     return cli::runExplain(flags.explainOptions(), out, err);
   if (flags.fix)
     return cli::runFix(flags.fixOptions(), out, err);
+  if (flags.formatCmd)
+    return cli::runFormat(flags.formatOptions(), out, err);
   if (flags.lowerCmd)
     return cli::runLower(flags.lowerOptions(), out, err);
   if (flags.compileCmd)
