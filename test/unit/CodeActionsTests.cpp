@@ -82,3 +82,46 @@ TEST(CodeActions, NoFixThatWouldNotVerify) {
 }
 
 } // namespace
+
+#include "ExpectedChecks.h"
+#include "LineIndex.h"
+
+#include <cstdlib>
+#include <fstream>
+
+namespace {
+
+/// The checks inserted make `mlir-opt-22 -verify-diagnostics` pass: the
+/// test a test author runs.
+TEST(ExpectedChecks, WhatMlirOptVerifiesDiagnosticsWith) {
+  std::string text =
+      R"(func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {
+    %0 = tosa.add %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)";
+  FileAnalysis fa = analyzeText(text);
+  LineIndex lines(text);
+  std::vector<TextEditData> edits;
+  for (const Diagnostic &d : fa.diagnostics)
+    if (d.source != DiagSource::Broadcast) {
+      auto e = expectedChecks(d, text, lines);
+      edits.insert(edits.end(), e.begin(), e.end());
+    }
+  ASSERT_FALSE(edits.empty());
+  EXPECT_EQ(edits[0].newText.substr(0, 27), "    // expected-error @belo");
+  std::string checked = applyEdits(text, edits);
+  std::string path = ::testing::TempDir() + "expected-checks.mlir";
+  std::ofstream(path) << checked;
+  std::string cmd = "/usr/lib/llvm-22/bin/mlir-opt -verify-diagnostics " +
+                    path + " > /dev/null 2>&1";
+  if (std::system("test -x /usr/lib/llvm-22/bin/mlir-opt") != 0)
+    GTEST_SKIP() << "no mlir-opt-22";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << checked;
+  std::remove(path.c_str());
+  Diagnostic info;
+  info.severity = Severity::Info;
+  EXPECT_TRUE(expectedChecks(info, text, lines).empty());
+}
+
+} // namespace

@@ -84,3 +84,67 @@ TEST(Hover, NothingOnPunctuation) {
 }
 
 } // namespace
+
+#include "Aliases.h"
+#include "LineIndex.h"
+#include "OpGenericForm.h"
+
+namespace {
+
+std::optional<OpGenericForm> genericAt(const std::string &text,
+                                       const std::string &opName,
+                                       unsigned skip = 0) {
+  FileAnalysis fa = analyzeText(text);
+  LineIndex lines(text);
+  auto aliases = scanAliases(text, lines, fa.sections);
+  size_t at = text.find(opName);
+  for (unsigned i = 0; i < skip; ++i)
+    at = text.find(opName, at + 1);
+  Position p = lines.position(at);
+  for (const OpReport &op : fa.ops)
+    if (op.range.begin.line == p.line)
+      return opGenericForm(text, lines, fa, aliases, op.scope, op.section);
+  for (const OpSpan &op : fa.opSpans)
+    if (op.nameRange.begin.line == p.line)
+      return opGenericForm(text, lines, fa, aliases, op.scope, op.section);
+  return std::nullopt;
+}
+
+TEST(OpGenericForm, EveryOpAloneEvenBesideAnError) {
+  std::string text = R"(!t = tensor<2xf32>
+func.func private @ext(%a: !t) -> !t
+func.func @f(%a: !t, %b: tensor<3xf32>) -> !t {
+  %w = "tosa.const"() <{values = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> !t
+  %p:2 = "test.two"(%a) : (!t) -> (!t, !t)
+  %0 = tosa.add %p#1, %w : (!t, !t) -> !t
+  %bad = tosa.add %a, %b : (!t, tensor<3xf32>) -> !t
+  %t = tosa.transpose %0 {perms = array<i32: 0>} : (!t) -> !t
+  return %t : !t
+}
+)";
+  auto add = genericAt(text, "tosa.add");
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->name, "tosa.add");
+  EXPECT_NE(add->genericForm.find("\"tosa.add\"(%"), std::string::npos)
+      << add->genericForm;
+  ASSERT_EQ(add->resultTypes.size(), 1u);
+  EXPECT_EQ(add->resultTypes[0], "tensor<2xf32>");
+  auto tr = genericAt(text, "tosa.transpose");
+  ASSERT_TRUE(tr);
+  EXPECT_NE(tr->genericForm.find("perms = array<i32: 0>"), std::string::npos)
+      << tr->genericForm;
+  auto cst = genericAt(text, "tosa.const");
+  ASSERT_TRUE(cst);
+  EXPECT_NE(cst->genericForm.find("dense<[1.000000e+00, 2.000000e+00]>"),
+            std::string::npos)
+      << cst->genericForm;
+  auto fn = genericAt(text, "func.func", 1);
+  ASSERT_TRUE(fn);
+  EXPECT_EQ(fn->symbol, "public @f");
+  EXPECT_EQ(fn->genericForm.find("tosa.add"), std::string::npos); // no body
+  auto ext = genericAt(text, "func.func");
+  ASSERT_TRUE(ext);
+  EXPECT_EQ(ext->symbol, "private @ext");
+}
+
+} // namespace
