@@ -51,3 +51,41 @@ TEST(Navigation, DocumentSymbolsPerSection) {
 }
 
 } // namespace
+
+#include "Aliases.h"
+#include "LineIndex.h"
+#include "SourceLocations.h"
+
+namespace {
+
+TEST(Navigation, SourceLocationsOfAnOp) {
+  std::string text = R"(func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32> loc("model.py":12:3)
+  %1 = tosa.abs %0 : (tensor<2xf32>) -> tensor<2xf32> loc(#loc1)
+  %2 = tosa.abs %1 : (tensor<2xf32>) -> tensor<2xf32>
+  return %2 : tensor<2xf32>
+}
+#loc1 = loc(fused["a.py":1:2, callsite("b.py":3:4 at "c.py":5:6)])
+)";
+  FileAnalysis fa = analyzeText(text);
+  LineIndex lines(text);
+  auto aliases = scanAliases(text, lines, fa.sections);
+  auto at = [&](unsigned line) {
+    for (const OpReport &op : fa.ops)
+      if (op.range.begin.line == line)
+        return opSourceLocations(text, lines, aliases, op.scope, 0);
+    return std::vector<FileLineCol>();
+  };
+  auto l2 = at(2);
+  ASSERT_EQ(l2.size(), 1u);
+  EXPECT_EQ(l2[0].file, "model.py");
+  EXPECT_EQ(l2[0].line, 12u);
+  EXPECT_EQ(l2[0].column, 3u);
+  auto l3 = at(3);
+  ASSERT_EQ(l3.size(), 3u);
+  EXPECT_EQ(l3[1].file, "b.py");
+  EXPECT_EQ(l3[2].line, 5u);
+  EXPECT_TRUE(at(4).empty());
+}
+
+} // namespace
