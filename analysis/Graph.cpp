@@ -1,0 +1,207 @@
+//===- Graph.cpp - a function as a graph of ops and values ----------------===//
+
+#include "Graph.h"
+
+#include "Query.h"
+#include "ShapeInference.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tosa_lsp {
+
+namespace {
+
+bool isFunction(const SymbolInfo &s) {
+  return s.opName.size() >= 4 && s.opName.substr(s.opName.size() - 4) == "func";
+}
+
+bool dynamicType(const std::string &t) {
+  return t.find('?') != std::string::npos || t.find('*') != std::string::npos;
+}
+
+/// Nodes for the ops of `fn`, in text order, with their parents.
+void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
+            const ShapeInference *shapes, FunctionGraph &g) {
+  struct Found {
+    Position at;
+    GraphNode node;
+  };
+  std::vector<Found> found;
+  auto inside = [&](const Range &r) {
+    return contains(fn.scope, r.begin) &&
+           !(r.begin.line == fn.nameRange.begin.line &&
+             r.begin.column <= fn.nameRange.begin.column);
+  };
+  for (const OpReport &op : fa.ops) {
+    if (op.section != fn.section || !inside(op.range))
+      continue;
+    GraphNode n;
+    n.label = op.name.str();
+    n.range = op.range;
+    n.scope = op.scope;
+    n.types.push_back(op.resultType.str());
+    n.inferred.push_back("");
+    if (op.kind == OpKind::Implicit && op.summary) {
+      const BroadcastSummary &s = *op.summary;
+      n.broadcast = !s.ok               ? "incompatible"
+                    : s.anyRuntimeCheck ? "runtime-check"
+                    : s.anyRefinable    ? "refinable"
+                                        : "";
+      if (s.anyRefinable)
+        if (MaybeShape inf = op.inferredShape())
+          n.inferred[0] = formatShape(inf);
+    }
+    found.push_back({op.range.begin, std::move(n)});
+  }
+  for (const OpSpan &op : fa.opSpans) {
+    if (op.section != fn.section || !inside(op.nameRange) ||
+        op.nameRange.begin.line == fn.nameRange.begin.line)
+      continue;
+    GraphNode n;
+    std::string name = op.name.str();
+    bool ret = name == "func.return" || name == "return";
+    n.kind = ret ? GraphNode::Return : GraphNode::Op;
+    n.label = ret ? "return" : name;
+    n.range = op.nameRange;
+    n.scope = op.scope;
+    n.constant = name == "tosa.const" || name == "arith.constant";
+    if (n.constant && op.scope.end.valid())
+      n.constantBytes =
+          op.scope.end.line == op.scope.begin.line
+              ? op.scope.end.column - op.scope.begin.column
+              : 80 * (op.scope.end.line - op.scope.begin.line + 1);
+    found.push_back({op.nameRange.begin, std::move(n)});
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Found &a, const Found &b) { return before(a.at, b.at); });
+  for (Found &f : found)
+    g.nodes.push_back(std::move(f.node));
+  // The innermost earlier node whose text holds each node.
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t j = i; j-- > 0;)
+      if (g.nodes[j].scope.begin.valid() &&
+          contains(g.nodes[j].scope, g.nodes[i].range.begin) &&
+          !(g.nodes[j].range.begin.line == g.nodes[i].range.begin.line &&
+            g.nodes[j].range.begin.column == g.nodes[i].range.begin.column)) {
+        g.nodes[i].parent = static_cast<int>(j);
+        break;
+      }
+  if (!shapes)
+    return;
+  for (GraphNode &n : g.nodes) {
+    const InferredOp *op = shapes->opAt(n.range.begin);
+    if (!op)
+      continue;
+    std::vector<InferredResult> rs = op->results();
+    n.types.resize(std::max(n.types.size(), rs.size()));
+    n.inferred.resize(n.types.size());
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (n.types[i].empty())
+        n.types[i] = rs[i].declared;
+      if (rs[i].refined())
+        n.inferred[i] = rs[i].inferred;
+    }
+  }
+}
+
+/// The innermost node whose text holds `p`.
+int nodeAt(const FunctionGraph &g, Position p) {
+  int best = -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode &n = g.nodes[i];
+    if (n.kind == GraphNode::Argument || !n.scope.begin.valid())
+      continue;
+    if (contains(n.scope, p) || contains(n.range, p))
+      best = static_cast<int>(i); // later nodes are inner ones
+  }
+  return best;
+}
+
+} // namespace
+
+FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
+                         const ShapeInference *shapes) {
+  FunctionGraph g;
+  g.function = fn.name;
+  g.scope = fn.scope;
+  addOps(fa, fn, shapes, g);
+  // Arguments: the values defined in the signature (before the first op).
+  Position firstOp =
+      g.nodes.empty() ? fn.scope.end : g.nodes.front().range.begin;
+  std::map<std::pair<unsigned, unsigned>, unsigned> argNode;
+  std::vector<GraphNode> args;
+  for (const ValueInfo &v : fa.values)
+    if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
+        before(v.def.begin, firstOp) && fa.opOf(v) == nullptr) {
+      GraphNode n;
+      n.kind = GraphNode::Argument;
+      n.label = v.name.str();
+      n.range = v.def;
+      n.types.push_back(v.type.str());
+      n.inferred.push_back("");
+      args.push_back(std::move(n));
+    }
+  g.nodes.insert(g.nodes.begin(), args.begin(), args.end());
+  for (GraphNode &n : g.nodes)
+    if (n.parent >= 0)
+      n.parent += static_cast<int>(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    argNode[{args[i].range.begin.line, args[i].range.begin.column}] =
+        static_cast<unsigned>(i);
+  // Errors on the innermost node holding them.
+  for (uint32_t i : fa.errorIndices()) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (!contains(fn.scope, d.range.begin))
+      continue;
+    int n = nodeAt(g, d.range.begin);
+    if (n >= 0)
+      g.nodes[n].errors.push_back(d.message.str());
+  }
+  // Edges: each value from its producer to the node of each use.
+  for (const ValueInfo &v : fa.values) {
+    if (v.section != fn.section || !contains(fn.scope, v.def.begin))
+      continue;
+    int from = -1;
+    if (auto it = argNode.find({v.def.begin.line, v.def.begin.column});
+        it != argNode.end())
+      from = static_cast<int>(it->second);
+    else
+      from = nodeAt(g, v.ownerRange.begin.valid() ? v.ownerRange.begin
+                                                  : v.def.begin);
+    if (from < 0)
+      continue;
+    std::string type = v.type.str();
+    bool refinable = false;
+    for (const std::string &inf : g.nodes[from].inferred)
+      refinable |= !inf.empty();
+    for (const Range &u : v.uses) {
+      int to = nodeAt(g, u.begin);
+      if (to < 0 || to == from)
+        continue;
+      g.edges.push_back({static_cast<unsigned>(from), static_cast<unsigned>(to),
+                         v.name.str(), type, dynamicType(type), refinable});
+    }
+  }
+  return g;
+}
+
+const SymbolInfo *graphFunctionAt(const FileAnalysis &fa, Position pos) {
+  const SymbolInfo *best = nullptr;
+  for (const SymbolInfo &s : fa.symbols)
+    if (isFunction(s) && s.scope.begin.valid() && contains(s.scope, pos) &&
+        (!best || before(best->scope.begin, s.scope.begin)))
+      best = &s;
+  return best;
+}
+
+const SymbolInfo *graphFunctionNamed(const FileAnalysis &fa,
+                                     const std::string &name) {
+  std::string n = !name.empty() && name[0] == '@' ? name.substr(1) : name;
+  for (const SymbolInfo &s : fa.symbols)
+    if (isFunction(s) && s.name == n)
+      return &s;
+  return nullptr;
+}
+
+} // namespace tosa_lsp

@@ -1,0 +1,68 @@
+//===- Graph.h - a function as a graph of ops and values --------*- C++ -*-===//
+//
+// What a graph view draws (the `tosa/graph` request): one function's ops as
+// nodes -- with their declared and inferred result types, their errors, the
+// broadcast verdict -- and its SSA values as edges from producer to each
+// consumer; arguments and the return as nodes of their own; ops inside
+// `tosa.cond_if` / `tosa.while_loop` regions under their parent. Built from
+// the analysis alone, so a function with errors still draws: the ops that
+// parsed, the failing ones marked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_GRAPH_H
+#define TOSA_LSP_ANALYSIS_GRAPH_H
+
+#include "Analysis.h"
+
+#include <string>
+#include <vector>
+
+namespace tosa_lsp {
+
+struct ShapeInference;
+
+struct GraphNode {
+  enum Kind { Argument, Op, Return } kind = Op;
+  std::string label; // tosa.add, %arg0, return
+  Range range;       // what a click selects: the op name, the argument
+  Range scope;       // the op's whole text
+  /// Declared result types; inferred ones where they differ ("" where not).
+  std::vector<std::string> types, inferred;
+  std::vector<std::string> errors;
+  /// Broadcast verdict of a Broadcastable op: "", "refinable",
+  /// "runtime-check", "incompatible".
+  std::string broadcast;
+  bool constant = false; // tosa.const / arith.constant
+  size_t constantBytes = 0;
+  int parent = -1; // the op whose region holds it
+};
+
+struct GraphEdge {
+  unsigned from, to;
+  std::string value;      // %0
+  std::string type;       // as declared
+  bool dynamic = false;   // a `?` or `*` size
+  bool refinable = false; // the producer's inferred type is more static
+};
+
+struct FunctionGraph {
+  std::string function; // without '@'
+  Range scope;
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+};
+
+/// The graph of function `fn` of `fa`; `shapes`, when given, adds
+/// tosa-infer-shapes' types. Nodes in text order.
+FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
+                         const ShapeInference *shapes = nullptr);
+
+/// The function at `pos` (innermost), or the one named `name`.
+const SymbolInfo *graphFunctionAt(const FileAnalysis &fa, Position pos);
+const SymbolInfo *graphFunctionNamed(const FileAnalysis &fa,
+                                     const std::string &name);
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_ANALYSIS_GRAPH_H
