@@ -158,6 +158,23 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
     if (n >= 0)
       g.nodes[n].errors.push_back(d.message.str());
   }
+  // Result names, then ids.
+  for (const ValueInfo &v : fa.values)
+    if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
+        v.ownerRange.begin.valid())
+      for (GraphNode &n : g.nodes)
+        if (n.kind == GraphNode::Op &&
+            n.range.begin.line == v.ownerRange.begin.line &&
+            n.range.begin.column == v.ownerRange.begin.column) {
+          n.results.push_back(v.name.str());
+          break;
+        }
+  std::map<std::string, unsigned> seen;
+  for (GraphNode &n : g.nodes)
+    n.id = n.kind == GraphNode::Argument ? n.label
+           : !n.results.empty()
+               ? n.results.front()
+               : n.label + "#" + std::to_string(seen[n.label]++);
   // Edges: each value from its producer to the node of each use.
   for (const ValueInfo &v : fa.values) {
     if (v.section != fn.section || !contains(fn.scope, v.def.begin))

@@ -25,6 +25,10 @@ struct ShapeInference;
 struct GraphNode {
   enum Kind { Argument, Op, Return } kind = Op;
   std::string label; // tosa.add, %arg0, return
+  /// A name that survives edits elsewhere: the first result's (`%0`), the
+  /// argument's, or `<label>#<k>` for the k-th such op without results.
+  std::string id;
+  std::vector<std::string> results; // result names as written
   Range range;       // what a click selects: the op name, the argument
   Range scope;       // the op's whole text
   /// Declared result types; inferred ones where they differ ("" where not).

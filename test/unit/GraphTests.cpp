@@ -61,6 +61,10 @@ TEST(Graph, NodesEdgesRegionsAndErrors) {
   EXPECT_EQ(g.nodes[add].inferred[0], "2x3");
   EXPECT_EQ(g.nodes[mul].parent, cond);
   EXPECT_EQ(g.nodes[ret].kind, GraphNode::Return);
+  EXPECT_EQ(g.nodes[add].id, "%0");
+  EXPECT_EQ(g.nodes[yield].id, "tosa.yield#0");
+  EXPECT_EQ(g.nodes[a].id, "%a");
+  EXPECT_EQ(g.nodes[ret].id, "return#0");
   EXPECT_TRUE(edge(g, a, add, "%a"));
   EXPECT_TRUE(edge(g, add, mul, "%0"));
   EXPECT_TRUE(edge(g, w, mul, "%w"));
