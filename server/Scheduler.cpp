@@ -28,15 +28,43 @@ Scheduler::~Scheduler() {
     worker->join();
 }
 
+std::shared_ptr<OpenDocument> Scheduler::open(const std::string &uri,
+                                              const std::string &path,
+                                              int64_t version,
+                                              std::string text) {
+  // Opened again without a close (a protocol error): versions may repeat,
+  // and nothing derived from the old text may answer for the new one.
+  if (document(uri))
+    remove(uri);
+  auto doc =
+      std::make_shared<OpenDocument>(uri, path, version, std::move(text));
+  auto entry = std::make_shared<Doc>();
+  entry->doc = doc;
+  std::lock_guard<std::mutex> lock(mu);
+  docs[uri] = std::move(entry);
+  return doc;
+}
+
 void Scheduler::update(const std::string &uri, const std::string &path,
-                       int64_t version, SharedString text, Config config) {
+                       int64_t version, std::string text, Config config) {
+  std::shared_ptr<OpenDocument> doc = document(uri);
+  if (doc)
+    doc->replace(version, std::move(text));
+  else
+    doc = open(uri, path, version, std::move(text));
+  update(doc, std::move(config));
+}
+
+void Scheduler::update(const std::shared_ptr<OpenDocument> &opened,
+                       Config config) {
+  OpenDocument::Version latestText = opened->current();
   std::unique_lock<std::mutex> lock(mu);
-  std::shared_ptr<Doc> &doc = docs[uri];
-  if (!doc)
-    doc = std::make_shared<Doc>();
-  doc->path = path;
-  doc->text = std::move(text);
-  doc->version = version;
+  auto it = docs.find(opened->uri);
+  if (it == docs.end() || it->second->doc != opened || !latestText.text)
+    return; // closed meanwhile
+  std::shared_ptr<Doc> doc = it->second;
+  doc->text = std::move(latestText.text);
+  doc->version = latestText.version;
   doc->config = std::move(config);
   // Leading edge: an open, or an edit while no version of the document
   // waits for analysis (the last one is published or being analysed), is
@@ -51,7 +79,7 @@ void Scheduler::update(const std::string &uri, const std::string &path,
       !waiting || now - doc->lastUpdate >= debounce ? now : now + debounce;
   doc->lastUpdate = now;
   if (sync) {
-    analyze(uri, doc, lock);
+    analyze(opened->uri, doc, lock);
     return;
   }
   cv.notify_all();
@@ -61,12 +89,15 @@ void Scheduler::remove(const std::string &uri) {
   std::vector<std::function<void(SnapshotPtr)>> waiters;
   bool lastClosed = false;
   unsigned releases = 0;
+  SnapshotPtr latest; // freed here, outside the lock
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = docs.find(uri);
     if (it == docs.end())
       return;
     waiters.swap(it->second->waiters);
+    it->second->doc->close();
+    latest = it->second->doc->takeLatest();
     docs.erase(it);
     lastClosed = docs.empty();
     releaseAnalyzerMemory = lastClosed && !sync;
@@ -74,6 +105,7 @@ void Scheduler::remove(const std::string &uri) {
       ++counters.memoryReleases;
     releases = counters.memoryReleases;
   }
+  latest.reset();
   if (lastClosed && sync)
     analyzer->releaseMemory(); // analyses run right here
   else if (lastClosed)
@@ -93,10 +125,30 @@ void Scheduler::remove(const std::string &uri) {
   releaseFreeMemory();
 }
 
+std::shared_ptr<OpenDocument>
+Scheduler::document(const std::string &uri) const {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = docs.find(uri);
+  return it == docs.end() ? nullptr : it->second->doc;
+}
+
+std::vector<std::shared_ptr<OpenDocument>> Scheduler::documents() const {
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<std::shared_ptr<OpenDocument>> out;
+  for (const auto &[uri, doc] : docs)
+    out.push_back(doc->doc);
+  return out;
+}
+
+size_t Scheduler::size() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return docs.size();
+}
+
 Scheduler::SnapshotPtr Scheduler::latest(const std::string &uri) const {
   std::lock_guard<std::mutex> lock(mu);
   auto it = docs.find(uri);
-  return it == docs.end() ? nullptr : it->second->latest;
+  return it == docs.end() ? nullptr : it->second->doc->latest();
 }
 
 bool Scheduler::withSnapshot(const std::string &uri,
@@ -105,7 +157,7 @@ bool Scheduler::withSnapshot(const std::string &uri,
   auto it = docs.find(uri);
   if (it == docs.end())
     return false;
-  if (SnapshotPtr s = it->second->latest) {
+  if (SnapshotPtr s = it->second->doc->latest()) {
     lock.unlock();
     fn(std::move(s));
     return true;
@@ -137,7 +189,7 @@ Scheduler::Stats Scheduler::stats() const {
 void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
                         std::unique_lock<std::mutex> &lock) {
   SharedString text = doc->text;
-  std::string path = doc->path;
+  std::string path = doc->doc->path;
   int64_t version = doc->version;
   Config config = doc->config;
   doc->dirty = false;
@@ -165,10 +217,7 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   // lock: a 200k-line analysis takes ~100 ms to free.
   SnapshotPtr replaced;
   if (current) {
-    if (!doc->latest || doc->latest->version <= version) {
-      replaced = std::move(doc->latest);
-      doc->latest = snap;
-    }
+    replaced = doc->doc->setLatest(snap);
     waiters.swap(doc->waiters);
     // A newer edit is already waiting: don't publish results for text the
     // user no longer sees.

@@ -1,19 +1,18 @@
 //===- Scheduler.h - analysis off the main loop -----------------*- C++ -*-===//
 //
-// Keeps the latest text of each open document, analyses it on a worker
-// thread after a short debounce (a newer edit supersedes a pending one), and
-// keeps the latest finished snapshot so requests never wait on a parse. In
-// sync mode (lit tests) analysis runs inline instead.
+// Owns the open documents (an OpenDocument per URI, the one map keyed by
+// URI), analyses each one's latest text on a worker thread after a short
+// debounce (a newer edit supersedes a pending one), and keeps the latest
+// finished snapshot so requests never wait on a parse. In sync mode (lit
+// tests) analysis runs inline instead.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOSA_LSP_SERVER_SCHEDULER_H
 #define TOSA_LSP_SERVER_SCHEDULER_H
 
-#include "Analysis.h"
-#include "CodeActions.h"
-#include "Config.h"
-#include "Convert.h"
+#include "OpenDocument.h"
+#include "Snapshot.h"
 #include "TaskThread.h" // releaseFreeMemory
 
 #include "llvm/Support/thread.h"
@@ -27,47 +26,9 @@
 
 namespace tosa_lsp {
 
-/// One analysed version of a document; immutable, shared between threads.
-/// A document's text, shared (not copied) by the server's copy, the
-/// Scheduler's and each snapshot: 17 MB at 200k lines, copied four times
-/// per edit before.
-using SharedString = std::shared_ptr<const std::string>;
-
-struct Snapshot {
-  Snapshot(std::string uri, std::string path, int64_t version,
-           SharedString text, Config config,
-           std::shared_ptr<const FileAnalysis> analysis)
-      : uri(std::move(uri)), path(std::move(path)), version(version),
-        sharedText(std::move(text)), text(*sharedText),
-        config(std::move(config)), sharedAnalysis(std::move(analysis)),
-        analysis(*sharedAnalysis),
-        lines(this->text, sharedAnalysis->lineIndex) {}
-  std::string uri, path;
-  int64_t version;
-  SharedString sharedText;
-  const std::string &text;
-  Config config;
-  /// Shared with the document's AnalysisCache, which reuses its unchanged
-  /// sections for the next version without keeping a copy.
-  std::shared_ptr<const FileAnalysis> sharedAnalysis;
-  const FileAnalysis &analysis;
-  /// Candidate quick fixes (text only), derived when a code action first
-  /// asks, not with every analysis: most versions of a document being typed
-  /// are never asked. Each is validated by re-analysis when a code action
-  /// asks for it (the verdicts live in TosaServer, per document version).
-  const std::vector<FixData> &fixes() const {
-    std::call_once(fixesOnce,
-                   [&] { fixesFound = candidateFixes(analysis, text); });
-    return fixesFound;
-  }
-  mutable std::once_flag fixesOnce;
-  mutable std::vector<FixData> fixesFound;
-  LineTable lines;
-};
-
 class Scheduler {
 public:
-  using SnapshotPtr = std::shared_ptr<const Snapshot>;
+  using SnapshotPtr = tosa_lsp::SnapshotPtr;
   /// Called (on the worker thread, or inline in sync mode) with each
   /// finished snapshot that is still the newest version of its document.
   using Ready = std::function<void(SnapshotPtr)>;
@@ -75,15 +36,23 @@ public:
   Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
   ~Scheduler();
 
+  /// Opens `uri` afresh: a document open under it is removed first.
+  std::shared_ptr<OpenDocument> open(const std::string &uri,
+                                     const std::string &path, int64_t version,
+                                     std::string text);
+  /// Analyses `doc`'s current text with `config`, unless it was removed.
+  void update(const std::shared_ptr<OpenDocument> &doc, Config config);
+  /// Opens `uri`, or replaces its text, then analyses it (tests).
   void update(const std::string &uri, const std::string &path, int64_t version,
-              SharedString text, Config config);
-  void update(const std::string &uri, const std::string &path, int64_t version,
-              std::string text, Config config) {
-    update(uri, path, version,
-           std::make_shared<const std::string>(std::move(text)),
-           std::move(config));
-  }
+              std::string text, Config config);
+  /// Closes `uri`'s document and erases it: everything known about it goes
+  /// with it. Requests waiting for its first snapshot get nullptr.
   void remove(const std::string &uri);
+
+  /// The open document, or nullptr.
+  std::shared_ptr<OpenDocument> document(const std::string &uri) const;
+  std::vector<std::shared_ptr<OpenDocument>> documents() const;
+  size_t size() const;
 
   /// The latest finished snapshot, or nullptr.
   SnapshotPtr latest(const std::string &uri) const;
@@ -112,8 +81,9 @@ public:
   Stats stats() const;
 
 private:
+  /// A document as the worker sees it (under `mu`): what to analyse next.
   struct Doc {
-    std::string path;
+    std::shared_ptr<OpenDocument> doc;
     SharedString text;
     int64_t version = 0;
     Config config;
@@ -121,7 +91,6 @@ private:
     std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point lastUpdate; // epoch: never
     AnalysisCache cache; // touched only by whoever analyses (worker/inline)
-    SnapshotPtr latest;
     std::vector<std::function<void(SnapshotPtr)>> waiters;
   };
 

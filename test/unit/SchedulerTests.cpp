@@ -251,4 +251,36 @@ TEST(Scheduler, AReplacedSnapshotIsFreedByTheTimeItIsIdle) {
   EXPECT_TRUE(last.expired());
 }
 
+// The Scheduler owns each open document: a close erases it (nothing holds
+// it any more), and work that still holds one finds it closed.
+TEST(Scheduler, ClosingErasesTheOpenDocument) {
+  Scheduler s(/*sync=*/true, std::chrono::milliseconds(0), nullptr);
+  const std::string uri = "test:///a.mlir";
+  s.update(uri, "/a.mlir", 1, kText, Config());
+  std::weak_ptr<OpenDocument> gone = s.document(uri);
+  ASSERT_FALSE(gone.expired());
+  gone.lock()->setVerdict(1, "", 0, true);
+  s.remove(uri);
+  EXPECT_EQ(s.document(uri), nullptr);
+  EXPECT_EQ(s.size(), 0u);
+  EXPECT_TRUE(gone.expired());
+
+  std::shared_ptr<OpenDocument> held = s.open(uri, "/a.mlir", 1, kText);
+  EXPECT_FALSE(held->verdict(1, "", 0)); // not the closed one's
+  s.update(held, Config());
+  ASSERT_NE(held->latest(), nullptr);
+  held->setVerdict(1, "", 0, true);
+  // Opened again without a close: the first one is closed.
+  std::shared_ptr<OpenDocument> again = s.open(uri, "/a.mlir", 1, kText);
+  EXPECT_NE(again, held);
+  EXPECT_EQ(s.document(uri), again);
+  EXPECT_FALSE(held->isOpen());
+  EXPECT_FALSE(held->isAt(1));
+  EXPECT_EQ(held->current().text, nullptr);
+  EXPECT_EQ(held->latest(), nullptr);
+  EXPECT_FALSE(held->verdict(1, "", 0));
+  EXPECT_TRUE(again->isAt(1));
+  EXPECT_EQ(s.latest(uri), nullptr); // not analysed yet
+}
+
 } // namespace

@@ -541,6 +541,98 @@ TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
   EXPECT_TRUE(rec.extras.back().empty());
 }
 
+// A read request never publishes: a hover that infers a function with a
+// shape error keeps it for the next publish (here the background
+// inference, which publishes, is off). It used to re-publish at once.
+TEST(TosaServer, AHoverNeverPublishes) {
+  Recorder rec;
+  TosaServer::Options o = syncOptions();
+  o.backgroundInference = false;
+  TosaServer server(o, rec);
+  const std::string uri = "test:///c.mlir";
+  server.addDocument(uri, "/nonexistent/c.mlir", 1, kContradiction);
+  ASSERT_EQ(rec.published.size(), 1u);
+  auto h = await<std::optional<lsp::Hover>>(
+      [&](auto cb) { server.hover(uri, lsp::Position(6, 9), std::move(cb)); });
+  ASSERT_TRUE(h && h->has_value());
+  EXPECT_NE((*h)->contents.value.find("tosa-infer-shapes"), std::string::npos)
+      << (*h)->contents.value;
+  EXPECT_EQ(server.stats().requestInferences, 1u);
+  auto hints = await<std::vector<lsp::InlayHint>>([&](auto cb) {
+    server.inlayHints(uri, lsp::Range(lsp::Position(0, 0), lsp::Position(9, 0)),
+                      std::move(cb));
+  });
+  ASSERT_TRUE(bool(hints));
+  auto actions = await<CodeActions>([&](auto cb) {
+    server.codeActions(uri,
+                       lsp::Range(lsp::Position(6, 9), lsp::Position(6, 9)), {},
+                       std::move(cb));
+  });
+  ASSERT_TRUE(bool(actions));
+  EXPECT_EQ(rec.published.size(), 1u);
+  // The next version's publish carries the error the hover found (an
+  // edit in @f, which moves @g down a line).
+  lsp::TextDocumentContentChangeEvent change;
+  change.range = lsp::Range(lsp::Position(2, 0), lsp::Position(2, 0));
+  change.text = "  %1 = tosa.abs %0 : (tensor<2xf32>) -> tensor<2xf32>\n";
+  ASSERT_FALSE(bool(server.changeDocument(uri, 2, {change})));
+  ASSERT_EQ(rec.published.size(), 2u);
+  ASSERT_EQ(rec.extras[1].size(), 1u);
+  EXPECT_EQ(rec.extras[1][0].code, "shape-contradiction");
+  EXPECT_EQ(rec.extras[1][0].range.begin.line, 8u);
+}
+
+// Closing a document forgets everything about it: opened again under the
+// same URI and version, nothing of the first text answers or is reused.
+TEST(TosaServer, ClosingForgetsEverythingAboutTheDocument) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  const std::string uri = "test:///a.mlir";
+  auto preview = [&] {
+    PreviewRequest req;
+    req.uri = uri;
+    req.function = "f";
+    req.writeFile = true;
+    auto r = await<PreviewResult>(
+        [&](auto cb) { server.previewLowering(req, std::move(cb)); });
+    EXPECT_TRUE(bool(r));
+    return r ? r->file : std::string();
+  };
+  auto fixes = [&] {
+    auto a = await<CodeActions>([&](auto cb) {
+      server.codeActions(uri,
+                         lsp::Range(lsp::Position(1, 0), lsp::Position(1, 10)),
+                         {"quickfix"}, std::move(cb));
+    });
+    return a ? a->items.size() : 0;
+  };
+  server.addDocument(uri, "/nonexistent/a.mlir", 1, kWrongResult);
+  EXPECT_EQ(fixes(), 1u);
+  EXPECT_EQ(server.stats().fixValidations, 1u);
+  EXPECT_GT(server.stats().functionsKnown, 0u);
+  server.removeDocument(uri);
+  EXPECT_EQ(server.snapshot(uri), nullptr);
+  EXPECT_EQ(server.stats().functionsKnown, 0u);
+  auto h = await<std::optional<lsp::Hover>>(
+      [&](auto cb) { server.hover(uri, lsp::Position(1, 9), std::move(cb)); });
+  ASSERT_FALSE(bool(h));
+  EXPECT_EQ(errorText(h.takeError()),
+            "unknown document: test:///a.mlir (not opened)");
+
+  // The same version again, another text: its own verdicts and files.
+  server.addDocument(uri, "/nonexistent/a.mlir", 1, kDynamic);
+  std::string first = preview();
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(preview(), first); // one file per function while open
+  server.removeDocument(uri);
+  server.addDocument(uri, "/nonexistent/a.mlir", 1, kWrongResult);
+  EXPECT_EQ(fixes(), 1u);
+  EXPECT_EQ(server.stats().fixValidations, 2u);
+  server.removeDocument(uri);
+  server.addDocument(uri, "/nonexistent/a.mlir", 1, kDynamic);
+  EXPECT_NE(preview(), first);
+}
+
 // A function over the background checks' limit is checked when a hover
 // infers it: the error then comes in a publish of its own.
 TEST(TosaServer, ShapeErrorsOfLongFunctionsComeWithTheirInference) {

@@ -1,0 +1,142 @@
+//===- OpenDocument.h - what the server knows of a document ---*- C++ -*-===//
+//
+// Everything kept per open document, in one object: the client's text and
+// version (and how its lines end), the latest snapshot, the verdicts of its
+// quick fixes, its shape inference, the version last published and its
+// preview files. The Scheduler owns one per URI (as clangd's TUScheduler
+// owns its ASTWorkers); closing the document erases it, so nothing about a
+// closed URI survives, and work still holding the object finds it closed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_SERVER_OPENDOCUMENT_H
+#define TOSA_LSP_SERVER_OPENDOCUMENT_H
+
+#include "InferenceCache.h"
+#include "Snapshot.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/LSP/Protocol.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace tosa_lsp {
+
+/// One document's shape inference, kept by BackgroundInference. The cache
+/// locks itself; the rest is under `mu`.
+struct DocumentShapes {
+  /// Each function's inference by its text, across versions.
+  InferenceCache cache;
+  std::mutex mu;
+  /// The keys of the latest version's functions (hashing a 17 MB file's
+  /// takes ~2 ms: once per version).
+  int64_t keysVersion = -1;
+  std::shared_ptr<const std::vector<FunctionKey>> keys;
+  /// The latest published version, held weakly: a replaced one is freed.
+  std::weak_ptr<const Snapshot> published;
+  /// Functions being inferred off the requests' path: by the background
+  /// (fill), and big ones a request asked for.
+  std::set<uint64_t> inflight;
+  /// The line last asked about: the background infers from there on.
+  unsigned focus = 1;
+  unsigned filling = 0; // fill tasks running
+  bool fillAgain = false;
+  /// A request's inference found shape errors in this version while the
+  /// background ran: the background publishes them when it is done.
+  int64_t requestFoundErrors = -1;
+};
+
+class OpenDocument {
+public:
+  OpenDocument(std::string uri, std::string path, int64_t version,
+               std::string text);
+  OpenDocument(const OpenDocument &) = delete;
+  OpenDocument &operator=(const OpenDocument &) = delete;
+
+  const std::string uri, path;
+
+  //===--- The client's text ----------------------------------------------===//
+  struct Version {
+    int64_t version = 0;
+    /// What is analysed: the client's text, with lone `\r`s made `\n`.
+    SharedString text;
+  };
+  /// The current version; a null text once closed.
+  Version current() const;
+  /// Open and at `version`: what work for a version checks between steps.
+  bool isAt(int64_t version) const;
+  bool isOpen() const;
+  /// Applies didChange events in order to the client's text (Convert's
+  /// applyChanges). The error when a range lies outside the text (nothing
+  /// changes then); `restarted` when the version did not increase.
+  std::optional<std::string>
+  change(int64_t version,
+         llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent> changes,
+         bool &restarted);
+  /// The client's own text (lone `\r`s kept); empty once closed.
+  std::string clientText() const;
+  /// Replaces the whole text (the Scheduler's tests' shortcut).
+  void replace(int64_t version, std::string text);
+  /// How new lines are written in edits of `s`: as the client's first line
+  /// ends (`\r\n`, `\r`), so that a fix never mixes line endings.
+  std::string newline(const Snapshot &s) const;
+
+  //===--- Derived from versions ------------------------------------------===//
+  /// The latest finished snapshot, or null.
+  SnapshotPtr latest() const;
+  /// Makes `s` the latest unless a newer one is; returns what it replaced.
+  SnapshotPtr setLatest(SnapshotPtr s);
+  /// The latest snapshot, no longer kept (the Scheduler frees it on close).
+  SnapshotPtr takeLatest();
+
+  /// A quick fix's verdict for (version, configuration), when known.
+  std::optional<bool> verdict(int64_t version, const std::string &config,
+                              size_t fix) const;
+  /// Records one; a newer version or another configuration starts afresh,
+  /// and an older version's is dropped.
+  void setVerdict(int64_t version, const std::string &config, size_t fix,
+                  bool ok);
+
+  /// The version last published, -1 before the first; written under the
+  /// publisher's lock, so a re-publish never lands after a newer publish.
+  std::atomic<int64_t> publishedVersion{-1};
+
+  /// The path (without extension) of the preview file of `function`: the
+  /// same for every preview of it, made by `make` the first time.
+  std::string previewStem(const std::string &function,
+                          llvm::function_ref<std::string()> make);
+
+  DocumentShapes shapes;
+
+  /// Forgets the text, verdicts and preview files: the document is at no
+  /// version any more, and work for it stops at its next check.
+  void close();
+
+private:
+  void setText(std::string text);
+
+  mutable std::mutex mu;
+  bool open = true;
+  int64_t version;
+  SharedString text;
+  /// The client's own text when it has lone `\r`s, else null (`text` is
+  /// it): changes apply to it, as the client counts lines.
+  SharedString client;
+  SnapshotPtr latestSnapshot;
+  /// Fix verdicts for one (version, config).
+  int64_t verdictsVersion = -1;
+  std::string verdictsConfig;
+  std::map<size_t, bool> verdicts;
+  std::map<std::string, std::string> previewStems; // by function
+};
+
+} // namespace tosa_lsp
+
+#endif // TOSA_LSP_SERVER_OPENDOCUMENT_H
