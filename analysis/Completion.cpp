@@ -2,6 +2,7 @@
 
 #include "Completion.h"
 
+#include "Broadcast.h"
 #include "Lexer.h"
 #include "LineIndex.h"
 #include "OpSignatures.h"
@@ -58,6 +59,74 @@ std::optional<size_t> opNameIndex(std::string_view text,
 }
 
 } // namespace
+
+namespace {
+
+/// `tensor<2x?xf32>` as its shape and element type.
+std::optional<std::pair<Shape, std::string>> tensorShape(std::string_view t) {
+  if (t.rfind("tensor<", 0) != 0 || t.back() != '>')
+    return std::nullopt;
+  std::string_view body = t.substr(7, t.size() - 8);
+  Shape shape;
+  while (true) {
+    size_t x = body.find('x');
+    if (x == std::string_view::npos)
+      break;
+    std::string_view dim = body.substr(0, x);
+    if (dim == "?")
+      shape.push_back(kDynamic);
+    else if (!dim.empty() && std::all_of(dim.begin(), dim.end(), [](char c) {
+               return c >= '0' && c <= '9';
+             }))
+      shape.push_back(std::stoll(std::string(dim)));
+    else
+      break;
+    body.remove_prefix(x + 1);
+  }
+  if (body.empty() || body.find_first_of("<>*?,") != std::string_view::npos)
+    return std::nullopt;
+  return std::make_pair(shape, std::string(body));
+}
+
+} // namespace
+
+std::optional<std::string>
+elementwiseResultType(std::string_view opName,
+                      const std::vector<std::string> &operandTypes) {
+  static const std::unordered_set<std::string_view> binary = {
+      "tosa.add", "tosa.sub", "tosa.mul", "tosa.intdiv", "tosa.maximum",
+      "tosa.minimum", "tosa.pow", "tosa.bitwise_and", "tosa.bitwise_or",
+      "tosa.bitwise_xor", "tosa.logical_and", "tosa.logical_or",
+      "tosa.logical_xor", "tosa.arithmetic_right_shift",
+      "tosa.logical_left_shift", "tosa.logical_right_shift", "tosa.equal",
+      "tosa.greater", "tosa.greater_equal", "tosa.select"};
+  if (!binary.count(opName))
+    return std::nullopt;
+  bool compare = opName == "tosa.equal" || opName == "tosa.greater" ||
+                 opName == "tosa.greater_equal";
+  // tosa.mul's shift and tosa.select's condition take no part in the
+  // element type.
+  size_t data = opName == "tosa.mul" ? 2 : operandTypes.size();
+  std::vector<MaybeShape> shapes;
+  std::string element;
+  for (size_t i = 0; i < operandTypes.size() && i < data; ++i) {
+    auto t = tensorShape(operandTypes[i]);
+    if (!t)
+      return std::nullopt;
+    shapes.push_back(t->first);
+    if (opName != "tosa.select" || i > 0)
+      element = t->second;
+  }
+  if (shapes.empty())
+    return std::nullopt;
+  std::optional<Shape> result = inferResultShape(shapes);
+  if (!result)
+    return std::nullopt;
+  std::string out = "tensor<";
+  for (int64_t d : *result)
+    out += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
+  return out + (compare ? std::string("i1") : element) + ">";
+}
 
 CompletionContext completionContext(std::string_view text,
                                     const LineIndex &lines, Position pos) {

@@ -99,6 +99,14 @@ struct CompletionContext {
 CompletionContext completionContext(std::string_view text,
                                     const LineIndex &lines, Position pos);
 
+/// The result type of a TOSA element-wise op (`tosa.add`, `tosa.select`,
+/// ...) on operands of these types, by the Broadcastable rules: what the
+/// result type position offers first for an op not analysed yet (the line
+/// being typed). std::nullopt for other ops or unranked/unknown types.
+std::optional<std::string>
+elementwiseResultType(std::string_view opName,
+                      const std::vector<std::string> &operandTypes);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_ANALYSIS_COMPLETION_H

@@ -144,6 +144,17 @@ void OpenDocument::close() {
   verdicts.clear();
   verdictsVersion = -1;
   previewStems.clear();
+  tokens = {};
+}
+
+OpenDocument::SentTokens OpenDocument::sentTokens() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return tokens;
+}
+
+void OpenDocument::setSentTokens(SentTokens t) {
+  std::lock_guard<std::mutex> lock(mu);
+  tokens = std::move(t);
 }
 
 } // namespace tosa_lsp

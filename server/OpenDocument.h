@@ -115,6 +115,14 @@ public:
 
   DocumentShapes shapes;
 
+  /// The semantic tokens last sent, for a delta against them.
+  struct SentTokens {
+    std::string resultId;
+    std::shared_ptr<const std::vector<uint32_t>> data;
+  };
+  SentTokens sentTokens() const;
+  void setSentTokens(SentTokens t);
+
   /// Forgets the text, verdicts and preview files: the document is at no
   /// version any more, and work for it stops at its next check.
   void close();
@@ -135,6 +143,7 @@ private:
   std::string verdictsConfig;
   std::map<size_t, bool> verdicts;
   std::map<std::string, std::string> previewStems; // by function
+  SentTokens tokens;
 };
 
 } // namespace tosa_lsp

@@ -8,6 +8,7 @@
 #ifndef TOSA_LSP_SERVER_SNAPSHOT_H
 #define TOSA_LSP_SERVER_SNAPSHOT_H
 
+#include "Aliases.h"
 #include "Analysis.h"
 #include "CodeActions.h"
 #include "Config.h"
@@ -56,6 +57,16 @@ struct Snapshot {
   mutable std::once_flag fixesOnce;
   mutable std::vector<FixData> fixesFound;
   LineTable lines;
+  /// `#name = ...` / `!name = ...` and their uses, read from the text when
+  /// an editing feature first asks (most versions are never asked).
+  const std::vector<AliasInfo> &aliases() const {
+    std::call_once(aliasesOnce, [&] {
+      aliasesFound = scanAliases(text, lines.index(), analysis.sections);
+    });
+    return aliasesFound;
+  }
+  mutable std::once_flag aliasesOnce;
+  mutable std::vector<AliasInfo> aliasesFound;
 };
 
 using SnapshotPtr = std::shared_ptr<const Snapshot>;

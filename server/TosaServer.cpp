@@ -419,6 +419,9 @@ void TosaServer::hover(const std::string &uri, lsp::Position pos,
                std::optional<Position> p = s.lines.fromLsp(pos);
                std::optional<HoverResult> h =
                    p ? tosa_lsp::hover(s.analysis, *p, si) : std::nullopt;
+               // Every op's generic form, and aliases (EditingFeatures.cpp).
+               if (p)
+                 h = withGenericForm(s, *p, std::move(h));
                if (!h)
                  return out;
                out.emplace(s.lines.toLsp(h->range));

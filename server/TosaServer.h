@@ -25,6 +25,7 @@
 #define TOSA_LSP_SERVER_TOSASERVER_H
 
 #include "BackgroundInference.h"
+#include "EditingResults.h"
 #include "Input.h"
 #include "OpenDocument.h"
 #include "OutputFiles.h"
@@ -49,6 +50,14 @@ namespace tosa_lsp {
 
 template <typename T>
 using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
+
+struct HoverResult;
+struct Snapshot;
+/// `h` with what hover shows beyond the analysis' own (EditingFeatures.cpp):
+/// the generic form of the op named at `p` (any op, also in a function with
+/// errors), an alias' value.
+std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
+                                           std::optional<HoverResult> h);
 
 /// A quick fix (an edit) or a command on the function under the cursor.
 struct CodeActionItem {
@@ -199,6 +208,44 @@ public:
   /// prefix. Validation runs on the pool, cached per (document, version).
   void codeActions(const std::string &uri, llvm::lsp::Range range,
                    std::vector<std::string> only, Callback<CodeActions> cb);
+
+  //===--- Editing features (EditingFeatures.cpp) ------------------------===//
+  void documentHighlights(const std::string &uri, llvm::lsp::Position pos,
+                          Callback<std::vector<DocumentHighlightLsp>> cb);
+  /// An error (RequestFailed, saying why) where nothing can be renamed.
+  void prepareRename(const std::string &uri, llvm::lsp::Position pos,
+                     Callback<PrepareRenameLsp> cb);
+  void rename(const std::string &uri, llvm::lsp::Position pos,
+              std::string newName, Callback<DocumentEditLsp> cb);
+  /// `lineFoldingOnly`: ranges end on the line before their closing
+  /// bracket, so that it stays visible (as the client folds whole lines).
+  void foldingRanges(const std::string &uri, bool lineFoldingOnly,
+                     Callback<std::vector<FoldingRangeLsp>> cb);
+  /// Per position, the ranges from the innermost out.
+  void selectionRanges(const std::string &uri,
+                       std::vector<llvm::lsp::Position> positions,
+                       Callback<std::vector<std::vector<llvm::lsp::Range>>> cb);
+  /// Full, or a delta against `previousResultId` when it is the last sent.
+  void semanticTokens(const std::string &uri,
+                      std::optional<std::string> previousResultId,
+                      Callback<SemanticTokensLsp> cb);
+  /// Functions and globals of the open documents and of the `.mlir` files
+  /// under `roots` that are not open, best matches of `query` first.
+  void workspaceSymbols(std::string query, std::vector<std::string> roots,
+                        Callback<std::vector<WorkspaceSymbolLsp>> cb);
+  /// The whole document, or the lines of `range`.
+  void formatting(const std::string &uri, std::optional<llvm::lsp::Range> range,
+                  Callback<DocumentEditLsp> cb);
+  void completion(const std::string &uri, llvm::lsp::Position pos,
+                  bool snippets, Callback<llvm::lsp::CompletionList> cb);
+  void signatureHelp(const std::string &uri, llvm::lsp::Position pos,
+                     Callback<std::optional<llvm::lsp::SignatureHelp>> cb);
+  /// Upstream's mlir/convertToBytecode: base64 of the open document's
+  /// bytecode.
+  void convertToBytecode(const std::string &uri, Callback<std::string> cb);
+  /// Upstream's mlir/convertFromBytecode: the text of the bytecode file at
+  /// `path` (read, never written).
+  void convertFromBytecode(const std::string &path, Callback<std::string> cb);
 
   //===--- Long work ------------------------------------------------------===//
   void previewLowering(PreviewRequest request, Callback<PreviewResult> cb);

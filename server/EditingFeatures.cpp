@@ -1,0 +1,610 @@
+//===- EditingFeatures.cpp - highlight, rename, folding, tokens, ... ------===//
+//
+// TosaServer's editing features (issues 37 and 38): each answers from the
+// latest snapshot with one analysis/ function and converts positions; the
+// few that need more (semantic token deltas, workspace files, bytecode)
+// say why where they do it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TosaServer.h"
+
+#include "Bytecode.h"
+#include "Completion.h"
+#include "Folding.h"
+#include "Format.h"
+#include "Highlight.h"
+#include "Hover.h"
+#include "Lexer.h"
+#include "OpCatalogue.h"
+#include "OpGenericForm.h"
+#include "Query.h"
+#include "Rename.h"
+#include "SelectionRanges.h"
+#include "SemanticTokens.h"
+#include "ShapeInference.h"
+#include "SignatureHelp.h"
+#include "WorkspaceSymbols.h"
+
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <atomic>
+
+using namespace llvm;
+using namespace llvm::lsp;
+
+namespace tosa_lsp {
+
+namespace {
+
+Error failed(const Twine &message) {
+  return make_error<LSPError>(message.str(), ErrorCode::RequestFailed);
+}
+
+/// Runs `fn(snapshot)` (returning Expected<T> or T) and hands it to `cb`.
+template <typename T, typename Fn> auto reply(Callback<T> cb, Fn fn) {
+  return [cb = std::move(cb),
+          fn = std::move(fn)](Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return cb(s.takeError());
+    cb(fn(**s));
+  };
+}
+
+std::vector<lsp::TextEdit> toLsp(const Snapshot &s,
+                                 const std::vector<TextEditData> &edits) {
+  std::vector<lsp::TextEdit> out;
+  for (const TextEditData &e : edits)
+    out.push_back({s.lines.toLsp(e.range), e.newText});
+  return out;
+}
+
+} // namespace
+
+std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
+                                           std::optional<HoverResult> h) {
+  const FileAnalysis &fa = s.analysis;
+  bool onDef = false;
+  if (const AliasInfo *a = aliasAt(s.aliases(), p, &onDef)) {
+    HoverResult r;
+    r.range = onDef ? a->def : a->def;
+    for (const tosa_lsp::Range &u : a->uses)
+      if (contains(u, p))
+        r.range = u;
+    r.markdown = "`" + a->name + "` = `" + a->valueText + "`\n\n" +
+                 (a->isType() ? "Type alias" : "Attribute alias") + " (line " +
+                 std::to_string(a->def.begin.line) + ", " +
+                 std::to_string(a->uses.size()) + " uses)";
+    return r;
+  }
+  // The op whose name is at `p`.
+  tosa_lsp::Range name, scope;
+  unsigned section = 0;
+  int i = fa.findOp(p);
+  if (i >= 0 && contains(fa.ops[i].range, p)) {
+    name = fa.ops[i].range;
+    scope = fa.ops[i].scope;
+    section = fa.ops[i].section;
+  } else {
+    for (const OpSpan &o : fa.opSpans)
+      if (o.nameRange.begin.line == p.line && contains(o.nameRange, p)) {
+        name = o.nameRange;
+        scope = o.scope;
+        section = o.section;
+        break;
+      }
+  }
+  if (!name.begin.valid() || !scope.begin.valid())
+    return h;
+  std::optional<OpGenericForm> g =
+      opGenericForm(s.text, s.lines.index(), fa, s.aliases(), scope, section);
+  if (!g)
+    return h;
+  std::string md = "\"" + g->name + "\"";
+  if (!g->symbol.empty())
+    md += " : " + g->symbol;
+  md += "\n\nGeneric Form:\n\n```mlir\n" + g->genericForm + "\n```\n";
+  if (!h)
+    return HoverResult{name, md};
+  h->markdown += "\n\n---\n\n" + md;
+  return h;
+}
+
+void TosaServer::documentHighlights(
+    const std::string &uri, lsp::Position pos,
+    Callback<std::vector<DocumentHighlightLsp>> cb) {
+  withSnapshot(uri, reply(std::move(cb), [pos](const Snapshot &s) {
+                 std::vector<DocumentHighlightLsp> out;
+                 if (std::optional<Position> p = s.lines.fromLsp(pos))
+                   for (const Highlight &h : tosa_lsp::documentHighlights(
+                            s.analysis, s.aliases(), *p))
+                     out.push_back({s.lines.toLsp(h.range), h.write});
+                 return out;
+               }));
+}
+
+void TosaServer::prepareRename(const std::string &uri, lsp::Position pos,
+                               Callback<PrepareRenameLsp> cb) {
+  withSnapshot(
+      uri, reply(std::move(cb),
+                 [pos](const Snapshot &s) -> Expected<PrepareRenameLsp> {
+                   std::optional<Position> p = s.lines.fromLsp(pos);
+                   if (!p)
+                     return failed("no such position");
+                   RenameTarget t = tosa_lsp::prepareRename(
+                       {s.analysis, s.aliases(), s.text, s.lines.index()}, *p);
+                   if (!t.error.empty())
+                     return failed(t.error);
+                   return PrepareRenameLsp{s.lines.toLsp(t.range),
+                                           t.placeholder};
+                 }));
+}
+
+void TosaServer::rename(const std::string &uri, lsp::Position pos,
+                        std::string newName, Callback<DocumentEditLsp> cb) {
+  withSnapshot(
+      uri, reply(std::move(cb),
+                 [pos, newName = std::move(newName)](
+                     const Snapshot &s) -> Expected<DocumentEditLsp> {
+                   std::optional<Position> p = s.lines.fromLsp(pos);
+                   if (!p)
+                     return failed("no such position");
+                   RenameResult r = tosa_lsp::rename(
+                       {s.analysis, s.aliases(), s.text, s.lines.index()}, *p,
+                       newName);
+                   if (!r.error.empty())
+                     return failed(r.error);
+                   return DocumentEditLsp{s.uri, s.version, toLsp(s, r.edits)};
+                 }));
+}
+
+void TosaServer::foldingRanges(const std::string &uri, bool lineFoldingOnly,
+                               Callback<std::vector<FoldingRangeLsp>> cb) {
+  withSnapshot(
+      uri, reply(std::move(cb), [lineFoldingOnly](const Snapshot &s) {
+        std::vector<FoldingRangeLsp> out;
+        for (const FoldRange &f :
+             tosa_lsp::foldingRanges(s.text, s.lines.index())) {
+          lsp::Position b = s.lines.toLsp(f.begin), e = s.lines.toLsp(f.end);
+          FoldingRangeLsp r;
+          r.startLine = b.line;
+          r.endLine = e.line;
+          r.kind = f.kind == FoldRange::Comment   ? "comment"
+                   : f.kind == FoldRange::Section ? "region"
+                                                  : "";
+          if (f.kind == FoldRange::Region) {
+            // Keep the closing bracket's line visible when the
+            // bracket starts it (`}`, `} else {`).
+            size_t lineStart = s.lines.index().lineStart(f.end.line - 1);
+            bool leads =
+                std::string_view(s.text)
+                    .substr(lineStart, f.end.column - 1)
+                    .find_first_not_of(" \t") == std::string_view::npos;
+            if (lineFoldingOnly && leads)
+              r.endLine = e.line - 1;
+            if (!lineFoldingOnly) {
+              r.startCharacter = b.character;
+              r.endCharacter = e.character;
+            }
+          }
+          if (r.endLine > r.startLine)
+            out.push_back(r);
+        }
+        return out;
+      }));
+}
+
+void TosaServer::selectionRanges(
+    const std::string &uri, std::vector<lsp::Position> positions,
+    Callback<std::vector<std::vector<lsp::Range>>> cb) {
+  withSnapshot(uri, reply(std::move(cb), [positions = std::move(positions)](
+                                             const Snapshot &s) {
+                 std::vector<std::vector<lsp::Range>> out;
+                 for (const lsp::Position &pos : positions) {
+                   std::vector<lsp::Range> chain;
+                   if (std::optional<Position> p = s.lines.fromLsp(pos))
+                     for (const tosa_lsp::Range &r : tosa_lsp::selectionRanges(
+                              s.analysis, s.text, s.lines.index(), *p))
+                       chain.push_back(s.lines.toLsp(r));
+                   if (chain.empty())
+                     chain.push_back(lsp::Range(pos, pos));
+                   out.push_back(std::move(chain));
+                 }
+                 return out;
+               }));
+}
+
+/// The LSP encoding: per token, line and start relative to the previous
+/// token, length, type, modifiers; UTF-16 columns.
+static std::vector<uint32_t>
+encodeTokens(const Snapshot &s, const std::vector<SemanticToken> &ts) {
+  std::vector<uint32_t> data;
+  data.reserve(ts.size() * 5);
+  uint32_t line = 0, start = 0;
+  for (const SemanticToken &t : ts) {
+    lsp::Position b = s.lines.toLsp(Position{t.line, t.column});
+    lsp::Position e = s.lines.toLsp(Position{t.line, t.column + t.length});
+    uint32_t l = static_cast<uint32_t>(b.line),
+             c = static_cast<uint32_t>(b.character);
+    data.push_back(l - line);
+    data.push_back(l == line ? c - start : c);
+    data.push_back(static_cast<uint32_t>(e.character - b.character));
+    data.push_back(static_cast<uint32_t>(t.type));
+    data.push_back(t.modifiers);
+    line = l;
+    start = c;
+  }
+  return data;
+}
+
+void TosaServer::semanticTokens(const std::string &uri,
+                                std::optional<std::string> previousResultId,
+                                Callback<SemanticTokensLsp> cb) {
+  std::shared_ptr<OpenDocument> doc = scheduler->document(uri);
+  withSnapshot(
+      uri, reply(std::move(cb), [doc, previousResultId](const Snapshot &s) {
+        static std::atomic<uint64_t> counter{0};
+        auto data = std::make_shared<const std::vector<uint32_t>>(
+            encodeTokens(s, tosa_lsp::semanticTokens(s.analysis, s.aliases(),
+                                                     s.text, s.lines.index())));
+        SemanticTokensLsp out;
+        out.resultId =
+            std::to_string(s.version) + "." + std::to_string(++counter);
+        out.data = data;
+        if (doc) {
+          OpenDocument::SentTokens prev = doc->sentTokens();
+          if (previousResultId && prev.data &&
+              *previousResultId == prev.resultId) {
+            IntArrayEdit e = diffIntArrays(*prev.data, *data);
+            out.isDelta = true;
+            out.start = e.start;
+            out.deleteCount = e.deleteCount;
+            out.inserted = std::move(e.data);
+          }
+          doc->setSentTokens({out.resultId, data});
+        }
+        return out;
+      }));
+}
+
+namespace {
+
+/// Symbols of one file read from disk: by path, with its mtime and size,
+/// so that a query reads only what changed since the last one.
+struct ScannedFile {
+  sys::TimePoint<> mtime;
+  uint64_t size = 0;
+  std::string uri;
+  std::vector<WorkspaceSymbolLsp> symbols;
+};
+
+std::mutex scannedMu;
+std::map<std::string, ScannedFile> scannedFiles;
+
+/// Files past this are not read for symbols (weights of a converted model
+/// inline: a scan would read megabytes for a few names).
+constexpr uint64_t kMaxScannedBytes = 8 << 20;
+constexpr unsigned kMaxScannedFiles = 2000;
+
+std::vector<WorkspaceSymbolLsp> scanFile(const std::string &path) {
+  sys::fs::file_status st;
+  if (sys::fs::status(path, st) || st.getSize() > kMaxScannedBytes)
+    return {};
+  {
+    std::lock_guard<std::mutex> lock(scannedMu);
+    auto it = scannedFiles.find(path);
+    if (it != scannedFiles.end() &&
+        it->second.mtime == st.getLastModificationTime() &&
+        it->second.size == st.getSize())
+      return it->second.symbols;
+  }
+  ScannedFile f;
+  f.mtime = st.getLastModificationTime();
+  f.size = st.getSize();
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                      /*RequiresNullTerminator=*/false);
+  auto fileUri = URIForFile::fromFile(path);
+  if (buffer && fileUri) {
+    std::string text = (*buffer)->getBuffer().str();
+    LineTable lines(text);
+    for (const ScannedSymbol &sym : scanSymbols(text, lines.index())) {
+      WorkspaceSymbolLsp w;
+      w.name = "@" + sym.name;
+      w.containerName = sym.opName;
+      w.kind = sym.opName.find("func") != std::string::npos
+                   ? SymbolKind::Function
+                   : SymbolKind::Variable;
+      w.location = lsp::Location(*fileUri, lines.toLsp(sym.nameRange));
+      f.symbols.push_back(std::move(w));
+    }
+  } else if (!fileUri) {
+    consumeError(fileUri.takeError());
+  }
+  std::lock_guard<std::mutex> lock(scannedMu);
+  return (scannedFiles[path] = std::move(f)).symbols;
+}
+
+} // namespace
+
+void TosaServer::workspaceSymbols(
+    std::string query, std::vector<std::string> roots,
+    Callback<std::vector<WorkspaceSymbolLsp>> cb) {
+  std::vector<Scheduler::SnapshotPtr> open;
+  for (const std::shared_ptr<OpenDocument> &d : scheduler->documents())
+    if (Scheduler::SnapshotPtr s = d->latest())
+      open.push_back(std::move(s));
+  runHeavy([query = std::move(query), roots = std::move(roots),
+            open = std::move(open), cb = std::move(cb)](unsigned) mutable {
+    std::vector<WorkspaceSymbolLsp> all;
+    std::set<std::string> openPaths;
+    for (const Scheduler::SnapshotPtr &s : open) {
+      openPaths.insert(s->path);
+      auto fileUri = URIForFile::fromURI(s->uri);
+      if (!fileUri) {
+        consumeError(fileUri.takeError());
+        continue;
+      }
+      for (const SymbolInfo &sym : s->analysis.symbols) {
+        WorkspaceSymbolLsp w;
+        w.name = "@" + sym.name;
+        w.containerName = sym.opName;
+        w.kind = sym.opName.find("func") != std::string::npos
+                     ? SymbolKind::Function
+                     : SymbolKind::Variable;
+        w.location = lsp::Location(*fileUri, s->lines.toLsp(sym.nameRange));
+        all.push_back(std::move(w));
+      }
+    }
+    unsigned files = 0;
+    for (const std::string &root : roots) {
+      std::error_code ec;
+      for (sys::fs::recursive_directory_iterator it(root, ec), end;
+           it != end && !ec && files < kMaxScannedFiles; it.increment(ec)) {
+        StringRef p = it->path();
+        // Build trees and VCS metadata are not the user's sources.
+        StringRef name = sys::path::filename(p);
+        if (it->type() == sys::fs::file_type::directory_file &&
+            (name.starts_with(".") || name == "build" ||
+             name == "node_modules")) {
+          it.no_push();
+          continue;
+        }
+        if (!p.ends_with(".mlir") || openPaths.count(p.str()))
+          continue;
+        ++files;
+        for (WorkspaceSymbolLsp &w : scanFile(p.str()))
+          all.push_back(std::move(w));
+      }
+    }
+    std::vector<WorkspaceSymbolLsp> out;
+    for (WorkspaceSymbolLsp &w : all)
+      if (std::optional<double> sc = fuzzyMatch(query, w.name.substr(1))) {
+        w.score = *sc;
+        out.push_back(std::move(w));
+      }
+    std::stable_sort(
+        out.begin(), out.end(),
+        [](const WorkspaceSymbolLsp &a, const WorkspaceSymbolLsp &b) {
+          return a.score > b.score;
+        });
+    if (out.size() > 500)
+      out.resize(500);
+    cb(std::move(out));
+  });
+}
+
+void TosaServer::formatting(const std::string &uri,
+                            std::optional<lsp::Range> range,
+                            Callback<DocumentEditLsp> cb) {
+  withSnapshot(
+      uri, reply(std::move(cb),
+                 [range](const Snapshot &s) -> Expected<DocumentEditLsp> {
+                   unsigned first = 0, last = 0;
+                   if (range) {
+                     first = static_cast<unsigned>(range->start.line) + 1;
+                     last = static_cast<unsigned>(range->end.line) + 1;
+                     // A range ending at a line's start ends the
+                     // line before (a selection of whole lines).
+                     if (range->end.character == 0 && last > first)
+                       --last;
+                   }
+                   FormatResult r = formatText(s.text, s.lines.index(),
+                                               s.analysis, first, last);
+                   if (!r.error.empty())
+                     return failed(r.error);
+                   return DocumentEditLsp{s.uri, s.version, toLsp(s, r.edits)};
+                 }));
+}
+
+namespace {
+
+CompletionItemKind kindOf(CompletionKind k) {
+  switch (k) {
+  case CompletionKind::Dialect:
+    return CompletionItemKind::Module;
+  case CompletionKind::Operation:
+    return CompletionItemKind::Function;
+  case CompletionKind::Value:
+    return CompletionItemKind::Variable;
+  case CompletionKind::Block:
+    return CompletionItemKind::Field;
+  case CompletionKind::Symbol:
+    return CompletionItemKind::Reference;
+  case CompletionKind::Type:
+    return CompletionItemKind::TypeParameter;
+  case CompletionKind::Attribute:
+    return CompletionItemKind::Property;
+  case CompletionKind::Alias:
+    return CompletionItemKind::Constant;
+  case CompletionKind::Keyword:
+    return CompletionItemKind::Keyword;
+  }
+  return CompletionItemKind::Text;
+}
+
+/// The type the op at `line` gets: from tosa-infer-shapes or the broadcast
+/// rules when the last analysis has it, else by the broadcast rules from
+/// the types of the operands typed on the line.
+std::optional<std::string>
+inferredTypeAt(const Snapshot &s, const ShapeInference *si, unsigned line) {
+  if (si)
+    if (const InferredOp *op = si->opAt(Position{line, 0})) {
+      std::vector<InferredResult> rs = op->results();
+      if (rs.size() == 1 && !rs[0].inferred.empty())
+        return rs[0].inferred;
+    }
+  int i = s.analysis.findOp(Position{line, 0});
+  if (i >= 0) {
+    const OpReport &op = s.analysis.ops[i];
+    std::string declared = op.resultType.str();
+    if (MaybeShape inf = op.inferredShape()) {
+      size_t x = declared.rfind('x'), lt = declared.find('<');
+      if (declared.rfind("tensor<", 0) == 0 && lt != std::string::npos) {
+        std::string element =
+            declared.substr((x != std::string::npos && x > lt ? x : lt) + 1);
+        element.pop_back();
+        std::string t = "tensor<";
+        for (int64_t d : *inf)
+          t += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
+        return t + element + ">";
+      }
+    }
+  }
+  // A line not analysed yet: its operands' types as the analysis knows them.
+  size_t lineStart = s.lines.index().lineStart(line - 1);
+  size_t lineEnd = s.text.find('\n', lineStart);
+  std::string_view text = std::string_view(s.text).substr(
+      lineStart,
+      (lineEnd == std::string::npos ? s.text.size() : lineEnd) - lineStart);
+  size_t eq = text.find('=');
+  std::string opName;
+  std::vector<std::string> types;
+  Lexer lex(text, eq == std::string_view::npos ? 0 : eq + 1);
+  for (Token t = lex.next(); t.kind != TokKind::End; t = lex.next()) {
+    if (opName.empty() && t.kind == TokKind::BareId) {
+      opName = std::string(t.text(text));
+      continue;
+    }
+    if (t.kind == TokKind::Punct && t.first(text) == ':')
+      break;
+    if (t.kind != TokKind::ValueId)
+      continue;
+    const ValueInfo *best = nullptr;
+    for (const ValueInfo &v : s.analysis.values)
+      if (v.name.view() == t.text(text) && v.def.begin.line < line &&
+          (!best || before(best->def.begin, v.def.begin)))
+        best = &v;
+    if (!best)
+      return std::nullopt;
+    types.push_back(best->type.str());
+  }
+  return elementwiseResultType(opName, types);
+}
+
+} // namespace
+
+void TosaServer::completion(const std::string &uri, lsp::Position pos,
+                            bool snippets, Callback<CompletionList> cb) {
+  withShapes(
+      uri, lsp::Range(pos, pos),
+      [pos, snippets, cb = std::move(cb)](
+          Expected<Scheduler::SnapshotPtr> sp,
+          std::shared_ptr<const ShapeInference> shapes) mutable {
+        if (!sp)
+          return cb(sp.takeError());
+        const Snapshot &s = **sp;
+        CompletionList out;
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        if (!p)
+          return cb(std::move(out));
+        CompletionInput in{s.text, s.lines.index(), s.analysis, s.aliases(),
+                           completionCatalogue()};
+        in.snippets = snippets;
+        in.inferredType = [&](unsigned line) {
+          return inferredTypeAt(s, shapes.get(), line);
+        };
+        CompletionResult r = complete(in, *p);
+        out.isIncomplete = r.incomplete;
+        for (CompletionItemData &i : r.items) {
+          CompletionItem item(i.label, kindOf(i.kind), i.sortText);
+          item.detail = std::move(i.detail);
+          if (!i.documentation.empty())
+            item.documentation =
+                MarkupContent{MarkupKind::Markdown, std::move(i.documentation)};
+          item.insertTextFormat = i.snippet ? InsertTextFormat::Snippet
+                                            : InsertTextFormat::PlainText;
+          std::string insert = i.insertText.empty() ? i.label : i.insertText;
+          item.textEdit = lsp::TextEdit{
+              lsp::Range(s.lines.toLsp(i.replaceFrom), pos), std::move(insert)};
+          out.items.push_back(std::move(item));
+        }
+        cb(std::move(out));
+      });
+}
+
+void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
+                               Callback<std::optional<SignatureHelp>> cb) {
+  withSnapshot(uri, reply(std::move(cb), [pos](const Snapshot &s) {
+                 std::optional<SignatureHelp> out;
+                 std::optional<Position> p = s.lines.fromLsp(pos);
+                 if (!p)
+                   return out;
+                 std::optional<SignatureData> d =
+                     tosa_lsp::signatureHelp(s.text, s.lines.index(), *p);
+                 if (!d)
+                   return out;
+                 SignatureInformation info;
+                 info.label = d->label;
+                 info.documentation = d->documentation;
+                 for (const SignatureData::Parameter &param : d->parameters) {
+                   ParameterInformation pi;
+                   pi.labelString =
+                       d->label.substr(param.begin, param.end - param.begin);
+                   pi.labelOffsets = std::make_pair(param.begin, param.end);
+                   pi.documentation = param.documentation;
+                   info.parameters.push_back(std::move(pi));
+                 }
+                 out.emplace();
+                 out->signatures.push_back(std::move(info));
+                 out->activeParameter = d->active;
+                 return out;
+               }));
+}
+
+void TosaServer::convertToBytecode(const std::string &uri,
+                                   Callback<std::string> cb) {
+  withSnapshot(uri, [this, cb = std::move(cb)](
+                        Expected<Scheduler::SnapshotPtr> sp) mutable {
+    if (!sp)
+      return cb(sp.takeError());
+    // A parse and a write of the whole file: on the pool, off the
+    // requests' thread.
+    runHeavy([s = std::move(*sp), cb = std::move(cb)](unsigned) mutable {
+      BytecodeConversion c = bytecodeFromText(s->text, s->path);
+      if (!c.error.empty())
+        return cb(failed(c.error));
+      cb(encodeBase64(c.output));
+    });
+  });
+}
+
+void TosaServer::convertFromBytecode(const std::string &path,
+                                     Callback<std::string> cb) {
+  runHeavy([path, cb = std::move(cb)](unsigned) mutable {
+    auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return cb(
+          failed("cannot read " + path + ": " + buffer.getError().message()));
+    BytecodeConversion c = textFromBytecode((*buffer)->getBuffer());
+    if (!c.error.empty())
+      return cb(failed(path + ": " + c.error));
+    cb(std::move(c.output));
+  });
+}
+
+} // namespace tosa_lsp
