@@ -94,12 +94,26 @@ std::optional<std::string>
 elementwiseResultType(std::string_view opName,
                       const std::vector<std::string> &operandTypes) {
   static const std::unordered_set<std::string_view> binary = {
-      "tosa.add", "tosa.sub", "tosa.mul", "tosa.intdiv", "tosa.maximum",
-      "tosa.minimum", "tosa.pow", "tosa.bitwise_and", "tosa.bitwise_or",
-      "tosa.bitwise_xor", "tosa.logical_and", "tosa.logical_or",
-      "tosa.logical_xor", "tosa.arithmetic_right_shift",
-      "tosa.logical_left_shift", "tosa.logical_right_shift", "tosa.equal",
-      "tosa.greater", "tosa.greater_equal", "tosa.select"};
+      "tosa.add",
+      "tosa.sub",
+      "tosa.mul",
+      "tosa.intdiv",
+      "tosa.maximum",
+      "tosa.minimum",
+      "tosa.pow",
+      "tosa.bitwise_and",
+      "tosa.bitwise_or",
+      "tosa.bitwise_xor",
+      "tosa.logical_and",
+      "tosa.logical_or",
+      "tosa.logical_xor",
+      "tosa.arithmetic_right_shift",
+      "tosa.logical_left_shift",
+      "tosa.logical_right_shift",
+      "tosa.equal",
+      "tosa.greater",
+      "tosa.greater_equal",
+      "tosa.select"};
   if (!binary.count(opName))
     return std::nullopt;
   bool compare = opName == "tosa.equal" || opName == "tosa.greater" ||

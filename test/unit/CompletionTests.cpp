@@ -196,19 +196,19 @@ TEST(Completion, ManyValuesAreCutAndMarkedIncomplete) {
 }
 
 TEST(Completion, ElementwiseResultTypeOfALineBeingTyped) {
-  EXPECT_EQ(elementwiseResultType("tosa.add",
-                                  {"tensor<2x1xf32>", "tensor<1x3xf32>"}),
-            "tensor<2x3xf32>");
+  EXPECT_EQ(
+      elementwiseResultType("tosa.add", {"tensor<2x1xf32>", "tensor<1x3xf32>"}),
+      "tensor<2x3xf32>");
   EXPECT_EQ(elementwiseResultType("tosa.greater",
                                   {"tensor<?x3xf32>", "tensor<1x3xf32>"}),
             "tensor<?x3xi1>");
-  EXPECT_EQ(elementwiseResultType("tosa.mul", {"tensor<4xi32>", "tensor<1xi32>",
-                                               "tensor<1xi8>"}),
+  EXPECT_EQ(elementwiseResultType(
+                "tosa.mul", {"tensor<4xi32>", "tensor<1xi32>", "tensor<1xi8>"}),
             "tensor<4xi32>");
-  EXPECT_EQ(elementwiseResultType("tosa.select",
-                                  {"tensor<2xi1>", "tensor<2xf16>",
-                                   "tensor<1xf16>"}),
-            "tensor<2xf16>");
+  EXPECT_EQ(
+      elementwiseResultType("tosa.select",
+                            {"tensor<2xi1>", "tensor<2xf16>", "tensor<1xf16>"}),
+      "tensor<2xf16>");
   EXPECT_FALSE(elementwiseResultType("tosa.conv2d", {"tensor<2xf32>"}));
   EXPECT_FALSE(
       elementwiseResultType("tosa.add", {"tensor<2xf32>", "tensor<3xf32>"}));
