@@ -2,6 +2,8 @@
 
 #include "TosaServer.h"
 
+#include "ExpectedChecks.h"
+
 #include "CompileJob.h"
 #include "Convert.h"
 #include "OutputFiles.h"
@@ -478,6 +480,14 @@ void TosaServer::references(const std::string &uri, lsp::Position pos,
   withSnapshot(
       uri, answer(std::move(cb), [pos, includeDeclaration](const Snapshot &s) {
         std::optional<Position> p = s.lines.fromLsp(pos);
+        if (p)
+          if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
+            std::vector<tosa_lsp::Range> rs;
+            if (includeDeclaration)
+              rs.push_back(a->def);
+            rs.insert(rs.end(), a->uses.begin(), a->uses.end());
+            return toLsp(s, rs);
+          }
         return toLsp(
             s, p ? tosa_lsp::references(s.analysis, *p, includeDeclaration)
                  : std::vector<tosa_lsp::Range>());
@@ -535,6 +545,27 @@ bool TosaServer::isValid(OpenDocument *doc, const Scheduler::SnapshotPtr &s,
   if (doc)
     doc->setVerdict(s->version, config, fix, ok);
   return ok;
+}
+
+/// "Add expected-* diagnostic checks" on each MLIR diagnostic (parser,
+/// verifier) of `r`, as mlir-lsp-server offers: how MLIR tests are written.
+static void addExpectedChecks(const Snapshot &s, const tosa_lsp::Range &r,
+                              std::string_view newline, CodeActions &out) {
+  for (const Diagnostic &d : s.analysis.diagnostics) {
+    if (d.source == DiagSource::Broadcast || !overlaps(d.range, r))
+      continue;
+    std::vector<TextEditData> edits =
+        expectedChecks(d, s.text, s.lines.index());
+    if (edits.empty())
+      continue;
+    CodeActionItem item;
+    item.title = kExpectedChecksTitle;
+    item.kind = "quickfix";
+    item.version = s.version;
+    item.diagnostic = &d;
+    item.edits = toLspEdits(s, edits, newline);
+    out.items.push_back(std::move(item));
+  }
 }
 
 CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
@@ -601,6 +632,8 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
       item.edits = toLspEdits(*s, fix.edits, newline());
       out.items.push_back(std::move(item));
     }
+  if (wants("quickfix"))
+    addExpectedChecks(*s, *r, newline(), out);
   bool migrateValid = migrateFile && (onOldForm || wants("source.migrate")) &&
                       isValid(doc.get(), s, *migrateFile, worker);
   if (migrateValid && onOldForm && wants("quickfix"))
