@@ -240,7 +240,7 @@ didChangeParams(const json::Value &raw, std::optional<std::string> &uri) {
   lsp::DidChangeTextDocumentParams params;
   json::Path::Root root("params");
   if (fromJSON(raw, params, root))
-    return params;
+    return std::move(params); // a change may carry a whole file
   std::string message =
       "didChange not understood (" + toString(root.getError()) + ")";
   const json::Object *o = raw.getAsObject();
