@@ -192,13 +192,23 @@ runCompileJob(const CompileJob &job,
     r.error = msg;
     return r;
   }
-  obj->erase("ok");
-  obj->erase("errors");
+  json::Path::Root root("the compiler's report");
+  if (!fromJSON(*parsed, r.result, root)) {
+    r.error = "the compiler process gave an unreadable result: " +
+              toString(root.getError());
+    return r;
+  }
   if (tempOut)
     tempOut->release(); // the outputs the user asked for
   r.ok = true;
-  r.result = std::move(*parsed);
   return r;
+}
+
+bool fromJSON(const json::Value &v, CompileOutputs &out, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("output", out.output) && o.map("header", out.header) &&
+         o.map("symbols", out.symbols) && o.map("bytes", out.bytes) &&
+         o.map("log", out.log);
 }
 
 } // namespace tosa_lsp

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tosa_lsp {
 
@@ -35,11 +36,23 @@ struct CompileJob {
   unsigned memoryLimitMB = 4096;
 };
 
+/// What `tosa-lsp compile --format=json` reports of a success.
+struct CompileOutputs {
+  std::string output;
+  std::string header; // empty: none written
+  std::vector<std::string> symbols;
+  uint64_t bytes = 0;
+  std::string log; // the steps, one a line
+};
+/// Reads the child's report (its `ok` and `errors` are not read here).
+bool fromJSON(const llvm::json::Value &v, CompileOutputs &out,
+              llvm::json::Path path);
+
 struct CompileJobResult {
   bool ok = false;
   bool cancelled = false;
   std::string error;
-  llvm::json::Value result = nullptr; // {output, header, symbols, bytes, log}
+  CompileOutputs result; // when ok
 };
 
 CompileJobResult

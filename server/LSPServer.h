@@ -1,8 +1,9 @@
 //===- LSPServer.h - the language server's protocol layer -------*- C++ -*-===//
 //
-// Converts between LSP messages (llvm::lsp) and the feature API
-// (TosaServer, which owns the open documents' text; analysis runs in its
-// Scheduler; features are computed by analysis/ and only converted here).
+// Converts between LSP messages (llvm::lsp, Protocol.h) and the feature
+// API (TosaServer, which owns the open documents' text; analysis runs in
+// its Scheduler; features are computed by analysis/ and only converted
+// here). Messages are read and written by Transport.h.
 //
 //===----------------------------------------------------------------------===//
 

@@ -32,6 +32,8 @@ using namespace llvm::lsp;
 
 namespace tosa_lsp {
 
+char ChangeError::ID = 0;
+
 //===----------------------------------------------------------------------===//
 // Choices
 //===----------------------------------------------------------------------===//
@@ -115,6 +117,14 @@ void TosaServer::setSettings(const nlohmann::json &value) {
   configFilesChanged();
 }
 
+void TosaServer::setSettingsText(StringRef text) {
+  nlohmann::json value = nlohmann::json::parse(text, nullptr,
+                                               /*allow_exceptions=*/false);
+  if (value.is_discarded()) // llvm::json printed it: cannot happen
+    return Logger::error("editor settings: not JSON: {0}", text);
+  setSettings(value);
+}
+
 void TosaServer::configFilesChanged() {
   settings.invalidateProjectFiles();
   for (const std::shared_ptr<OpenDocument> &doc : scheduler->documents())
@@ -165,14 +175,16 @@ Error TosaServer::changeDocument(
     ArrayRef<TextDocumentContentChangeEvent> changes) {
   std::shared_ptr<OpenDocument> doc = scheduler->document(uri);
   if (!doc)
-    return invalidParams("didChange for a document that is not open: " + uri);
+    return make_error<ChangeError>(
+        ChangeError::NotOpen,
+        "didChange for a document that is not open: " + uri);
   bool restart = false;
   if (std::optional<std::string> error =
           doc->change(version, changes, restart)) {
     // The client and we disagree on the text: say so rather than analyse
     // something the user does not see, now or after later edits.
     removeDocument(uri);
-    return make_error<LSPError>(*error, ErrorCode::InvalidParams);
+    return make_error<ChangeError>(ChangeError::Desynced, std::move(*error));
   }
   if (restart) {
     // Versions must increase (LSP); results kept by version would be
@@ -814,7 +826,7 @@ std::string TosaServer::writePreviewFile(OpenDocument &doc,
 std::function<void()>
 TosaServer::compile(CompileRequest req,
                     std::function<void(const CompileProgress &)> progress,
-                    Callback<json::Value> cb) {
+                    Callback<CompileOutputs> cb) {
   std::shared_ptr<OpenDocument> doc = scheduler->document(req.uri);
   if (!doc) {
     cb(invalidParams("unknown document: " + req.uri + " (not opened)"));

@@ -25,6 +25,7 @@
 #define TOSA_LSP_SERVER_TOSASERVER_H
 
 #include "BackgroundInference.h"
+#include "CompileJob.h"
 #include "EditingResults.h"
 #include "Input.h"
 #include "OpenDocument.h"
@@ -58,6 +59,19 @@ struct Snapshot;
 /// errors), an alias' value.
 std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
                                            std::optional<HoverResult> h);
+/// Why changeDocument did not apply an edit, by what the protocol layer
+/// does about it: an unknown document is only logged; a desynced one was
+/// closed, and the user is told. An InvalidParams LSPError to code that
+/// does not ask for the kind.
+class ChangeError : public llvm::ErrorInfo<ChangeError, llvm::lsp::LSPError> {
+public:
+  enum Kind { NotOpen, Desynced };
+  static char ID;
+  ChangeError(Kind kind, std::string message)
+      : ErrorInfo(std::move(message), llvm::lsp::ErrorCode::InvalidParams),
+        kind(kind) {}
+  Kind kind;
+};
 
 /// A quick fix (an edit) or a command on the function under the cursor.
 struct CodeActionItem {
@@ -157,6 +171,9 @@ public:
   /// defaults and the project's .tosa-lsp.json. Invalid settings are
   /// reported and ignored. Re-analyses open documents.
   void setSettings(const nlohmann::json &settings);
+  /// The same from the settings' JSON text: the protocol reads messages
+  /// with llvm::json, the configuration with nlohmann, and both read text.
+  void setSettingsText(llvm::StringRef json);
   /// A .tosa-lsp.json was saved, created or deleted: forget parsed files
   /// (lookups also notice changed files by mtime) and re-analyse.
   void configFilesChanged();
@@ -164,6 +181,7 @@ public:
   Config configFor(const std::string &path);
   /// The server's defaults, in the settings' own shape.
   static nlohmann::json defaultSettings();
+  static std::string defaultSettingsText() { return defaultSettings().dump(); }
 
   /// How an editor shows a diagnostic: errors and warnings as such;
   /// informational findings as Hints, except a declared size the runtime
@@ -182,8 +200,9 @@ public:
   /// Applies didChange events in order. On a range outside the text the
   /// client and we no longer agree on the text: the document is closed
   /// (as clangd does: requests then fail rather than answer for a text the
-  /// user does not see) and an error says so. A version that does not
-  /// increase (the client broke the protocol) starts the document afresh.
+  /// user does not see) and a ChangeError (Desynced) says so; NotOpen for
+  /// a document not open. A version that does not increase (the client
+  /// broke the protocol) starts the document afresh.
   llvm::Error
   changeDocument(const std::string &uri, int64_t version,
                  llvm::ArrayRef<llvm::lsp::TextDocumentContentChangeEvent>);
@@ -254,7 +273,7 @@ public:
   std::function<void()>
   compile(CompileRequest request,
           std::function<void(const CompileProgress &)> progress,
-          Callback<llvm::json::Value> cb);
+          Callback<CompileOutputs> cb);
   /// Kills running compiles and makes new ones fail at once (shutdown).
   void cancelCompiles();
   /// Waits until no compile runs (their temp directories are gone), at

@@ -41,12 +41,13 @@ TEST(CompileJob, WritesOutputsAndReportsSteps) {
       jobIn(dir.path()), [&](const std::string &s) { steps.push_back(s); },
       cancel);
   ASSERT_TRUE(r.ok) << r.error;
-  const llvm::json::Object *obj = r.result.getAsObject();
-  ASSERT_NE(obj, nullptr);
-  std::optional<llvm::StringRef> output = obj->getString("output");
-  ASSERT_TRUE(output);
-  EXPECT_TRUE(output->ends_with("model_add.ll")) << output->str();
-  EXPECT_TRUE(llvm::sys::fs::exists(*output));
+  llvm::StringRef output = r.result.output;
+  EXPECT_TRUE(output.ends_with("model_add.ll")) << output.str();
+  EXPECT_TRUE(llvm::sys::fs::exists(output));
+  EXPECT_TRUE(llvm::StringRef(r.result.header).ends_with("model_add.h"))
+      << r.result.header;
+  EXPECT_GT(r.result.bytes, 0u);
+  EXPECT_NE(r.result.log.find("\n"), std::string::npos) << r.result.log;
   EXPECT_FALSE(steps.empty());
 }
 

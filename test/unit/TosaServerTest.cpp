@@ -1118,7 +1118,7 @@ TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
   TosaServer server(syncOptions(), rec);
   server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
   auto run = [&](CompileRequest req) {
-    return await<llvm::json::Value>([&](auto cb) {
+    return await<CompileOutputs>([&](auto cb) {
       server.compile(req, [](const CompileProgress &) {}, std::move(cb));
     });
   };

@@ -1,0 +1,411 @@
+//===- Protocol.cpp - tosa-lsp's LSP messages as types --------------------===//
+
+#include "Protocol.h"
+
+#include "Choices.h"
+#include "DiagnosticsJSON.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/LSP/Logging.h"
+
+using namespace llvm;
+namespace lsp = llvm::lsp;
+
+namespace tosa_lsp {
+
+//===----------------------------------------------------------------------===//
+// Documents in schemes llvm::lsp does not know
+//===----------------------------------------------------------------------===//
+
+bool isOpaqueUri(StringRef uri) {
+  auto [scheme, rest] = uri.split(':');
+  return !rest.empty() && scheme.size() > 1 && llvm::isAlpha(scheme[0]) &&
+         !scheme.equals_insensitive("file") && scheme != "test" &&
+         llvm::all_of(scheme, [](char c) {
+           return llvm::isAlnum(c) || c == '+' || c == '.' || c == '-';
+         });
+}
+
+std::string wrapOpaqueUri(StringRef uri) {
+  std::string out = (kOpaqueScheme + ":/").str();
+  for (unsigned char c : uri) {
+    if (llvm::isAlnum(c) || StringRef("-_.~").contains(c)) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(llvm::hexdigit(c / 16));
+      out.push_back(llvm::hexdigit(c % 16));
+    }
+  }
+  return out;
+}
+
+std::string clientUri(StringRef uri) {
+  StringRef body = uri;
+  if (!body.consume_front(kOpaqueScheme) || !body.consume_front(":/"))
+    return uri.str();
+  std::string out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '%' && i + 2 < body.size() &&
+        llvm::isHexDigit(body[i + 1]) && llvm::isHexDigit(body[i + 2])) {
+      out.push_back(llvm::hexFromNibbles(body[i + 1], body[i + 2]));
+      i += 2;
+    } else {
+      out.push_back(body[i]);
+    }
+  }
+  return out;
+}
+
+std::string clientUri(const lsp::URIForFile &uri) {
+  return clientUri(uri.uri());
+}
+
+std::string fileUri(const std::string &path) {
+  Expected<lsp::URIForFile> uri = lsp::URIForFile::fromFile(path);
+  if (!uri) {
+    lsp::Logger::error("{0}: {1}", path, toString(uri.takeError()));
+    return "";
+  }
+  return uri->uri().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Params
+//===----------------------------------------------------------------------===//
+
+static Error invalidParams(const Twine &message) {
+  return make_error<lsp::LSPError>(message.str(),
+                                   lsp::ErrorCode::InvalidParams);
+}
+
+bool fromJSON(const json::Value &v, RawParams &r, json::Path) {
+  r.value = v;
+  return true;
+}
+
+bool fromJSON(const json::Value &v, ParamsRef &r, json::Path) {
+  r.value = &v;
+  return true;
+}
+
+/// A member kept as JSON, null when absent.
+static bool mapRaw(json::ObjectMapper &o, StringLiteral key, json::Value &out) {
+  RawParams raw;
+  if (!o.mapOptional(key, raw))
+    return false;
+  out = std::move(raw.value);
+  return true;
+}
+
+bool fromJSON(const json::Value &v, TosaInitializeParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  if (const json::Object *obj = v.getAsObject())
+    if (const json::Object *caps = obj->getObject("capabilities"))
+      if (const json::Object *win = caps->getObject("window"))
+        if (const json::Object *sd = win->getObject("showDocument"))
+          p.showDocument = sd->getBoolean("support").value_or(false);
+  return o && mapRaw(o, "initializationOptions", p.initializationOptions);
+}
+
+bool fromJSON(const json::Value &v, DidChangeConfigurationParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && mapRaw(o, "settings", p.settings);
+}
+
+bool fromJSON(const json::Value &v, DidSaveParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument);
+}
+
+bool fromJSON(const json::Value &v, FileEvent &e, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("uri", e.uri);
+}
+
+bool fromJSON(const json::Value &v, DidChangeWatchedFilesParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("changes", p.changes);
+}
+
+bool fromJSON(const json::Value &v, CancelParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  RawParams id;
+  if (!o || !o.map("id", id))
+    return false;
+  p.id = std::move(id.value);
+  return true;
+}
+
+bool fromJSON(const json::Value &v, InvalidMessageParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("code", p.code) &&
+         o.mapOptional("message", p.message);
+}
+
+json::Value toJSON(const InvalidMessageParams &p) {
+  return json::Object{{"code", p.code}, {"message", p.message}};
+}
+
+bool fromJSON(const json::Value &v, ExecuteCommandParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.mapOptional("command", p.command) &&
+         mapRaw(o, "arguments", p.arguments) &&
+         mapRaw(o, "workDoneToken", p.workDoneToken);
+}
+
+const json::Value &firstArgument(const json::Value &args) {
+  if (const json::Array *a = args.getAsArray(); a && !a->empty())
+    return (*a)[0];
+  return args;
+}
+
+bool fromJSON(const json::Value &v, PreviewParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  if (!o || !o.mapOptional("uri", p.uri) ||
+      !o.mapOptional("function", p.function) ||
+      !o.mapOptional("stage", p.stage) || !o.mapOptional("mode", p.mode) ||
+      !o.mapOptional("position", p.position))
+    return false;
+  if (!p.uri)
+    if (const json::Object *td = v.getAsObject()->getObject("textDocument"))
+      if (std::optional<StringRef> u = td->getString("uri"))
+        p.uri = clientUri(*u);
+  return true;
+}
+
+Expected<PreviewRequest> previewRequest(const json::Value &raw) {
+  if (!raw.getAsObject())
+    return invalidParams("expected {uri, position|function, stage, mode}");
+  PreviewParams params;
+  json::Path::Root root;
+  if (!fromJSON(raw, params, root)) {
+    // A malformed position keeps its old wording.
+    if (raw.getAsObject()->get("position"))
+      return invalidParams("unknown document or bad position");
+    return invalidParams("invalid tosa/previewLowering params: " +
+                         toString(root.getError()));
+  }
+  if (!params.uri)
+    return invalidParams("missing uri");
+  PreviewRequest req;
+  req.uri = std::move(*params.uri);
+  req.function = std::move(params.function);
+  if (!req.function)
+    req.position = params.position;
+  if (params.stage)
+    req.stage = std::move(*params.stage);
+  if (params.mode)
+    req.mode = std::move(*params.mode);
+  return req;
+}
+
+bool fromJSON(const json::Value &v, CompileParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("uri", p.uri) && o.mapOptional("function", p.function) &&
+         o.mapOptional("emit", p.emit) && o.mapOptional("mode", p.mode);
+}
+
+Expected<CompileRequest> compileRequest(const json::Value &arg) {
+  CompileParams params;
+  json::Path::Root root;
+  if (!fromJSON(arg, params, root))
+    return invalidParams("tosa.compile expects [{uri, function?, emit?}]");
+  CompileRequest req;
+  req.uri = std::move(params.uri);
+  req.function = params.function.value_or("");
+  if (params.emit)
+    req.emit = std::move(*params.emit);
+  if (params.mode)
+    req.mode = std::move(*params.mode);
+  return req;
+}
+
+lsp::Range codeActionRange(const lsp::CodeActionParams &params) {
+  lsp::Range range = params.range;
+  for (const lsp::Diagnostic &d : params.context.diagnostics)
+    if (d.range.start.line >= params.range.start.line &&
+        d.range.start.line <= params.range.end.line) {
+      range.start = std::min(range.start, d.range.start);
+      range.end = std::max(range.end, d.range.end);
+    }
+  return range;
+}
+
+Expected<lsp::DidChangeTextDocumentParams>
+didChangeParams(const json::Value &raw, std::optional<std::string> &uri) {
+  uri.reset();
+  lsp::DidChangeTextDocumentParams params;
+  json::Path::Root root("params");
+  if (fromJSON(raw, params, root))
+    return std::move(params); // a change may carry a whole file
+  std::string message =
+      "didChange not understood (" + toString(root.getError()) + ")";
+  const json::Object *o = raw.getAsObject();
+  const json::Object *doc = o ? o->getObject("textDocument") : nullptr;
+  std::optional<StringRef> uriText = doc ? doc->getString("uri") : std::nullopt;
+  lsp::URIForFile file;
+  json::Path::Root uriRoot;
+  if (uriText && fromJSON(json::Value(*uriText), file, uriRoot))
+    uri = clientUri(file);
+  return invalidParams(message);
+}
+
+//===----------------------------------------------------------------------===//
+// Results and notifications
+//===----------------------------------------------------------------------===//
+
+static json::Array stringArray(const std::vector<std::string> &v) {
+  return jsonArray(v, [](const std::string &s) { return s; });
+}
+
+json::Value toJSON(const InitializeResult &r) {
+  const Choices &c = choices();
+  json::Object caps{
+      {"textDocumentSync",
+       json::Object{{"openClose", true}, {"change", 2}, {"save", false}}},
+      {"hoverProvider", true},
+      {"inlayHintProvider", true},
+      {"definitionProvider", true},
+      {"referencesProvider", true},
+      {"documentSymbolProvider", true},
+      {"codeActionProvider",
+       json::Object{
+           {"codeActionKinds", json::Array{"quickfix", "refactor.rewrite",
+                                           "source", "source.refineShapes"}}}},
+      {"executeCommandProvider",
+       json::Object{
+           {"commands", json::Array{"tosa.previewLowering", "tosa.compile"}}}},
+      {"experimental", json::Object{{"tosaLsp",
+                                     json::Object{
+                                         {"stages", stringArray(c.stages)},
+                                         {"modes", stringArray(c.modes)},
+                                         {"emits", stringArray(c.emits)},
+                                         {"defaultSettings", r.defaultSettings},
+                                     }}}},
+  };
+  return json::Object{{"capabilities", std::move(caps)},
+                      {"serverInfo", json::Object{{"name", "tosa-lsp"},
+                                                  {"version", r.version}}}};
+}
+
+json::Value previewLoweringResult(PreviewResult &&r,
+                                  std::optional<std::string> previewUri) {
+  json::Array mappings = jsonArray(r.mappings, [](const PreviewMappingLsp &m) {
+    return json::Object{{"previewPosition", toJSON(m.preview)},
+                        {"sourceOp", m.sourceOp},
+                        {"sourcePosition", toJSON(m.source)}};
+  });
+  json::Object result{{"text", std::move(r.text)},
+                      {"pipeline", std::move(r.pipeline)},
+                      {"mappings", std::move(mappings)}};
+  if (previewUri)
+    result["previewUri"] = std::move(*previewUri);
+  return result;
+}
+
+json::Value toJSON(const CompileOutputs &r) {
+  return json::Object{{"output", r.output},
+                      {"header", r.header},
+                      {"symbols", r.symbols},
+                      {"bytes", r.bytes},
+                      {"log", r.log}};
+}
+
+json::Value toJSON(const CompileProgress &p) {
+  switch (p.kind) {
+  case CompileProgress::Begin:
+    return json::Object{
+        {"kind", "begin"}, {"title", p.message}, {"cancellable", true}};
+  case CompileProgress::Report:
+    return json::Object{{"kind", "report"}, {"message", p.message}};
+  case CompileProgress::End:
+    break;
+  }
+  return json::Object{{"kind", "end"}, {"message", p.message}};
+}
+
+/// A quick fix: the edit, and its diagnostic with the `code` lsp::Diagnostic
+/// lacks (also a finding that is not published: it says what the fix does).
+static void addQuickFix(json::Object &out, const Snapshot &s,
+                        const CodeActionItem &a) {
+  out["isPreferred"] = a.preferred;
+  out["diagnostics"] = json::Array{diagnosticJSON(s, *a.diagnostic)};
+}
+
+/// A whole-file rewrite: a versioned document change, for review.
+static void addReviewedEdit(json::Object &out, const Snapshot &s,
+                            const CodeActionItem &a) {
+  json::Array edits = jsonArray(a.edits, [](const lsp::TextEdit &e) {
+    return json::Object{{"range", toJSON(e.range)}, {"newText", e.newText}};
+  });
+  out["edit"] =
+      json::Object{{"documentChanges",
+                    json::Array{json::Object{
+                        {"textDocument",
+                         json::Object{{"uri", s.uri}, {"version", a.version}}},
+                        {"edits", std::move(edits)}}}}};
+  out["data"] = json::Object{{"review", true}};
+}
+
+static void addCommand(json::Object &out, const Snapshot &s,
+                       const CodeActionItem &a) {
+  json::Object args{{"uri", s.uri}, {"function", a.function}};
+  if (!a.stage.empty())
+    args["stage"] = a.stage;
+  if (!a.mode.empty())
+    args["mode"] = a.mode;
+  if (!a.emit.empty())
+    args["emit"] = a.emit;
+  out["command"] = json::Object{{"title", a.commandTitle},
+                                {"command", a.command},
+                                {"arguments", json::Array{std::move(args)}}};
+}
+
+static json::Value codeActionJSON(const Snapshot &s, const CodeActionItem &a) {
+  lsp::CodeAction action;
+  action.title = a.title;
+  action.kind = a.kind;
+  if (a.diagnostic && !a.review) { // whole-file rewrites: addReviewedEdit
+    action.isPreferred = a.preferred;
+    lsp::WorkspaceEdit edit;
+    std::vector<lsp::TextEdit> &edits = edit.changes[s.uri];
+    for (const lsp::TextEdit &e : a.edits)
+      edits.push_back(lsp::TextEdit{e.range, e.newText});
+    action.edit = std::move(edit);
+  }
+  json::Value value = toJSON(action);
+  json::Object &out = *value.getAsObject();
+  if (a.diagnostic)
+    addQuickFix(out, s, a);
+  if (a.review)
+    addReviewedEdit(out, s, a);
+  if (!a.diagnostic && !a.review)
+    addCommand(out, s, a);
+  return value;
+}
+
+json::Value toJSON(const CodeActions &actions) {
+  return jsonArray(actions.items, [&](const CodeActionItem &a) {
+    return codeActionJSON(*actions.snapshot, a);
+  });
+}
+
+json::Value locations(StringRef uri, const std::vector<lsp::Range> &ranges) {
+  // Not toJSON(lsp::Location): it borrows the URI string.
+  return jsonArray(ranges, [&](const lsp::Range &r) {
+    return json::Object{{"uri", uri}, {"range", toJSON(r)}};
+  });
+}
+
+json::Value showMessageParams(lsp::MessageType type, std::string message) {
+  return json::Object{{"type", int(type)}, {"message", std::move(message)}};
+}
+
+json::Value clearDiagnosticsParams(std::string uri) {
+  return json::Object{{"uri", std::move(uri)}, {"diagnostics", json::Array()}};
+}
+
+} // namespace tosa_lsp
