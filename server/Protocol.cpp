@@ -409,3 +409,143 @@ json::Value clearDiagnosticsParams(std::string uri) {
 }
 
 } // namespace tosa_lsp
+
+namespace tosa_lsp {
+
+//===----------------------------------------------------------------------===//
+// The editing features
+//===----------------------------------------------------------------------===//
+
+bool fromJSON(const json::Value &v, TextDocumentParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument);
+}
+
+bool fromJSON(const json::Value &v, RenameParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument) &&
+         o.map("position", p.position) && o.map("newName", p.newName);
+}
+
+bool fromJSON(const json::Value &v, SelectionRangeParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument) &&
+         o.map("positions", p.positions);
+}
+
+bool fromJSON(const json::Value &v, SemanticTokensDeltaParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument) &&
+         o.map("previousResultId", p.previousResultId);
+}
+
+bool fromJSON(const json::Value &v, WorkspaceSymbolParams &p,
+              json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("query", p.query);
+}
+
+bool fromJSON(const json::Value &v, FormattingParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument) &&
+         o.mapOptional("range", p.range);
+}
+
+bool fromJSON(const json::Value &v, BytecodeParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("uri", p.uri);
+}
+
+bool fromJSON(const json::Value &v, GraphParams &p, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("textDocument", p.textDocument) &&
+         o.mapOptional("position", p.position) &&
+         o.mapOptional("function", p.function);
+}
+
+ClientEditingCapabilities editingCapabilities(const json::Value &init) {
+  ClientEditingCapabilities c;
+  const json::Object *o = init.getAsObject();
+  const json::Object *caps = o ? o->getObject("capabilities") : nullptr;
+  const json::Object *td = caps ? caps->getObject("textDocument") : nullptr;
+  if (!td)
+    return c;
+  if (const json::Object *comp = td->getObject("completion"))
+    if (const json::Object *item = comp->getObject("completionItem"))
+      c.snippets = item->getBoolean("snippetSupport").value_or(false);
+  if (const json::Object *fold = td->getObject("foldingRange"))
+    c.lineFoldingOnly = fold->getBoolean("lineFoldingOnly").value_or(false);
+  return c;
+}
+
+json::Value toJSON(const DocumentHighlightLsp &h) {
+  return json::Object{{"range", toJSON(h.range)}, {"kind", h.write ? 3 : 2}};
+}
+
+json::Value toJSON(const FoldingRangeLsp &f) {
+  json::Object o{{"startLine", f.startLine}, {"endLine", f.endLine}};
+  if (f.startCharacter)
+    o["startCharacter"] = *f.startCharacter;
+  if (f.endCharacter)
+    o["endCharacter"] = *f.endCharacter;
+  if (!f.kind.empty())
+    o["kind"] = f.kind;
+  return o;
+}
+
+json::Value toJSON(const PrepareRenameLsp &r) {
+  return json::Object{{"range", toJSON(r.range)},
+                      {"placeholder", r.placeholder}};
+}
+
+json::Value workspaceEdit(const DocumentEditLsp &e) {
+  json::Array edits = jsonArray(e.edits, [](const lsp::TextEdit &t) {
+    return json::Object{{"range", toJSON(t.range)}, {"newText", t.newText}};
+  });
+  return json::Object{
+      {"documentChanges",
+       json::Array{json::Object{
+           {"textDocument",
+            json::Object{{"uri", e.uri}, {"version", e.version}}},
+           {"edits", std::move(edits)}}}}};
+}
+
+json::Value toJSON(const SemanticTokensLsp &t) {
+  auto ints = [](llvm::ArrayRef<uint32_t> v) {
+    json::Array a;
+    a.reserve(v.size());
+    for (uint32_t x : v)
+      a.push_back(static_cast<int64_t>(x));
+    return a;
+  };
+  if (t.isDelta)
+    return json::Object{
+        {"resultId", t.resultId},
+        {"edits", json::Array{json::Object{{"start", t.start},
+                                           {"deleteCount", t.deleteCount},
+                                           {"data", ints(t.inserted)}}}}};
+  return json::Object{{"resultId", t.resultId},
+                      {"data", ints(t.data ? *t.data
+                                           : std::vector<uint32_t>())}};
+}
+
+json::Value toJSON(const WorkspaceSymbolLsp &w) {
+  return json::Object{{"name", w.name},
+                      {"kind", static_cast<int>(w.kind)},
+                      {"containerName", w.containerName},
+                      {"location", toJSON(w.location)}};
+}
+
+json::Value selectionRange(const std::vector<lsp::Range> &chain) {
+  json::Value out = nullptr;
+  for (size_t i = chain.size(); i-- > 0;) {
+    json::Object o{{"range", toJSON(chain[i])}};
+    if (out.kind() != json::Value::Null)
+      o["parent"] = std::move(out);
+    out = std::move(o);
+  }
+  return out;
+}
+
+} // namespace tosa_lsp

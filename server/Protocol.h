@@ -147,6 +147,76 @@ llvm::Expected<CompileRequest> compileRequest(const llvm::json::Value &arg);
 /// its line's diagnostics; at the start of the line none overlaps it).
 llvm::lsp::Range codeActionRange(const llvm::lsp::CodeActionParams &params);
 
+//===--- The editing features' params (EditingFeatures) -----------------===//
+
+/// {textDocument}: foldingRange, semanticTokens/full, formatting.
+struct TextDocumentParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+};
+bool fromJSON(const llvm::json::Value &v, TextDocumentParams &p,
+              llvm::json::Path path);
+
+struct RenameParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+  llvm::lsp::Position position;
+  std::string newName;
+};
+bool fromJSON(const llvm::json::Value &v, RenameParams &p,
+              llvm::json::Path path);
+
+struct SelectionRangeParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+  std::vector<llvm::lsp::Position> positions;
+};
+bool fromJSON(const llvm::json::Value &v, SelectionRangeParams &p,
+              llvm::json::Path path);
+
+struct SemanticTokensDeltaParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+  std::string previousResultId;
+};
+bool fromJSON(const llvm::json::Value &v, SemanticTokensDeltaParams &p,
+              llvm::json::Path path);
+
+struct WorkspaceSymbolParams {
+  std::string query;
+};
+bool fromJSON(const llvm::json::Value &v, WorkspaceSymbolParams &p,
+              llvm::json::Path path);
+
+/// formatting and rangeFormatting (`range` absent for the former); the
+/// options are not read: the format is mlir-opt's.
+struct FormattingParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+  std::optional<llvm::lsp::Range> range;
+};
+bool fromJSON(const llvm::json::Value &v, FormattingParams &p,
+              llvm::json::Path path);
+
+/// mlir/convertToBytecode and mlir/convertFromBytecode: {uri}, as
+/// mlir-lsp-server and vscode-mlir's bytecode editor send them.
+struct BytecodeParams {
+  llvm::lsp::URIForFile uri;
+};
+bool fromJSON(const llvm::json::Value &v, BytecodeParams &p,
+              llvm::json::Path path);
+
+/// tosa/graph: the function at `position`, or the one named `function`.
+struct GraphParams {
+  llvm::lsp::TextDocumentIdentifier textDocument;
+  std::optional<llvm::lsp::Position> position;
+  std::optional<std::string> function;
+};
+bool fromJSON(const llvm::json::Value &v, GraphParams &p,
+              llvm::json::Path path);
+
+/// What the client can do that the editing features ask about.
+struct ClientEditingCapabilities {
+  bool snippets = false;        // completionItem.snippetSupport
+  bool lineFoldingOnly = false; // foldingRange.lineFoldingOnly
+};
+ClientEditingCapabilities editingCapabilities(const llvm::json::Value &init);
+
 /// didChange's params. A change that cannot be read is lost, and the
 /// document with it: `uri` is then set when the params name a document (to
 /// be closed), and the error says what could not be read.
@@ -198,6 +268,16 @@ llvm::json::Value toJSON(const CompileProgress &p);
 /// go as versioned document changes marked `data: {review: true}`
 /// (lsp::WorkspaceEdit has only `changes`); the rest run a command.
 llvm::json::Value toJSON(const CodeActions &actions);
+
+llvm::json::Value toJSON(const DocumentHighlightLsp &h);
+llvm::json::Value toJSON(const FoldingRangeLsp &f);
+llvm::json::Value toJSON(const PrepareRenameLsp &r);
+/// A WorkspaceEdit of the document's version (documentChanges).
+llvm::json::Value workspaceEdit(const DocumentEditLsp &e);
+llvm::json::Value toJSON(const SemanticTokensLsp &t);
+llvm::json::Value toJSON(const WorkspaceSymbolLsp &w);
+/// Nested SelectionRange objects, innermost first (with `parent`).
+llvm::json::Value selectionRange(const std::vector<llvm::lsp::Range> &chain);
 
 /// Locations in the document `uri` (the client's URI).
 llvm::json::Value locations(llvm::StringRef uri,
