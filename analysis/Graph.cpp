@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tosa_lsp {
 
@@ -18,6 +19,30 @@ bool isFunction(const SymbolInfo &s) {
 
 bool dynamicType(const std::string &t) {
   return t.find('?') != std::string::npos || t.find('*') != std::string::npos;
+}
+
+/// `tensor<?x3xf32>` with shape `2x3`: `tensor<2x3xf32>`, a type as shape
+/// inference writes it (one form for every inferred type); the shape alone
+/// when `declared` is not a ranked tensor.
+std::string withShape(const std::string &declared, const std::string &shape) {
+  if (declared.rfind("tensor<", 0) != 0 || declared.back() != '>' ||
+      declared.find('*') != std::string::npos)
+    return shape;
+  // Skip the dimensions (`2x`, `?x`): the rest is the element type (and
+  // any encoding), which may itself hold an `x`.
+  std::string body = declared.substr(7, declared.size() - 8);
+  size_t i = 0;
+  for (size_t j = 0; j < body.size();) {
+    size_t k = j;
+    while (k < body.size() &&
+           (isdigit(static_cast<unsigned char>(body[k])) || body[k] == '?'))
+      ++k;
+    if (k == j || k >= body.size() || body[k] != 'x')
+      break;
+    i = j = k + 1;
+  }
+  std::string element = body.substr(i);
+  return "tensor<" + (shape.empty() ? "" : shape + "x") + element + ">";
 }
 
 /// Nodes for the ops of `fn`, in text order, with their parents.
@@ -50,7 +75,7 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
                                         : "";
       if (s.anyRefinable)
         if (MaybeShape inf = op.inferredShape())
-          n.inferred[0] = formatShape(inf);
+          n.inferred[0] = withShape(n.types[0], formatShape(inf));
     }
     found.push_back({op.range.begin, std::move(n)});
   }
@@ -131,9 +156,15 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
       g.nodes.empty() ? fn.scope.end : g.nodes.front().range.begin;
   std::map<std::pair<unsigned, unsigned>, unsigned> argNode;
   std::vector<GraphNode> args;
+  // The first op's results are written before its name (`%w = "tosa.const"`)
+  // and have no report when it is not Broadcastable: known by their owner.
+  std::set<std::pair<unsigned, unsigned>> opNames;
+  for (const GraphNode &n : g.nodes)
+    opNames.insert({n.range.begin.line, n.range.begin.column});
   for (const ValueInfo &v : fa.values)
     if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
-        before(v.def.begin, firstOp) && fa.opOf(v) == nullptr) {
+        before(v.def.begin, firstOp) && fa.opOf(v) == nullptr &&
+        !opNames.count({v.ownerRange.begin.line, v.ownerRange.begin.column})) {
       GraphNode n;
       n.kind = GraphNode::Argument;
       n.label = v.name.str();
@@ -167,6 +198,13 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
             n.range.begin.line == v.ownerRange.begin.line &&
             n.range.begin.column == v.ownerRange.begin.column) {
           n.results.push_back(v.name.str());
+          // Declared types of ops without a report or an inference.
+          size_t k = n.results.size() - 1;
+          if (n.types.size() <= k)
+            n.types.resize(k + 1);
+          n.inferred.resize(n.types.size());
+          if (n.types[k].empty())
+            n.types[k] = v.type.str();
           break;
         }
   std::map<std::string, unsigned> seen;

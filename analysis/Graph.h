@@ -29,8 +29,8 @@ struct GraphNode {
   /// argument's, or `<label>#<k>` for the k-th such op without results.
   std::string id;
   std::vector<std::string> results; // result names as written
-  Range range;       // what a click selects: the op name, the argument
-  Range scope;       // the op's whole text
+  Range range; // what a click selects: the op name, the argument
+  Range scope; // the op's whole text
   /// Declared result types; inferred ones where they differ ("" where not).
   std::vector<std::string> types, inferred;
   std::vector<std::string> errors;
