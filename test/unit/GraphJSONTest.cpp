@@ -69,8 +69,9 @@ TEST(GraphJSON, TheContract) {
   EXPECT_EQ(g.getString("function"), "f");
   EXPECT_EQ(g.getBoolean("truncated"), false);
   EXPECT_EQ(g.get("omitted"), nullptr);
-  EXPECT_EQ(str(*g.get("range")),
-            R"({"end":{"character":1,"line":11},"start":{"character":0,"line":0}})");
+  EXPECT_EQ(
+      str(*g.get("range")),
+      R"({"end":{"character":1,"line":11},"start":{"character":0,"line":0}})");
 
   const json::Object *b = nodeWithId(g, "%b");
   ASSERT_TRUE(b);
@@ -93,12 +94,14 @@ TEST(GraphJSON, TheContract) {
   EXPECT_EQ(str(*add->get("errors")), "[]");
   EXPECT_EQ(add->getString("broadcast"), "refinable");
   EXPECT_EQ(add->getBoolean("constant"), false);
-  EXPECT_EQ(str(*add->get("range")),
-            R"({"end":{"character":15,"line":2},"start":{"character":7,"line":2}})");
+  EXPECT_EQ(
+      str(*add->get("range")),
+      R"({"end":{"character":15,"line":2},"start":{"character":7,"line":2}})");
 
   const json::Object *w = nodeWithId(g, "%w");
   ASSERT_TRUE(w);
-  EXPECT_EQ(w->getBoolean("constant"), true) << str(json::Value(json::Object(*w)));
+  EXPECT_EQ(w->getBoolean("constant"), true)
+      << str(json::Value(json::Object(*w)));
   EXPECT_GT(*w->getInteger("constantBytes"), 0);
 
   // Regions: ops under their parent by id; sibling regions' %2 made unique.
@@ -110,8 +113,8 @@ TEST(GraphJSON, TheContract) {
   EXPECT_EQ(nodeWithId(g, "return#0")->getString("kind"), "return");
 
   std::set<std::string> edges = edgeSet(g);
-  for (const char *e : {"%a->%0 %a", "%0->%2 %0", "%w->%2#2 %w",
-                        "%c->%1 %c", "%1->return#0 %1"})
+  for (const char *e : {"%a->%0 %a", "%0->%2 %0", "%w->%2#2 %w", "%c->%1 %c",
+                        "%1->return#0 %1"})
     EXPECT_TRUE(edges.count(e)) << e;
   for (const json::Value &e : *g.getArray("edges")) {
     const json::Object &o = *e.getAsObject();
@@ -140,8 +143,9 @@ TEST(GraphJSON, IdsSurviveAnEditElsewhereInTheFunction) {
   idsBefore.insert("%n");
   EXPECT_EQ(idsBefore, idsAfter);
   // The same node under the same id, now a line further down.
-  EXPECT_EQ(str(*nodeWithId(after, "%0")->get("range")),
-            R"({"end":{"character":15,"line":3},"start":{"character":7,"line":3}})");
+  EXPECT_EQ(
+      str(*nodeWithId(after, "%0")->get("range")),
+      R"({"end":{"character":15,"line":3},"start":{"character":7,"line":3}})");
   std::set<std::string> edgesBefore = edgeSet(before),
                         edgesAfter = edgeSet(after);
   edgesBefore.insert("%a->%n %a");
@@ -179,6 +183,33 @@ TEST(GraphJSON, AboveTheLimitRegionsAreLeftOut) {
     const json::Object &o = *e.getAsObject();
     EXPECT_TRUE(nodeWithId(few, *o.getString("from")) &&
                 nodeWithId(few, *o.getString("to")));
+  }
+}
+
+} // namespace
+
+namespace {
+
+TEST(GraphJSON, TheStreamedFormIsTheSameObject) {
+  FileAnalysis fa = analyzeText(kFile);
+  LineTable lines(kFile, fa.lineIndex);
+  FunctionGraph g = buildGraph(fa, *graphFunctionNamed(fa, "f"));
+  for (size_t limit : {kGraphNodeLimit, g.nodes.size() - 1, size_t(4)}) {
+    std::string text;
+    raw_string_ostream ts(text);
+    json::OStream os(ts);
+    writeGraphJSON(os, g, lines, limit, [](json::OStream &o) {
+      o.attribute("uri", "file:///x.mlir");
+      o.attribute("version", 3);
+    });
+    Expected<json::Value> parsed = json::parse(text);
+    ASSERT_TRUE(bool(parsed)) << toString(parsed.takeError());
+    json::Object expected = graphToJSON(g, lines, limit);
+    expected["uri"] = "file:///x.mlir";
+    expected["version"] = 3;
+    EXPECT_EQ(*parsed, json::Value(std::move(expected))) << text;
+    EXPECT_EQ(
+        text.rfind(R"({"uri":"file:///x.mlir","version":3,"function")", 0), 0u);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "LineIndex.h"
 #include "OutputFiles.h"
 #include "ShapeInference.h"
+#include "Timing.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -78,10 +79,10 @@ std::string dotNode(const json::Object &n) {
   }
   const json::Array *errors = n.getArray("errors");
   if (errors && !errors->empty())
-    label += "\n" + str(&errors->front()) +
-             (errors->size() > 1
-                  ? " (+" + std::to_string(errors->size() - 1) + ")"
-                  : "");
+    label +=
+        "\n" + str(&errors->front()) +
+        (errors->size() > 1 ? " (+" + std::to_string(errors->size() - 1) + ")"
+                            : "");
   std::string kind = str(n.get("kind"));
   std::string attrs = "label=" + dotQuoted(label);
   if (kind != "op")
@@ -221,9 +222,9 @@ int emit(const GraphOptions &opts, const std::string &path, StringRef data,
     out << data;
     return 0;
   }
-  Expected<std::vector<std::string>> written = writeOutputs(
-      opts.output, {OutputFile{"", data}},
-      opts.force ? OnExisting::Replace : OnExisting::Fail, {path});
+  Expected<std::vector<std::string>> written =
+      writeOutputs(opts.output, {OutputFile{"", data}},
+                   opts.force ? OnExisting::Replace : OnExisting::Fail, {path});
   if (!written) {
     printError(err, written.takeError());
     return 2;
@@ -331,13 +332,29 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
   ShapeInferrer inferrer;
   ShapeInference shapes =
       inferrer.infer(text, fa, fn->scope.begin.line, fn->scope.end.line);
+  // The part of a `tosa/graph` request after analysis and inference (what
+  // bench/graph_bench.py reads with TOSA_LSP_TIMING=1).
+  std::optional<PhaseTimer> timer(std::in_place, "graph model + JSON");
+  std::optional<PhaseTimer> modelTimer(std::in_place, "graph model");
   FunctionGraph g = buildGraph(fa, *fn, &shapes);
+  modelTimer.reset();
   LineTable lines(text, fa.lineIndex);
   json::Object graph =
       graphToJSON(g, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+  timer.reset();
+  if (PhaseTimer::enabled()) {
+    // What a reply would write: the streamed form.
+    PhaseTimer streamed("graph model + streamed JSON");
+    FunctionGraph again = buildGraph(fa, *fn, &shapes);
+    std::string wire;
+    raw_string_ostream ws(wire);
+    json::OStream os(ws);
+    writeGraphJSON(os, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+  }
   if (*fmt == "json")
-    return emit(opts, path, formatv("{0:2}\n", json::Value(std::move(graph))).str(),
-                out, err);
+    return emit(opts, path,
+                formatv("{0:2}\n", json::Value(std::move(graph))).str(), out,
+                err);
   if (*fmt == "dot")
     return emit(opts, path, graphToDot(graph), out, err);
   if (*fmt == "html")

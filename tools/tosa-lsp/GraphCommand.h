@@ -26,8 +26,8 @@ struct GraphOptions {
   std::optional<std::string> function; // `@` allowed; given empty: error
   std::string format;                  // json (""), dot, html, svg
   std::string output;                  // -o; "" or "-": standard output
-  std::string config; // "": the .tosa-lsp.json next to FILE
-  bool force = false; // replace an existing -o file
+  std::string config;                  // "": the .tosa-lsp.json next to FILE
+  bool force = false;                  // replace an existing -o file
   /// Node limit of the view (server/GraphJSON.h's by default).
   std::optional<size_t> nodeLimit;
   /// `node` for --format=svg ("": found on PATH).
