@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tosa_lsp {
 
@@ -18,6 +19,30 @@ bool isFunction(const SymbolInfo &s) {
 
 bool dynamicType(const std::string &t) {
   return t.find('?') != std::string::npos || t.find('*') != std::string::npos;
+}
+
+/// `tensor<?x3xf32>` with shape `2x3`: `tensor<2x3xf32>`, a type as shape
+/// inference writes it (one form for every inferred type); the shape alone
+/// when `declared` is not a ranked tensor.
+std::string withShape(const std::string &declared, const std::string &shape) {
+  if (declared.rfind("tensor<", 0) != 0 || declared.back() != '>' ||
+      declared.find('*') != std::string::npos)
+    return shape;
+  // Skip the dimensions (`2x`, `?x`): the rest is the element type (and
+  // any encoding), which may itself hold an `x`.
+  std::string body = declared.substr(7, declared.size() - 8);
+  size_t i = 0;
+  for (size_t j = 0; j < body.size();) {
+    size_t k = j;
+    while (k < body.size() &&
+           (isdigit(static_cast<unsigned char>(body[k])) || body[k] == '?'))
+      ++k;
+    if (k == j || k >= body.size() || body[k] != 'x')
+      break;
+    i = j = k + 1;
+  }
+  std::string element = body.substr(i);
+  return "tensor<" + (shape.empty() ? "" : shape + "x") + element + ">";
 }
 
 /// Nodes for the ops of `fn`, in text order, with their parents.
@@ -50,7 +75,7 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
                                         : "";
       if (s.anyRefinable)
         if (MaybeShape inf = op.inferredShape())
-          n.inferred[0] = formatShape(inf);
+          n.inferred[0] = withShape(n.types[0], formatShape(inf));
     }
     found.push_back({op.range.begin, std::move(n)});
   }
@@ -77,16 +102,23 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
             [](const Found &a, const Found &b) { return before(a.at, b.at); });
   for (Found &f : found)
     g.nodes.push_back(std::move(f.node));
-  // The innermost earlier node whose text holds each node.
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (size_t j = i; j-- > 0;)
-      if (g.nodes[j].scope.begin.valid() &&
-          contains(g.nodes[j].scope, g.nodes[i].range.begin) &&
-          !(g.nodes[j].range.begin.line == g.nodes[i].range.begin.line &&
-            g.nodes[j].range.begin.column == g.nodes[i].range.begin.column)) {
-        g.nodes[i].parent = static_cast<int>(j);
+  // The innermost earlier node whose text holds each node: op texts nest,
+  // so a stack of the open ones (a 4,000-op function: one pass, not 10^7
+  // comparisons).
+  std::vector<int> open;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Position at = g.nodes[i].range.begin;
+    while (!open.empty()) {
+      const GraphNode &o = g.nodes[open.back()];
+      if (contains(o.scope, at) &&
+          !(o.range.begin.line == at.line && o.range.begin.column == at.column))
         break;
-      }
+      open.pop_back();
+    }
+    g.nodes[i].parent = open.empty() ? -1 : open.back();
+    if (g.nodes[i].scope.begin.valid())
+      open.push_back(static_cast<int>(i));
+  }
   if (!shapes)
     return;
   for (GraphNode &n : g.nodes) {
@@ -105,18 +137,33 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
   }
 }
 
-/// The innermost node whose text holds `p`.
-int nodeAt(const FunctionGraph &g, Position p) {
-  int best = -1;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const GraphNode &n = g.nodes[i];
-    if (n.kind == GraphNode::Argument || !n.scope.begin.valid())
-      continue;
-    if (contains(n.scope, p) || contains(n.range, p))
-      best = static_cast<int>(i); // later nodes are inner ones
+/// The innermost node whose text holds a position, by bisection: the last
+/// node whose name starts at or before it, then up its parents (op texts
+/// nest) to the first that holds it.
+class NodeLocator {
+public:
+  explicit NodeLocator(const FunctionGraph &g) : g(g) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].kind != GraphNode::Argument &&
+          g.nodes[i].scope.begin.valid())
+        order.push_back(static_cast<int>(i));
   }
-  return best;
-}
+  int at(Position p) const {
+    auto it =
+        std::upper_bound(order.begin(), order.end(), p, [&](Position q, int i) {
+          return before(q, g.nodes[i].range.begin);
+        });
+    for (int i = it == order.begin() ? -1 : *(it - 1); i >= 0;
+         i = g.nodes[i].parent)
+      if (contains(g.nodes[i].scope, p) || contains(g.nodes[i].range, p))
+        return i;
+    return -1;
+  }
+
+private:
+  const FunctionGraph &g;
+  std::vector<int> order; // text order of their names
+};
 
 } // namespace
 
@@ -131,9 +178,15 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
       g.nodes.empty() ? fn.scope.end : g.nodes.front().range.begin;
   std::map<std::pair<unsigned, unsigned>, unsigned> argNode;
   std::vector<GraphNode> args;
+  // The first op's results are written before its name (`%w = "tosa.const"`)
+  // and have no report when it is not Broadcastable: known by their owner.
+  std::set<std::pair<unsigned, unsigned>> opNames;
+  for (const GraphNode &n : g.nodes)
+    opNames.insert({n.range.begin.line, n.range.begin.column});
   for (const ValueInfo &v : fa.values)
     if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
-        before(v.def.begin, firstOp) && fa.opOf(v) == nullptr) {
+        before(v.def.begin, firstOp) && fa.opOf(v) == nullptr &&
+        !opNames.count({v.ownerRange.begin.line, v.ownerRange.begin.column})) {
       GraphNode n;
       n.kind = GraphNode::Argument;
       n.label = v.name.str();
@@ -149,26 +202,39 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
   for (size_t i = 0; i < args.size(); ++i)
     argNode[{args[i].range.begin.line, args[i].range.begin.column}] =
         static_cast<unsigned>(i);
+  NodeLocator locate(g);
   // Errors on the innermost node holding them.
   for (uint32_t i : fa.errorIndices()) {
     const Diagnostic &d = fa.diagnostics[i];
     if (!contains(fn.scope, d.range.begin))
       continue;
-    int n = nodeAt(g, d.range.begin);
+    int n = locate.at(d.range.begin);
     if (n >= 0)
       g.nodes[n].errors.push_back(d.message.str());
   }
   // Result names, then ids.
+  std::map<std::pair<unsigned, unsigned>, size_t> opAtName;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == GraphNode::Op)
+      opAtName.emplace(std::make_pair(g.nodes[i].range.begin.line,
+                                      g.nodes[i].range.begin.column),
+                       i);
   for (const ValueInfo &v : fa.values)
     if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
         v.ownerRange.begin.valid())
-      for (GraphNode &n : g.nodes)
-        if (n.kind == GraphNode::Op &&
-            n.range.begin.line == v.ownerRange.begin.line &&
-            n.range.begin.column == v.ownerRange.begin.column) {
-          n.results.push_back(v.name.str());
-          break;
-        }
+      if (auto it = opAtName.find(
+              {v.ownerRange.begin.line, v.ownerRange.begin.column});
+          it != opAtName.end()) {
+        GraphNode &n = g.nodes[it->second];
+        n.results.push_back(v.name.str());
+        // Declared types of ops without a report or an inference.
+        size_t k = n.results.size() - 1;
+        if (n.types.size() <= k)
+          n.types.resize(k + 1);
+        n.inferred.resize(n.types.size());
+        if (n.types[k].empty())
+          n.types[k] = v.type.str();
+      }
   std::map<std::string, unsigned> seen;
   for (GraphNode &n : g.nodes)
     n.id = n.kind == GraphNode::Argument ? n.label
@@ -184,7 +250,7 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
         it != argNode.end())
       from = static_cast<int>(it->second);
     else
-      from = nodeAt(g, v.ownerRange.begin.valid() ? v.ownerRange.begin
+      from = locate.at(v.ownerRange.begin.valid() ? v.ownerRange.begin
                                                   : v.def.begin);
     if (from < 0)
       continue;
@@ -193,7 +259,7 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
     for (const std::string &inf : g.nodes[from].inferred)
       refinable |= !inf.empty();
     for (const Range &u : v.uses) {
-      int to = nodeAt(g, u.begin);
+      int to = locate.at(u.begin);
       if (to < 0 || to == from)
         continue;
       g.edges.push_back({static_cast<unsigned>(from), static_cast<unsigned>(to),

@@ -16,10 +16,19 @@ if [ -f package-lock.json ]; then
 else
   npm install --no-audit --no-fund
 fi
-rm -rf out dist/extension.js
+rm -rf out dist/extension.js dist/graph
 npx tsc -p .
 node --test out/test/
 npm run --silent bundle
+# The graph view (editors/graph): its renderer and elkjs from npm, which
+# must be the copy built into tosa-lsp for its HTML and SVG pictures.
+if ! cmp -s node_modules/elkjs/lib/elk.bundled.js ../graph/vendor/elk.bundled.js; then
+  echo "build.sh: editors/graph/vendor/elk.bundled.js is not the elkjs of package-lock.json; copy node_modules/elkjs/lib/elk.bundled.js there" >&2
+  exit 1
+fi
+mkdir -p dist/graph
+cp node_modules/elkjs/lib/elk.bundled.js ../graph/graph-view.js dist/graph/
+cp node_modules/elkjs/LICENSE.md dist/graph/elkjs-LICENSE.md
 # The bundle must load without node_modules (only `vscode` is external).
 node -e '
   // A stand-in for the `vscode` module: every property is a constructible function.

@@ -7,6 +7,7 @@
 
 #include "CheckCommand.h"
 #include "FixCommand.h"
+#include "GraphCommand.h"
 #include "LowerCommand.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -192,6 +193,79 @@ TEST(FixCommand, OptionErrors) {
   Ran two = call(runFix, opts);
   EXPECT_EQ(two.rc, 2);
   EXPECT_NE(two.err.find("fix: expected one FILE, got 2"), std::string::npos);
+}
+
+TEST(GraphCommand, FormatsAndTheFunction) {
+  std::string two = std::string(kBroken) + kRefinable;
+  TempFile f(two);
+  GraphOptions opts;
+  opts.files = {f.path()};
+  // No --function: the first, and a note naming the others' way.
+  Ran first = call(runGraph, opts);
+  EXPECT_EQ(first.rc, 0) << first.err;
+  EXPECT_NE(first.out.find("\"function\": \"f\""), std::string::npos);
+  EXPECT_NE(first.err.find("has 2 functions; drawing @f"), std::string::npos);
+  // FILE:LINE: the function there; its error on the op's node.
+  opts.files = {f.path() + ":6"};
+  Ran at = call(runGraph, opts);
+  EXPECT_EQ(at.rc, 0) << at.err;
+  EXPECT_NE(at.out.find("\"function\": \"h\""), std::string::npos);
+  opts.files = {f.path()};
+  opts.function = "@f";
+  Ran f1 = call(runGraph, opts);
+  EXPECT_NE(f1.out.find("don't have broadcast-compatible shapes"),
+            std::string::npos)
+      << f1.out;
+  opts.format = "dot";
+  Ran dot = call(runGraph, opts);
+  EXPECT_EQ(dot.rc, 0);
+  EXPECT_EQ(dot.out.rfind("digraph \"f\" {\n", 0), 0u) << dot.out;
+  EXPECT_NE(dot.out.find("\"%a\" -> \"%0\" [label=\"%a 2xf32\"];"),
+            std::string::npos)
+      << dot.out;
+  EXPECT_NE(dot.out.find("color=red"), std::string::npos);
+  opts.format = "html";
+  Ran html = call(runGraph, opts);
+  EXPECT_EQ(html.rc, 0);
+  EXPECT_EQ(html.out.rfind("<!DOCTYPE html>", 0), 0u);
+  // The page carries its layout library and renderer: nothing is fetched.
+  EXPECT_NE(html.out.find("TosaGraph.mount("), std::string::npos);
+  EXPECT_NE(html.out.find("elk"), std::string::npos);
+  EXPECT_EQ(html.out.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.out.find("</script", html.out.find("tosa-graph-model")),
+            html.out.find("</script>\n<script>\nTosaGraph"));
+}
+
+TEST(GraphCommand, Errors) {
+  TempFile f(kRefinable);
+  GraphOptions opts;
+  opts.files = {f.path()};
+  opts.format = "png";
+  Ran bad = call(runGraph, opts);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("'png'"), std::string::npos) << bad.err;
+  opts.format = "";
+  opts.function = "@nope";
+  Ran nope = call(runGraph, opts);
+  EXPECT_EQ(nope.rc, 2);
+  EXPECT_EQ(nope.err.rfind("tosa-lsp: error: no function @nope in ", 0), 0u)
+      << nope.err;
+  // A file that does not parse: no function, and the parse error said.
+  TempFile broken("func.func @f(%a: tensor<2xf32>) {\n  %0 = tosa.add %a\n}\n");
+  opts.files = {broken.path()};
+  opts.function.reset();
+  Ran parse = call(runGraph, opts);
+  EXPECT_EQ(parse.rc, 2);
+  EXPECT_NE(parse.err.find("no function in"), std::string::npos) << parse.err;
+  EXPECT_NE(parse.err.find("errors; the first at 2:"), std::string::npos)
+      << parse.err;
+  // svg without node: a clear error, exit 1.
+  opts.files = {f.path()};
+  opts.format = "svg";
+  opts.node = "/nonexistent/node";
+  Ran svg = call(runGraph, opts);
+  EXPECT_EQ(svg.rc, 1);
+  EXPECT_NE(svg.err.find("node failed"), std::string::npos) << svg.err;
 }
 
 TEST(LowerCommand, NamesAreCheckedAgainstTheLoweringsTable) {

@@ -57,8 +57,15 @@ TEST(Graph, NodesEdgesRegionsAndErrors) {
   EXPECT_EQ(g.nodes[a].kind, GraphNode::Argument);
   EXPECT_EQ(g.nodes[a].types[0], "tensor<2x3xf32>");
   EXPECT_TRUE(g.nodes[w].constant);
+  // Declared types also of ops that are neither Broadcastable nor inferred.
+  EXPECT_EQ(g.nodes[w].types, std::vector<std::string>{"tensor<1x3xf32>"});
+  EXPECT_EQ(g.nodes[w].inferred, std::vector<std::string>{""});
+  EXPECT_EQ(g.nodes[cond].types, std::vector<std::string>{"tensor<?x3xf32>"});
   EXPECT_EQ(g.nodes[add].broadcast, "refinable");
-  EXPECT_EQ(g.nodes[add].inferred[0], "2x3");
+  EXPECT_EQ(g.nodes[add].inferred[0], "tensor<2x3xf32>");
+  // The first op's result is not an argument (its name precedes the op's).
+  EXPECT_EQ(find(g, "%s"), -1);
+  EXPECT_EQ(g.nodes[find(g, "tosa.const", 0)].id, "%s");
   EXPECT_EQ(g.nodes[mul].parent, cond);
   EXPECT_EQ(g.nodes[ret].kind, GraphNode::Return);
   EXPECT_EQ(g.nodes[add].id, "%0");

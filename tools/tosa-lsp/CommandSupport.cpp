@@ -144,4 +144,29 @@ functionAndFormatOrReport(const std::optional<std::string> &function,
   return FunctionAndFormat{std::move(*f), std::move(*fmt)};
 }
 
+/// Splits "file.mlir:12:8" into path and position, preferring an existing
+/// file of the full name (paths may contain ':').
+void splitPosition(const std::string &arg, std::string &path, Position &pos) {
+  path = arg;
+  pos = {};
+  auto isNum = [](const std::string &s) {
+    return !s.empty() && s.size() < 10 &&
+           s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  size_t c1 = arg.rfind(':');
+  if (c1 == std::string::npos || !isNum(arg.substr(c1 + 1)))
+    return;
+  std::string rest = arg.substr(0, c1);
+  unsigned last = std::stoul(arg.substr(c1 + 1));
+  size_t c2 = rest.rfind(':');
+  if (c2 != std::string::npos && isNum(rest.substr(c2 + 1))) {
+    path = rest.substr(0, c2);
+    pos.line = std::stoul(rest.substr(c2 + 1));
+    pos.column = last;
+  } else {
+    path = rest;
+    pos.line = last;
+  }
+}
+
 } // namespace tosa_lsp::cli

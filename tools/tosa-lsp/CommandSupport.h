@@ -16,6 +16,7 @@
 #ifndef TOSA_LSP_TOOLS_COMMANDSUPPORT_H
 #define TOSA_LSP_TOOLS_COMMANDSUPPORT_H
 
+#include "Analysis.h"
 #include "Config.h"
 
 #include "llvm/Support/Error.h"
@@ -81,6 +82,11 @@ std::optional<std::string> readOrReport(const std::string &path,
 std::optional<std::pair<std::string, Config>>
 readWithConfig(const std::string &path, const std::string &configPath,
                llvm::raw_ostream &err);
+
+/// Splits "file.mlir:12:8" (or "file.mlir:12") into path and position
+/// (1-based line, byte column; invalid when not given), preferring an
+/// existing file of the full name (paths may contain ':').
+void splitPosition(const std::string &arg, std::string &path, Position &pos);
 
 } // namespace tosa_lsp::cli
 

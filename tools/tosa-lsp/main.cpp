@@ -15,6 +15,7 @@
 #include "CommandSupport.h"
 #include "FixCommand.h"
 #include "FormatCommand.h"
+#include "GraphCommand.h"
 #include "LowerCommand.h"
 #include "Version.h"
 
@@ -110,24 +111,28 @@ struct CommandLine {
   cl::SubCommand runCmd{"run",
                         "JIT-compile one function of FILE, call it and print "
                         "inputs and results as JSON"};
+  cl::SubCommand graphCmd{"graph",
+                          "One function of FILE (or the one at FILE:LINE) "
+                          "as a graph: json (what editors draw), dot, html "
+                          "(one page, offline) or svg (laid out by node)"};
   cl::SubCommand serve{"serve", "Language server on stdin/stdout (also "
                                 "without a command)"};
 
   // Anything unknown, reported in the one wording after parsing.
   cl::list<std::string> unknown{
-      cl::Sink,         cl::Hidden,     cl::sub(topLevel), cl::sub(check),
-      cl::sub(explain), cl::sub(fix),   cl::sub(lowerCmd), cl::sub(compileCmd),
-      cl::sub(runCmd),  cl::sub(serve), cl::sub(formatCmd)};
+      cl::Sink,         cl::Hidden,     cl::sub(topLevel),  cl::sub(check),
+      cl::sub(explain), cl::sub(fix),   cl::sub(lowerCmd),  cl::sub(compileCmd),
+      cl::sub(runCmd),  cl::sub(serve), cl::sub(formatCmd), cl::sub(graphCmd)};
 
   cl::list<std::string> checkFiles{cl::Positional, cl::desc("FILE..."),
                                    cl::sub(check), cl::cat(category)};
   cl::list<std::string> explainFile{cl::Positional,
                                     cl::desc("FILE[:LINE[:COL]]"),
                                     cl::sub(explain), cl::cat(category)};
-  cl::list<std::string> file{cl::Positional,     cl::desc("FILE"),
-                             cl::sub(fix),       cl::sub(lowerCmd),
-                             cl::sub(formatCmd), cl::sub(compileCmd),
-                             cl::sub(runCmd),    cl::cat(category)};
+  cl::list<std::string> file{
+      cl::Positional,    cl::desc("FILE"),   cl::sub(fix),
+      cl::sub(lowerCmd), cl::sub(formatCmd), cl::sub(compileCmd),
+      cl::sub(runCmd),   cl::sub(graphCmd),  cl::cat(category)};
   // The server takes none: an argument there is not a command.
   cl::list<std::string> strayArgs{cl::Positional, cl::Hidden, cl::sub(topLevel),
                                   cl::sub(serve)};
@@ -159,10 +164,22 @@ struct CommandLine {
                                           "one)"),
                                  cl::value_desc("format"), cl::sub(runCmd),
                                  cl::cat(category)};
+  cl::opt<std::string> graphFormat{"format",
+                                   cl::desc("Output format: json (default), "
+                                            "dot, html or svg"),
+                                   cl::value_desc("format"), cl::sub(graphCmd),
+                                   cl::cat(category)};
+  cl::opt<std::string> graphOutput{"o",
+                                   cl::desc("Output file (default: standard "
+                                            "output); an existing one is an\n"
+                                            "error unless --force"),
+                                   cl::value_desc("file"), cl::sub(graphCmd),
+                                   cl::cat(category)};
   cl::opt<std::string> config{"config",
                               cl::desc("The .tosa-lsp.json to use instead of "
                                        "the one found next to FILE"),
                               cl::value_desc("file"),
+                              cl::sub(graphCmd),
                               cl::sub(check),
                               cl::sub(explain),
                               cl::sub(fix),
@@ -213,6 +230,7 @@ struct CommandLine {
       cl::sub(lowerCmd),
       cl::sub(compileCmd),
       cl::sub(runCmd),
+      cl::sub(graphCmd),
       cl::cat(category)};
   cl::opt<std::string> stage{"stage",
                              cl::desc(stageHelp),
@@ -282,7 +300,8 @@ struct CommandLine {
                "caller-provided result)"),
       cl::sub(compileCmd), cl::cat(category)};
   cl::opt<bool> force{"force", cl::desc("Replace existing outputs"),
-                      cl::sub(compileCmd), cl::cat(category)};
+                      cl::sub(compileCmd), cl::sub(graphCmd),
+                      cl::cat(category)};
   cl::opt<bool> newName{"new-name",
                         cl::desc("Write OUT-1, OUT-2, ... instead of "
                                  "replacing"),
@@ -464,6 +483,16 @@ struct CommandLine {
       o.maxBytes = maxBytes.getValue();
     return o;
   }
+  cli::GraphOptions graphOptions() {
+    cli::GraphOptions o;
+    o.files = file;
+    o.function = functionGiven();
+    o.format = graphFormat;
+    o.output = graphOutput;
+    o.config = config;
+    o.force = force;
+    return o;
+  }
   ServerOptions serverOptions() {
     ServerOptions o;
     o.litTest = litTest;
@@ -563,5 +592,7 @@ int main(int argc, char **argv) {
     return cli::runCompile(flags.compileOptions(), out, err);
   if (flags.runCmd)
     return cli::runRun(flags.runOptions(), out, err);
+  if (flags.graphCmd)
+    return cli::runGraph(flags.graphOptions(), out, err);
   return runServer(stdin, flags.serverOptions());
 }

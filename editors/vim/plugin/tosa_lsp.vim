@@ -19,6 +19,7 @@ command! -bar -nargs=* -complete=customlist,s:preview_complete TosaPreviewLoweri
 command! -bar TosaPreviewSource call tosa_lsp#preview_source()
 command! -bar -nargs=? -complete=customlist,s:emit_complete TosaCompile call tosa_lsp#compile(<q-args>)
 command! -bar TosaCancel call tosa_lsp#cancel()
+command! -bar -nargs=? -complete=customlist,s:graph_complete TosaGraph call tosa_lsp#graph#open('', <q-args>)
 command! -bar TosaLineDiagnostics call tosa_lsp#show_line_diagnostics()
 command! -bar TosaMigrate call tosa_lsp#rewrite('source.migrate')
 command! -bar TosaRefineAll call tosa_lsp#rewrite('source.refineShapes')
@@ -32,6 +33,9 @@ function! s:preview_complete(lead, line, pos) abort
   let l:n = len(split(a:line[: a:pos - 1], '\s\+', 1)) - 1
   let l:words = l:n <= 1 ? ['linalg', 'loops', 'llvm'] : ['fast', 'upstream', 'safe', 'versioned']
   return filter(l:words, 'v:val =~# "^" . a:lead')
+endfunction
+function! s:graph_complete(lead, line, pos) abort
+  return filter(['html', 'svg', 'dot', 'json'], 'v:val =~# "^" . a:lead')
 endfunction
 function! s:emit_complete(lead, line, pos) abort
   return filter(['shared', 'obj', 'asm', 'llvm-ir', 'mlir-llvm'], 'v:val =~# "^" . a:lead')

@@ -14,6 +14,7 @@ import {
   WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
 import { findServer, nodeEnv } from './discovery';
+import { GraphPanels } from './graphPanel';
 import {
   decodePreviewQuery, encodePreviewUri, mappingAt, PREVIEW_SCHEME, PreviewMapping, PreviewTarget,
 } from './previewUri';
@@ -49,6 +50,7 @@ let output: vscode.LogOutputChannel;
 let context: vscode.ExtensionContext;
 let preview: PreviewProvider;
 let status: vscode.StatusBarItem;
+let graphs: GraphPanels;
 
 function setStatus(state: ServerState, detail?: string): void {
   const s = statusItem(state, detail);
@@ -165,6 +167,7 @@ async function startClient(): Promise<void> {
       handleDiagnostics: (uri, diagnostics, next) => {
         timing('publish', { uri: uri.toString(), diagnostics: diagnostics.length });
         next(uri, diagnostics);
+        graphs.published(uri.toString());
       },
       provideInlayHints: async (document, range, token, next) => {
         timing('inlayHints?', { from: range.start.line, to: range.end.line });
@@ -766,8 +769,13 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
     isWholeLine: true,
   });
+  graphs = new GraphPanels(ctx, () => client, line => output.info(line));
   ctx.subscriptions.push(
-    output, preview, sourceHighlight, status,
+    output, preview, sourceHighlight, status, graphs,
+    vscode.commands.registerCommand('tosaLsp.showGraph', (uri?: string | vscode.Uri, position?: { line: number; character: number }) =>
+      graphs.show(uri, position)),
+    vscode.languages.registerCodeLensProvider([{ scheme: 'file', language: 'mlir' }, { scheme: 'untitled', language: 'mlir' }], graphs),
+    vscode.window.onDidChangeTextEditorSelection(e => graphs.selectionChanged(e)),
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, preview),
     vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviews),
     vscode.commands.registerCommand('tosaLsp.review', (r: Review) => startReview(r)),

@@ -1212,6 +1212,10 @@ local function define_commands()
   cmd('TosaRefineAll', function() M.rewrite('source.refineShapes') end, {})
   cmd('TosaReviewApply', function() M.review_answer(true) end, {})
   cmd('TosaReviewDiscard', function() M.review_answer(false) end, {})
+  -- The CLI writes the picture (autoload/tosa_lsp/graph.vim, shared with Vim).
+  cmd('TosaGraph', function(o) vim.fn['tosa_lsp#graph#open'](M.config.cmd[1], o.args) end, {
+    nargs = '?', complete = function() return { 'html', 'svg', 'dot', 'json' } end,
+  })
 end
 
 function M.setup(opts)

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The graph view at model size: a generated 4,000-op function (bench/gen.py)
+drawn by `tosa-lsp graph`.
+
+Reports, per run: the CLI's phases (TOSA_LSP_TIMING=1: the graph model, the
+model + streamed JSON a `tosa/graph` reply writes, and the whole command),
+then the page (`--format=html`) in headless Chromium: first band drawn, all
+bands laid out and drawn, the longest gap between animation frames during a
+scripted pan and zoom (bench/graph_render.js, puppeteer-core from
+test/editors/vscode-e2e/node_modules).
+
+    python3 bench/graph_bench.py --tosa-lsp build/bin/tosa-lsp [--lines 4100]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tosa-lsp", required=True)
+    ap.add_argument("--lines", default="4100")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-browser", action="store_true")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(d, "model.mlir")
+        subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--lines", a.lines,
+                        "--shape", "one", "-o", model], check=True, stdout=subprocess.DEVNULL)
+        phases = {}
+        for _ in range(a.runs):
+            t0 = time.monotonic()
+            r = subprocess.run([a.tosa_lsp, "graph", model, "-o", os.path.join(d, "g.json"), "--force"],
+                               env={**os.environ, "TOSA_LSP_TIMING": "1"}, capture_output=True, text=True, check=True)
+            phases.setdefault("command", []).append((time.monotonic() - t0) * 1000)
+            for m in re.finditer(r"timing: \[\d+\] (graph model[^0-9]*?) ([0-9.]+) ms", r.stderr):
+                phases.setdefault(m.group(1).strip(), []).append(float(m.group(2)))
+        g = json.load(open(os.path.join(d, "g.json")))
+        out = {"ops": sum(1 for n in g["nodes"] if n["kind"] == "op"), "nodes": len(g["nodes"]),
+               "edges": len(g["edges"]), "ms": {k: round(statistics.median(v), 1) for k, v in phases.items()}}
+        if not a.no_browser:
+            page = os.path.join(d, "g.html")
+            subprocess.run([a.tosa_lsp, "graph", model, "--format=html", "-o", page], check=True)
+            env = {**os.environ, "NODE_PATH": os.environ.get("NODE_PATH") or os.path.join(HERE, "..", "test", "editors", "vscode-e2e", "node_modules")}
+            r = subprocess.run(["node", os.path.join(HERE, "graph_render.js"), page], env=env,
+                               capture_output=True, text=True, timeout=900)
+            out["page"] = json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-500:]}
+        out["load"] = os.getloadavg()[0]
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+// Times the graph view in headless Chromium (software rendering): opens a
+// page written by `tosa-lsp graph --format=html`, and reports when the
+// first band of the graph is drawn, when the whole graph is laid out and
+// drawn, and the longest gap between animation frames during a scripted
+// pan and zoom (after the layout, and during it).
+//   NODE_PATH=test/editors/vscode-e2e/node_modules node bench/graph_render.js PAGE.html
+// Prints one JSON line.
+'use strict';
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const page_ = process.argv[2];
+if (!page_) {
+  console.error('usage: node bench/graph_render.js PAGE.html');
+  process.exit(2);
+}
+
+// Pans and zooms with the mouse for `ms`, recording rAF timestamps.
+async function panZoom(page, ms) {
+  await page.evaluate(() => {
+    window.__frames = [];
+    const tick = t => { window.__frames.push(t); if (window.__frames.length < 100000) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+  const end = Date.now() + ms;
+  let i = 0;
+  await page.mouse.move(600, 450);
+  while (Date.now() < end) {
+    await page.mouse.down();
+    for (let s = 0; s < 10; s++) await page.mouse.move(600 + (i % 2 ? -1 : 1) * s * 15, 450 + s * 10);
+    await page.mouse.up();
+    await page.mouse.wheel({ deltaY: i % 2 ? 120 : -120 });
+    i++;
+  }
+  return page.evaluate(() => {
+    const f = window.__frames;
+    let gap = 0;
+    for (let k = 1; k < f.length; k++) gap = Math.max(gap, f[k] - f[k - 1]);
+    window.__frames = [];
+    return { frames: f.length, maxGapMs: Math.round(gap) };
+  });
+}
+
+(async () => {
+  const browser = await puppeteer.launch({
+    executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1200,900'],
+    defaultViewport: { width: 1200, height: 900 }, protocolTimeout: 300000,
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', e => errors.push(e.message));
+    await page.goto('file://' + path.resolve(page_), { waitUntil: 'domcontentloaded', timeout: 120000 });
+    await page.waitForFunction(() => document.querySelector('#tosa-graph').dataset.firstBandAt, { timeout: 300000, polling: 50 });
+    const during = await panZoom(page, 3000);
+    await page.waitForFunction(() => document.querySelector('#tosa-graph').dataset.renderedAt, { timeout: 600000, polling: 100 });
+    const after = await panZoom(page, 5000);
+    const r = await page.evaluate(() => {
+      const c = document.querySelector('#tosa-graph');
+      return {
+        firstBandMs: +c.dataset.firstBandAt, allMs: +c.dataset.renderedAt, layoutMs: +c.dataset.layoutMs,
+        nodes: c.querySelectorAll('g.node').length, bands: c.querySelectorAll('g.band').length,
+      };
+    });
+    console.log(JSON.stringify({ page: path.basename(page_), ...r, panZoomDuringLayout: during, panZoomAfter: after, errors }));
+  } finally {
+    await browser.close();
+  }
+})().catch(e => { console.error(e); process.exit(1); });

@@ -1,0 +1,725 @@
+// The graph view of one TOSA function, shared by the VS Code webview, the
+// HTML page `tosa-lsp graph --format=html` writes and the SVG it writes
+// through node (render.js): one layout and one picture everywhere.
+//
+// Input: the `tosa/graph` result (server/GraphJSON.h). Layout: elkjs'
+// layered algorithm, top to bottom, run per band of consecutive top-level
+// nodes (text order is a topological order of a block): ELK's time grows
+// with the graph, and bands let the first screen show while the rest is
+// laid out, keep each call short, and bound the page's work per band.
+// Values that cross bands enter a band through a small "input" node.
+//
+// Plain ES2020, no DOM needed for layout and SVG text (node uses them);
+// mount() adds the interactive view (pan, zoom, fit, search, regions).
+(function (root, factory) {
+  if (typeof module === 'object' && module.exports)
+    module.exports = factory();
+  else
+    root.TosaGraph = factory();
+})(typeof self !== 'undefined' ? self : this, function () {
+  'use strict';
+
+  // Monospace metrics shared by layout and drawing: no text measuring, so
+  // node (no DOM) lays out exactly as the page does.
+  const CHAR_W = 7.2, LINE_H = 15, PAD_X = 10, PAD_Y = 6;
+  const BAND = 120;         // top-level nodes per ELK call
+  const BAND_GAP = 60;      // between bands
+  const BIG_CONST = 1024;   // bytes of a folded constant worth a badge
+  const MAX_LABEL = 48;     // characters of a type shown in a node
+
+  const ELK_OPTIONS = {
+    'elk.algorithm': 'layered',
+    'elk.direction': 'DOWN',
+    'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+    'elk.edgeRouting': 'POLYLINE',
+    'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
+    'elk.layered.spacing.nodeNodeBetweenLayers': '34',
+    'elk.spacing.nodeNode': '24',
+    'elk.json.shapeCoords': 'ROOT',
+    'elk.json.edgeCoords': 'ROOT',
+  };
+
+  // More than one band: crossing minimisation off (about 40% of ELK's time
+  // on a 4,000-op model); the nodes keep their text order instead.
+  const ELK_BIG = { 'elk.layered.crossingMinimization.strategy': 'NONE' };
+
+  const CSS = `
+.tosa-graph-root{position:relative;display:flex;flex-direction:column;height:100%;min-height:300px;font-family:var(--vscode-editor-font-family,monospace);color:var(--vscode-foreground,#222);background:var(--vscode-editor-background,#fff)}
+.tosa-graph-page{margin:0;height:100vh}
+.tosa-graph-page #tosa-graph{height:100vh}
+.tg-bar{display:flex;gap:6px;align-items:center;padding:4px 6px;border-bottom:1px solid var(--vscode-panel-border,#ccc);font-size:12px;flex-wrap:wrap}
+.tg-bar input{width:14em;font:inherit;color:inherit;background:var(--vscode-input-background,#fff);border:1px solid var(--vscode-input-border,#aaa);padding:2px 4px}
+.tg-bar button{font:inherit;color:var(--vscode-button-secondaryForeground,#222);background:var(--vscode-button-secondaryBackground,#eee);border:1px solid var(--vscode-panel-border,#bbb);padding:1px 7px;cursor:pointer}
+.tg-status{opacity:.85;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.tg-note{padding:3px 8px;background:var(--vscode-inputValidation-warningBackground,#fff4ce);border-bottom:1px solid var(--vscode-inputValidation-warningBorder,#e0b000);font-size:12px}
+.tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
+.tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none}
+.tg-canvas.panning{cursor:grabbing}
+.tg-canvas svg{position:absolute;left:0;top:0;overflow:visible}
+${svgCSS()}`;
+
+  // What the picture needs in every host, the standalone SVG included.
+  function svgCSS() {
+    return `
+.tosa-graph text{font-family:var(--vscode-editor-font-family,ui-monospace,Menlo,Consolas,monospace);font-size:12px;fill:var(--vscode-foreground,#222)}
+.tosa-graph .node rect{fill:var(--vscode-editorWidget-background,#f6f8fa);stroke:var(--vscode-editorWidget-border,#8a8f98);stroke-width:1;rx:4}
+.tosa-graph .node.argument rect,.tosa-graph .node.return rect,.tosa-graph .node.input rect{rx:12;fill:var(--vscode-badge-background,#e4ecf7);fill-opacity:.5}
+.tosa-graph .node.input rect{stroke-dasharray:3 2}
+.tosa-graph .node .title{font-weight:bold}
+.tosa-graph .node.inferred rect{stroke:#c28a00;stroke-width:2;stroke-dasharray:6 3}
+.tosa-graph .node .inf{fill:#a66f00}
+.tosa-graph .node.error rect{fill:#fde8e8;stroke:#d11;stroke-width:2}
+.tosa-graph .node.error text{fill:#a00}
+.tosa-graph .node .err{fill:#d11}
+.tosa-graph .node.bc-incompatible .title{fill:#d11}
+.tosa-graph .node.bc-runtime-check .title{fill:#8250df}
+.tosa-graph .dyn{fill:#c25e00;font-weight:bold}
+.tosa-graph .badge rect{fill:#6e7781;rx:6}
+.tosa-graph .badge text{fill:#fff;font-size:10px}
+.tosa-graph .region>rect{fill:var(--vscode-editor-background,#fff);fill-opacity:.6;stroke:var(--vscode-editorWidget-border,#8a8f98);stroke-dasharray:4 3;rx:6}
+.tosa-graph .region.error>rect{stroke:#d11}
+.tosa-graph .region .title{font-weight:bold}
+.tosa-graph .edge{fill:none;stroke:#8a8f98;stroke-width:1.2;marker-end:url(#tg-arrow)}
+.tosa-graph .edge.dynamic{stroke:#c25e00}
+.tosa-graph .edge.refinable{stroke-dasharray:5 3}
+.tosa-graph .edge.far{stroke-opacity:.45}
+.tosa-graph .elabel{font-size:10px;paint-order:stroke;stroke:var(--vscode-editor-background,#fff);stroke-width:3px}
+.tosa-graph #tg-arrow path{fill:#8a8f98}
+.tosa-graph .node.match rect{stroke:#0969da;stroke-width:3}
+.tosa-graph .node.current rect,.tosa-graph .region.current>rect{stroke:#0969da;stroke-width:3;fill:#ddf4ff}
+.tosa-graph .node,.tosa-graph .region .head{cursor:pointer}
+.tosa-graph.far text{display:none}`;
+  }
+
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+  }
+  function shapeOf(type) {
+    const m = /^tensor<(.*)>$/.exec(type || '');
+    return m ? m[1] : type || '';
+  }
+  function clip(s) {
+    return s.length > MAX_LABEL ? s.slice(0, MAX_LABEL - 1) + '\u2026' : s;
+  }
+  // Escaped text with each `?` (and unranked `*`) in a tspan of its own.
+  function dimSpans(s) {
+    return esc(s).replace(/[?*]/g, m => `<tspan class="dyn">${m}</tspan>`);
+  }
+  function bytesText(n) {
+    return n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + ' MB' : n >= 1024 ? (n / 1024).toFixed(1) + ' KB' : n + ' B';
+  }
+
+  // The model as drawn: constants folded into their consumers, regions
+  // collapsed as asked (`collapsed`: a Set of region op ids), each node's
+  // lines of text and size.
+  function prepare(model, collapsed) {
+    const nodes = model.nodes || [], edges = model.edges || [];
+    const byId = new Map(nodes.map(n => [n.id, n]));
+    const children = new Map();
+    for (const n of nodes)
+      if (n.parent != null && byId.has(n.parent)) {
+        if (!children.has(n.parent)) children.set(n.parent, []);
+        children.get(n.parent).push(n.id);
+      }
+    const uses = new Map();
+    for (const e of edges) {
+      if (!uses.has(e.from)) uses.set(e.from, []);
+      uses.get(e.from).push(e);
+    }
+    // A constant without errors whose uses all have a node is drawn as a
+    // line of each consumer (Model Explorer and Netron do the same).
+    const folded = new Map(); // consumer id -> constants
+    const isFolded = new Set();
+    for (const n of nodes)
+      if (n.constant && n.kind === 'op' && !(n.errors || []).length && (uses.get(n.id) || []).length) {
+        isFolded.add(n.id);
+        n.foldedType = uses.get(n.id)[0].type;
+        for (const e of uses.get(n.id)) {
+          if (!folded.has(e.to)) folded.set(e.to, []);
+          folded.get(e.to).push(n);
+        }
+      }
+    // Declared types, from the edges where the model has none (ops that
+    // are neither Broadcastable nor inferred).
+    const typesOf = n => {
+      if ((n.types || []).some(t => t)) return n.types;
+      return (n.results || []).map(r => ((uses.get(n.id) || []).find(e => e.value === r) || {}).type || '');
+    };
+    // What each node is drawn as: itself, its nearest collapsed ancestor,
+    // or nothing (a folded constant).
+    const shownAs = new Map();
+    for (const n of nodes) {
+      if (isFolded.has(n.id)) continue;
+      let as = n.id;
+      for (let p = n.parent, guard = 0; p != null && byId.has(p) && guard < 1000; p = byId.get(p).parent, guard++)
+        if (collapsed.has(p)) as = p;
+      shownAs.set(n.id, as);
+    }
+    const view = { model, byId, nodes: [], index: new Map(), edges: [], children: new Map(), top: [] };
+    for (const n of nodes) {
+      if (shownAs.get(n.id) !== n.id) continue;
+      const kids = (children.get(n.id) || []).filter(c => shownAs.get(c) === c);
+      const v = describe(n, typesOf(n), folded.get(n.id) || [], collapsed.has(n.id) || (n.collapsed && !kids.length),
+        (children.get(n.id) || []).length);
+      v.kids = kids;
+      v.parent = n.parent != null && shownAs.get(n.parent) === n.parent ? n.parent : null;
+      view.nodes.push(v);
+      view.index.set(n.id, v);
+      if (v.parent == null) view.top.push(v);
+    }
+    const seen = new Set();
+    for (const e of edges) {
+      const from = shownAs.get(e.from), to = shownAs.get(e.to);
+      if (from == null || to == null || from === to) continue;
+      const key = from + '\u0000' + to + '\u0000' + e.value;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      view.edges.push({ ...e, from, to });
+    }
+    return view;
+  }
+
+  // A node's lines of text and size.
+  function describe(n, types, consts, isCollapsed, nKids) {
+    const lines = [];
+    const title = n.kind === 'argument' ? n.label : n.kind === 'return' ? 'return' : n.label;
+    lines.push({ cls: 'title', text: title });
+    const inferred = n.inferred || [], results = n.results || [];
+    let refined = false;
+    types.forEach((t, i) => {
+      const name = n.kind === 'op' && results[i] ? results[i] + ' : ' : '';
+      if (t) lines.push({ cls: 'type', text: clip(name + shapeOf(t)), dims: true });
+      if (inferred[i]) {
+        refined = true;
+        lines.push({ cls: 'inf', text: clip('\u2192 inferred ' + shapeOf(inferred[i])), dims: true });
+      }
+    });
+    const typesOf = c => (c.types || []).some(t => t) ? c.types : [c.foldedType || ''];
+    for (const c of consts)
+      lines.push({ cls: 'const', text: clip('\u25c6 ' + (c.results && c.results[0] || c.id) + ' : ' + shapeOf(typesOf(c)[0] || '')), dims: true });
+    const errors = n.errors || [];
+    for (const e of errors.slice(0, 2)) lines.push({ cls: 'err', text: clip('\u2716 ' + e) });
+    if (errors.length > 2) lines.push({ cls: 'err', text: `\u2716 ${errors.length - 2} more` });
+    if (isCollapsed && nKids) lines.push({ cls: 'more', text: `\u25b8 ${nKids} ops inside (double-click: expand)` });
+    else if (isCollapsed && n.collapsed) lines.push({ cls: 'more', text: '\u25b8 region left out (graph too big)' });
+    const big = consts.filter(c => c.constantBytes >= BIG_CONST);
+    const badge = big.length ? bytesText(big.reduce((s, c) => s + c.constantBytes, 0)) : '';
+    const chars = Math.max(...lines.map(l => l.text.length), badge.length + title.length + 3);
+    const cls = ['node', n.kind];
+    if (errors.length) cls.push('error');
+    if (refined) cls.push('inferred');
+    if (n.broadcast) cls.push('bc-' + n.broadcast);
+    return {
+      id: n.id, src: n, lines, badge, consts, collapsed: isCollapsed, cls,
+      width: Math.ceil(chars * CHAR_W + 2 * PAD_X), height: lines.length * LINE_H + 2 * PAD_Y,
+    };
+  }
+
+  // The bands: consecutive top-level nodes, BAND at a time.
+  function bands(view) {
+    const out = [];
+    for (let i = 0; i < view.top.length; i += BAND) out.push(view.top.slice(i, i + BAND));
+    return out;
+  }
+
+  // The ELK graph of one band: its nodes (regions with their contents),
+  // the edges inside it, and an input node per value from an earlier band.
+  function elkBand(view, band, k, bandOf) {
+    const members = new Set();
+    const addTree = v => { members.add(v.id); for (const c of v.kids) addTree(view.index.get(c)); };
+    band.forEach(addTree);
+    const toElk = v => {
+      const node = { id: v.id, width: v.width, height: v.height };
+      if (v.kids.length && !v.collapsed) {
+        node.children = v.kids.map(c => toElk(view.index.get(c)));
+        node.layoutOptions = { 'elk.padding': `[top=${v.height + 8},left=10,bottom=10,right=10]` };
+        delete node.height;
+        node.width = v.width;
+      }
+      return node;
+    };
+    const children = band.map(toElk);
+    const edges = [], inputs = new Map(), crossing = [];
+    view.edges.forEach((e, i) => {
+      if (!members.has(e.to)) return;
+      if (members.has(e.from)) {
+        edges.push({ id: 'e' + i, sources: [e.from], targets: [e.to], index: i });
+        return;
+      }
+      if (bandOf.get(topOf(view, e.from)) >= k) return; // a back edge: not in SSA
+      const inId = `in:${k}:${e.from}:${e.value}`;
+      if (!inputs.has(inId)) {
+        const label = clip(e.value + ' : ' + shapeOf(e.type));
+        inputs.set(inId, { id: inId, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e });
+        crossing.push({ from: e.from, to: inId, edge: e });
+      }
+      edges.push({ id: 'e' + i, sources: [inId], targets: [e.to], index: i });
+    });
+    for (const input of inputs.values()) children.unshift({ id: input.id, width: input.width, height: input.height });
+    const layoutOptions = view.top.length > BAND ? { ...ELK_OPTIONS, ...ELK_BIG } : ELK_OPTIONS;
+    return { graph: { id: 'band' + k, layoutOptions, children, edges }, inputs, crossing };
+  }
+
+  function topOf(view, id) {
+    let v = view.index.get(id);
+    while (v && v.parent != null) v = view.index.get(v.parent);
+    return v ? v.id : id;
+  }
+
+  // Lays the view out band after band; `onBand(band)` sees each as it is
+  // placed (the page draws it at once). `alive()` false stops the work.
+  async function layout(view, elk, onBand, alive) {
+    const all = bands(view);
+    const bandOf = new Map();
+    all.forEach((b, k) => b.forEach(v => bandOf.set(v.id, k)));
+    const pos = new Map();
+    const placed = [];
+    let y = 0, width = 0;
+    for (let k = 0; k < all.length; k++) {
+      const { graph, inputs, crossing } = elkBand(view, all[k], k, bandOf);
+      const t0 = Date.now();
+      const r = await elk.layout(graph);
+      if (alive && !alive()) return null;
+      const band = { k, y, width: r.width, height: r.height, nodes: [], edges: [], inputs: [], crossing, ms: Date.now() - t0 };
+      const walk = (list) => {
+        for (const c of list || []) {
+          const p = { x: c.x, y: c.y + y, w: c.width, h: c.height };
+          pos.set(c.id, p);
+          if (inputs.has(c.id)) band.inputs.push({ ...inputs.get(c.id), ...p });
+          else band.nodes.push({ v: view.index.get(c.id), ...p });
+          walk(c.children);
+        }
+      };
+      walk(r.children);
+      const collect = (node) => {
+        for (const e of node.edges || []) {
+          const pts = [];
+          for (const s of e.sections || []) {
+            pts.push(s.startPoint, ...(s.bendPoints || []), s.endPoint);
+          }
+          band.edges.push({ id: e.id, pts: pts.map(p => ({ x: p.x, y: p.y + y })) });
+        }
+        for (const c of node.children || []) collect(c);
+      };
+      collect(r);
+      const byElkId = new Map(graph.edges.map(e => [e.id, e.index]));
+      for (const e of band.edges) e.edge = view.edges[byElkId.get(e.id)];
+      width = Math.max(width, r.width);
+      placed.push(band);
+      if (onBand) onBand(band, pos);
+      y += r.height + BAND_GAP;
+    }
+    return { bands: placed, pos, width, height: Math.max(0, y - BAND_GAP) };
+  }
+
+  function path(pts) {
+    if (!pts.length) return '';
+    return 'M' + pts.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L');
+  }
+
+  function edgeSVG(e, pts, extra) {
+    const cls = ['edge'];
+    if (e.dynamic) cls.push('dynamic');
+    if (e.refinable) cls.push('refinable');
+    if (extra) cls.push(extra);
+    let s = `<path class="${cls.join(' ')}" d="${path(pts)}" data-from="${esc(e.from)}" data-to="${esc(e.to)}"/>`;
+    if (pts.length >= 2 && extra !== 'far') {
+      // The label just below the producer: one place per value and edge.
+      const a = pts[0], b = pts[1];
+      const t = Math.min(1, 16 / Math.max(1, Math.hypot(b.x - a.x, b.y - a.y)));
+      const x = a.x + (b.x - a.x) * t + 4, y = a.y + (b.y - a.y) * t + 4;
+      s += `<text class="elabel" x="${x.toFixed(1)}" y="${y.toFixed(1)}">${dimSpans(clip(shapeOf(e.type)))}</text>`;
+    }
+    return s;
+  }
+
+  function nodeSVG(v, p) {
+    const cls = v.cls.slice();
+    const region = v.kids && v.kids.length && !v.collapsed;
+    let s = '';
+    if (region) {
+      cls[0] = 'region';
+      s += `<g class="${cls.join(' ')}" data-id="${esc(v.id)}"><rect x="${p.x}" y="${p.y}" width="${p.w}" height="${p.h}"/>`;
+      s += `<g class="head" data-id="${esc(v.id)}" data-region="1">`;
+    } else {
+      if (v.collapsed) cls.push('collapsed');
+      s += `<g class="${cls.join(' ')}" data-id="${esc(v.id)}"><rect x="${p.x}" y="${p.y}" width="${p.w}" height="${region ? v.height : p.h}"/>`;
+    }
+    v.lines.forEach((l, i) => {
+      const text = l.cls === 'title' && region ? '\u25be ' + l.text : l.text;
+      s += `<text class="${l.cls}" x="${(p.x + PAD_X).toFixed(1)}" y="${(p.y + PAD_Y + LINE_H * (i + 1) - 3).toFixed(1)}">${l.dims ? dimSpans(text) : esc(text)}</text>`;
+    });
+    if (v.badge) {
+      const w = v.badge.length * 6.2 + 10;
+      s += `<g class="badge"><rect x="${(p.x + p.w - w - 4).toFixed(1)}" y="${p.y + 4}" width="${w.toFixed(1)}" height="14"/><text x="${(p.x + p.w - w + 1).toFixed(1)}" y="${p.y + 15}">${esc(v.badge)}</text></g>`;
+    }
+    if (region) s += '</g>';
+    return s + '</g>';
+  }
+
+  function inputSVG(input) {
+    return `<g class="node input" data-id="${esc(input.edge.from)}"><rect x="${input.x}" y="${input.y}" width="${input.w}" height="${input.h}"/>` +
+      `<text x="${(input.x + PAD_X).toFixed(1)}" y="${(input.y + PAD_Y + LINE_H - 3).toFixed(1)}">${dimSpans(input.label)}</text></g>`;
+  }
+
+  // One band's picture: regions under their contents, edges under nodes.
+  function bandSVG(band, pos) {
+    let regions = '', nodes = '', edges = '', cross = '';
+    for (const n of band.nodes) {
+      const s = nodeSVG(n.v, n);
+      if (n.v.kids && n.v.kids.length && !n.v.collapsed) regions += s; else nodes += s;
+    }
+    for (const i of band.inputs) nodes += inputSVG(i);
+    for (const e of band.edges) if (e.edge) edges += edgeSVG(e.edge, e.pts);
+    // Values from earlier bands: from their producer to the input node.
+    for (const c of band.crossing) {
+      const a = pos.get(c.from), b = pos.get(c.to);
+      if (!a || !b) continue;
+      const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+      const far = y2 - y1 > 600;
+      cross += `<path class="edge${c.edge.dynamic ? ' dynamic' : ''}${far ? ' far' : ''}" d="M${x1.toFixed(1)},${y1.toFixed(1)}C${x1.toFixed(1)},${(y1 + 40).toFixed(1)} ${x2.toFixed(1)},${(y2 - 40).toFixed(1)} ${x2.toFixed(1)},${y2.toFixed(1)}" data-from="${esc(c.from)}" data-to="${esc(c.to)}"/>`;
+    }
+    return `<g class="band" data-band="${band.k}">${regions}${edges}${cross}${nodes}</g>`;
+  }
+
+  const DEFS = '<defs><marker id="tg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z"/></marker></defs>';
+
+  // The whole picture as one SVG document (render.js; tests).
+  async function renderSVG(model, elk) {
+    const view = prepare(model, new Set());
+    const laid = await layout(view, elk);
+    const w = Math.ceil(laid.width + 20), h = Math.ceil(laid.height + 50);
+    let body = '';
+    for (const b of laid.bands) body += bandSVG(b, laid.pos);
+    const title = `@${model.function}` + (model.truncated ? ' (truncated: regions collapsed, too many nodes)' : '');
+    return `<svg xmlns="http://www.w3.org/2000/svg" class="tosa-graph" width="${w}" height="${h}" viewBox="-10 -30 ${w} ${h}">` +
+      `<style>${svgCSS()}</style>${DEFS}<text x="0" y="-12" class="title" style="font-weight:bold">${esc(title)}</text>${body}</svg>\n`;
+  }
+
+  // An ELK running in a worker made from its own source (`source`, the text
+  // of elk.bundled.js): the page stays responsive while a big graph is laid
+  // out. Where workers are refused (a CSP, some file:// pages) it falls
+  // back to ELK in the page's thread.
+  async function makeElk(ELK, source) {
+    if (source && typeof Worker !== 'undefined' && typeof Blob !== 'undefined' && typeof URL !== 'undefined') {
+      try {
+        const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+        const worker = new Worker(url);
+        const elk = new ELK({ workerFactory: () => worker });
+        const probe = elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
+        const ok = await Promise.race([probe.then(() => true, () => false),
+          new Promise(r => { worker.addEventListener('error', () => r(false)); setTimeout(() => r(false), 10000); })]);
+        if (ok) return elk;
+        worker.terminate();
+      } catch (e) {
+        // Fall back below.
+      }
+    }
+    return new ELK();
+  }
+
+  function summary(model) {
+    const ops = (model.nodes || []).filter(n => n.kind === 'op').length;
+    const errors = (model.nodes || []).filter(n => (n.errors || []).length).length;
+    return `@${model.function}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
+  }
+
+  // The interactive view in `container`. options: {elk, onSelect(node),
+  // onState(state), state}. Returns {update(model), showError(msg),
+  // highlight(id, center), highlightAt(position), fit()}.
+  function mount(container, model, options) {
+    const doc = container.ownerDocument;
+    if (!doc.getElementById('tosa-graph-style')) {
+      const st = doc.createElement('style');
+      st.id = 'tosa-graph-style';
+      st.textContent = CSS;
+      doc.head.appendChild(st);
+    }
+    container.classList.add('tosa-graph-root');
+    container.innerHTML = `<div class="tg-bar"><input class="tg-search" type="search" placeholder="Search op or %value" aria-label="Search op or SSA name">` +
+      `<button data-act="prev" title="Previous match">\u2191</button><button data-act="next" title="Next match (Enter)">\u2193</button>` +
+      `<button data-act="fit" title="Fit the graph">Fit</button><button data-act="in" title="Zoom in">+</button><button data-act="out" title="Zoom out">\u2212</button>` +
+      `<button data-act="expand" title="Expand all regions">Expand all</button><button data-act="collapse" title="Collapse all regions">Collapse all</button>` +
+      `<span class="tg-status"></span></div><div class="tg-note" hidden></div><div class="tg-error" hidden></div><div class="tg-canvas"></div>`;
+    const $ = s => container.querySelector(s);
+    const canvas = $('.tg-canvas'), status = $('.tg-status'), note = $('.tg-note'), errorBox = $('.tg-error');
+    const state = Object.assign({ tx: 20, ty: 20, k: 1, collapsed: [], placed: false }, options.state || {});
+    let collapsed = new Set(state.collapsed);
+    let current = null, svg = null, viewport = null, view = null, laid = null, generation = 0;
+    let matches = [], matchAt = -1, lastModel = null, lastPos = new Map();
+    const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed });
+
+    function applyTransform() {
+      if (!viewport) return;
+      viewport.setAttribute('transform', `translate(${state.tx.toFixed(1)},${state.ty.toFixed(1)}) scale(${state.k.toFixed(4)})`);
+      svg.classList.toggle('far', state.k < 0.35);
+      cull();
+    }
+    // Bands outside the canvas are not drawn: panning a 4,000-op graph
+    // repaints a screenful, not all of it.
+    function cull() {
+      if (!laid || !svg) return;
+      const h = canvas.clientHeight || 800;
+      const top = -state.ty / state.k - 200, bottom = (h - state.ty) / state.k + 200;
+      for (const g of svg.querySelectorAll('g.band')) {
+        const b = laid.bands[+g.dataset.band];
+        if (!b) continue;
+        const visible = b.y + b.height >= top && b.y <= bottom;
+        g.style.display = visible ? '' : 'none';
+      }
+    }
+    let pending = 0;
+    function schedule() {
+      if (pending) return;
+      pending = requestAnimationFrame(() => { pending = 0; applyTransform(); });
+    }
+    function zoomAt(factor, cx, cy) {
+      const k = Math.min(4, Math.max(0.02, state.k * factor));
+      state.tx = cx - (cx - state.tx) * (k / state.k);
+      state.ty = cy - (cy - state.ty) * (k / state.k);
+      state.k = k;
+      schedule();
+      saveState();
+    }
+    function fit() {
+      if (!laid) return;
+      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const k = Math.min(2, Math.max(0.02, Math.min((w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height))));
+      state.k = k;
+      state.tx = (w - laid.width * k) / 2;
+      state.ty = 20;
+      applyTransform();
+      saveState();
+    }
+    // A start that shows something readable: the whole graph when it fits
+    // at a useful scale, else the top of it at its full width.
+    function initialView() {
+      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const k = Math.min(1, (w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height));
+      if (k >= 0.5) return fit();
+      state.k = Math.max(0.5, Math.min(1, (w - 40) / Math.max(1, laid.width)));
+      state.tx = 20;
+      state.ty = 20;
+      applyTransform();
+    }
+    function centerOn(id) {
+      const p = laid && laid.pos.get(id);
+      if (!p) return;
+      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      if (state.k < 0.6) state.k = 0.9;
+      state.tx = w / 2 - (p.x + p.w / 2) * state.k;
+      state.ty = h / 2 - (p.y + p.h / 2) * state.k;
+      applyTransform();
+      saveState();
+    }
+    function markCurrent(id) {
+      for (const el of svg ? svg.querySelectorAll('.current') : []) el.classList.remove('current');
+      current = id;
+      if (!svg || id == null) return;
+      for (const el of svg.querySelectorAll(`[data-id="${cssEscape(id)}"]:not(.input)`)) {
+        if (el.classList.contains('head')) continue;
+        el.classList.add('current');
+      }
+    }
+    function cssEscape(s) {
+      return String(s).replace(/["\\]/g, '\\$&');
+    }
+    function search(q) {
+      for (const el of svg ? svg.querySelectorAll('.match') : []) el.classList.remove('match');
+      matches = [];
+      matchAt = -1;
+      q = q.trim().toLowerCase();
+      if (!q || !view) { showStatus(); return; }
+      for (const v of view.nodes) {
+        const n = v.src;
+        const names = [n.label, n.id, ...(n.results || []), ...v.consts.map(c => c.id)];
+        if (names.some(s => String(s).toLowerCase().includes(q))) matches.push(v.id);
+      }
+      for (const id of matches)
+        for (const el of svg.querySelectorAll(`g.node[data-id="${cssEscape(id)}"]`)) el.classList.add('match');
+      status.textContent = `${matches.length} match${matches.length === 1 ? '' : 'es'}`;
+    }
+    function step(d) {
+      if (!matches.length) return;
+      matchAt = (matchAt + d + matches.length) % matches.length;
+      centerOn(matches[matchAt]);
+      markCurrent(matches[matchAt]);
+      status.textContent = `match ${matchAt + 1} of ${matches.length}`;
+    }
+    function showStatus(extra) {
+      if (!lastModel) return;
+      status.textContent = summary(lastModel) + (extra ? ' \u2014 ' + extra : '');
+    }
+
+    async function render(model) {
+      const gen = ++generation;
+      lastModel = model;
+      errorBox.hidden = true;
+      view = prepare(model, collapsed);
+      const notes = [];
+      if (model.truncated)
+        notes.push(`This function is too big to draw whole: only its top-level ops are shown, regions collapsed` +
+          (model.omitted ? `, and ${model.omitted} ops past the first ${model.nodes.length} are left out.` : '.'));
+      note.hidden = !notes.length;
+      note.textContent = notes.join(' ');
+      if (!model.nodes || !model.nodes.length) {
+        canvas.innerHTML = '';
+        svg = null;
+        laid = null;
+        note.hidden = false;
+        note.textContent = `@${model.function} has no ops to draw.`;
+        showStatus();
+        return;
+      }
+      const t0 = Date.now();
+      const fresh = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
+      fresh.setAttribute('class', 'tosa-graph');
+      fresh.innerHTML = DEFS + '<g class="viewport"></g>';
+      const vp = fresh.querySelector('.viewport');
+      let first = true, bandsDone = 0;
+      const nBands = Math.ceil(view.top.length / BAND);
+      const elk = await options.elk;
+      const result = await layout(view, elk, (band, pos) => {
+        if (gen !== generation) return;
+        vp.insertAdjacentHTML('beforeend', bandSVG(band, pos));
+        bandsDone++;
+        if (first) {
+          // The first band replaces the old picture: no blank moment.
+          first = false;
+          canvas.innerHTML = '';
+          canvas.appendChild(fresh);
+          svg = fresh;
+          viewport = vp;
+          laid = { bands: [], pos, width: band.width, height: band.height };
+          // For bench/graph_render.js: ms since the page started.
+          if (typeof performance !== 'undefined') container.dataset.firstBandAt = performance.now().toFixed(0);
+        }
+        laid.bands[band.k] = band;
+        laid.width = Math.max(laid.width, band.width);
+        laid.height = band.y + band.height;
+        if (bandsDone === 1) {
+          if (!state.placed) { initialView(); state.placed = true; saveState(); } else applyTransform();
+        } else cull();
+        if (nBands > 1) showStatus(`laying out ${bandsDone}/${nBands}`);
+      }, () => gen === generation);
+      if (!result || gen !== generation) return;
+      laid = result;
+      lastPos = result.pos;
+      markCurrent(current);
+      const q = $('.tg-search').value;
+      if (q) search(q); else showStatus();
+      applyTransform();
+      container.dataset.layoutMs = String(Date.now() - t0);
+      container.dataset.rendered = String(gen);
+      if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
+      if (options.onRendered) options.onRendered({ ms: Date.now() - t0, nodes: view.nodes.length });
+    }
+
+    // Interaction.
+    let drag = null;
+    canvas.addEventListener('pointerdown', e => {
+      if (e.button !== 0) return;
+      drag = { x: e.clientX, y: e.clientY, tx: state.tx, ty: state.ty, moved: false };
+      canvas.setPointerCapture && canvas.setPointerCapture(e.pointerId);
+    });
+    canvas.addEventListener('pointermove', e => {
+      if (!drag) return;
+      const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+      if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+      drag.moved = true;
+      canvas.classList.add('panning');
+      state.tx = drag.tx + dx;
+      state.ty = drag.ty + dy;
+      schedule();
+    });
+    canvas.addEventListener('pointerup', e => {
+      const d = drag;
+      drag = null;
+      canvas.classList.remove('panning');
+      if (d && d.moved) { saveState(); return; }
+      const target = doc.elementFromPoint ? doc.elementFromPoint(e.clientX, e.clientY) : e.target;
+      click(target);
+    });
+    canvas.addEventListener('wheel', e => {
+      e.preventDefault();
+      const r = canvas.getBoundingClientRect();
+      if (e.ctrlKey || !e.shiftKey) zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+      else { state.tx -= e.deltaX || e.deltaY; schedule(); }
+    }, { passive: false });
+    function click(target) {
+      const el = target && target.closest ? target.closest('[data-id]') : null;
+      if (!el || !view) return;
+      const id = el.getAttribute('data-id');
+      const v = view.index.get(id);
+      const n = v ? v.src : view.byId.get(id);
+      if (!n) return;
+      markCurrent(id);
+      if (options.onSelect) options.onSelect(n);
+    }
+    // Double-click on a region (or a collapsed one) folds or unfolds it.
+    canvas.addEventListener('dblclick', e => {
+      const el = e.target.closest && e.target.closest('[data-id]');
+      const id = el && el.getAttribute('data-id');
+      if (id && view && ((view.index.get(id) || {}).kids || []).length + (collapsed.has(id) ? 1 : 0)) toggle(id);
+    });
+    function toggle(id) {
+      if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
+      saveState();
+      if (lastModel) render(lastModel);
+    }
+    container.querySelector('.tg-bar').addEventListener('click', e => {
+      const act = e.target.closest && e.target.closest('button') && e.target.closest('button').dataset.act;
+      const w = canvas.clientWidth / 2, h = canvas.clientHeight / 2;
+      if (act === 'fit') fit();
+      else if (act === 'in') zoomAt(1.25, w, h);
+      else if (act === 'out') zoomAt(0.8, w, h);
+      else if (act === 'next') step(1);
+      else if (act === 'prev') step(-1);
+      else if (act === 'expand' || act === 'collapse') {
+        collapsed = new Set();
+        if (act === 'collapse' && lastModel)
+          for (const n of lastModel.nodes) if (n.parent != null) collapsed.add(n.parent);
+        saveState();
+        if (lastModel) render(lastModel);
+      }
+    });
+    const input = $('.tg-search');
+    input.addEventListener('input', () => search(input.value));
+    input.addEventListener('keydown', e => { if (e.key === 'Enter') step(e.shiftKey ? -1 : 1); });
+    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => cull()).observe(canvas);
+
+    const api = {
+      update(m) { return render(m); },
+      showError(message) {
+        errorBox.hidden = false;
+        errorBox.textContent = message;
+        status.textContent = '';
+      },
+      highlight(id, center) {
+        markCurrent(id);
+        if (center) centerOn(id);
+      },
+      // The node of the op at an editor position: the last whose name
+      // starts at or before it (ranges are op names; ops nest in text order).
+      nodeAt(position) {
+        if (!view) return null;
+        let best = null;
+        for (const v of view.nodes) {
+          const s = v.src.range && v.src.range.start;
+          if (!s) continue;
+          if (s.line < position.line || (s.line === position.line && s.character <= position.character)) {
+            if (!best || s.line > best.src.range.start.line || (s.line === best.src.range.start.line && s.character >= best.src.range.start.character)) best = v;
+          }
+        }
+        return best ? best.id : null;
+      },
+      fit,
+      state: () => ({ ...state, collapsed: [...collapsed] }),
+      rendered: () => !!laid,
+    };
+    if (model) render(model);
+    return api;
+  }
+
+  return { prepare, layout, renderSVG, bandSVG, mount, makeElk, summary, CSS, ELK_OPTIONS, ELK_BIG, BAND };
+});

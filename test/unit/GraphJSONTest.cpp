@@ -1,0 +1,216 @@
+//===- GraphJSONTest.cpp - the `tosa/graph` result ------------------------===//
+
+#include "TestSupport.h"
+
+#include "GraphJSON.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace tosa_lsp;
+using namespace llvm;
+
+namespace {
+
+// Both branches define %2 (each region is a scope of its own); the
+// argument attribute puts non-ASCII text before %b on its line.
+const char *kFile =
+    R"(func.func @f(%a: tensor<2x3xf32> {tosa.n = "é😀"}, %b: tensor<1x3xf32>, %c: tensor<i1>) -> tensor<?x3xf32> {
+  %w = "tosa.const"() <{values = dense<1.0> : tensor<1x3xf32>}> : () -> tensor<1x3xf32>
+  %0 = tosa.add %a, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  %1 = tosa.cond_if %c : tensor<i1> -> tensor<?x3xf32> {
+    %2 = tosa.abs %0 : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    tosa.yield %2 : tensor<?x3xf32>
+  } else {
+    %2 = tosa.negate %w : (tensor<1x3xf32>) -> tensor<?x3xf32>
+    tosa.yield %2 : tensor<?x3xf32>
+  }
+  return %1 : tensor<?x3xf32>
+}
+)";
+
+json::Object graphOf(const std::string &text, size_t limit = kGraphNodeLimit) {
+  FileAnalysis fa = analyzeText(text);
+  const SymbolInfo *fn = graphFunctionNamed(fa, "f");
+  EXPECT_TRUE(fn);
+  if (!fn)
+    return {};
+  LineTable lines(text, fa.lineIndex);
+  return graphToJSON(buildGraph(fa, *fn), lines, limit);
+}
+
+const json::Object *nodeWithId(const json::Object &g, StringRef id) {
+  for (const json::Value &n : *g.getArray("nodes"))
+    if (n.getAsObject()->getString("id") == id)
+      return n.getAsObject();
+  return nullptr;
+}
+
+std::set<std::string> edgeSet(const json::Object &g) {
+  std::set<std::string> s;
+  for (const json::Value &e : *g.getArray("edges")) {
+    const json::Object &o = *e.getAsObject();
+    s.insert((*o.getString("from") + "->" + *o.getString("to") + " " +
+              *o.getString("value"))
+                 .str());
+  }
+  return s;
+}
+
+std::string str(const json::Value &v) {
+  std::string s;
+  raw_string_ostream(s) << v;
+  return s;
+}
+
+TEST(GraphJSON, TheContract) {
+  json::Object g = graphOf(kFile);
+  EXPECT_EQ(g.getString("function"), "f");
+  EXPECT_EQ(g.getBoolean("truncated"), false);
+  EXPECT_EQ(g.get("omitted"), nullptr);
+  EXPECT_EQ(
+      str(*g.get("range")),
+      R"({"end":{"character":1,"line":11},"start":{"character":0,"line":0}})");
+
+  const json::Object *b = nodeWithId(g, "%b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->getString("kind"), "argument");
+  // UTF-16 columns: "é" is one unit (two bytes), "😀" two (four bytes).
+  size_t bytes = std::string(kFile).find("%b");
+  EXPECT_EQ(str(*b->get("range")),
+            "{\"end\":{\"character\":" + std::to_string(bytes - 3 + 2) +
+                ",\"line\":0},\"start\":{\"character\":" +
+                std::to_string(bytes - 3) + ",\"line\":0}}");
+  EXPECT_EQ(str(*b->get("parent")), "null");
+
+  const json::Object *add = nodeWithId(g, "%0");
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->getString("kind"), "op");
+  EXPECT_EQ(add->getString("label"), "tosa.add");
+  EXPECT_EQ(str(*add->get("results")), R"(["%0"])");
+  EXPECT_EQ(str(*add->get("types")), R"(["tensor<?x3xf32>"])");
+  EXPECT_EQ(str(*add->get("inferred")), R"(["tensor<2x3xf32>"])");
+  EXPECT_EQ(str(*add->get("errors")), "[]");
+  EXPECT_EQ(add->getString("broadcast"), "refinable");
+  EXPECT_EQ(add->getBoolean("constant"), false);
+  EXPECT_EQ(
+      str(*add->get("range")),
+      R"({"end":{"character":15,"line":2},"start":{"character":7,"line":2}})");
+
+  const json::Object *w = nodeWithId(g, "%w");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->getBoolean("constant"), true)
+      << str(json::Value(json::Object(*w)));
+  EXPECT_GT(*w->getInteger("constantBytes"), 0);
+
+  // Regions: ops under their parent by id; sibling regions' %2 made unique.
+  const json::Object *abs = nodeWithId(g, "%2"), *neg = nodeWithId(g, "%2#2");
+  ASSERT_TRUE(abs && neg);
+  EXPECT_EQ(abs->getString("label"), "tosa.abs");
+  EXPECT_EQ(neg->getString("label"), "tosa.negate");
+  EXPECT_EQ(abs->getString("parent"), "%1");
+  EXPECT_EQ(nodeWithId(g, "return#0")->getString("kind"), "return");
+
+  std::set<std::string> edges = edgeSet(g);
+  for (const char *e : {"%a->%0 %a", "%0->%2 %0", "%w->%2#2 %w", "%c->%1 %c",
+                        "%1->return#0 %1"})
+    EXPECT_TRUE(edges.count(e)) << e;
+  for (const json::Value &e : *g.getArray("edges")) {
+    const json::Object &o = *e.getAsObject();
+    if (o.getString("value") == "%0") {
+      EXPECT_EQ(o.getString("type"), "tensor<?x3xf32>");
+      EXPECT_EQ(o.getBoolean("dynamic"), true);
+      EXPECT_EQ(o.getBoolean("refinable"), true);
+    }
+    if (o.getString("value") == "%a")
+      EXPECT_EQ(o.getBoolean("dynamic"), false);
+  }
+}
+
+TEST(GraphJSON, IdsSurviveAnEditElsewhereInTheFunction) {
+  json::Object before = graphOf(kFile);
+  std::string edited = kFile;
+  size_t at = edited.find("  %0 = tosa.add");
+  edited.insert(at, "  %n = tosa.abs %a : (tensor<2x3xf32>) -> "
+                    "tensor<2x3xf32>\n");
+  json::Object after = graphOf(edited);
+  std::set<std::string> idsBefore, idsAfter;
+  for (const json::Value &n : *before.getArray("nodes"))
+    idsBefore.insert(n.getAsObject()->getString("id")->str());
+  for (const json::Value &n : *after.getArray("nodes"))
+    idsAfter.insert(n.getAsObject()->getString("id")->str());
+  idsBefore.insert("%n");
+  EXPECT_EQ(idsBefore, idsAfter);
+  // The same node under the same id, now a line further down.
+  EXPECT_EQ(
+      str(*nodeWithId(after, "%0")->get("range")),
+      R"({"end":{"character":15,"line":3},"start":{"character":7,"line":3}})");
+  std::set<std::string> edgesBefore = edgeSet(before),
+                        edgesAfter = edgeSet(after);
+  edgesBefore.insert("%a->%n %a");
+  EXPECT_EQ(edgesBefore, edgesAfter);
+}
+
+TEST(GraphJSON, AboveTheLimitRegionsAreLeftOut) {
+  json::Object all = graphOf(kFile);
+  size_t n = all.getArray("nodes")->size();
+  json::Object g = graphOf(kFile, n - 1);
+  EXPECT_EQ(g.getBoolean("truncated"), true);
+  EXPECT_FALSE(nodeWithId(g, "%2"));
+  EXPECT_FALSE(nodeWithId(g, "tosa.yield#0"));
+  const json::Object *cond = nodeWithId(g, "%1");
+  ASSERT_TRUE(cond);
+  EXPECT_EQ(cond->getBoolean("collapsed"), true);
+  EXPECT_EQ(nodeWithId(g, "%0")->get("collapsed"), nullptr);
+  // Values used inside the regions now enter the region op, once each.
+  std::set<std::string> edges = edgeSet(g);
+  EXPECT_TRUE(edges.count("%0->%1 %0"));
+  EXPECT_TRUE(edges.count("%w->%1 %w"));
+  EXPECT_EQ(g.getArray("edges")->size(), edges.size());
+  for (const json::Value &e : *g.getArray("edges")) {
+    const json::Object &o = *e.getAsObject();
+    EXPECT_TRUE(nodeWithId(g, *o.getString("from")) &&
+                nodeWithId(g, *o.getString("to")))
+        << str(e);
+  }
+  // Fewer still: the first nodes in text order, the rest counted.
+  json::Object few = graphOf(kFile, 4);
+  EXPECT_EQ(few.getArray("nodes")->size(), 4u);
+  EXPECT_TRUE(nodeWithId(few, "%a") && nodeWithId(few, "%w"));
+  EXPECT_GT(*few.getInteger("omitted"), 0);
+  for (const json::Value &e : *few.getArray("edges")) {
+    const json::Object &o = *e.getAsObject();
+    EXPECT_TRUE(nodeWithId(few, *o.getString("from")) &&
+                nodeWithId(few, *o.getString("to")));
+  }
+}
+
+} // namespace
+
+namespace {
+
+TEST(GraphJSON, TheStreamedFormIsTheSameObject) {
+  FileAnalysis fa = analyzeText(kFile);
+  LineTable lines(kFile, fa.lineIndex);
+  FunctionGraph g = buildGraph(fa, *graphFunctionNamed(fa, "f"));
+  for (size_t limit : {kGraphNodeLimit, g.nodes.size() - 1, size_t(4)}) {
+    std::string text;
+    raw_string_ostream ts(text);
+    json::OStream os(ts);
+    writeGraphJSON(os, g, lines, limit, [](json::OStream &o) {
+      o.attribute("uri", "file:///x.mlir");
+      o.attribute("version", 3);
+    });
+    Expected<json::Value> parsed = json::parse(text);
+    ASSERT_TRUE(bool(parsed)) << toString(parsed.takeError());
+    json::Object expected = graphToJSON(g, lines, limit);
+    expected["uri"] = "file:///x.mlir";
+    expected["version"] = 3;
+    EXPECT_EQ(*parsed, json::Value(std::move(expected))) << text;
+    EXPECT_EQ(
+        text.rfind(R"({"uri":"file:///x.mlir","version":3,"function")", 0), 0u);
+  }
+}
+
+} // namespace
