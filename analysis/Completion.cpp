@@ -210,6 +210,22 @@ CompletionContext completionContext(std::string_view text,
         (toks.back().kind != TokKind::ValueId))
       ctx.kind = CompletionContext::Value;
   }
+  // A function's argument list (`func.func @f(`, `@f(%a: f32, %`): a type
+  // may come first there (unnamed arguments), as upstream's parser expects.
+  bool inSignature = ctx.opName.size() >= 4 &&
+                     ctx.opName.substr(ctx.opName.size() - 4) == "func" &&
+                     !open.empty() && isPunct(text, toks[open.back()], '(') &&
+                     open.back() > 0 &&
+                     toks[open.back() - 1].kind == TokKind::SymbolId;
+  if (inSignature && (ctx.kind == CompletionContext::None ||
+                      ctx.kind == CompletionContext::Value)) {
+    const Token &last = toks.back();
+    if (isPunct(text, last, '(') || isPunct(text, last, ',') ||
+        isPunct(text, last, ':')) {
+      ctx.kind = CompletionContext::Type;
+      return ctx;
+    }
+  }
   if (ctx.kind != CompletionContext::None &&
       ctx.kind != CompletionContext::Value)
     return ctx;
@@ -449,6 +465,94 @@ bool fits(const OpSignature *sig, unsigned index, std::string_view type,
   return true;
 }
 
+/// The values defined before `pos` in its function, nearest first, read
+/// from the text: where the analysis has none (a section that has not
+/// parsed since it was opened). Results are `%x =` / `%x:2 =` at a
+/// statement's start, typed by what follows the line's last top-level `->`;
+/// arguments `%a: type` in a function's or block's parentheses.
+std::vector<std::pair<std::string, std::string>>
+valuesFromText(std::string_view text, const LineIndex &lines, Position pos) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (unsigned line = pos.line - 1; line >= 1; --line) {
+    size_t b = lines.lineStart(line - 1);
+    size_t e = line < lines.lineCount() ? lines.lineStart(line) : text.size();
+    std::string_view l = text.substr(0, e);
+    std::vector<Token> toks;
+    Lexer lex(l, b);
+    for (Token t = lex.next(); t.kind != TokKind::End; t = lex.next())
+      if (t.kind != TokKind::Comment)
+        toks.push_back(t);
+    if (toks.empty())
+      continue;
+    auto typeAfter = [&](size_t from, bool toEnd) {
+      // Up to a top-level `,` or `)` (an argument), or the line's end.
+      int depth = 0;
+      size_t end = from;
+      for (size_t k = from; k < toks.size(); ++k) {
+        char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
+        if (c == '<' || c == '(' || c == '[' || c == '{')
+          ++depth;
+        if ((c == '>' || c == ')' || c == ']' || c == '}') && depth-- == 0)
+          break;
+        if (c == ',' && depth == 0 && !toEnd)
+          break;
+        end = k + 1;
+      }
+      if (end <= from)
+        return std::string();
+      size_t tb = toks[from].offset,
+             te = toks[end - 1].offset + toks[end - 1].length;
+      return std::string(l.substr(tb, te - tb));
+    };
+    // Results.
+    if (toks[0].kind == TokKind::ValueId) {
+      size_t eq = 0;
+      while (eq < toks.size() &&
+             !(toks[eq].kind == TokKind::Punct && toks[eq].first(l) == '='))
+        ++eq;
+      if (eq < toks.size()) {
+        std::string type;
+        int depth = 0;
+        for (size_t k = eq; k < toks.size(); ++k) {
+          char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
+          if (c == '<' || c == '(' || c == '[' || c == '{')
+            ++depth;
+          else if (c == '>' || c == ')' || c == ']' || c == '}')
+            --depth;
+          else if (toks[k].kind == TokKind::Arrow && depth == 0)
+            type = typeAfter(k + 1, true);
+        }
+        for (size_t k = 0; k < eq; ++k)
+          if (toks[k].kind == TokKind::ValueId)
+            out.push_back({std::string(toks[k].text(l)), type});
+      }
+    }
+    // Arguments: `%a : type` inside parentheses.
+    int parens = 0;
+    for (size_t k = 0; k + 2 < toks.size(); ++k) {
+      char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
+      parens += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (parens > 0 && toks[k].kind == TokKind::ValueId &&
+          toks[k + 1].kind == TokKind::Punct && toks[k + 1].first(l) == ':' &&
+          k > 0 && toks[k - 1].kind == TokKind::Punct &&
+          (toks[k - 1].first(l) == '(' || toks[k - 1].first(l) == ','))
+        out.push_back({std::string(toks[k].text(l)), typeAfter(k + 2, false)});
+    }
+
+    // A function's first line ends the walk.
+    bool fnLine = false;
+    for (const Token &t : toks)
+      if (t.kind == TokKind::BareId) {
+        std::string_view n = t.text(l);
+        fnLine = n.size() >= 4 && n.substr(n.size() - 4) == "func";
+        break;
+      }
+    if (fnLine || l.substr(b, 8) == "// -----")
+      break;
+  }
+  return out;
+}
+
 void Builder::values() {
   unsigned sec = section();
   const SymbolInfo *fn = enclosingFunction(sec);
@@ -467,6 +571,11 @@ void Builder::values() {
             [](const ValueInfo *a, const ValueInfo *b) {
               return before(b->def.begin, a->def.begin);
             });
+  std::vector<std::pair<std::string, std::string>> named;
+  for (const ValueInfo *v : scope)
+    named.push_back({std::string(v->name.view()), v->type.str()});
+  if (named.empty())
+    named = valuesFromText(in.text, in.lines, pos);
   // The element type of the first operand already typed on this line.
   std::string elementType;
   size_t lineStart = in.lines.lineStart(pos.line - 1);
@@ -477,30 +586,28 @@ void Builder::values() {
     if (t.kind == TokKind::BareId && t.text(in.text) == ctx.opName)
       afterOp = true;
     else if (afterOp && t.kind == TokKind::ValueId)
-      for (const ValueInfo *v : scope)
-        if (v->name.view() == t.text(in.text)) {
-          std::string_view type = v->type.str();
+      for (const auto &[name, type] : named)
+        if (name == t.text(in.text)) {
           size_t x = type.rfind('x'), lt = type.find('<');
-          if (type.rfind("tensor<", 0) == 0 && lt != std::string_view::npos) {
-            std::string_view el = type.substr(
-                (x != std::string_view::npos && x > lt ? x : lt) + 1);
+          if (type.rfind("tensor<", 0) == 0 && lt != std::string::npos) {
+            std::string el =
+                type.substr((x != std::string::npos && x > lt ? x : lt) + 1);
             if (!el.empty() && el.back() == '>')
-              el.remove_suffix(1);
-            elementType = std::string(el);
+              el.pop_back();
+            elementType = el;
           }
           break;
         }
   }
-  std::unordered_set<std::string_view> seen;
+  std::unordered_set<std::string> seen;
   unsigned rank = 0;
-  for (const ValueInfo *v : scope) {
-    std::string_view name = v->name.view();
+  for (const auto &[name, type] : named) {
     if (!seen.insert(name).second)
       continue;
-    bool ok = fits(sig, ctx.operandIndex, v->type.str(), elementType);
+    bool ok = fits(sig, ctx.operandIndex, type, elementType);
     char buf[16];
     std::snprintf(buf, sizeof buf, "%c%08u", ok ? '0' : '1', rank++);
-    add(std::string(name), CompletionKind::Value, v->type.str(), buf);
+    add(name, CompletionKind::Value, type, buf);
   }
 }
 

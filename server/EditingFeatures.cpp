@@ -575,6 +575,54 @@ void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
                }));
 }
 
+void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
+                       std::optional<std::string> function,
+                       Callback<GraphReply> cb) {
+  // The function's name first, then its shapes (the whole function
+  // inferred: a graph shows every op's types).
+  withSnapshot(uri, [this, uri, pos, function, cb = std::move(cb)](
+                        Expected<Scheduler::SnapshotPtr> sp) mutable {
+    if (!sp)
+      return cb(sp.takeError());
+    const Snapshot &s = **sp;
+    const SymbolInfo *fn = nullptr;
+    if (function) {
+      fn = graphFunctionNamed(s.analysis, *function);
+      if (!fn)
+        return cb(failed("no function named @" +
+                         StringRef(*function).ltrim('@') + " in " + s.path));
+    } else if (pos) {
+      if (std::optional<Position> p = s.lines.fromLsp(*pos))
+        fn = graphFunctionAt(s.analysis, *p);
+      if (!fn)
+        return cb(failed("no function at line " + Twine(pos->line + 1) +
+                         (s.analysis.hasErrors()
+                              ? " (a section that does not parse has "
+                                "no functions to draw)"
+                              : "")));
+    } else {
+      return cb(failed("tosa/graph needs a position or a function"));
+    }
+    std::string name = fn->name;
+    lsp::Range range = s.lines.toLsp(fn->scope);
+    withShapes(uri, range,
+               [name, cb = std::move(cb)](
+                   Expected<Scheduler::SnapshotPtr> sp2,
+                   std::shared_ptr<const ShapeInference> shapes) mutable {
+                 if (!sp2)
+                   return cb(sp2.takeError());
+                 const SymbolInfo *f =
+                     graphFunctionNamed((*sp2)->analysis, name);
+                 if (!f)
+                   return cb(failed("@" + name + " is gone from the file"));
+                 GraphReply r;
+                 r.graph = buildGraph((*sp2)->analysis, *f, shapes.get());
+                 r.snapshot = std::move(*sp2);
+                 cb(std::move(r));
+               });
+  });
+}
+
 void TosaServer::convertToBytecode(const std::string &uri,
                                    Callback<std::string> cb) {
   withSnapshot(uri, [this, cb = std::move(cb)](

@@ -10,6 +10,7 @@
 #include "LSPServer.h"
 
 #include "DiagnosticsJSON.h"
+#include "GraphJSON.h"
 #include "InlayHintsJSON.h"
 #include "Protocol.h"
 #include "TerminationWatch.h"
@@ -129,6 +130,29 @@ public:
                    &Server::onDocumentSymbol);
     handler.method("textDocument/codeAction", this, &Server::onCodeAction);
     handler.method("tosa/previewLowering", this, &Server::onPreviewLowering);
+    handler.method("textDocument/documentHighlight", this,
+                   &Server::onDocumentHighlight);
+    handler.method("textDocument/prepareRename", this,
+                   &Server::onPrepareRename);
+    handler.method("textDocument/rename", this, &Server::onRename);
+    handler.method("textDocument/foldingRange", this, &Server::onFoldingRange);
+    handler.method("textDocument/selectionRange", this,
+                   &Server::onSelectionRange);
+    handler.method("textDocument/semanticTokens/full", this,
+                   &Server::onSemanticTokens);
+    handler.method("textDocument/semanticTokens/full/delta", this,
+                   &Server::onSemanticTokensDelta);
+    handler.method("workspace/symbol", this, &Server::onWorkspaceSymbol);
+    handler.method("textDocument/formatting", this, &Server::onFormatting);
+    handler.method("textDocument/rangeFormatting", this, &Server::onFormatting);
+    handler.method("textDocument/completion", this, &Server::onCompletion);
+    handler.method("textDocument/signatureHelp", this,
+                   &Server::onSignatureHelp);
+    handler.method("mlir/convertToBytecode", this,
+                   &Server::onConvertToBytecode);
+    handler.method("mlir/convertFromBytecode", this,
+                   &Server::onConvertFromBytecode);
+    handler.method("tosa/graph", this, &Server::onGraph);
     handler.method("workspace/executeCommand", this, &Server::onExecuteCommand);
   }
 
@@ -173,6 +197,9 @@ private:
     // Neovim 0.7 and others lack window/showDocument: previews then say
     // where the file is instead.
     clientShowDocument = params.showDocument;
+    editing = params.editing;
+    if (!params.rootPath.empty())
+      roots = {params.rootPath};
     InitializeResult result;
     result.version = version;
     Expected<json::Value> defaults =
@@ -446,6 +473,156 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
+  // Editing features (TosaServer's EditingFeatures.cpp)
+  //===--------------------------------------------------------------------===//
+
+  template <typename T>
+  static json::Value arrayOf(const std::vector<T> &items) {
+    return jsonArray(items, [](const T &t) { return toJSON(t); });
+  }
+
+  void onDocumentHighlight(const lsp::TextDocumentPositionParams &params,
+                           Callback<json::Value> reply) {
+    features.documentHighlights(
+        clientUri(params.textDocument.uri), params.position,
+        answer<std::vector<DocumentHighlightLsp>>(
+            std::move(reply), arrayOf<DocumentHighlightLsp>));
+  }
+
+  void onPrepareRename(const lsp::TextDocumentPositionParams &params,
+                       Callback<json::Value> reply) {
+    features.prepareRename(clientUri(params.textDocument.uri), params.position,
+                           answer<PrepareRenameLsp>(std::move(reply)));
+  }
+
+  void onRename(const RenameParams &params, Callback<json::Value> reply) {
+    features.rename(clientUri(params.textDocument.uri), params.position,
+                    params.newName,
+                    answer<DocumentEditLsp>(std::move(reply), workspaceEdit));
+  }
+
+  void onFoldingRange(const TextDocumentParams &params,
+                      Callback<json::Value> reply) {
+    features.foldingRanges(clientUri(params.textDocument.uri),
+                           editing.lineFoldingOnly,
+                           answer<std::vector<FoldingRangeLsp>>(
+                               std::move(reply), arrayOf<FoldingRangeLsp>));
+  }
+
+  void onSelectionRange(const SelectionRangeParams &params,
+                        Callback<json::Value> reply) {
+    features.selectionRanges(
+        clientUri(params.textDocument.uri), params.positions,
+        answer<std::vector<std::vector<lsp::Range>>>(
+            std::move(reply),
+            [](std::vector<std::vector<lsp::Range>> chains) -> json::Value {
+              return jsonArray(chains, selectionRange);
+            }));
+  }
+
+  void onSemanticTokens(const TextDocumentParams &params,
+                        Callback<json::Value> reply) {
+    features.semanticTokens(clientUri(params.textDocument.uri), std::nullopt,
+                            answer<SemanticTokensLsp>(std::move(reply)));
+  }
+
+  void onSemanticTokensDelta(const SemanticTokensDeltaParams &params,
+                             Callback<json::Value> reply) {
+    features.semanticTokens(clientUri(params.textDocument.uri),
+                            params.previousResultId,
+                            answer<SemanticTokensLsp>(std::move(reply)));
+  }
+
+  void onWorkspaceSymbol(const WorkspaceSymbolParams &params,
+                         Callback<json::Value> reply) {
+    features.workspaceSymbols(
+        params.query, roots,
+        answer<std::vector<WorkspaceSymbolLsp>>(std::move(reply),
+                                                arrayOf<WorkspaceSymbolLsp>));
+  }
+
+  void onFormatting(const FormattingParams &params,
+                    Callback<json::Value> reply) {
+    features.formatting(
+        clientUri(params.textDocument.uri), params.range,
+        answer<DocumentEditLsp>(std::move(reply), [](DocumentEditLsp e) {
+          return json::Value(jsonArray(
+              e.edits, [](const lsp::TextEdit &t) { return toJSON(t); }));
+        }));
+  }
+
+  void onCompletion(const lsp::CompletionParams &params,
+                    Callback<json::Value> reply) {
+    features.completion(clientUri(params.textDocument.uri), params.position,
+                        editing.snippets,
+                        answer<lsp::CompletionList>(std::move(reply)));
+  }
+
+  void onSignatureHelp(const lsp::TextDocumentPositionParams &params,
+                       Callback<json::Value> reply) {
+    features.signatureHelp(
+        clientUri(params.textDocument.uri), params.position,
+        answer<std::optional<lsp::SignatureHelp>>(
+            std::move(reply),
+            [](std::optional<lsp::SignatureHelp> h) -> json::Value {
+              return h ? toJSON(*h) : json::Value(nullptr);
+            }));
+  }
+
+  void onConvertToBytecode(const BytecodeParams &params,
+                           Callback<json::Value> reply) {
+    features.convertToBytecode(
+        clientUri(params.uri),
+        answer<std::string>(std::move(reply), [](std::string base64) {
+          return json::Value(json::Object{{"output", std::move(base64)}});
+        }));
+  }
+
+  void onConvertFromBytecode(const BytecodeParams &params,
+                             Callback<json::Value> reply) {
+    features.convertFromBytecode(
+        params.uri.file().str(),
+        answer<std::string>(std::move(reply), [](std::string text) {
+          return json::Value(json::Object{{"output", std::move(text)}});
+        }));
+  }
+
+  /// Written straight to the output, as inlay hints: a model-sized
+  /// function's graph is megabytes (GraphJSON.h).
+  void onGraph(const GraphParams &params, Callback<json::Value> reply) {
+    auto [deferred, key] = defer(std::move(reply));
+    std::optional<json::Value> id = transport.currentId();
+    features.graph(clientUri(params.textDocument.uri), params.position,
+                   params.function,
+                   [this, deferred = deferred, key = key, id = std::move(id)](
+                       Expected<TosaServer::GraphReply> r) mutable {
+                     if (!r) {
+                       deferred->finish(r.takeError());
+                     } else if (deferred->claim()) {
+                       std::string text;
+                       raw_string_ostream out(text);
+                       json::OStream os(out, litTest ? 2 : 0);
+                       const Snapshot &s = *r->snapshot;
+                       os.object([&] {
+                         if (id)
+                           os.attribute("id", *id);
+                         os.attribute("jsonrpc", "2.0");
+                         os.attributeBegin("result");
+                         writeGraphJSON(os, r->graph, s.lines, kGraphNodeLimit,
+                                        [&](json::OStream &o) {
+                                          o.attribute("uri", s.uri);
+                                          o.attribute("version", s.version);
+                                        });
+                         os.attributeEnd();
+                       });
+                       out.flush();
+                       transport.sendRaw(text);
+                     }
+                     forget(key);
+                   });
+  }
+
+  //===--------------------------------------------------------------------===//
   // Previews and compiles
   //===--------------------------------------------------------------------===//
 
@@ -553,6 +730,8 @@ private:
   bool litTest;
   std::string version;             // serverInfo.version
   bool clientShowDocument = false; // capabilities.window.showDocument.support
+  ClientEditingCapabilities editing;
+  std::vector<std::string> roots; // the workspace's folders, for its symbols
   lsp::MessageHandler handler;
   lsp::OutgoingNotification<json::Value> publish;
   lsp::OutgoingNotification<json::Value> showMessage;

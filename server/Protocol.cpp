@@ -2,6 +2,8 @@
 
 #include "Protocol.h"
 
+#include "SemanticTokens.h"
+
 #include "Choices.h"
 #include "DiagnosticsJSON.h"
 
@@ -105,6 +107,25 @@ bool fromJSON(const json::Value &v, TosaInitializeParams &p, json::Path path) {
       if (const json::Object *win = caps->getObject("window"))
         if (const json::Object *sd = win->getObject("showDocument"))
           p.showDocument = sd->getBoolean("support").value_or(false);
+  p.editing = editingCapabilities(v);
+  if (const json::Object *obj = v.getAsObject()) {
+    auto fromUri = [&](std::optional<StringRef> uri) {
+      if (!uri || !p.rootPath.empty())
+        return;
+      if (Expected<lsp::URIForFile> u = lsp::URIForFile::fromURI(*uri))
+        p.rootPath = u->file().str();
+      else
+        consumeError(u.takeError());
+    };
+    fromUri(obj->getString("rootUri"));
+    if (const json::Array *folders = obj->getArray("workspaceFolders"))
+      if (!folders->empty())
+        if (const json::Object *f = folders->front().getAsObject())
+          fromUri(f->getString("uri"));
+    if (p.rootPath.empty())
+      if (std::optional<StringRef> path = obj->getString("rootPath"))
+        p.rootPath = path->str();
+  }
   return o && mapRaw(o, "initializationOptions", p.initializationOptions);
 }
 
@@ -271,6 +292,33 @@ json::Value toJSON(const InitializeResult &r) {
       {"definitionProvider", true},
       {"referencesProvider", true},
       {"documentSymbolProvider", true},
+      {"documentHighlightProvider", true},
+      {"renameProvider", json::Object{{"prepareProvider", true}}},
+      {"foldingRangeProvider", true},
+      {"selectionRangeProvider", true},
+      {"semanticTokensProvider",
+       json::Object{
+           {"legend",
+            json::Object{{"tokenTypes", jsonArray(semanticTypeNames(),
+                                                  [](const char *n) {
+                                                    return json::Value(n);
+                                                  })},
+                         {"tokenModifiers", jsonArray(semanticModifierNames(),
+                                                      [](const char *n) {
+                                                        return json::Value(n);
+                                                      })}}},
+           {"full", json::Object{{"delta", true}}}}},
+      {"workspaceSymbolProvider", true},
+      {"documentFormattingProvider", true},
+      {"documentRangeFormattingProvider", true},
+      {"completionProvider",
+       json::Object{{"triggerCharacters",
+                     json::Array{".", "%", "^", "!", "#", "(", ",", "<", ":",
+                                 "[", " ", "\"", "/", "@", "{", "="}},
+                    {"resolveProvider", false}}},
+      {"signatureHelpProvider",
+       json::Object{{"triggerCharacters", json::Array{"(", ",", " ", "%"}},
+                    {"retriggerCharacters", json::Array{","}}}},
       {"codeActionProvider",
        json::Object{
            {"codeActionKinds", json::Array{"quickfix", "refactor.rewrite",
@@ -440,8 +488,7 @@ bool fromJSON(const json::Value &v, SemanticTokensDeltaParams &p,
          o.map("previousResultId", p.previousResultId);
 }
 
-bool fromJSON(const json::Value &v, WorkspaceSymbolParams &p,
-              json::Path path) {
+bool fromJSON(const json::Value &v, WorkspaceSymbolParams &p, json::Path path) {
   json::ObjectMapper o(v, path);
   return o && o.map("query", p.query);
 }
@@ -505,10 +552,10 @@ json::Value workspaceEdit(const DocumentEditLsp &e) {
   });
   return json::Object{
       {"documentChanges",
-       json::Array{json::Object{
-           {"textDocument",
-            json::Object{{"uri", e.uri}, {"version", e.version}}},
-           {"edits", std::move(edits)}}}}};
+       json::Array{
+           json::Object{{"textDocument",
+                         json::Object{{"uri", e.uri}, {"version", e.version}}},
+                        {"edits", std::move(edits)}}}}};
 }
 
 json::Value toJSON(const SemanticTokensLsp &t) {
@@ -525,9 +572,9 @@ json::Value toJSON(const SemanticTokensLsp &t) {
         {"edits", json::Array{json::Object{{"start", t.start},
                                            {"deleteCount", t.deleteCount},
                                            {"data", ints(t.inserted)}}}}};
-  return json::Object{{"resultId", t.resultId},
-                      {"data", ints(t.data ? *t.data
-                                           : std::vector<uint32_t>())}};
+  return json::Object{
+      {"resultId", t.resultId},
+      {"data", ints(t.data ? *t.data : std::vector<uint32_t>())}};
 }
 
 json::Value toJSON(const WorkspaceSymbolLsp &w) {

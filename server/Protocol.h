@@ -66,9 +66,20 @@ bool fromJSON(const llvm::json::Value &v, ParamsRef &r, llvm::json::Path);
 
 /// What the server reads of `initialize`'s params (lsp::InitializeParams
 /// has neither field).
+/// What the client can do that the editing features ask about.
+struct ClientEditingCapabilities {
+  bool snippets = false;        // completionItem.snippetSupport
+  bool lineFoldingOnly = false; // foldingRange.lineFoldingOnly
+};
+ClientEditingCapabilities editingCapabilities(const llvm::json::Value &init);
+
 struct TosaInitializeParams {
   llvm::json::Value initializationOptions = nullptr; // editor settings
   bool showDocument = false; // capabilities.window.showDocument.support
+  ClientEditingCapabilities editing;
+  /// The workspace's folder (rootUri, else the first workspace folder,
+  /// else rootPath); empty when none.
+  std::string rootPath;
 };
 bool fromJSON(const llvm::json::Value &v, TosaInitializeParams &p,
               llvm::json::Path path);
@@ -209,13 +220,6 @@ struct GraphParams {
 };
 bool fromJSON(const llvm::json::Value &v, GraphParams &p,
               llvm::json::Path path);
-
-/// What the client can do that the editing features ask about.
-struct ClientEditingCapabilities {
-  bool snippets = false;        // completionItem.snippetSupport
-  bool lineFoldingOnly = false; // foldingRange.lineFoldingOnly
-};
-ClientEditingCapabilities editingCapabilities(const llvm::json::Value &init);
 
 /// didChange's params. A change that cannot be read is lost, and the
 /// document with it: `uri` is then set when the params name a document (to

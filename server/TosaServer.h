@@ -27,6 +27,7 @@
 #include "BackgroundInference.h"
 #include "CompileJob.h"
 #include "EditingResults.h"
+#include "Graph.h"
 #include "Input.h"
 #include "OpenDocument.h"
 #include "OutputFiles.h"
@@ -265,6 +266,15 @@ public:
   /// Upstream's mlir/convertFromBytecode: the text of the bytecode file at
   /// `path` (read, never written).
   void convertFromBytecode(const std::string &path, Callback<std::string> cb);
+
+  /// A function's graph (tosa/graph): the one at `pos`, or named
+  /// `function`; with tosa-infer-shapes' types where they are known.
+  struct GraphReply {
+    Scheduler::SnapshotPtr snapshot; // the text `graph` is of
+    FunctionGraph graph;
+  };
+  void graph(const std::string &uri, std::optional<llvm::lsp::Position> pos,
+             std::optional<std::string> function, Callback<GraphReply> cb);
 
   //===--- Long work ------------------------------------------------------===//
   void previewLowering(PreviewRequest request, Callback<PreviewResult> cb);

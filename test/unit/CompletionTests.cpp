@@ -9,6 +9,8 @@
 #include "OpSignatures.h"
 #include "SignatureHelp.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 using namespace tosa_lsp;
@@ -180,8 +182,25 @@ TEST(Completion, AttributesBlocksSymbolsAliases) {
   Session al(kFile, withLine("  %r = tosa.abs %arg_b : (!$$"));
   EXPECT_TRUE(has(al.labels(), "!row"));
   EXPECT_TRUE(has(al.labels(), "!tosa"));
+  Session sig(kFile, "func.func @g($$");
+  EXPECT_TRUE(has(sig.labels(), "tensor"));
+  Session sig2(kFile, "func.func @g(%x: tensor<2xf32>, %$$");
+  EXPECT_TRUE(has(sig2.labels(), "f32"));
   Session none(kFile, withLine("  // a comment tosa.$$"));
   EXPECT_TRUE(none.labels().empty());
+}
+
+TEST(Completion, ValuesFromTheTextWhenTheSectionNeverParsed) {
+  std::string typed = withLine("  %r = tosa.add %arg_a, %$$") + "func.func @h(";
+  Session s("", typed); // nothing analysed
+  auto r = s.complete().items;
+  std::map<std::string, std::string> types;
+  for (const auto &i : r)
+    types[i.label] = i.detail;
+  EXPECT_EQ(types["%arg_a"], "tensor<2x4xf32>");
+  EXPECT_EQ(types["%arg_b"], "!row");
+  EXPECT_EQ(types["%s"], "!tosa.shape<2>");
+  EXPECT_EQ(types["%0"], "tensor<2x4xf32>");
 }
 
 TEST(Completion, ManyValuesAreCutAndMarkedIncomplete) {

@@ -439,12 +439,15 @@ class LspClient:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def initialize(self, root_uri=None, options=None, timeout=None):
+    def initialize(self, root_uri=None, options=None, timeout=None,
+                   text_document=None):
+        """`text_document`: more textDocument client capabilities."""
         params = {"processId": os.getpid(), "rootUri": root_uri,
                   "capabilities": {"textDocument": {
                       "publishDiagnostics": {"versionSupport": True},
                       "hover": {"contentFormat": ["markdown", "plaintext"]}},
                       "general": {"positionEncodings": ["utf-16"]}}}
+        params["capabilities"]["textDocument"].update(text_document or {})
         if options is not None:
             params["initializationOptions"] = options
         result = self.request("initialize", params, timeout)
