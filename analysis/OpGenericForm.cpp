@@ -2,9 +2,11 @@
 
 #include "OpGenericForm.h"
 
+#include "Lexer.h"
 #include "LineIndex.h"
 #include "MLIRShared.h"
 #include "Query.h"
+#include "TextScan.h"
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Diagnostics.h"
@@ -16,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <memory>
 #include <unordered_set>
 
@@ -38,6 +41,38 @@ mlir::MLIRContext &threadContext() {
     ctx->allowUnregisteredDialects();
   }
   return *ctx;
+}
+
+/// `printed` with each `%<k>` the printer numbered written as `names[k]`
+/// (outside string literals): the hover shows the file's own names.
+std::string renameValues(const std::string &printed,
+                         const std::vector<std::string> &names) {
+  std::string out;
+  out.reserve(printed.size());
+  for (size_t i = 0; i < printed.size();) {
+    char c = printed[i];
+    if (c == '"') {
+      size_t end = detail::skipString(printed, i);
+      out.append(printed, i, end - i);
+      i = end;
+      continue;
+    }
+    if (c == '%' && i + 1 < printed.size() && std::isdigit(printed[i + 1])) {
+      size_t j = i + 1;
+      while (j < printed.size() && std::isdigit(printed[j]))
+        ++j;
+      bool whole = j == printed.size() || !isIdChar(printed[j]);
+      size_t k = std::stoul(printed.substr(i + 1, j - i - 1));
+      if (whole && k < names.size()) {
+        out += names[k];
+        i = j;
+        continue;
+      }
+    }
+    out += c;
+    ++i;
+  }
+  return out;
 }
 
 } // namespace
@@ -65,6 +100,9 @@ opGenericForm(std::string_view text, const LineIndex &lines,
   src += "\"tosa_lsp.scope\"() ({\n";
   // Values used inside and defined outside, each once.
   std::unordered_set<std::string_view> defined;
+  // The names the printer's numbers stand for: stand-in k is `%k`, then
+  // the op's own results.
+  std::vector<std::string> names;
   for (const ValueInfo &v : fa.values) {
     if (v.section != section || contains(stmt, v.def.begin))
       continue;
@@ -89,9 +127,25 @@ opGenericForm(std::string_view text, const LineIndex &lines,
       else if (c == ',' && depth == 0)
         ++n;
     }
+    names.push_back(std::string(v.name.view()));
     src += std::string(v.name.view()) +
            (n > 1 ? ":" + std::to_string(n) : std::string()) +
            " = \"tosa_lsp.value\"() : () -> (" + types + ")\n";
+  }
+  // The op's own result groups, as written before `=`.
+  if (start < *b) {
+    std::string_view results = text.substr(start, *b - start);
+    for (size_t i = 0; i < results.size();) {
+      if (results[i] != '%') {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < results.size() && isIdChar(results[j]))
+        ++j;
+      names.push_back(std::string(results.substr(i, j - i)));
+      i = j;
+    }
   }
   src += text.substr(start, *e - start);
   src += "\n}) : () -> ()\n";
@@ -136,6 +190,7 @@ opGenericForm(std::string_view text, const LineIndex &lines,
                     .printGenericOpForm()
                     .elideLargeElementsAttrs(16)
                     .elideLargeResourceString(64));
+  out.genericForm = renameValues(out.genericForm, names);
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "SemanticTokens.h"
 #include "ShapeInference.h"
 #include "SignatureHelp.h"
+#include "SourceLocations.h"
 #include "WorkspaceSymbols.h"
 
 #include "llvm/Support/Base64.h"
@@ -112,6 +113,47 @@ std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
     return HoverResult{name, md};
   h->markdown += "\n\n---\n\n" + md;
   return h;
+}
+
+std::vector<DefinitionTarget> sourceLocationTargets(const Snapshot &s,
+                                                    Position p) {
+  std::vector<DefinitionTarget> out;
+  const FileAnalysis &fa = s.analysis;
+  tosa_lsp::Range scope;
+  unsigned section = 0;
+  int i = fa.findOp(p);
+  if (i >= 0 && contains(fa.ops[i].range, p)) {
+    scope = fa.ops[i].scope;
+    section = fa.ops[i].section;
+  } else {
+    for (const OpSpan &o : fa.opSpans)
+      if (o.nameRange.begin.line == p.line && contains(o.nameRange, p)) {
+        scope = o.scope;
+        section = o.section;
+        break;
+      }
+  }
+  if (!scope.begin.valid())
+    return out;
+  StringRef dir = sys::path::parent_path(s.path);
+  for (const FileLineCol &loc : opSourceLocations(
+           s.text, s.lines.index(), s.aliases(), scope, section)) {
+    SmallString<256> path(loc.file);
+    if (!sys::path::is_absolute(path) && !dir.empty()) {
+      path = dir;
+      sys::path::append(path, loc.file);
+    }
+    if (!sys::fs::is_regular_file(path) || !loc.line)
+      continue;
+    Expected<URIForFile> u = URIForFile::fromFile(path);
+    if (!u) {
+      consumeError(u.takeError());
+      continue;
+    }
+    lsp::Position at(loc.line - 1, loc.column ? loc.column - 1 : 0);
+    out.push_back({u->uri().str(), lsp::Range(at, at)});
+  }
+  return out;
 }
 
 void TosaServer::documentHighlights(

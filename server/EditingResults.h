@@ -51,6 +51,13 @@ struct SemanticTokensLsp {
   std::vector<uint32_t> inserted;
 };
 
+/// Where go-to-definition goes: in the document (`uri` empty) or, for an
+/// op whose `loc(...)` names an existing file, there.
+struct DefinitionTarget {
+  std::string uri;
+  llvm::lsp::Range range;
+};
+
 struct WorkspaceSymbolLsp {
   std::string name;
   llvm::lsp::SymbolKind kind = llvm::lsp::SymbolKind::Function;

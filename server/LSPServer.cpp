@@ -439,8 +439,15 @@ private:
                     Callback<json::Value> reply) {
     features.definition(
         clientUri(params.textDocument.uri), params.position,
-        answer<std::vector<lsp::Range>>(std::move(reply),
-                                        locationsIn(params.textDocument.uri)));
+        answer<std::vector<DefinitionTarget>>(
+            std::move(reply),
+            [uri = clientUri(params.textDocument.uri)](
+                std::vector<DefinitionTarget> ts) -> json::Value {
+              return jsonArray(ts, [&](const DefinitionTarget &t) {
+                return json::Object{{"uri", t.uri.empty() ? uri : t.uri},
+                                    {"range", toJSON(t.range)}};
+              });
+            }));
   }
 
   void onReferences(const lsp::ReferenceParams &params,

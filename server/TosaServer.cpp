@@ -476,13 +476,24 @@ static std::vector<lsp::Range> toLsp(const Snapshot &s,
 }
 
 void TosaServer::definition(const std::string &uri, lsp::Position pos,
-                            Callback<std::vector<lsp::Range>> cb) {
+                            Callback<std::vector<DefinitionTarget>> cb) {
   withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
+                 std::vector<DefinitionTarget> out;
                  std::optional<Position> p = s.lines.fromLsp(pos);
-                 std::optional<tosa_lsp::Range> d =
-                     p ? tosa_lsp::definition(s.analysis, *p) : std::nullopt;
-                 return toLsp(s, d ? std::vector<tosa_lsp::Range>{*d}
-                                   : std::vector<tosa_lsp::Range>());
+                 if (!p)
+                   return out;
+                 if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
+                   out.push_back({"", s.lines.toLsp(a->def)});
+                   return out;
+                 }
+                 if (std::optional<tosa_lsp::Range> d =
+                         tosa_lsp::definition(s.analysis, *p))
+                   if (d->begin.valid())
+                     out.push_back({"", s.lines.toLsp(*d)});
+                 // The model's source, as upstream's definition does.
+                 for (DefinitionTarget &t : sourceLocationTargets(s, *p))
+                   out.push_back(std::move(t));
+                 return out;
                }));
 }
 

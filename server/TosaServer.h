@@ -60,6 +60,10 @@ struct Snapshot;
 /// errors), an alias' value.
 std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
                                            std::optional<HoverResult> h);
+/// The existing files and lines the `loc(...)` of the op named at `p`
+/// points to (relative paths from the document's directory).
+std::vector<DefinitionTarget> sourceLocationTargets(const Snapshot &s,
+                                                    Position p);
 /// Why changeDocument did not apply an edit, by what the protocol layer
 /// does about it: an unknown document is only logged; a desynced one was
 /// closed, and the user is told. An InvalidParams LSPError to code that
@@ -216,8 +220,9 @@ public:
              Callback<std::optional<llvm::lsp::Hover>> cb);
   void inlayHints(const std::string &uri, llvm::lsp::Range range,
                   Callback<std::vector<llvm::lsp::InlayHint>> cb);
+  /// Also aliases' definitions, and the files an op's `loc(...)` names.
   void definition(const std::string &uri, llvm::lsp::Position pos,
-                  Callback<std::vector<llvm::lsp::Range>> cb);
+                  Callback<std::vector<DefinitionTarget>> cb);
   void references(const std::string &uri, llvm::lsp::Position pos,
                   bool includeDeclaration,
                   Callback<std::vector<llvm::lsp::Range>> cb);

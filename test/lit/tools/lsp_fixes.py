@@ -73,6 +73,18 @@ def main():
         return 1
     replies = [json.loads(p) for p in re.split(r"Content-Length: \d+\r?\n\r?\n", r.stdout)[1:]]
     actions = next(m["result"] for m in replies if m.get("id") == 1)
+    # "Add expected-* diagnostic checks" repairs nothing: the file it makes
+    # must pass `mlir-opt --verify-diagnostics` (how MLIR tests are run).
+    checks = [a for a in actions if a["title"] == "Add expected-* diagnostic checks"]
+    actions = [a for a in actions if a not in checks]
+    for a in checks:
+        fixed = apply_edits(text, a["edit"]["changes"][uri])
+        v = subprocess.run([args.mlir_opt, "--verify-diagnostics", "--split-input-file",
+                            "--allow-unregistered-dialect", "-o", "/dev/null", "-"],
+                           input=fixed, capture_output=True, text=True)
+        if v.returncode != 0:
+            print("expected-checks fails --verify-diagnostics:\n" + fixed + v.stderr)
+            return 1
     failed = 0
     for a in actions:
         assert a["kind"] == "quickfix", a
