@@ -398,7 +398,10 @@ std::string opSnippet(const OpSignature &sig, std::string_view opLabel,
   }
   if (!attrs.empty())
     s += " {" + attrs + "}";
-  s += " : (" + hole("operand types") + ") -> " + hole("result type");
+  // One hole at a time: the operands of `+` are not sequenced.
+  std::string operandTypes = hole("operand types");
+  std::string resultType = hole("result type");
+  s += " : (" + operandTypes + ") -> " + resultType;
   if (snippets)
     s += "$0";
   return s;

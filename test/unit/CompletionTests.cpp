@@ -101,6 +101,12 @@ TEST(Completion, Tosa10SnippetsWithEveryOperandInOrder) {
     EXPECT_NE(t.find("acc_type = "), std::string::npos) << t;
     EXPECT_EQ(t.find("local_bound"), std::string::npos) << t; // optional
     EXPECT_EQ(t.find("${") != std::string::npos, snippets) << t;
+    if (snippets) // holes numbered in order
+      EXPECT_LT(t.find("operand types"), t.find("result type")) << t;
+    if (snippets)
+      EXPECT_NE(t.find("(${10:operand types}) -> ${11:result type}$0"),
+                std::string::npos)
+          << t;
   }
   // tosa.mul's shift; rescale's zero points and enum.
   Session m(kFile, withLine("  %r = tosa.mu$$"));
