@@ -2,7 +2,7 @@
 
 #include "Highlight.h"
 
-#include "Query.h"
+#include "Navigation.h"
 
 #include <algorithm>
 
@@ -21,13 +21,8 @@ std::vector<Highlight> documentHighlights(const FileAnalysis &fa,
   if (const AliasInfo *a = aliasAt(aliases, pos)) {
     add(a->def, a->uses);
   } else {
-    Lookup l = lookup(fa, pos);
-    if (l.value)
-      add(l.value->def, l.value->uses);
-    else if (l.symbol)
-      add(l.symbol->nameRange, l.symbol->uses);
-    else if (l.block)
-      add(l.block->def, l.block->uses);
+    Occurrences o = occurrences(fa, pos);
+    add(o.def, o.uses);
   }
   std::sort(out.begin(), out.end(), [](const Highlight &x, const Highlight &y) {
     return before(x.range.begin, y.range.begin);

@@ -21,21 +21,29 @@ std::optional<Range> definition(const FileAnalysis &fa, Position pos) {
   return std::nullopt;
 }
 
+Occurrences occurrences(const FileAnalysis &fa, Position pos) {
+  Lookup l = lookup(fa, pos);
+  Occurrences o;
+  if (l.value) {
+    o.def = l.value->def;
+    o.uses.assign(l.value->uses.begin(), l.value->uses.end());
+  } else if (l.symbol) {
+    o.def = l.symbol->nameRange;
+    o.uses = l.symbol->uses;
+  } else if (l.block) {
+    o.def = l.block->def;
+    o.uses.assign(l.block->uses.begin(), l.block->uses.end());
+  }
+  return o;
+}
+
 std::vector<Range> references(const FileAnalysis &fa, Position pos,
                               bool includeDeclaration) {
-  Lookup l = lookup(fa, pos);
+  Occurrences o = occurrences(fa, pos);
   std::vector<Range> out;
-  auto add = [&](const Range &def, const auto &uses) {
-    if (includeDeclaration)
-      out.push_back(def);
-    out.insert(out.end(), uses.begin(), uses.end());
-  };
-  if (l.value)
-    add(l.value->def, l.value->uses);
-  else if (l.symbol)
-    add(l.symbol->nameRange, l.symbol->uses);
-  else if (l.block)
-    add(l.block->def, l.block->uses);
+  if (includeDeclaration && o.def.begin.valid())
+    out.push_back(o.def);
+  out.insert(out.end(), o.uses.begin(), o.uses.end());
   return out;
 }
 

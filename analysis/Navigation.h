@@ -12,6 +12,14 @@ namespace tosa_lsp {
 /// Definition of the SSA value, block argument, block or symbol at `pos`.
 std::optional<Range> definition(const FileAnalysis &fa, Position pos);
 
+/// The definition and uses of the SSA value, block or symbol at `pos`
+/// (`def` invalid when there is none).
+struct Occurrences {
+  Range def;
+  std::vector<Range> uses;
+};
+Occurrences occurrences(const FileAnalysis &fa, Position pos);
+
 /// Uses (and optionally the definition) of the entity at `pos`.
 std::vector<Range> references(const FileAnalysis &fa, Position pos,
                               bool includeDeclaration);

@@ -319,4 +319,15 @@ const SymbolInfo *functionAt(const FileAnalysis &fa, Position pos) {
   return best;
 }
 
+NamedOp namedOpAt(const FileAnalysis &fa, Position pos) {
+  NamedOp out;
+  int i = fa.findOp(pos);
+  if (i >= 0 && contains(fa.ops[i].range, pos))
+    return {fa.ops[i].range, fa.ops[i].scope, fa.ops[i].section};
+  for (const OpSpan &o : fa.opSpans)
+    if (o.nameRange.begin.line == pos.line && contains(o.nameRange, pos))
+      return {o.nameRange, o.scope, o.section};
+  return out;
+}
+
 } // namespace tosa_lsp

@@ -33,6 +33,14 @@ struct Lookup {
 };
 
 Lookup lookup(const FileAnalysis &fa, Position pos);
+
+/// The op (with or without a report) whose name is at `pos`: its name, its
+/// whole text and its section; `name` invalid when there is none.
+struct NamedOp {
+  Range name, scope;
+  unsigned section = 0;
+};
+NamedOp namedOpAt(const FileAnalysis &fa, Position pos);
 /// The same answer by a walk over everything (the reference for tests).
 Lookup lookupScan(const FileAnalysis &fa, Position pos);
 

@@ -82,23 +82,9 @@ std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
                  std::to_string(a->uses.size()) + " uses)";
     return r;
   }
-  // The op whose name is at `p`.
-  tosa_lsp::Range name, scope;
-  unsigned section = 0;
-  int i = fa.findOp(p);
-  if (i >= 0 && contains(fa.ops[i].range, p)) {
-    name = fa.ops[i].range;
-    scope = fa.ops[i].scope;
-    section = fa.ops[i].section;
-  } else {
-    for (const OpSpan &o : fa.opSpans)
-      if (o.nameRange.begin.line == p.line && contains(o.nameRange, p)) {
-        name = o.nameRange;
-        scope = o.scope;
-        section = o.section;
-        break;
-      }
-  }
+  NamedOp op = namedOpAt(fa, p);
+  tosa_lsp::Range name = op.name, scope = op.scope;
+  unsigned section = op.section;
   if (!name.begin.valid() || !scope.begin.valid())
     return h;
   std::optional<OpGenericForm> g =
@@ -118,21 +104,9 @@ std::optional<HoverResult> withGenericForm(const Snapshot &s, Position p,
 std::vector<DefinitionTarget> sourceLocationTargets(const Snapshot &s,
                                                     Position p) {
   std::vector<DefinitionTarget> out;
-  const FileAnalysis &fa = s.analysis;
-  tosa_lsp::Range scope;
-  unsigned section = 0;
-  int i = fa.findOp(p);
-  if (i >= 0 && contains(fa.ops[i].range, p)) {
-    scope = fa.ops[i].scope;
-    section = fa.ops[i].section;
-  } else {
-    for (const OpSpan &o : fa.opSpans)
-      if (o.nameRange.begin.line == p.line && contains(o.nameRange, p)) {
-        scope = o.scope;
-        section = o.section;
-        break;
-      }
-  }
+  NamedOp op = namedOpAt(s.analysis, p);
+  tosa_lsp::Range scope = op.scope;
+  unsigned section = op.section;
   if (!scope.begin.valid())
     return out;
   StringRef dir = sys::path::parent_path(s.path);
