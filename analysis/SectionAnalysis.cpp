@@ -115,6 +115,12 @@ bool SectionRun::run() {
       refuseNesting(*deep);
     return false;
   }
+  if (auto big =
+          findExcessiveResultNumber(body, sec.endOffset - sec.beginOffset)) {
+    if (!job)
+      refuseResultNumber(big->first, big->second);
+    return false;
+  }
   Block block;
   parse(block);
   if (job && !sec.parsed) {
