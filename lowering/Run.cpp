@@ -372,7 +372,8 @@ std::string readAll(FILE *f) {
 /// `cf.assert` prints, is captured: such an abort is reported as the
 /// check that failed, and this process' stdout stays empty.
 llvm::Expected<std::string> runInChild(const std::string &function,
-                                       llvm::function_ref<std::string()> work) {
+                                       llvm::function_ref<std::string()> work,
+                                       const std::string &crashHint) {
   FILE *results = std::tmpfile(), *printed = std::tmpfile();
   if (!results || !printed) {
     if (results)
@@ -417,7 +418,7 @@ llvm::Expected<std::string> runInChild(const std::string &function,
                               strsignal(WTERMSIG(status)) + ")"
                         : "exit code " + std::to_string(WEXITSTATUS(status));
   return makeError("@" + function + " crashed while running (" + how + ")" +
-                   (message.empty() ? "" : ": " + message));
+                   (message.empty() ? "" : ": " + message) + crashHint);
 }
 
 } // namespace
@@ -681,34 +682,41 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   if (!packed)
     return makeError("calling @" + options.function +
                      " failed: " + llvm::toString(packed.takeError()));
-  llvm::Expected<std::string> json = runInChild(options.function, [&] {
-    (*packed)(args.data());
-    // The callee's buffers are not freed: the child exits.
-    llvm::json::Array outs;
-    for (const Output &o : outputs) {
-      const char *descriptor =
-          reinterpret_cast<const char *>(results.data()) + o.offset;
-      withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
-        using T = decltype(elt);
-        DynamicMemRefType<T> memref(
-            *reinterpret_cast<const StridedMemRefType<T, decltype(rank)::value>
-                                  *>(descriptor));
-        llvm::json::Array shape;
-        for (int64_t i = 0; i < memref.rank; ++i)
-          shape.push_back(memref.sizes[i]);
-        outs.push_back(llvm::json::Object{{"shape", std::move(shape)},
-                                          {"data", toJSON(o.kind, memref)}});
-      });
-    }
-    llvm::json::Object out{{"function", options.function},
-                           {"inputs", std::move(echoed)},
-                           {"results", std::move(outs)}};
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
-    os.flush();
-    return s;
-  });
+  llvm::Expected<std::string> json = runInChild(
+      options.function,
+      [&] {
+        (*packed)(args.data());
+        // The callee's buffers are not freed: the child exits.
+        llvm::json::Array outs;
+        for (const Output &o : outputs) {
+          const char *descriptor =
+              reinterpret_cast<const char *>(results.data()) + o.offset;
+          withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
+            using T = decltype(elt);
+            DynamicMemRefType<T> memref(
+                *reinterpret_cast<
+                    const StridedMemRefType<T, decltype(rank)::value> *>(
+                    descriptor));
+            llvm::json::Array shape;
+            for (int64_t i = 0; i < memref.rank; ++i)
+              shape.push_back(memref.sizes[i]);
+            outs.push_back(llvm::json::Object{
+                {"shape", std::move(shape)}, {"data", toJSON(o.kind, memref)}});
+          });
+        }
+        llvm::json::Object out{{"function", options.function},
+                               {"inputs", std::move(echoed)},
+                               {"results", std::move(outs)}};
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
+        os.flush();
+        return s;
+      },
+      ls.indexBounds.count(options.function)
+          ? "; tosa.gather and tosa.scatter need indices in [0, K) and equal "
+            "batch sizes (--mode=safe checks them)"
+          : "");
   if (!json)
     return json.takeError();
   return RunResult{std::move(*json)};
