@@ -51,7 +51,9 @@ struct Range {
 };
 
 enum class Severity { Error, Warning, Note, Info };
-enum class DiagSource { Parser, Verifier, Broadcast };
+/// Spec: a check of ours against the TOSA specification where MLIR 22's
+/// verifier accepts the op (a warning, never an error).
+enum class DiagSource { Parser, Verifier, Broadcast, Spec };
 
 const char *severityName(Severity s);
 const char *diagSourceName(DiagSource s);
@@ -412,6 +414,17 @@ constexpr unsigned kMaxNesting = 1000;
 /// (strings and `//` comments are skipped).
 std::optional<size_t> findExcessiveNesting(std::string_view text,
                                            unsigned limit = kMaxNesting);
+
+/// MLIR's parser keeps a slot (16 bytes) for every result number up to the
+/// highest used of each forward-referenced name: `%1#100000000` in a 3 KB
+/// text costs 1.6 GB before any error. The slots a text may cost: its size
+/// in bytes (a result needs its type written out), at least this many.
+constexpr size_t kMinResultSlots = size_t(1) << 20;
+/// Where `text`'s result numbers (`%name#N`; strings and comments skipped)
+/// need more than max(`sectionBytes`, kMinResultSlots) slots, if they do:
+/// its offset and the number.
+std::optional<std::pair<size_t, uint64_t>>
+findExcessiveResultNumber(std::string_view text, size_t sectionBytes);
 
 /// Splits on `// -----` like mlir-opt's --split-input-file (a marker with
 /// more dashes is a "near miss": reported by `analyze`, not split on).

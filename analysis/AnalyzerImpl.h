@@ -196,6 +196,11 @@ struct Analyzer::Impl {
   /// tables), and replaced.
   void abandonContext();
   static std::unique_ptr<mlir::MLIRContext> makeContext();
+  /// Whether every dialect loaded in `ctx` is one a fresh context would
+  /// load for `sectionText`: one the text names (`ns.op`, `!ns.type`,
+  /// `#ns.attr`) or one that loading those loads.
+  static bool onlyDialectsOf(mlir::MLIRContext &ctx,
+                             std::string_view sectionText);
   /// All upstream dialects and their interface extensions: files mix tosa
   /// with whatever else they use, and a promised-but-missing interface
   /// would abort at verification time.
@@ -219,15 +224,16 @@ struct Analyzer::Impl {
                                Section sec, const Config &config,
                                SectionUnits *units = nullptr,
                                bool cutFunction = true);
-  /// `part` (with its context `partCtx`): analyse only this part of `sec`
-  /// (analyzeInParts); results are `sec`'s.
-  void analyzeSectionUnguarded(const FileText &file, const std::string &path,
-                               Section sec, const Config &config,
-                               SectionResult &result, SectionUnits *units,
-                               UnitJob *job, const Section *part = nullptr,
-                               mlir::MLIRContext *partCtx = nullptr,
-                               PartText *around = nullptr,
-                               double capacityFactor = 1.0);
+  /// `part` (with its context `partCtx`, `context` or `partContext`):
+  /// analyse only this part of `sec` (analyzeInParts); results are `sec`'s.
+  /// The context is made fresh first when it has dialects loaded that
+  /// `sec` alone would not load (freshDialects).
+  void analyzeSectionUnguarded(
+      const FileText &file, const std::string &path, Section sec,
+      const Config &config, SectionResult &result, SectionUnits *units,
+      UnitJob *job, const Section *part = nullptr,
+      std::unique_ptr<mlir::MLIRContext> *partCtx = nullptr,
+      PartText *around = nullptr, double capacityFactor = 1.0);
 
   // SectionParts.cpp: sections on two threads.
   /// A big section whose top-level ops share no symbols across its cuts,
@@ -245,9 +251,11 @@ struct Analyzer::Impl {
   /// faster thread takes more instead of waiting for the slower half.
   /// `done[i]` says which finished. Stops at a crash inside MLIR and
   /// returns false, both contexts abandoned (abandonParts).
-  bool inTurn(size_t k,
-              llvm::function_ref<void(size_t, mlir::MLIRContext *)> item,
-              std::vector<char> &done, const char *phase);
+  bool
+  inTurn(size_t k,
+         llvm::function_ref<void(size_t, std::unique_ptr<mlir::MLIRContext> *)>
+             item,
+         std::vector<char> &done, const char *phase);
   /// Sections below parallelSectionBytes (a split file's `// -----`
   /// parts), each analysed whole: by two threads that take the next one in
   /// turn, each in its own context, when there are enough bytes for both;

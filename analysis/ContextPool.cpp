@@ -10,7 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "AnalyzerImpl.h"
+#include "TextScan.h"
 #include "Timing.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -21,6 +27,91 @@ std::unique_ptr<MLIRContext> Analyzer::Impl::makeContext() {
   // tf.*, tfl.*, test.*, stablehlo.* in generic form must parse.
   ctx->allowUnregisteredDialects();
   return ctx;
+}
+
+namespace {
+
+bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdentChar(char c) {
+  return isIdentStart(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+/// Calls `fn` with each dialect namespace `text` names, until it returns
+/// true: an identifier at a token's start followed by `.` and a letter
+/// (`tosa.add`, `!tosa.shape`, `#ns.attr`). Strings (op names in
+/// `pdl.operation "tosa.sin"` load nothing), comments and `@`, `%`, `^`
+/// names are skipped.
+template <typename Fn> void forEachNamespace(std::string_view text, Fn &&fn) {
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    char c = text[i];
+    if (c == '"') {
+      i = detail::skipString(text, i);
+    } else if (c == '/' && detail::commentAt(text, i)) {
+      i = detail::commentEnd(text, i);
+    } else if (c == '@' || c == '%' || c == '^') {
+      for (++i;
+           i < n && (isIdentChar(text[i]) || text[i] == '.' || text[i] == '-');)
+        ++i;
+    } else if (isIdentStart(c) && (i == 0 || !isIdentChar(text[i - 1]))) {
+      size_t j = i;
+      while (j < n && isIdentChar(text[j]))
+        ++j;
+      if (j + 1 < n && text[j] == '.' && isIdentStart(text[j + 1]) &&
+          fn(text.substr(i, j - i)))
+        return;
+      while (j < n && (isIdentChar(text[j]) || text[j] == '.'))
+        ++j;
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+/// What a fresh context has loaded after loading `names` (dependent
+/// dialects, extensions): made once per set in a context thrown away.
+const llvm::StringSet<> &loadedWith(const std::set<std::string> &names,
+                                    std::unique_ptr<MLIRContext> (*make)()) {
+  static std::mutex mu;
+  static std::map<std::set<std::string>, llvm::StringSet<>> memo;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, added] = memo.try_emplace(names);
+  if (added) {
+    std::unique_ptr<MLIRContext> ctx = make();
+    for (const std::string &name : names)
+      (void)ctx->getOrLoadDialect(name);
+    for (Dialect *d : ctx->getLoadedDialects())
+      it->second.insert(d->getNamespace());
+  }
+  return it->second;
+}
+
+} // namespace
+
+bool Analyzer::Impl::onlyDialectsOf(MLIRContext &ctx,
+                                    std::string_view sectionText) {
+  std::vector<StringRef> loaded;
+  for (Dialect *d : ctx.getLoadedDialects())
+    if (d->getNamespace() != "builtin")
+      loaded.push_back(d->getNamespace());
+  if (loaded.empty())
+    return true; // as fresh as a context gets
+  // Early out: a TOSA file names func and tosa in its first lines.
+  std::set<std::string> named;
+  bool covered = false;
+  forEachNamespace(sectionText, [&](std::string_view ns) {
+    if (!named.insert(std::string(ns)).second)
+      return false;
+    const llvm::StringSet<> &with = loadedWith(named, makeContext);
+    covered = llvm::all_of(loaded, [&](StringRef d) {
+      return with.contains(d) || named.count(d.str());
+    });
+    return covered;
+  });
+  return covered;
 }
 
 DialectRegistry Analyzer::Impl::makeRegistry() {

@@ -30,6 +30,8 @@ const char *diagSourceName(DiagSource s) {
     return "verifier";
   case DiagSource::Broadcast:
     return "broadcast";
+  case DiagSource::Spec:
+    return "tosa-spec";
   }
   return "";
 }

@@ -296,12 +296,12 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
       aroundB = secondPartText(text, *fc, *crossing);
       crashB = runContained([&] {
         analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
-                                &second, partContext.get(), &aroundB);
+                                &second, &partContext, &aroundB);
       });
     });
     crashA = runContained([&] {
       analyzeSectionUnguarded(file, path, sec, config, a, nullptr, nullptr,
-                              &first, context.get(), &aroundA, capacityA);
+                              &first, &context, &aroundA, capacityA);
     });
     other.join();
   }
@@ -412,7 +412,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
     PhaseTimer t("analysis of a function's tail");
     crash = runContained([&] {
       analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
-                              &second, context.get(), &aroundB);
+                              &second, &context, &aroundB);
     });
   }
   if (crash) {

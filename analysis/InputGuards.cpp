@@ -9,8 +9,13 @@
 #include "Analysis.h"
 #include "TextScan.h"
 
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 
 namespace tosa_lsp {
 
@@ -74,6 +79,62 @@ std::optional<size_t> findExcessiveNesting(std::string_view text,
       if (depth)
         --depth;
     }
+  }
+  return std::nullopt;
+}
+
+/// Whether `at` in `text` is inside a string or a `//` comment (neither
+/// spans lines in MLIR: the line before it is enough).
+static bool quotedOrComment(std::string_view text, size_t at) {
+  size_t lineStart = text.rfind('\n', at);
+  lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
+  for (size_t i = lineStart; i < at; ++i) {
+    if (text[i] == '"') {
+      i = detail::stringEnd(text, i);
+      if (i >= at)
+        return true;
+    } else if (detail::commentAt(text, i)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<std::pair<size_t, uint64_t>>
+findExcessiveResultNumber(std::string_view text, size_t sectionBytes) {
+  const uint64_t budget = std::max(sectionBytes, kMinResultSlots);
+  auto nameChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '$' || c == '.' || c == '-';
+  };
+  // The highest number per name: the parser's slots for it.
+  llvm::StringMap<uint64_t> highest;
+  uint64_t slots = 0;
+  const char *p = text.data();
+  for (size_t i = 0; i < text.size(); ++i) {
+    const void *hash = std::memchr(p + i, '#', text.size() - i);
+    if (!hash)
+      break;
+    i = static_cast<const char *>(hash) - p;
+    size_t nameStart = i;
+    while (nameStart > 0 && nameChar(text[nameStart - 1]))
+      --nameStart;
+    if (nameStart == 0 || text[nameStart - 1] != '%' || nameStart == i)
+      continue;
+    uint64_t n = 0;
+    size_t j = i + 1;
+    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]));
+         ++j)
+      n = std::min<uint64_t>(n * 10 + (text[j] - '0'), UINT64_MAX / 16);
+    if (j == i + 1)
+      continue;
+    uint64_t &high = highest[text.substr(nameStart, i - nameStart)];
+    if (n + 1 <= high)
+      continue;
+    slots += n + 1 - high;
+    high = n + 1;
+    if (slots > budget && !quotedOrComment(text, nameStart - 1))
+      return std::make_pair(nameStart - 1, n);
   }
   return std::nullopt;
 }

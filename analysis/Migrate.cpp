@@ -1048,7 +1048,9 @@ MigrationPlan planMigration(const std::string &text) {
   for (const Section &sec : splitSections(text)) {
     std::string_view body = std::string_view(text).substr(
         sec.beginOffset, sec.endOffset - sec.beginOffset);
-    if (findExcessiveNesting(body) || body.find("tosa.") == body.npos)
+    if (findExcessiveNesting(body) ||
+        findExcessiveResultNumber(body, body.size()) ||
+        body.find("tosa.") == body.npos)
       continue;
     MigrationPlan part;
     std::optional<std::string> crash = runContained([&] {

@@ -7,6 +7,7 @@
 
 #include "CrashGuard.h"
 #include "SectionRun.h"
+#include "Timing.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -64,9 +65,24 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
 void Analyzer::Impl::analyzeSectionUnguarded(
     const FileText &file, const std::string &path, Section sec,
     const Config &config, SectionResult &result, SectionUnits *units,
-    UnitJob *job, const Section *part, MLIRContext *partCtx, PartText *around,
-    double capacityFactor) {
-  MLIRContext &ctx = partCtx ? *partCtx : *context;
+    UnitJob *job, const Section *part, std::unique_ptr<MLIRContext> *partCtx,
+    PartText *around, double capacityFactor) {
+  std::unique_ptr<MLIRContext> &slot = partCtx ? *partCtx : context;
+  if (!slot)
+    slot = makeContext();
+  // MLIR's verdicts depend on which dialects are loaded (a registered op
+  // name in a `pdl.operation`): the section must find what a fresh context
+  // would have, whatever was analysed here before (mlir-opt-22 makes one
+  // per section).
+  std::string_view secText = std::string_view(file.text).substr(
+      sec.beginOffset, sec.endOffset - sec.beginOffset);
+  if (!onlyDialectsOf(*slot, secText)) {
+    PhaseTimer t("fresh context (dialects of another text)");
+    if (&slot == &context)
+      destroyRetired(); // what was parsed in it goes first
+    slot = makeContext();
+  }
+  MLIRContext &ctx = *slot;
   {
     auto owned = std::make_unique<ParsedSection>();
     // A whole section's parse outlives this call (destroyRetiredIR). A
@@ -97,6 +113,12 @@ bool SectionRun::run() {
   if (std::optional<size_t> deep = findExcessiveNesting(body, kMaxNesting)) {
     if (!job) // A unit is not ok: the full analysis reports it.
       refuseNesting(*deep);
+    return false;
+  }
+  if (auto big =
+          findExcessiveResultNumber(body, sec.endOffset - sec.beginOffset)) {
+    if (!job)
+      refuseResultNumber(big->first, big->second);
     return false;
   }
   Block block;

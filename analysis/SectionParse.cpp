@@ -252,6 +252,19 @@ void SectionRun::refuseNesting(size_t deep) {
   result.section = sec;
 }
 
+void SectionRun::refuseResultNumber(size_t at, uint64_t number) {
+  refuseNesting(at); // the same refusal, with its own reason
+  Diagnostic &d = sectionDiags.back();
+  size_t begin = ps.section.beginOffset + at;
+  d.range.begin = file.lines.position(begin);
+  d.range.end = file.lines.position(tokenEnd(file.text, begin));
+  d.message = "result number #" + std::to_string(number) +
+              " is more than this text can define; not parsed (MLIR's "
+              "parser would allocate 16 bytes for every result number up "
+              "to it)";
+  d.code = "input-too-costly";
+}
+
 void SectionRun::parse(Block &block) {
   ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
   {

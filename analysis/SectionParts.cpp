@@ -107,7 +107,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   std::vector<char> done(k, 0);
   if (!inTurn(
           k,
-          [&](size_t i, MLIRContext *ctx) {
+          [&](size_t i, std::unique_ptr<MLIRContext> *ctx) {
             analyzeSectionUnguarded(file, path, sec, config, results[i],
                                     units ? &partUnits[i] : nullptr, nullptr,
                                     &parts[i], ctx, nullptr,
@@ -132,12 +132,13 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
 }
 
 bool Analyzer::Impl::inTurn(
-    size_t k, llvm::function_ref<void(size_t, MLIRContext *)> item,
+    size_t k,
+    llvm::function_ref<void(size_t, std::unique_ptr<MLIRContext> *)> item,
     std::vector<char> &done, const char *phase) {
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   bool crashedHere = false, crashedBeside = false;
-  auto work = [&](MLIRContext *ctx, bool &crashed) {
+  auto work = [&](std::unique_ptr<MLIRContext> *ctx, bool &crashed) {
     for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
       if (runContained([&] { item(i, ctx); })) {
         crashed = true; // this context is not used again (abandonParts)
@@ -152,9 +153,9 @@ bool Analyzer::Impl::inTurn(
     TaskThread::Running other = helperThread.beside([&] {
       if (!partContext) // made here, beside the first items
         partContext = makeContext();
-      work(partContext.get(), crashedBeside);
+      work(&partContext, crashedBeside);
     });
-    work(context.get(), crashedHere);
+    work(&context, crashedHere);
     other.join();
   }
   if (!crashedHere && !crashedBeside)
@@ -178,7 +179,7 @@ void Analyzer::Impl::analyzeSmallSections(
     retireSections = false;
     bool ok = inTurn(
         k,
-        [&](size_t i, MLIRContext *ctx) {
+        [&](size_t i, std::unique_ptr<MLIRContext> *ctx) {
           analyzeSectionUnguarded(file, path, secs[i], config, *results[i],
                                   units[i], nullptr, nullptr, ctx);
         },

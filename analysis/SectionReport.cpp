@@ -16,6 +16,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace tosa_lsp::detail {
@@ -31,8 +33,14 @@ bool SectionRun::checkParsed(Block &block) {
   std::optional<ConcurrentUse> concurrent;
   // Joined (destroyed) before `ps` goes, on any return from here on.
   std::optional<TaskThread::Running> bodiesGone;
+  // Read before the bodies go (verifyAndCollect); reported after MLIR's
+  // own diagnostics.
+  std::vector<Diagnostic> tables = tableLengthFindings();
   if (!verifyAndCollect(index, concurrent, bodiesGone))
     return false;
+  sectionDiags.insert(sectionDiags.end(),
+                      std::make_move_iterator(tables.begin()),
+                      std::make_move_iterator(tables.end()));
   markVerified(failedOps, visitedOps, reportOf, result.ops);
   if (job && !describeUnit())
     return false;
@@ -63,6 +71,40 @@ bool SectionRun::describeUnit() {
   if (auto fn = dyn_cast<FunctionOpInterface>(unitOp))
     job->signature = ps.typeName(fn.getFunctionType());
   return true;
+}
+
+std::vector<Diagnostic> SectionRun::tableLengthFindings() {
+  std::vector<Diagnostic> out;
+  static const llvm::StringLiteral kName = "tosa.table";
+  if (!memmem(body.data(), body.size(), kName.data(), kName.size()))
+    return out; // no walk for the files without one
+  ps.module->walk([&](Operation *op) {
+    if (op->getName().getStringRef() != kName || op->getNumOperands() < 2)
+      return;
+    auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto table = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    if (!in || !table || table.getRank() != 1 || table.isDynamicDim(0))
+      return;
+    bool i16 = in.getElementType().isInteger(16);
+    if (!i16 && !in.getElementType().isInteger(8))
+      return;
+    int64_t want = i16 ? 513 : 256, has = table.getDimSize(0);
+    if (has == want)
+      return;
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.source = DiagSource::Spec;
+    d.range = ps.opRange(op);
+    std::string takes = std::to_string(want) + (i16 ? " for i16" : " for i8");
+    d.message = "the table has " + std::to_string(has) +
+                " entries; TOSA's TABLE takes " + takes +
+                " input (MLIR 22 accepts this, and the lowered code reads "
+                "outside the table)";
+    d.code = "table-length";
+    d.section = sec.index;
+    out.push_back(std::move(d));
+  });
+  return out;
 }
 
 void SectionRun::reportFindings() {

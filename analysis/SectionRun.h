@@ -49,6 +49,7 @@ private:
   mlir::LogicalResult onDiagnostic(mlir::Diagnostic &diag);
   /// The section nests too deeply for MLIR's parser: said, not parsed.
   void refuseNesting(size_t deep);
+  void refuseResultNumber(size_t at, uint64_t number);
   void parse(mlir::Block &block);
   bool parseWithLenientDialects(mlir::Block &block,
                                 mlir::ParserConfig &parserConfig,
@@ -80,6 +81,9 @@ private:
   /// checks fail.
   bool describeUnit();
   void reportFindings();
+  /// tosa.table ops whose static table length is not the one TOSA
+  /// requires (MLIR 22 accepts any): warnings of ours.
+  std::vector<Diagnostic> tableLengthFindings();
   /// A unit's items without what belongs to its prefix; false when that
   /// prefix has an error or an op outside the unit.
   bool finishUnit();

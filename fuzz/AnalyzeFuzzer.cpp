@@ -77,7 +77,8 @@ bool crashesUpstream(const std::string &text) {
     for (const Section &sec : splitSections(text)) {
       std::string body =
           text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
-      if (findExcessiveNesting(body))
+      if (findExcessiveNesting(body) ||
+          findExcessiveResultNumber(body, body.size()))
         continue; // Refused by the analyzer; never parsed.
       mlir::MLIRContext &ctx = *plainContext;
       mlir::ScopedDiagnosticHandler quiet(

@@ -174,6 +174,33 @@ const Section *sectionDefining(const std::string &text,
   return nullptr;
 }
 
+/// Whether `body` has `func.func [public] @function(`: a definition, not a
+/// call or a (private) declaration.
+static bool definesFunction(std::string_view body,
+                            const std::string &function) {
+  auto endsWithWord = [](std::string_view s, std::string_view word) {
+    size_t end = s.find_last_not_of(" \t\r\n");
+    if (end == std::string_view::npos || end + 1 < word.size())
+      return std::string_view::npos;
+    size_t begin = end + 1 - word.size();
+    return s.substr(begin, word.size()) == word ? begin
+                                                : std::string_view::npos;
+  };
+  for (const std::string &name :
+       {"@" + function + "(", "@\"" + function + "\"("}) {
+    for (size_t at = body.find(name); at != std::string_view::npos;
+         at = body.find(name, at + 1)) {
+      std::string_view before = body.substr(0, at);
+      if (size_t pub = endsWithWord(before, "public");
+          pub != std::string_view::npos)
+        before = before.substr(0, pub);
+      if (endsWithWord(before, "func.func") != std::string_view::npos)
+        return true;
+    }
+  }
+  return false;
+}
+
 llvm::Error lowerForNative(const std::string &text, const std::string &path,
                            const std::string &function, LowerMode mode,
                            bool strided, LoweredSection &out,
@@ -183,8 +210,30 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
     return makeError(ErrorTopic::Function,
                      path + " has " + std::to_string(sections.size()) +
                          " `// -----` sections; choose a function");
-  const Section *sec = function.empty()
-                           ? &sections.front()
+  // Two sections defining @function: taking the first would run code the
+  // user may not mean.
+  std::vector<const Section *> defining;
+  for (const Section &s : sections)
+    if (!function.empty() &&
+        definesFunction(std::string_view(text).substr(
+                            s.beginOffset, s.endOffset - s.beginOffset),
+                        function))
+      defining.push_back(&s);
+  if (defining.size() > 1) {
+    std::string where;
+    for (const Section *s : defining)
+      where += (where.empty() ? "" : ", ") + std::string("section ") +
+               std::to_string(s->index + 1) + " (line " +
+               std::to_string(s->firstLine) + ")";
+    return makeError(ErrorTopic::Function,
+                     "@" + function +
+                         " is ambiguous: " + std::to_string(defining.size()) +
+                         " `// -----` sections of " + path +
+                         " define it: " + where + "; rename all but one");
+  }
+  const Section *sec = function.empty() ? &sections.front()
+                       : defining.size() == 1
+                           ? defining.front()
                            : sectionDefining(text, sections, function);
   if (!sec)
     return noFunctionError(function, path);
@@ -300,6 +349,18 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
                            " levels; not lowered (the MLIR parser would "
                            "overflow its stack)");
   }
+  if (auto big = findExcessiveResultNumber(secView, secView.size())) {
+    size_t off = sec.beginOffset + big->first;
+    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
+    size_t lineStart = text.rfind('\n', off);
+    unsigned column =
+        off - (lineStart == std::string::npos ? 0 : lineStart + 1);
+    return sourceError(path, line, column + 1,
+                       "result number #" + std::to_string(big->second) +
+                           " is more than this text can define; not lowered "
+                           "(MLIR's parser would allocate 16 bytes for every "
+                           "result number up to it)");
+  }
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;
@@ -390,6 +451,9 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
     auto fn = out.module->lookupSymbol<func::FuncOp>(options.function);
     if (!fn)
       return noFunctionError(options.function, path);
+    if (out.checkEntry)
+      if (llvm::Error e = out.checkEntry(fn.getFunctionType()))
+        return e;
   }
   // Before the passes: which arguments index a gather or scatter (for
   // `run`'s random inputs; it lowers with the C interface).
@@ -453,8 +517,10 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
         failed(refine.run(*out.module)))
       return failure();
   }
-  if (options.mode == LowerMode::Safe)
+  if (options.mode == LowerMode::Safe) {
     insertBroadcastAssertions(*out.module, sec.firstLine);
+    insertIndexAssertions(*out.module, sec.firstLine);
+  }
   // Function-level versions (at most 5 copies) in every mode beyond
   // upstream: in safe mode after the assertions, which every version keeps;
   // versioned mode then versions, per op, what could still be 1.

@@ -50,6 +50,9 @@ struct LoweredSection {
   /// the JIT report through the handler too), with file line numbers.
   std::vector<SourceDiagnostic> diagnostics;
   mlir::DiagnosticEngine::HandlerID handlerId = 0;
+  /// Set by the caller: refuses the function's signature before any pass
+  /// runs (`run` takes fewer element types than the lowering).
+  std::function<llvm::Error(mlir::FunctionType)> checkEntry;
   ~LoweredSection() {
     if (handlerId)
       context.getDiagEngine().eraseHandler(handlerId);
@@ -83,6 +86,13 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
 /// dimension whose runtime sizes could disagree (or miss a static result
 /// size). Returns how many were inserted.
 unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
+
+/// --mode=safe: before each tosa.gather and tosa.scatter, `cf.assert`s that
+/// the operands' batch (and width, channel) sizes agree and that every
+/// index lies in [0, K); before each tosa.table with a dynamic table, that
+/// it has 256 (i8) or 513 (i16) entries. Otherwise the lowered code reads
+/// and writes out of bounds. Returns how many ops were checked.
+unsigned insertIndexAssertions(mlir::ModuleOp module, unsigned firstLine);
 
 /// --mode=versioned: one scf.if version per combination of could-be-1
 /// dynamic dims (at most `maxDims` of them per op), with those dims cast to a

@@ -11,22 +11,29 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <random>
 #include <type_traits>
 #include <utility>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -41,7 +48,8 @@ std::optional<ElementKind> kindOf(Type t) {
     return ElementKind::F32;
   if (t.isF64())
     return ElementKind::F64;
-  if (auto i = dyn_cast<IntegerType>(t))
+  // ui8 and si8 lower to nothing bufferizable (tosa's unsigned ops).
+  if (auto i = dyn_cast<IntegerType>(t); i && i.isSignless())
     switch (i.getWidth()) {
     case 1:
       return ElementKind::I1;
@@ -177,7 +185,6 @@ struct Input {
   std::vector<double> values;  // row-major, before conversion to `kind`
   std::shared_ptr<void> owner; // an OwningMemRef<T, rank>
   void *descriptor = nullptr;  // its StridedMemRefType<T, rank>
-  void *allocated = nullptr;   // its buffer, to recognise returned inputs
   llvm::json::Value echo = nullptr;
 
   /// Allocates the buffer and its descriptor; the rank was checked.
@@ -195,7 +202,6 @@ struct Input {
       for (int64_t e = 0; e < count && e < int64_t(values.size()); ++e)
         data[e] = fromDouble<T>(kind, values[e]);
       descriptor = &**memref;
-      allocated = (*memref)->basePtr;
       echo = toJSON(kind, DynamicMemRefType<T>(**memref));
       owner = std::move(memref);
     });
@@ -325,6 +331,96 @@ llvm::Error rankError(const std::string &what, int64_t rank) {
                    "; run supports ranks up to " + std::to_string(kMaxRunRank));
 }
 
+/// Why `sig` cannot run: an argument or result of an element type or rank
+/// run has no buffers for. Checked before the lowering, which may fail
+/// on such types with a message about bufferization instead.
+llvm::Error unsupportedSignature(FunctionType sig) {
+  auto check = [](Type t, const std::string &what) -> llvm::Error {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (type && kindOf(type.getElementType()))
+      return type.getRank() <= kMaxRunRank ? llvm::Error::success()
+                                           : rankError(what, type.getRank());
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    t.print(os);
+    return makeError(what + " has type " + text +
+                     ": run takes ranked tensors of f32, f64, i1, i8, i16, "
+                     "i32 or i64");
+  };
+  for (auto [i, t] : llvm::enumerate(sig.getInputs()))
+    if (llvm::Error e = check(t, "argument #" + std::to_string(i)))
+      return e;
+  for (auto [i, t] : llvm::enumerate(sig.getResults()))
+    if (llvm::Error e = check(t, "result #" + std::to_string(i)))
+      return e;
+  return llvm::Error::success();
+}
+
+std::string readAll(FILE *f) {
+  std::string s;
+  std::rewind(f);
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+    s.append(buf, n);
+  return s;
+}
+
+/// Runs `work` (the compiled function and the printing of its results) in
+/// a child process: an out-of-bounds write there (an index out of range,
+/// mismatched batch sizes) cannot corrupt this process, which ends with a
+/// message whatever happens. The child's stdout, where a failed
+/// `cf.assert` prints, is captured: such an abort is reported as the
+/// check that failed, and this process' stdout stays empty.
+llvm::Expected<std::string> runInChild(const std::string &function,
+                                       llvm::function_ref<std::string()> work,
+                                       const std::string &crashHint) {
+  FILE *results = std::tmpfile(), *printed = std::tmpfile();
+  if (!results || !printed) {
+    if (results)
+      std::fclose(results);
+    return makeError("cannot run @" + function + ": no temporary file (" +
+                     std::strerror(errno) + ")");
+  }
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The crash handlers of this process would resume the parent's code.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP})
+      std::signal(sig, SIG_DFL);
+    struct rlimit noCore = {0, 0};
+    setrlimit(RLIMIT_CORE, &noCore);
+    dup2(fileno(printed), STDOUT_FILENO);
+    std::string json = work();
+    bool ok = std::fwrite(json.data(), 1, json.size(), results) == json.size();
+    ok = std::fflush(results) == 0 && ok;
+    std::fflush(stdout);
+    _exit(ok ? 0 : 3);
+  }
+  int status = 0;
+  bool waited = pid > 0;
+  while (waited && waitpid(pid, &status, 0) < 0)
+    waited = errno == EINTR;
+  std::string out = readAll(results), message = readAll(printed);
+  std::fclose(results);
+  std::fclose(printed);
+  if (!waited)
+    return makeError("cannot run @" + function + ": " + std::strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return out;
+  while (!message.empty() && (message.back() == '\n' || message.back() == 0))
+    message.pop_back();
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && !message.empty())
+    return makeError("@" + function +
+                     " stopped: a runtime check failed: " + message);
+  std::string how = WIFSIGNALED(status)
+                        ? std::string("signal ") +
+                              std::to_string(WTERMSIG(status)) + " (" +
+                              strsignal(WTERMSIG(status)) + ")"
+                        : "exit code " + std::to_string(WEXITSTATUS(status));
+  return makeError("@" + function + " crashed while running (" + how + ")" +
+                   (message.empty() ? "" : ": " + message) + crashHint);
+}
+
 } // namespace
 
 std::optional<llvm::json::Value>
@@ -348,6 +444,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
     return makeError(ErrorTopic::Function, "no function given to run");
   // Lower exactly like `compile`.
   detail::LoweredSection ls;
+  ls.checkEntry = unsupportedSignature;
   if (llvm::Error err =
           detail::lowerForNative(text, path, options.function, options.mode,
                                  /*strided=*/false, ls))
@@ -579,46 +676,50 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
     args.push_back(&resultPtr);
   for (Input &in : inputs)
     args.push_back(&in.descriptor);
-  if (llvm::Error e =
-          (*engine)->invokePacked("_mlir_ciface_" + options.function, args))
+  // Looked up here: the child only calls it (the JIT's session stays in
+  // this process).
+  auto packed = (*engine)->lookupPacked("_mlir_ciface_" + options.function);
+  if (!packed)
     return makeError("calling @" + options.function +
-                     " failed: " + llvm::toString(std::move(e)));
-
-  llvm::json::Array outs;
-  // Results may share a buffer (`return %0, %0`): each is freed once, and
-  // only after every result has been read.
-  llvm::SetVector<void *> toFree;
-  for (const Output &o : outputs) {
-    const char *descriptor =
-        reinterpret_cast<const char *>(results.data()) + o.offset;
-    withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
-      using T = decltype(elt);
-      DynamicMemRefType<T> memref(
-          *reinterpret_cast<
-              const StridedMemRefType<T, decltype(rank)::value> *>(descriptor));
-      llvm::json::Array shape;
-      for (int64_t i = 0; i < memref.rank; ++i)
-        shape.push_back(memref.sizes[i]);
-      outs.push_back(llvm::json::Object{{"shape", std::move(shape)},
-                                        {"data", toJSON(o.kind, memref)}});
-      // The callee allocated it; unless it returned an input buffer.
-      void *allocated = memref.basePtr;
-      bool isInput = llvm::any_of(
-          inputs, [&](const Input &in) { return in.allocated == allocated; });
-      if (!isInput)
-        toFree.insert(allocated);
-    });
-  }
-  for (void *allocated : toFree)
-    std::free(allocated);
-  llvm::json::Object out{{"function", options.function},
-                         {"inputs", std::move(echoed)},
-                         {"results", std::move(outs)}};
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
-  os.flush();
-  return RunResult{s};
+                     " failed: " + llvm::toString(packed.takeError()));
+  llvm::Expected<std::string> json = runInChild(
+      options.function,
+      [&] {
+        (*packed)(args.data());
+        // The callee's buffers are not freed: the child exits.
+        llvm::json::Array outs;
+        for (const Output &o : outputs) {
+          const char *descriptor =
+              reinterpret_cast<const char *>(results.data()) + o.offset;
+          withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
+            using T = decltype(elt);
+            DynamicMemRefType<T> memref(
+                *reinterpret_cast<
+                    const StridedMemRefType<T, decltype(rank)::value> *>(
+                    descriptor));
+            llvm::json::Array shape;
+            for (int64_t i = 0; i < memref.rank; ++i)
+              shape.push_back(memref.sizes[i]);
+            outs.push_back(llvm::json::Object{
+                {"shape", std::move(shape)}, {"data", toJSON(o.kind, memref)}});
+          });
+        }
+        llvm::json::Object out{{"function", options.function},
+                               {"inputs", std::move(echoed)},
+                               {"results", std::move(outs)}};
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
+        os.flush();
+        return s;
+      },
+      ls.indexBounds.count(options.function)
+          ? "; tosa.gather and tosa.scatter need indices in [0, K) and equal "
+            "batch sizes (--mode=safe checks them)"
+          : "");
+  if (!json)
+    return json.takeError();
+  return RunResult{std::move(*json)};
 }
 
 } // namespace tosa_lsp

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -159,6 +160,129 @@ unsigned insertBroadcastAssertions(ModuleOp module, unsigned firstLine) {
     }
   }
   return inserted;
+}
+
+namespace {
+
+/// Builds the checks of one gather, scatter or table op, before it.
+struct IndexChecks {
+  OpBuilder b;
+  Location loc;
+  std::string where;
+
+  IndexChecks(Operation *op, unsigned firstLine)
+      : b(op), loc(op->getLoc()), where(op->getName().getStringRef().str()) {
+    if (auto f = fileLocOf(loc))
+      where += " at " + std::to_string(f->getLine() + firstLine - 1) + ":" +
+               std::to_string(f->getColumn());
+  }
+  Value constant(int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  }
+  Value dim(Value v, int64_t d) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (!t.isDynamicDim(d))
+      return constant(t.getDimSize(d));
+    return b.create<tensor::DimOp>(loc, v, d).getResult();
+  }
+  /// Asserts that dimension `da` of `a` equals dimension `db` of `bv`
+  /// (both static: MLIR's verifier compared them already).
+  void sameSize(Value a, int64_t da, Value bv, int64_t db,
+                const std::string &what) {
+    auto ta = cast<RankedTensorType>(a.getType());
+    auto tb = cast<RankedTensorType>(bv.getType());
+    if (!ta.isDynamicDim(da) && !tb.isDynamicDim(db))
+      return;
+    Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                       dim(a, da), dim(bv, db));
+    b.create<cf::AssertOp>(loc, eq, where + ": " + what);
+  }
+  /// Every element of the [N, W] `indices` is in [0, `bound`).
+  void indicesBelow(Value indices, Value bound) {
+    Value zero = constant(0), one = constant(1);
+    auto outer = b.create<scf::ForOp>(loc, zero, dim(indices, 0), one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outer.getBody());
+    auto inner = b.create<scf::ForOp>(loc, zero, dim(indices, 1), one);
+    b.setInsertionPointToStart(inner.getBody());
+    Value raw = b.create<tensor::ExtractOp>(
+        loc, indices,
+        ValueRange{outer.getInductionVar(), inner.getInductionVar()});
+    Value i = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
+    Value ok = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, i, zero),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i, bound));
+    b.create<cf::AssertOp>(loc, ok,
+                           where + ": an index is out of range (indices "
+                                   "must be in [0, K), K = dimension 1 of "
+                                   "the values)");
+  }
+};
+
+bool hasRank(Value v, int64_t rank) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getRank() == rank;
+}
+
+/// A table shorter than the input's range is read out of bounds.
+bool checkTable(Operation *op, IndexChecks &c) {
+  Value table = op->getOperand(1);
+  auto t = dyn_cast<RankedTensorType>(table.getType());
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!t || !in || t.getRank() != 1 || !t.isDynamicDim(0))
+    return false;
+  int64_t want = in.getElementType().isInteger(16) ? 513 : 256;
+  Value eq = c.b.create<arith::CmpIOp>(c.loc, arith::CmpIPredicate::eq,
+                                       c.dim(table, 0), c.constant(want));
+  c.b.create<cf::AssertOp>(c.loc, eq,
+                           c.where + ": the table must have " +
+                               std::to_string(want) + " entries");
+  return true;
+}
+
+/// gather(values [N,K,C], indices [N,W]) -> [N,W,C];
+/// scatter(values_in [N,K,C], indices [N,W], input [N,W,C]) -> [N,K,C].
+bool checkGatherScatter(Operation *op, IndexChecks &c) {
+  Value values = op->getOperand(0), indices = op->getOperand(1);
+  if (!hasRank(values, 3) || !hasRank(indices, 2) || op->getNumResults() != 1 ||
+      !hasRank(op->getResult(0), 3))
+    return false;
+  c.sameSize(values, 0, indices, 0,
+             "the values and the indices have different batch sizes");
+  if (op->getName().getStringRef() == "tosa.scatter" &&
+      op->getNumOperands() == 3 && hasRank(op->getOperand(2), 3)) {
+    Value input = op->getOperand(2);
+    c.sameSize(input, 0, indices, 0,
+               "the input and the indices have different batch sizes");
+    c.sameSize(input, 1, indices, 1,
+               "the input and the indices have different widths");
+    c.sameSize(input, 2, values, 2,
+               "the input and the values have different channel counts");
+  }
+  c.indicesBelow(indices, c.dim(values, 1));
+  return true;
+}
+
+} // namespace
+
+unsigned insertIndexAssertions(ModuleOp module, unsigned firstLine) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if ((name == "tosa.gather" || name == "tosa.scatter" ||
+         name == "tosa.table") &&
+        op->getNumOperands() >= 2)
+      ops.push_back(op);
+  });
+  unsigned checked = 0;
+  for (Operation *op : ops) {
+    IndexChecks c(op, firstLine);
+    if (op->getName().getStringRef() == "tosa.table"
+            ? checkTable(op, c)
+            : checkGatherScatter(op, c))
+      ++checked;
+  }
+  return checked;
 }
 
 void flushBeforeAbort(ModuleOp module) {

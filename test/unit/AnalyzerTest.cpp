@@ -784,6 +784,33 @@ TEST(Nesting, TableDrivenScanAgreesWithTheByteLoop) {
   EXPECT_LT(refused, 19000u);
 }
 
+TEST(InputGuards, ResultNumbersBeyondTheTextAreRefused) {
+  // The slots a name costs are its highest number + 1; names add up.
+  const size_t min = kMinResultSlots;
+  EXPECT_EQ(findExcessiveResultNumber("%1#2 %1#0 %x#7", 0), std::nullopt);
+  std::string big = "  \"foo.use\"(%1#" + std::to_string(min) + ")";
+  EXPECT_EQ(findExcessiveResultNumber(big, 0),
+            std::make_optional(std::make_pair(size_t(12), uint64_t(min))));
+  // A text as big as the number may define that many results.
+  EXPECT_EQ(findExcessiveResultNumber(big, 2 * min), std::nullopt);
+  std::string spread;
+  for (int i = 0; i < 3; ++i)
+    spread += "%v" + std::to_string(i) + "#" + std::to_string(min / 2) + " ";
+  EXPECT_TRUE(findExcessiveResultNumber(spread, 0).has_value());
+  // The same name again costs nothing more.
+  std::string again = "%v#" + std::to_string(min / 2) + " %v#" +
+                      std::to_string(min / 2) + " %v#" +
+                      std::to_string(min / 2);
+  EXPECT_EQ(findExcessiveResultNumber(again, 0), std::nullopt);
+  // In a string or a comment it is no reference; `#` alone is an alias.
+  EXPECT_EQ(
+      findExcessiveResultNumber(
+          "\"%1#100000000\" // %2#100000000\n#map = affine_map<() -> ()>", 0),
+      std::nullopt);
+  EXPECT_EQ(findExcessiveResultNumber("%1#99999999999999999999999", 0)->second,
+            UINT64_MAX / 16);
+}
+
 /// The server warms its analyzer up before the first document: nothing of
 /// the warm-up's function shows in what follows.
 TEST(Analyzer, WarmUpLeavesNoTrace) {

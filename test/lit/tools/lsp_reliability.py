@@ -206,6 +206,26 @@ def huge_length(args, check):
             check(c.proc.wait(30) is not None, "server ends at end of input")
 
 
+def hostile_result_number(args, tmp, check):
+    """`%1#100000000` made MLIR's parser allocate 1.6 GB (3.1 GB in the
+    server): refused before the parse, the document costs at most 64 MiB +
+    100x its size above the server's baseline (issue 44, item 6)."""
+    text = ('func.func @f() {\n  "foo.use"(%1#100000000) : (i32) -> ()\n'
+            '  %1 = "foo.def"() : () -> (i32)\n  return\n}\n')
+    with LspClient([args.tosa_lsp, "serve"], default_timeout=60) as c:
+        c.initialize()
+        clean, _ = open_doc(c, os.path.join(tmp, "clean.mlir"), CLEAN)
+        base = vm_kib(c.proc.pid, "VmHWM")
+        _, diags = open_doc(c, os.path.join(tmp, "forward.mlir"), text)
+        check(any("result number #100000000" in d["message"] for d in errors(diags)),
+              "%%1#100000000: refused with an error: %r" % diags)
+        peak = vm_kib(c.proc.pid, "VmHWM")
+        allowed = 64 * 1024 + 100 * len(text) // 1024
+        check(peak - base <= allowed, "%%1#100000000: peak RSS grew by %d KiB (at most %d)" % (
+            peak - base, allowed))
+        alive(c, clean, check, "%1#100000000")
+
+
 def shutdown_then_request(args, tmp, check):
     with LspClient([args.tosa_lsp, "serve"]) as c:
         c.initialize()
@@ -249,6 +269,7 @@ def main():
             protocol(c, clean, check)
             check(c.shutdown() == 0, "clean shutdown after everything")
         huge_length(args, check)
+        hostile_result_number(args, tmp, check)
         shutdown_then_request(args, tmp, check)
         hostile_config(args, tmp, check)
     print("lsp-reliability: %d passed, %d failed" % (check.passed, check.failed))
