@@ -21,6 +21,7 @@ let s:diags = {}         " bufnr -> list of LSP diagnostics
 let s:diag_lines = {}    " bufnr -> {0-based line: [diagnostics on it]}
 let s:prop_kinds = {}    " bufnr -> severities with text properties placed
 let s:sent = {}          " bufnr -> the lines the server has (incremental sync)
+let s:published = {}     " bufnr -> version of the last publishDiagnostics
 let s:token = 0
 let s:compile = {}       " the running compile: #{id, token, what}
 let s:stderr = []
@@ -217,7 +218,11 @@ function! tosa_lsp#start(...) abort
         \   publishDiagnostics: #{relatedInformation: v:true},
         \   hover: #{contentFormat: ['markdown', 'plaintext']},
         \   codeAction: #{codeActionLiteralSupport: #{codeActionKind: #{valueSet: ['quickfix', 'refactor.rewrite', 'source']}}},
+        \   completion: #{completionItem: #{snippetSupport: v:false, documentationFormat: ['plaintext', 'markdown']}},
+        \   rename: #{prepareSupport: v:true},
+        \   formatting: {}, rangeFormatting: {},
         \   inlayHint: {}},
+        \ workspace: #{workspaceEdit: #{documentChanges: v:true}},
         \ window: #{workDoneProgress: v:true},
         \ general: #{positionEncodings: ['utf-16']}}}
   let l:settings = get(g:, 'tosa_lsp_settings', {})
@@ -280,6 +285,7 @@ function! s:reset() abort
   let s:ticks = {}
   let s:uris = {}
   let s:sent = {}
+  let s:published = {}
   let s:compile = {}
 endfunction
 
@@ -713,6 +719,7 @@ function! tosa_lsp#detach(bufnr) abort
   silent! call remove(s:ticks, a:bufnr)
   silent! call remove(s:uris, a:bufnr)
   silent! call remove(s:sent, a:bufnr)
+  silent! call remove(s:published, a:bufnr)
 endfunction
 
 " :saveas, :file: the document closed under its old name, opened under
@@ -782,6 +789,7 @@ function! s:on_diagnostics(params) abort
     return
   endif
   let s:diags[l:bufnr] = a:params.diagnostics
+  let s:published[l:bufnr] = get(a:params, 'version', v:null) is v:null ? get(s:versions, l:bufnr, 0) : a:params.version
   call s:render_diagnostics(l:bufnr)
   " A finished analysis: the inlay hints of that text are ready too.
   if get(g:, 'tosa_lsp_inlay_hints', 1) && getbufvar(l:bufnr, 'tosa_lsp_inlay', 1)
@@ -2104,4 +2112,393 @@ endfunction
 " Whether didChange sends only the changed lines.
 function! tosa_lsp#incremental() abort
   return s:incremental()
+endfunction
+
+" ---------------------------------------------------------------- editing
+
+" Waits (processing channel messages) until a:state.done, at most a:ms;
+" for what the user is waiting for anyway: completion, a write.
+function! s:wait_done(state, ms) abort
+  let l:end = reltime()
+  while !a:state.done && reltimefloat(reltime(l:end)) * 1000 < a:ms
+    sleep 5m
+  endwhile
+  return a:state.done
+endfunction
+
+" Syncs a:bufnr and waits (at most a:ms) until the server has published the
+" diagnostics of the version it now has: completion and formatting answered
+" from the previous text would not fit the one in the buffer.
+function! s:sync_analysed(bufnr, ms) abort
+  call tosa_lsp#sync(a:bufnr)
+  let l:want = get(s:versions, a:bufnr, 0)
+  let l:state = #{done: get(s:published, a:bufnr, 0) >= l:want}
+  let l:end = reltime()
+  while !l:state.done && reltimefloat(reltime(l:end)) * 1000 < a:ms
+    sleep 5m
+    let l:state.done = get(s:published, a:bufnr, 0) >= l:want
+  endwhile
+  return l:state.done
+endfunction
+
+" Sends a request once the server is ready and waits for its answer:
+" [result, error] (error #{message: ...} when none came in a:ms).
+function! s:request_wait(method, params, ms) abort
+  let l:state = #{done: 0, result: v:null, error: v:null}
+  if !tosa_lsp#request(a:method, a:params, {r, e -> extend(l:state, #{done: 1, result: r, error: e})}, a:ms)
+    return [v:null, #{message: 'tosa-lsp is not running' . (s:failed ==# '' ? '' : ': ' . s:failed)}]
+  endif
+  if !s:wait_done(l:state, a:ms + 200)
+    return [v:null, #{message: a:method . ': no answer in ' . a:ms . ' ms'}]
+  endif
+  return [l:state.result, l:state.error]
+endfunction
+
+" A snippet's text as plain text: ${1:x} -> x, $1 / $0 -> nothing.
+function! tosa_lsp#snippet_text(text) abort
+  let l:t = a:text
+  let l:prev = ''
+  while l:prev !=# l:t
+    let l:prev = l:t
+    let l:t = substitute(l:t, '\${\d\+:\([^${}]*\)}', '\1', 'g')
+  endwhile
+  let l:t = substitute(l:t, '\${\d\+}\|\$\d\+', '', 'g')
+  return substitute(l:t, '\\\([$}\\]\)', '\1', 'g')
+endfunction
+
+let s:kinds = {1: 't', 2: 'm', 3: 'f', 5: 'm', 6: 'v', 7: 't', 9: 'm', 10: 'm', 12: 'v', 13: 't', 14: 'k', 21: 'c', 22: 't', 25: 't'}
+
+" 'omnifunc' (set for mlir buffers): textDocument/completion at the cursor,
+" as plain text (Vim has no snippets: the placeholders are the text of the
+" operands and types to overwrite). Waits for the answer, at most
+" g:tosa_lsp_complete_timeout_ms (3000).
+function! tosa_lsp#complete(findstart, base) abort
+  if !a:findstart
+    let l:c = get(s:, 'completion', {})
+    return filter(copy(get(l:c, 'items', [])), {_, v -> stridx(v.word, a:base) == 0 || stridx(v.abbr, a:base) == 0})
+  endif
+  let s:completion = {}
+  let l:bufnr = bufnr('%')
+  if s:is_preview(l:bufnr) || bufname(l:bufnr) ==# ''
+    return -3
+  endif
+  if !tosa_lsp#attached(l:bufnr)
+    if !tosa_lsp#running() || !tosa_lsp#ready()
+      return -3
+    endif
+    call s:open(l:bufnr)
+  endif
+  call s:sync_analysed(l:bufnr, get(g:, 'tosa_lsp_complete_wait_ms', 1000))
+  let l:line = getline('.')
+  let l:col = col('.') - 1
+  let l:pos = #{line: line('.') - 1, character: s:utf16_col(l:line, l:col)}
+  let [l:r, l:err] = s:request_wait('textDocument/completion',
+        \ #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)}, position: l:pos}, get(g:, 'tosa_lsp_complete_timeout_ms', 3000))
+  if l:err isnot v:null
+    call s:msg('completion: ' . get(l:err, 'message', string(l:err)), 'ErrorMsg')
+    return -3
+  endif
+  let l:list = type(l:r) == v:t_list ? l:r : type(l:r) == v:t_dict ? get(l:r, 'items', []) : []
+  if empty(l:list)
+    return -3
+  endif
+  " Where the words start: the server's edit range, else the keyword before the cursor.
+  let l:start = match(strpart(l:line, 0, l:col), '[A-Za-z0-9_$]*$')
+  for l:it in l:list
+    let l:te = get(l:it, 'textEdit', {})
+    if type(l:te) == v:t_dict && has_key(l:te, 'range') && l:te.range.start.line == l:pos.line
+      let l:start = s:byte_col(l:line, l:te.range.start.character)
+      break
+    endif
+  endfor
+  let l:items = []
+  for l:it in l:list
+    let l:te = get(l:it, 'textEdit', {})
+    let l:text = type(l:te) == v:t_dict && has_key(l:te, 'newText') ? l:te.newText : get(l:it, 'insertText', l:it.label)
+    if get(l:it, 'insertTextFormat', 1) == 2
+      let l:text = tosa_lsp#snippet_text(l:text)
+    endif
+    if type(l:te) == v:t_dict && has_key(l:te, 'range')
+      let l:from = s:byte_col(l:line, l:te.range.start.character)
+      if l:from > l:start
+        let l:text = strpart(l:line, l:start, l:from - l:start) . l:text
+      endif
+    endif
+    let l:doc = get(l:it, 'documentation', '')
+    let l:doc = type(l:doc) == v:t_dict ? get(l:doc, 'value', '') : l:doc
+    call add(l:items, #{word: l:text, abbr: l:it.label, menu: get(l:it, 'detail', ''),
+          \ info: type(l:doc) == v:t_string ? l:doc : '', kind: get(s:kinds, get(l:it, 'kind', 0), ''),
+          \ icase: 0, dup: 1, empty: 0})
+  endfor
+  let s:completion = #{start: l:start, items: l:items}
+  return l:start
+endfunction
+
+" The version a WorkspaceEdit was made for, when it says (documentChanges).
+function! s:edit_current(edit, bufnr) abort
+  for l:dc in get(a:edit, 'documentChanges', [])
+    let l:v = get(get(l:dc, 'textDocument', {}), 'version', v:null)
+    if l:v isnot v:null && s:bufnr_of(l:dc.textDocument.uri) == a:bufnr && l:v != get(s:versions, a:bufnr, -1)
+      return 0
+    endif
+  endfor
+  return 1
+endfunction
+
+function! s:edit_count(edit) abort
+  let l:n = 0
+  for l:e in values(get(a:edit, 'changes', {}))
+    let l:n += len(l:e)
+  endfor
+  for l:dc in get(a:edit, 'documentChanges', [])
+    let l:n += len(get(l:dc, 'edits', []))
+  endfor
+  return l:n
+endfunction
+
+" :TosaRename [NEWNAME]: renames the value, block, @symbol or alias at the
+" cursor (the server's prepareRename gives the name; without NEWNAME it is
+" asked for). The sigil may be left out (`:TosaRename total` on %sum).
+function! tosa_lsp#rename(...) abort
+  let l:new = a:0 ? trim(a:1) : ''
+  let l:bufnr = bufnr('%')
+  let l:pos = s:cursor_position()
+  let l:tick = b:changedtick
+  return s:with_buffer({-> s:sync_analysed(l:bufnr, get(g:, 'tosa_lsp_format_wait_ms', 2000)) + tosa_lsp#request('textDocument/prepareRename',
+        \ #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)}, position: l:pos},
+        \ {r, e -> s:on_prepare_rename(l:bufnr, l:pos, l:new, r, e)})})
+endfunction
+
+function! s:on_prepare_rename(bufnr, pos, new, r, err) abort
+  if a:err isnot v:null
+    call s:error('rename: ' . get(a:err, 'message', string(a:err)))
+    return
+  endif
+  if type(a:r) != v:t_dict
+    call s:msg('rename: nothing to rename here (put the cursor on a %value, ^block, @symbol or alias)', 'ErrorMsg')
+    return
+  endif
+  let l:old = get(a:r, 'placeholder', '')
+  if l:old ==# '' && has_key(a:r, 'start')
+    let l:old = strpart(s:buf_line(a:bufnr, a:r.start.line), s:byte_col(s:buf_line(a:bufnr, a:r.start.line), a:r.start.character),
+          \ s:byte_col(s:buf_line(a:bufnr, a:r.end.line), a:r.end.character) - s:byte_col(s:buf_line(a:bufnr, a:r.start.line), a:r.start.character))
+  endif
+  let l:new = a:new
+  if l:new ==# ''
+    " From a timer: input() inside a channel callback loses keys in Vim 9.0.
+    call timer_start(0, {-> s:ask_rename(a:bufnr, a:pos, l:old)})
+    return
+  endif
+  call s:do_rename(a:bufnr, a:pos, l:old, l:new)
+endfunction
+
+function! s:ask_rename(bufnr, pos, old) abort
+  let l:new = input('Rename ' . a:old . ' to: ', a:old)
+  redraw
+  if l:new !=# '' && l:new !=# a:old
+    call s:do_rename(a:bufnr, a:pos, a:old, l:new)
+  endif
+endfunction
+
+function! s:do_rename(bufnr, pos, old, new) abort
+  let l:new = a:new
+  let l:sigil = matchstr(a:old, '^[%^@#!]')
+  if l:sigil !=# '' && l:new[0] !=# l:sigil
+    let l:new = l:sigil . l:new
+  endif
+  call tosa_lsp#sync(a:bufnr)
+  call tosa_lsp#request('textDocument/rename', #{textDocument: #{uri: tosa_lsp#uri(a:bufnr)}, position: a:pos, newName: l:new},
+        \ {r, e -> s:on_rename(a:bufnr, a:old, l:new, r, e)})
+endfunction
+
+function! s:on_rename(bufnr, old, new, r, err) abort
+  if a:err isnot v:null
+    call s:error('rename: ' . get(a:err, 'message', string(a:err)))
+    return
+  endif
+  if type(a:r) != v:t_dict || s:edit_count(a:r) == 0
+    call s:msg('rename: nothing to change')
+    return
+  endif
+  call tosa_lsp#sync(a:bufnr)
+  if !s:edit_current(a:r, a:bufnr)
+    call s:error('rename: the buffer changed meanwhile; nothing renamed (run it again)')
+    return
+  endif
+  let l:n = s:edit_count(a:r)
+  call tosa_lsp#apply_workspace_edit(a:r)
+  let g:tosa_lsp_last_rename = #{old: a:old, new: a:new, edits: l:n}
+  call s:msg(printf('renamed %s to %s (%d %s)', a:old, a:new, l:n, l:n == 1 ? 'place' : 'places'))
+endfunction
+
+" :[range]TosaFormat: textDocument/formatting (or rangeFormatting for a
+" range), applied if the buffer did not change meanwhile. A section that
+" does not parse is refused by the server, with its reason.
+function! tosa_lsp#format(line1, line2, range) abort
+  let l:bufnr = bufnr('%')
+  let l:opts = #{tabSize: shiftwidth(), insertSpaces: &expandtab ? v:true : v:false}
+  let l:params = #{textDocument: #{uri: tosa_lsp#uri(l:bufnr)}, options: l:opts}
+  let l:method = 'textDocument/formatting'
+  if a:range > 0
+    let l:method = 'textDocument/rangeFormatting'
+    let l:last = getline(a:line2)
+    let l:params.range = #{start: #{line: a:line1 - 1, character: 0},
+          \ end: #{line: a:line2 - 1, character: s:utf16_col(l:last, len(l:last))}}
+  endif
+  return s:with_buffer({-> s:sync_analysed(l:bufnr, get(g:, 'tosa_lsp_format_wait_ms', 2000)) + tosa_lsp#request(l:method, l:params,
+        \ {r, e -> s:on_format(l:bufnr, getbufvar(l:bufnr, 'changedtick'), r, e)})})
+endfunction
+
+function! s:on_format(bufnr, tick, r, err) abort
+  if a:err isnot v:null
+    call s:error('format: ' . get(a:err, 'message', string(a:err)))
+    return
+  endif
+  if getbufvar(a:bufnr, 'changedtick') != a:tick
+    call s:error('format: the buffer changed meanwhile; nothing changed (run it again)')
+    return
+  endif
+  let l:edits = type(a:r) == v:t_list ? a:r : []
+  let l:before = getbufline(a:bufnr, 1, '$')
+  if !empty(l:edits)
+    call s:apply_document(a:bufnr, l:edits)
+  endif
+  let l:after = getbufline(a:bufnr, 1, '$')
+  let l:n = 0
+  for l:i in range(max([len(l:before), len(l:after)]))
+    let l:n += get(l:before, l:i, v:null) !=# get(l:after, l:i, v:null)
+  endfor
+  let g:tosa_lsp_last_format = l:n
+  call s:msg(l:n == 0 ? 'format: already formatted' : printf('formatted: %d %s changed', l:n, l:n == 1 ? 'line' : 'lines'))
+endfunction
+
+" ---------------------------------------------------------------- bytecode
+
+" Base64 -> Blob (Vim 9.0 has no base64_decode()).
+let s:b64 = {}
+for s:i in range(64)
+  let s:b64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[s:i]] = s:i
+endfor
+unlet s:i
+
+def s:Base64Decode(encoded: string): blob
+  var out = 0z
+  var acc = 0
+  var bits = 0
+  for ch in split(encoded, '\zs')
+    if !has_key(s:b64, ch)
+      continue
+    endif
+    acc = and(acc * 64 + s:b64[ch], 0xFFFFFF)
+    bits += 6
+    if bits >= 8
+      bits -= 8
+      add(out, and(acc >> bits, 0xFF))
+    endif
+  endfor
+  return out
+enddef
+
+function! tosa_lsp#base64_decode(text) abort
+  return s:Base64Decode(a:text)
+endfunction
+
+" BufReadCmd *.mlirbc: the bytecode file's text from the server
+" (mlir/convertFromBytecode), then filetype mlir (the client attaches
+" as for any .mlir buffer). A file that cannot be read leaves an empty
+" buffer that refuses to be written.
+function! tosa_lsp#bytecode_read(bufnr, path) abort
+  let l:name = fnamemodify(a:path, ':t')
+  call setbufvar(a:bufnr, '&modifiable', 1)
+  if !filereadable(a:path)
+    call setbufvar(a:bufnr, 'tosa_lsp_bytecode', 'new')
+    call setbufvar(a:bufnr, '&filetype', 'mlir')
+    return
+  endif
+  call setbufvar(a:bufnr, 'tosa_lsp_bytecode', 'reading')
+  let [l:r, l:err] = s:request_wait('mlir/convertFromBytecode', #{uri: s:uri(a:path)}, get(g:, 'tosa_lsp_bytecode_timeout_ms', 20000))
+  let l:text = type(l:r) == v:t_dict ? get(l:r, 'output', v:null) : v:null
+  if l:err isnot v:null || type(l:text) != v:t_string
+    call setbufvar(a:bufnr, 'tosa_lsp_bytecode', 'failed')
+    call setbufvar(a:bufnr, '&modifiable', 0)
+    call setbufvar(a:bufnr, '&modified', 0)
+    let l:why = l:err isnot v:null ? get(l:err, 'message', string(l:err)) : 'the server answered no text'
+    let s:bytecode_error = 'cannot open ' . l:name . ' as MLIR text: ' . l:why . '. The file was not changed.'
+    call s:error(s:bytecode_error)
+    return
+  endif
+  let l:lines = split(l:text, "\n", 1)
+  if len(l:lines) > 1 && l:lines[-1] ==# ''
+    call remove(l:lines, -1)
+  endif
+  silent call deletebufline(a:bufnr, 1, '$')
+  call setbufline(a:bufnr, 1, l:lines)
+  call setbufvar(a:bufnr, '&modified', 0)
+  call setbufvar(a:bufnr, 'tosa_lsp_bytecode', 'text')
+  call setbufvar(a:bufnr, '&filetype', 'mlir')
+  call s:msg(printf('"%s" bytecode, %d lines of MLIR text', l:name, len(l:lines)))
+endfunction
+
+" BufWriteCmd *.mlirbc: the buffer's text as bytecode (mlir/convertToBytecode
+" on the document the server has, synced first), written only when the
+" server answered bytecode. A failure is an error (`:wq` does not quit) and
+" the file keeps what it had.
+function! tosa_lsp#bytecode_write(bufnr, path) abort
+  let l:name = fnamemodify(a:path, ':t')
+  let l:state = getbufvar(a:bufnr, 'tosa_lsp_bytecode', '')
+  if l:state ==# 'failed' || l:state ==# 'reading'
+    echoerr 'tosa-lsp: ' . l:name . ' not written: its bytecode was never read as text (the file keeps its bytecode)'
+    return
+  endif
+  if !tosa_lsp#attached(a:bufnr)
+    let l:state = #{done: 0}
+    if !s:when_ready({-> s:open_marking(a:bufnr, l:state)}) || !s:wait_done(l:state, 10000)
+      echoerr 'tosa-lsp: ' . l:name . ' not written (it keeps its bytecode): the server is not running'
+      return
+    endif
+  endif
+  call s:reopen(a:bufnr)
+  let [l:r, l:err] = s:request_wait('mlir/convertToBytecode', #{uri: get(s:uris, a:bufnr, tosa_lsp#uri(a:bufnr))},
+        \ get(g:, 'tosa_lsp_bytecode_timeout_ms', 20000))
+  let l:out = type(l:r) == v:t_dict ? get(l:r, 'output', v:null) : v:null
+  let l:blob = type(l:out) == v:t_string ? s:Base64Decode(l:out) : 0z
+  if l:err isnot v:null || len(l:blob) < 4 || l:blob[0 : 3] != 0z4D4CEF52
+    let l:why = l:err isnot v:null ? get(l:err, 'message', string(l:err)) : 'the server answered no bytecode'
+    let s:bytecode_error = l:name . ' not written (it keeps its bytecode): ' . l:why
+    echoerr 'tosa-lsp: ' . s:bytecode_error
+    return
+  endif
+  if writefile(l:blob, a:path) != 0
+    echoerr 'tosa-lsp: cannot write ' . a:path
+    return
+  endif
+  if fnamemodify(a:path, ':p') ==# fnamemodify(bufname(a:bufnr), ':p')
+    call setbufvar(a:bufnr, '&modified', 0)
+  endif
+  call s:msg(printf('"%s" %d bytes of bytecode written', l:name, len(l:blob)))
+endfunction
+
+" The document opened afresh with the buffer's text: a request right after
+" it is answered for exactly this text (the server waits for the first
+" analysis of a document it has just opened).
+function! s:reopen(bufnr) abort
+  let l:uri = get(s:uris, a:bufnr, tosa_lsp#uri(a:bufnr))
+  call ch_sendexpr(s:ch, #{method: 'textDocument/didClose', params: #{textDocument: #{uri: l:uri}}})
+  let s:versions[a:bufnr] += 1
+  let s:ticks[a:bufnr] = getbufvar(a:bufnr, 'changedtick')
+  let l:lines = getbufline(a:bufnr, 1, '$')
+  call ch_sendexpr(s:ch, #{method: 'textDocument/didOpen', params: #{textDocument: #{
+        \ uri: l:uri, languageId: 'mlir', version: s:versions[a:bufnr], text: join(l:lines, "\n") . "\n"}}})
+  if has_key(s:sent, a:bufnr)
+    let s:sent[a:bufnr] = l:lines
+  endif
+endfunction
+
+function! s:open_marking(bufnr, state) abort
+  call s:open(a:bufnr)
+  let a:state.done = 1
+endfunction
+
+function! tosa_lsp#bytecode_error() abort
+  return get(s:, 'bytecode_error', '')
 endfunction

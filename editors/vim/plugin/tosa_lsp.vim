@@ -25,6 +25,8 @@ command! -bar TosaMigrate call tosa_lsp#rewrite('source.migrate')
 command! -bar TosaRefineAll call tosa_lsp#rewrite('source.refineShapes')
 command! -bar TosaReviewApply call tosa_lsp#review_answer(1)
 command! -bar TosaReviewDiscard call tosa_lsp#review_answer(0)
+command! -bar -nargs=? TosaRename call tosa_lsp#rename(<q-args>)
+command! -bar -range=% TosaFormat call tosa_lsp#format(<line1>, <line2>, <range>)
 
 function! s:inlay_complete(lead, line, pos) abort
   return filter(['on', 'off'], 'v:val =~# "^" . a:lead')
@@ -52,6 +54,11 @@ function! s:on_filetype() abort
   if l:auto
     call tosa_lsp#attach(bufnr('%'))
   endif
+  " Completion (CTRL-X CTRL-O) from the server, unless another one is set.
+  if &l:omnifunc ==# '' && get(g:, 'tosa_lsp_omnifunc', 1)
+    setlocal omnifunc=tosa_lsp#complete
+    let b:undo_ftplugin = get(b:, 'undo_ftplugin', '') . (get(b:, 'undo_ftplugin', '') ==# '' ? '' : ' | ') . 'setlocal omnifunc<'
+  endif
   if get(g:, 'tosa_lsp_mappings', l:auto)
     nnoremap <buffer> <silent> K :TosaHover<CR>
     nnoremap <buffer> <silent> gd :TosaDefinition<CR>
@@ -67,5 +74,8 @@ endfunction
 augroup tosa_lsp
   autocmd!
   autocmd FileType mlir call s:on_filetype()
+  " MLIR bytecode: read and written as text through the server.
+  autocmd BufReadCmd *.mlirbc call tosa_lsp#bytecode_read(str2nr(expand('<abuf>')), expand('<afile>:p'))
+  autocmd BufWriteCmd *.mlirbc call tosa_lsp#bytecode_write(str2nr(expand('<abuf>')), expand('<afile>:p'))
   autocmd VimLeavePre * if exists('*tosa_lsp#running') | call tosa_lsp#stop() | endif
 augroup END

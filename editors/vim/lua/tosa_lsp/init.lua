@@ -928,6 +928,7 @@ local function handlers()
       default_publish(err, result, ctx, config)
       if result and result.uri then
         local bufnr = vim.uri_to_bufnr(result.uri)
+        M.published[bufnr] = result.version or vim.lsp.util.buf_versions[bufnr]
         if hints_enabled[bufnr] then M.refresh_inlay_hints(bufnr) end
       end
     end,
@@ -1045,6 +1046,10 @@ function M.start()
     end,
     on_attach = function(client, bufnr)
       M.set_keymaps(bufnr)
+      -- CTRL-X CTRL-O: the server's completion (vim.lsp.omnifunc), unless set.
+      if vim.bo[bufnr].omnifunc == '' and cfg.omnifunc ~= false then
+        vim.bo[bufnr].omnifunc = "v:lua.require'tosa_lsp'.omnifunc"
+      end
       if cfg.on_attach then cfg.on_attach(client, bufnr) end
     end,
     on_exit = function(code, signal, client_id)
@@ -1213,9 +1218,229 @@ local function define_commands()
   cmd('TosaReviewApply', function() M.review_answer(true) end, {})
   cmd('TosaReviewDiscard', function() M.review_answer(false) end, {})
   -- The CLI writes the picture (autoload/tosa_lsp/graph.vim, shared with Vim).
+  cmd('TosaRename', function(o) M.rename(o.args ~= '' and o.args or nil) end, { nargs = '?' })
+  cmd('TosaFormat', function(o)
+    M.format(o.range > 0 and { o.line1, o.line2 } or nil)
+  end, { range = '%' })
   cmd('TosaGraph', function(o) vim.fn['tosa_lsp#graph#open'](M.config.cmd[1], o.args) end, {
     nargs = '?', complete = function() return { 'html', 'svg', 'dot', 'json' } end,
   })
+end
+
+------------------------------------------------------------------------------
+-- Editing: completion, rename, format, bytecode.
+------------------------------------------------------------------------------
+M.published = {} -- bufnr -> version of the last publishDiagnostics
+
+--- Waits (at most ms) until the server has published the diagnostics of the
+--- buffer's current version: answers from the previous text (completion
+--- after `tosa.` listing values, format edits) would not fit the buffer.
+function M.wait_analysed(bufnr, ms)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  return vim.wait(ms, function()
+    local v = vim.lsp.util.buf_versions[bufnr]
+    return v == nil or (M.published[bufnr] or -1) >= v
+  end, 5)
+end
+
+--- 'omnifunc' of mlir buffers: vim.lsp.omnifunc once the text is analysed.
+function M.omnifunc(findstart, base)
+  if findstart == 1 then M.wait_analysed(0, M.config.complete_wait_ms or 1000) end
+  return vim.lsp.omnifunc(findstart, base)
+end
+
+local function edit_count(edit)
+  local n = 0
+  for _, edits in pairs(edit.changes or {}) do n = n + #edits end
+  for _, dc in ipairs(edit.documentChanges or {}) do n = n + #(dc.edits or {}) end
+  return n
+end
+
+--- :TosaRename [NEWNAME]: prepareRename, then rename (asked for when not
+--- given; the sigil may be left out). Refusals say the server's reason.
+function M.rename(new_name, callback)
+  local client = M.client()
+  if not client then notify('not running', vim.log.levels.ERROR) return end
+  local bufnr = api.nvim_get_current_buf()
+  M.wait_analysed(bufnr, 2000)
+  local params = vim.lsp.util.make_position_params()
+  client.request('textDocument/prepareRename', params, function(err, r)
+    if err then return M.error_fit('rename: ' .. tostring(err.message)) end
+    if type(r) ~= 'table' then
+      return M.error_fit('rename: nothing to rename here (put the cursor on a %value, ^block, @symbol or alias)')
+    end
+    local old = r.placeholder or ''
+    local new = new_name
+    if not new then
+      new = vim.fn.input('Rename ' .. old .. ' to: ', old)
+      if new == '' or new == old then return end
+    end
+    local sigil = old:match('^[%%^@#!]')
+    if sigil and new:sub(1, 1) ~= sigil then new = sigil .. new end
+    params.newName = new
+    client.request('textDocument/rename', params, function(err2, edit)
+      if err2 then return M.error_fit('rename: ' .. tostring(err2.message)) end
+      if type(edit) ~= 'table' or edit_count(edit) == 0 then return notify('rename: nothing to change') end
+      for _, dc in ipairs(edit.documentChanges or {}) do
+        local v = dc.textDocument and dc.textDocument.version
+        if v and v ~= vim.NIL and vim.uri_to_bufnr(dc.textDocument.uri) == bufnr and v ~= vim.lsp.util.buf_versions[bufnr] then
+          return M.error_fit('rename: the buffer changed meanwhile; nothing renamed (run it again)')
+        end
+      end
+      local n = edit_count(edit)
+      vim.lsp.util.apply_workspace_edit(edit, client.offset_encoding)
+      M.last_message = ('renamed %s to %s (%d %s)'):format(old, new, n, n == 1 and 'place' or 'places')
+      notify(M.last_message)
+      if callback then callback(edit) end
+    end, bufnr)
+  end, bufnr)
+end
+
+--- :[range]TosaFormat: formatting (rangeFormatting for a range), applied if
+--- the buffer did not change meanwhile; a section that does not parse is
+--- refused by the server, with its reason.
+function M.format(lines, callback)
+  local client = M.client()
+  if not client then notify('not running', vim.log.levels.ERROR) return end
+  local bufnr = api.nvim_get_current_buf()
+  M.wait_analysed(bufnr, 3000)
+  local params = { textDocument = { uri = uri_of(bufnr) },
+    options = { tabSize = vim.fn.shiftwidth(), insertSpaces = vim.bo[bufnr].expandtab } }
+  local method = 'textDocument/formatting'
+  if lines and not (lines[1] == 1 and lines[2] == api.nvim_buf_line_count(bufnr)) then
+    method = 'textDocument/rangeFormatting'
+    local last = api.nvim_buf_get_lines(bufnr, lines[2] - 1, lines[2], false)[1] or ''
+    params.range = { start = { line = lines[1] - 1, character = 0 },
+      ['end'] = { line = lines[2] - 1, character = vim.str_utfindex(last) } }
+  end
+  local tick = api.nvim_buf_get_changedtick(bufnr)
+  client.request(method, params, function(err, edits)
+    if err then return M.error_fit('format: ' .. tostring(err.message)) end
+    if api.nvim_buf_get_changedtick(bufnr) ~= tick then
+      return M.error_fit('format: the buffer changed meanwhile; nothing changed (run it again)')
+    end
+    local before = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    if type(edits) == 'table' and #edits > 0 then
+      vim.lsp.util.apply_text_edits(edits, bufnr, client.offset_encoding)
+    end
+    local after = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    local n = 0
+    for i = 1, math.max(#before, #after) do
+      if before[i] ~= after[i] then n = n + 1 end
+    end
+    M.last_message = n == 0 and 'format: already formatted'
+      or ('formatted: %d %s changed'):format(n, n == 1 and 'line' or 'lines')
+    notify(M.last_message)
+    if callback then callback(n) end
+  end, bufnr)
+end
+
+local b64 = {}
+do
+  local chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+  for i = 1, 64 do b64[chars:byte(i)] = i - 1 end
+end
+
+--- Base64 -> bytes (Neovim 0.7 has no vim.base64).
+function M.base64_decode(s)
+  local out, acc, bits = {}, 0, 0
+  for i = 1, #s do
+    local v = b64[s:byte(i)]
+    if v then
+      acc = (acc % 0x40000) * 64 + v
+      bits = bits + 6
+      if bits >= 8 then
+        bits = bits - 8
+        out[#out + 1] = string.char(math.floor(acc / 2 ^ bits) % 256)
+      end
+    end
+  end
+  return table.concat(out)
+end
+
+-- A request before anything else: the client started and initialized.
+local function ready_client(ms)
+  local id = M.start()
+  local client = id and vim.lsp.get_client_by_id(id)
+  if not client then return nil, M.failed or 'the server is not running' end
+  if not vim.wait(ms, function() return client.initialized == true end, 10) then
+    return nil, 'the server did not start in ' .. ms .. ' ms'
+  end
+  return client
+end
+
+local function sync_request(client, method, params, ms, bufnr)
+  local r, err = client.request_sync(method, params, ms, bufnr)
+  if not r then return nil, tostring(err or 'no answer') end
+  if r.err then return nil, tostring(r.err.message or vim.inspect(r.err)) end
+  return r.result
+end
+
+--- BufReadCmd *.mlirbc: the text of the bytecode (mlir/convertFromBytecode),
+--- then filetype mlir (the client attaches as to any mlir buffer). A file
+--- that cannot be read leaves an empty buffer that is never written.
+function M.bytecode_read(bufnr, path)
+  local name = vim.fn.fnamemodify(path, ':t')
+  vim.bo[bufnr].modifiable = true
+  if vim.fn.filereadable(path) == 0 then
+    vim.b[bufnr].tosa_lsp_bytecode = 'new'
+    vim.bo[bufnr].filetype = 'mlir'
+    return
+  end
+  vim.b[bufnr].tosa_lsp_bytecode = 'reading'
+  local client, why = ready_client(10000)
+  local result
+  if client then
+    result, why = sync_request(client, 'mlir/convertFromBytecode', { uri = vim.uri_from_fname(path) },
+      M.config.bytecode_timeout_ms or 20000, bufnr)
+  end
+  if type(result) ~= 'table' or type(result.output) ~= 'string' then
+    vim.b[bufnr].tosa_lsp_bytecode = 'failed'
+    vim.bo[bufnr].modifiable = false
+    vim.bo[bufnr].modified = false
+    M.last_message = 'cannot open ' .. name .. ' as MLIR text: ' .. tostring(why or 'the server answered no text')
+      .. '. The file was not changed.'
+    M.error_fit(M.last_message)
+    return
+  end
+  local lines = vim.split(result.output, '\n', true)
+  if #lines > 1 and lines[#lines] == '' then table.remove(lines) end
+  api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.bo[bufnr].modified = false
+  vim.b[bufnr].tosa_lsp_bytecode = 'text'
+  vim.bo[bufnr].filetype = 'mlir'
+  notify(('"%s" bytecode, %d lines of MLIR text'):format(name, #lines))
+end
+
+--- BufWriteCmd *.mlirbc: the buffer's text as bytecode
+--- (mlir/convertToBytecode once the server has analysed this text), written
+--- only when the server answered bytecode. A failure is an error (`:wq`
+--- does not quit) and the file keeps what it had.
+function M.bytecode_write(bufnr, path)
+  local name = vim.fn.fnamemodify(path, ':t')
+  local state = vim.b[bufnr].tosa_lsp_bytecode
+  local function fail(msg)
+    M.last_message = name .. ' not written (it keeps its bytecode): ' .. msg
+    error('tosa-lsp: ' .. M.last_message, 0)
+  end
+  if state == 'failed' or state == 'reading' then fail('its bytecode was never read as text') end
+  local client, why = ready_client(10000)
+  if not client then fail(why) end
+  if not vim.lsp.buf_is_attached(bufnr, client.id) then M.attach(bufnr) end
+  if not M.wait_analysed(bufnr, M.config.bytecode_timeout_ms or 20000) or not M.published[bufnr] then
+    fail('the server has not analysed the text yet; write again')
+  end
+  local result, err = sync_request(client, 'mlir/convertToBytecode', { uri = uri_of(bufnr) },
+    M.config.bytecode_timeout_ms or 20000, bufnr)
+  if not result then fail(err) end
+  local bytes = type(result.output) == 'string' and M.base64_decode(result.output) or ''
+  if bytes:sub(1, 4) ~= 'ML\239R' then fail('the server answered no bytecode') end
+  local f = io.open(path, 'wb')
+  if not f then fail('cannot write ' .. path) end
+  f:write(bytes)
+  f:close()
+  if vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ':p') == path then vim.bo[bufnr].modified = false end
+  notify(('"%s" %d bytes of bytecode written'):format(name, #bytes))
 end
 
 function M.setup(opts)
@@ -1255,6 +1480,15 @@ function M.setup(opts)
         end
       end
     end,
+  })
+  -- MLIR bytecode: read and written as text through the server.
+  api.nvim_create_autocmd('BufReadCmd', {
+    group = group, pattern = '*.mlirbc',
+    callback = function(ev) M.bytecode_read(ev.buf, vim.fn.fnamemodify(ev.file, ':p')) end,
+  })
+  api.nvim_create_autocmd('BufWriteCmd', {
+    group = group, pattern = '*.mlirbc',
+    callback = function(ev) M.bytecode_write(ev.buf, vim.fn.fnamemodify(ev.file, ':p')) end,
   })
   -- Buffers that already have the filetype.
   for _, b in ipairs(api.nvim_list_bufs()) do
