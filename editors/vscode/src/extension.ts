@@ -13,6 +13,8 @@ import {
   ProtocolRequestType, ServerOptions, State, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressReport,
   WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
+import { BYTECODE_SCHEME } from './bytecode';
+import { conversionUris, registerBytecode } from './bytecodeProvider';
 import { findServer, nodeEnv } from './discovery';
 import { GraphPanels } from './graphPanel';
 import {
@@ -42,6 +44,32 @@ interface PreviewParams {
 interface PreviewResult { text: string; pipeline: string; mappings: PreviewMapping[] }
 interface CompileArgs { uri: string; function?: string; emit?: string }
 interface CompileResult { output: string; header?: string; symbols?: string[]; bytes?: number; log?: string }
+
+/** Documents changed since the server last published for them. */
+class Analysed {
+  private readonly pending = new Map<string, (() => void)[]>();
+  changed(uri: string): void {
+    if (!this.pending.has(uri))
+      this.pending.set(uri, []);
+  }
+  published(uri: string): void {
+    const waiting = this.pending.get(uri);
+    this.pending.delete(uri);
+    for (const w of waiting ?? [])
+      w();
+  }
+  /** Resolves once `uri` has been published after its last change, or after `ms`. */
+  wait(uri: string, ms: number): Promise<void> {
+    const waiting = this.pending.get(uri);
+    if (!waiting)
+      return Promise.resolve();
+    return new Promise(resolve => {
+      const t = setTimeout(resolve, ms);
+      waiting.push(() => { clearTimeout(t); resolve(); });
+    });
+  }
+}
+const analysed = new Analysed();
 
 const previewRequest = new ProtocolRequestType<PreviewParams, PreviewResult, never, void, void>('tosa/previewLowering');
 
@@ -125,7 +153,9 @@ async function startClient(): Promise<void> {
   const serverOptions: ServerOptions = { command: found.path, args, options: { cwd: workspaceFolder() } };
   recentStderr = [];
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file', language: 'mlir' }, { scheme: 'untitled', language: 'mlir' }],
+    // `.mlirbc` files as text (bytecodeProvider.ts) are documents too.
+    documentSelector: [{ scheme: 'file', language: 'mlir' }, { scheme: 'untitled', language: 'mlir' },
+      { scheme: BYTECODE_SCHEME, language: 'mlir' }],
     initializationOptions: serverSettings(),
     outputChannel: output,
     stdioOptions: { stdout: pipeServerLog, stderr: pipeServerLog },
@@ -162,10 +192,39 @@ async function startClient(): Promise<void> {
       },
       didChange: async (e, next) => {
         timing('didChange', { version: e.document.version });
+        if (e.contentChanges.length > 0)
+          analysed.changed(e.document.uri.toString());
         return next(e);
+      },
+      // Requests about the text just typed wait (briefly) for the server's
+      // analysis of it: answered from the previous text, a completion after
+      // `tosa.` lists values, and edits would not fit the buffer.
+      provideCompletionItem: async (document, position, ctx, token, next) => {
+        await analysed.wait(document.uri.toString(), 1000);
+        return next(document, position, ctx, token);
+      },
+      provideSignatureHelp: async (document, position, ctx, token, next) => {
+        await analysed.wait(document.uri.toString(), 1000);
+        return next(document, position, ctx, token);
+      },
+      provideDocumentFormattingEdits: async (document, options, token, next) => {
+        await analysed.wait(document.uri.toString(), 3000);
+        return next(document, options, token);
+      },
+      provideDocumentRangeFormattingEdits: async (document, range, options, token, next) => {
+        await analysed.wait(document.uri.toString(), 3000);
+        return next(document, range, options, token);
+      },
+      prepareRename: async (document, position, token, next) => {
+        await analysed.wait(document.uri.toString(), 3000);
+        return next(document, position, token);
       },
       handleDiagnostics: (uri, diagnostics, next) => {
         timing('publish', { uri: uri.toString(), diagnostics: diagnostics.length });
+        // A save's conversion of a `.mlirbc` text: not a document the user has.
+        if (conversionUris.has(uri.toString()))
+          return;
+        analysed.published(uri.toString());
         next(uri, diagnostics);
         graphs.published(uri.toString());
       },
@@ -770,6 +829,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     isWholeLine: true,
   });
   graphs = new GraphPanels(ctx, () => client, line => output.info(line));
+  registerBytecode(ctx, () => client, line => output.info(line));
   ctx.subscriptions.push(
     output, preview, sourceHighlight, status, graphs,
     vscode.commands.registerCommand('tosaLsp.showGraph', (uri?: string | vscode.Uri, position?: { line: number; character: number }) =>

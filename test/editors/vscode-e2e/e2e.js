@@ -14,7 +14,7 @@ const puppeteer = require('puppeteer-core');
 
 const URL = process.env.URL;
 const OUTDIR = process.env.OUTDIR;
-const TOTAL_TIMEOUT_MS = 300000;
+const TOTAL_TIMEOUT_MS = 480000;
 const FILE = 'example.mlir';
 // The error the server reports on the bad tosa.sub (from mlir-opt's verifier).
 const DIAG_TEXT = "result type '4x3' not broadcast compatible";
@@ -328,6 +328,291 @@ async function cleanFileSteps(page) {
   log('clean 10k-line file done');
 }
 
+
+// Saves and closes every editor (no "save changes?" dialog in the way).
+async function closeAll(page) {
+  await runCommand(page, 'File: Save All Files');
+  await sleep(500);
+  await runCommand(page, 'View: Close All Editor Groups');
+  await sleep(500);
+}
+
+// Monaco's suggest widget rows (label text), or null when hidden.
+function suggestRows() {
+  // Fixed-position widgets: no offsetParent; shown = laid out and not hidden.
+  const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).display !== 'none' && getComputedStyle(e).visibility !== 'hidden';
+  const w = [...document.querySelectorAll('.suggest-widget')].find(shown);
+  if (!w) return null;
+  return [...w.querySelectorAll('.monaco-list-row')].map(r => ({
+    label: (r.querySelector('.label-name') || r).textContent.trim(), focused: r.classList.contains('focused') }));
+}
+
+// The visible parameter-hints (signature help) widget's text, or null.
+function signatureText() {
+  const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).display !== 'none' && getComputedStyle(e).visibility !== 'hidden';
+  const w = [...document.querySelectorAll('.parameter-hints-widget')].find(shown);
+  return w ? w.textContent.replace(/\u00a0/g, ' ') : null;
+}
+
+// 9. The editing features (issues 37, 38) in edit.mlir: fold a function the
+// indentation cannot fold, Format Document, rename (F2), completion after
+// `tosa.` with the conv2d snippet, signature help while typing operands.
+async function editingSteps(page, goTo) {
+  await installPageHelpers(page);
+  await page.evaluate(`window.suggestRows = ${suggestRows}; window.signatureText = ${signatureText};`);
+  const EDIT = 'edit.mlir';
+  const src = fs.readFileSync(path.join(process.env.WORKSPACE, EDIT), 'utf8').split('\n');
+  const lineIn = needle => src.findIndex(l => l.includes(needle)) + 1;
+  check(await openFile(page, EDIT, 'func.func @flat'), `Quick Open opens ${EDIT}`);
+  const key = async (mods, k) => {
+    for (const m of mods) await page.keyboard.down(m);
+    await page.keyboard.press(k);
+    for (const m of [...mods].reverse()) await page.keyboard.up(m);
+  };
+
+  // Fold @flat (Ctrl+Shift+[): its body is not indented, so the fold is the
+  // server's folding range; the `}` stays visible.
+  const body = '%0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>';
+  let folded = null;
+  for (let attempt = 0; attempt < 6 && !folded; attempt++) {
+    await goTo(lineIn('func.func @flat'), 1);
+    await key(['Control', 'Shift'], 'BracketLeft');
+    folded = await poll(page, b => {
+      const t = activeText();
+      return t && t.some(l => l.includes('func.func @flat')) && !t.some(l => l.includes(b)) &&
+        t.some(l => l.includes('func.func @edit')) ? t : null;
+    }, body, 2000);
+  }
+  check(folded, 'Ctrl+Shift+[ on func.func @flat folds its body (the server\'s folding range)', JSON.stringify(await page.evaluate(activeText)));
+  await page.screenshot({ path: path.join(OUTDIR, 'fold.png') });
+  await key(['Control', 'Shift'], 'BracketRight');
+  const unfolded = await poll(page, b => (activeText() || []).some(l => l.includes(b)) ? true : null, body, 5000);
+  check(unfolded, 'Ctrl+Shift+] unfolds it');
+
+  // Format Document: @flat's body is indented by two spaces.
+  await goTo(lineIn('func.func @flat'), 1);
+  check(await runCommand(page, 'Format Document'), 'palette: Format Document');
+  const formatted = await poll(page, b => {
+    const t = activeText();
+    return t && t.includes('  ' + b) && t.includes('  return %0 : tensor<2xf32>') ? t : null;
+  }, body, 10000);
+  check(formatted, 'Format Document indents @flat\'s body by two spaces', JSON.stringify(await page.evaluate(activeText)));
+
+  // Rename %sum (F2) to %total: the definition and both uses.
+  const sumLine = lineIn('%sum = tosa.add');
+  await goTo(sumLine, 4);
+  await page.keyboard.press('F2');
+  const box = await poll(page, () => {
+    const i = [...document.querySelectorAll('.rename-box input, .rename-box .rename-input')].find(e => e.offsetParent !== null);
+    return i ? (i.value !== undefined ? i.value : i.textContent) || '(empty)' : null;
+  }, null, 10000);
+  check(box === '%sum', 'F2 on %sum opens the rename box with "%sum"', box);
+  await key(['Control'], 'KeyA');
+  await page.keyboard.type('%total', { delay: 20 });
+  await page.keyboard.press('Enter');
+  const renamed = await poll(page, () => {
+    const all = (activeText() || []).join('\n');
+    return !all.includes('%sum') && (all.match(/%total\b/g) || []).length === 3 ? all : null;
+  }, null, 10000);
+  check(renamed, 'rename: %sum becomes %total at its definition and both uses', (await page.evaluate(activeText) || []).join('\n'));
+
+  // Completion: a new line `%c = tosa.` offers the op names; conv2d's
+  // snippet goes in with its placeholders, the first one selected.
+  const twiceLine = lineIn('%twice = tosa.add');
+  await goTo(twiceLine, 3);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('%c = tosa.', { delay: 40 });
+  // (The list is virtual: only the rows in view are in the DOM.)
+  let rows = await poll(page, () => { const r = suggestRows(); return r && r.some(x => x.label === 'add') ? r : null; }, null, 8000);
+  if (!rows) {  // not triggered by the `.` (timing): ask (Ctrl+Space)
+    await key(['Control'], 'Space');
+    rows = await poll(page, () => { const r = suggestRows(); return r && r.some(x => x.label === 'add') ? r : null; }, null, 8000);
+  }
+  check(rows && rows.some(x => x.label === 'abs') && rows.some(x => x.label === 'add') && !rows.some(x => x.label.startsWith('%')),
+    'completion after `tosa.` lists the TOSA ops (abs, add, ...; no values)', JSON.stringify(rows || await page.evaluate(suggestRows)));
+  await page.keyboard.type('conv2', { delay: 60 });
+  const focused = await poll(page, () => { const r = suggestRows(); const f = r && r.find(x => x.focused); return f && f.label === 'conv2d' ? f.label : null; }, null, 5000);
+  check(focused, 'typing `conv2` focuses conv2d', JSON.stringify(await page.evaluate(suggestRows)));
+  await sleep(600);  // the details pane
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-completion.png') });
+  await page.keyboard.press('Enter');
+  const inserted = await poll(page, () => {
+    const l = (activeText() || []).find(x => x.includes('%c = tosa.conv2d'));
+    return l && !l.includes('${') ? l : null;
+  }, null, 5000);
+  check(inserted && /tosa\.conv2d %input, %weight, %bias, %input_zp, %weight_zp \{.*\} : \(operand types\) -> result type/.test(inserted),
+    'accepting conv2d inserts its snippet (operands, zero points, attributes, types)', inserted);
+  const sel = await poll(page, () => {
+    const s = document.querySelector('.statusbar')?.textContent || '';
+    const m = s.match(/\((\d+) selected\)/);
+    return m ? Number(m[1]) : null;
+  }, null, 3000);
+  check(sel === '%input'.length, 'the first placeholder (%input) is selected', sel);
+  // Typing the first operand: `%` asks for signature help, tosa.conv2d's.
+  await page.keyboard.type('%arg0', { delay: 60 });
+  let sig = await poll(page, () => { const t = signatureText(); return t && t.includes('tosa.conv2d') ? t : null; }, null, 5000);
+  if (!sig) {
+    await key(['Control', 'Shift'], 'Space');
+    sig = await poll(page, () => { const t = signatureText(); return t && t.includes('tosa.conv2d') ? t : null; }, null, 5000);
+  }
+  check(sig && sig.includes('%weight'), 'signature help shows tosa.conv2d\'s operands while typing them', sig);
+  await sleep(300);
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-signature-help.png') });
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  log('editing features done');
+}
+
+// The graph webview's frame (code-server nests it in iframes).
+async function graphFrame(page) {
+  for (const f of page.frames()) {
+    const ok = await f.evaluate(() => !!document.querySelector('#tosa-graph svg g.node')).catch(() => false);
+    if (ok) return f;
+  }
+  return null;
+}
+
+// The graph's op nodes: title, classes, id, the rect's fill.
+function graphNodes() {
+  return [...document.querySelectorAll('#tosa-graph svg g.node')].map(g => {
+    const r = g.querySelector('rect');
+    return { id: g.getAttribute('data-id'), cls: g.getAttribute('class'),
+      title: (g.querySelector('text.title') || g.querySelector('text') || {}).textContent || '',
+      text: g.textContent, fill: r ? getComputedStyle(r).fill : '' };
+  });
+}
+
+// 10. TOSA: Show Graph (issue 39): the webview, a click on a node selects
+// its op, an edit redraws the label, the error node is red.
+async function graphSteps(page, goTo) {
+  await installPageHelpers(page);
+  const GRAPH = 'graph.mlir';
+  const src = fs.readFileSync(path.join(process.env.WORKSPACE, GRAPH), 'utf8').split('\n');
+  const lineIn = needle => src.findIndex(l => l.includes(needle)) + 1;
+  check(await openFile(page, GRAPH, 'func.func @model'), `Quick Open opens ${GRAPH}`);
+  await goTo(lineIn('%sum = tosa.add'), 5);
+  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph"');
+  let frame = null;
+  const end = Date.now() + 30000;
+  while (!frame && Date.now() < end) { frame = await graphFrame(page); if (!frame) await sleep(500); }
+  check(frame, 'the graph webview draws nodes');
+  if (!frame) { await page.screenshot({ path: path.join(OUTDIR, 'failure-graph.png') }); return; }
+  let nodes = await frame.evaluate(graphNodes);
+  const titles = nodes.map(n => n.title);
+  check(['tosa.add', 'tosa.abs', 'tosa.sub'].every(t => titles.includes(t)), 'the graph of @model has its ops', JSON.stringify(titles));
+  const sub = nodes.find(n => n.title === 'tosa.sub');
+  check(sub && /\berror\b/.test(sub.cls) && sub.fill === 'rgb(253, 232, 232)' && nodes.filter(n => /\berror\b/.test(n.cls)).length === 1,
+    'the tosa.sub with the wrong result type is the one red (error) node', JSON.stringify(nodes.map(n => [n.title, n.cls, n.fill])));
+  await sleep(500);
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-graph.png') });
+  // Click tosa.abs: the editor selects the op.
+  const abs = nodes.find(n => n.title === 'tosa.abs');
+  const absLine = lineIn('%mag = tosa.abs');
+  const h = abs && await frame.$(`g.node[data-id="${abs.id.replace(/"/g, '\\"')}"] text.title`);
+  if (h) await h.click();
+  const selected = await poll(page, l => {
+    const s = document.querySelector('.statusbar')?.textContent || '';
+    return new RegExp(`Ln ${l}, Col \\d+ \\(\\d+ selected\\)`).test(s) ? s.match(/Ln [^(]*\(\d+ selected\)/)[0] : null;
+  }, absLine, 10000);
+  check(h && selected, `a click on the tosa.abs node selects its op in the editor (line ${absLine})`, selected ||
+    await page.evaluate(() => document.querySelector('.statusbar')?.textContent));
+  // Edit: tosa.abs -> tosa.exp; the node's label follows.
+  await goTo(absLine, src[absLine - 1].indexOf('tosa.abs') + 6);
+  for (let i = 0; i < 3; i++) { await page.keyboard.down('Shift'); await page.keyboard.press('ArrowRight'); await page.keyboard.up('Shift'); }
+  await page.keyboard.type('exp', { delay: 30 });
+  const relabelled = await poll(page, () => true, null, 100) && await (async () => {
+    const stop = Date.now() + 15000;
+    while (Date.now() < stop) {
+      const f = await graphFrame(page);
+      const ns = f ? await f.evaluate(graphNodes).catch(() => []) : [];
+      if (ns.some(n => n.title === 'tosa.exp') && !ns.some(n => n.title === 'tosa.abs')) return ns.map(n => n.title);
+      await sleep(300);
+    }
+    return null;
+  })();
+  check(relabelled, 'editing tosa.abs to tosa.exp relabels its node', JSON.stringify(relabelled));
+  await closeAll(page);
+  log('graph done');
+}
+
+// 11. `.mlirbc` (issue 37): opens as text through mlir/convertFromBytecode
+// (hover works on it), saves back as bytecode that mlir-opt-22 reads, is
+// never written while the text has errors, and bad bytecode says why.
+async function bytecodeSteps(page, goTo) {
+  await installPageHelpers(page);
+  const { execFileSync } = require('child_process');
+  const MODEL = 'model.mlirbc', BAD = 'truncated.mlirbc';
+  const file = path.join(process.env.WORKSPACE, MODEL), bad = path.join(process.env.WORKSPACE, BAD);
+  const before = fs.readFileSync(file), badBefore = fs.readFileSync(bad);
+  check(await openFile(page, MODEL, 'tosa.abs'), `Quick Open opens ${MODEL} as MLIR text`);
+  const lines = await page.evaluate(activeText) || [];
+  check(lines.some(l => l.includes('tosa.add %arg0, %arg1')), `${MODEL}: the text has the ops`, JSON.stringify(lines));
+  let hover = null;
+  for (let attempt = 0; attempt < 6 && !hover; attempt++) {
+    const at = await page.evaluate(locate, { needle: 'tosa.add', from: 5 });
+    if (!at) { await sleep(500); continue; }
+    await page.mouse.move(at.x + 200, at.y + 200);
+    await sleep(200);
+    await page.mouse.move(at.x, at.y, { steps: 3 });
+    hover = await poll(page, () => {
+      for (const h of document.querySelectorAll('.monaco-hover, .monaco-resizable-hover'))
+        if (h.offsetParent !== null && (h.textContent || '').includes('tosa.add')) return h.textContent;
+      return null;
+    }, null, 3000);
+  }
+  check(hover, `${MODEL}: hover on tosa.add answers`, hover);
+  await page.mouse.move(5, 5);
+  await page.keyboard.press('Escape');
+  // tosa.abs -> tosa.exp, save: bytecode on disk that mlir-opt-22 reads.
+  const lineOf = (t, needle) => t.findIndex(l => l.includes(needle)) + 1;
+  let l = lineOf(lines, 'tosa.abs');
+  await goTo(l, lines[l - 1].indexOf('tosa.abs') + 6);
+  for (let i = 0; i < 3; i++) { await page.keyboard.down('Shift'); await page.keyboard.press('ArrowRight'); await page.keyboard.up('Shift'); }
+  await page.keyboard.type('exp', { delay: 30 });
+  await page.keyboard.down('Control'); await page.keyboard.press('KeyS'); await page.keyboard.up('Control');
+  let saved = null;
+  for (let i = 0; i < 40 && !saved; i++) {
+    await sleep(250);
+    const now = fs.readFileSync(file);
+    if (!now.equals(before)) saved = now;
+  }
+  let readBack = '';
+  try { readBack = saved ? execFileSync('mlir-opt-22', [file], { encoding: 'utf8' }) : ''; } catch (e) { readBack = `mlir-opt-22 failed: ${e.stderr || e}`; }
+  check(saved && saved.subarray(0, 4).equals(Buffer.from([0x4d, 0x4c, 0xef, 0x52])) && readBack.includes('tosa.exp') && !readBack.includes('tosa.abs'),
+    `save: ${MODEL} is bytecode again (mlir-opt-22 reads it, with the edit)`, readBack || (saved ? saved.subarray(0, 16).toString('hex') : 'unchanged'));
+  const clean = await poll(page, () => !document.querySelector('.tabs-container .tab.active.dirty') ? true : null, null, 5000);
+  check(clean, `${MODEL}: the editor is not dirty after the save`);
+  // An error: Problems shows it; a save is refused and the file unchanged.
+  const afterSave = fs.readFileSync(file);
+  await goTo(l, lines[l - 1].indexOf('tosa.abs') + 6);
+  for (let i = 0; i < 3; i++) { await page.keyboard.down('Shift'); await page.keyboard.press('ArrowRight'); await page.keyboard.up('Shift'); }
+  await page.keyboard.type('xyz', { delay: 30 });
+  const problem = await poll(page, () => {
+    const rows = problemRows();
+    return rows && rows.some(r => r.includes('tosa.xyz')) ? rows.join(' | ') : null;
+  }, null, 15000);
+  check(problem, `${MODEL}: Problems lists the error of the edited text`, JSON.stringify(await page.evaluate(problemRows)));
+  await page.keyboard.down('Control'); await page.keyboard.press('KeyS'); await page.keyboard.up('Control');
+  const refused = await poll(page, toastWith, 'not saved', 10000);
+  await sleep(500);
+  check(refused && /has errors|fix/.test(refused) && fs.readFileSync(file).equals(afterSave),
+    `a save with errors is refused with the server's reason and ${MODEL} keeps its bytecode`, refused);
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-bytecode.png') });
+  // Bad bytecode: a clear error, the file untouched.
+  await runCommand(page, 'View: Revert File');
+  await sleep(500);
+  if (await quickInput(page, { key: 'KeyP' }, BAD)) {
+    await poll(page, f => [...document.querySelectorAll('.quick-input-widget .monaco-list-row')].some(r => r.textContent.includes(f)), BAD, 5000);
+    await page.keyboard.press('Enter');
+  }
+  const badMsg = await poll(page, toastWith, `Cannot open ${BAD}`, 15000);
+  check(badMsg && /cannot read the bytecode|not MLIR bytecode/.test(badMsg) && badMsg.includes('not changed') && fs.readFileSync(bad).equals(badBefore),
+    `${BAD}: a clear error ("Cannot open ... as MLIR text: <why>"), the file unchanged`, badMsg);
+  check(fs.readFileSync(file).equals(afterSave), `${MODEL} on disk is still the saved bytecode`);
+  log('bytecode done');
+}
+
 (async () => {
   let browser;
   try {
@@ -527,6 +812,11 @@ async function cleanFileSteps(page) {
     await sleep(500);
     await reviewSteps(page, goTo);
     await cleanFileSteps(page);
+    await closeAll(page);
+    await editingSteps(page, goTo);
+    await closeAll(page);
+    await graphSteps(page, goTo);
+    await bytecodeSteps(page, goTo);
   } catch (e) {
     failed++;
     console.log(`FAIL: exception: ${e && e.stack || e}`);

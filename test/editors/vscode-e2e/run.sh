@@ -9,7 +9,8 @@
 # VSIX into a temporary extensions dir, serves code-server on a free loopback
 # port with `tosaLsp.serverPath` = TOSA_LSP, opens a copy of workspace/ and
 # runs e2e.js (hover, inlay hint, Problems panel, quick fix, TOSA: Preview
-# Lowering, reviewed whole-file rewrites, a clean 10k-line file).
+# Lowering, reviewed whole-file rewrites, a clean 10k-line file, fold, format,
+# rename, completion and signature help, the graph view, .mlirbc files).
 # Screenshots (*.png) and logs go to OUTDIR. Prints
 # "vscode-e2e: N passed, M failed"; exits 0 only if every check passed.
 set -u
@@ -60,6 +61,18 @@ cp "$here"/workspace/*.mlir "$ws/"
 # Problems must stay empty (informational findings are not published).
 python3 "$here/../../../bench/gen.py" --lines 10k --shape multi -o "$ws/many.mlir" >/dev/null \
   || die "bench/gen.py failed"
+# `.mlirbc` files: bytecode of a small model (mlir-opt-22 writes it) and
+# the same cut short (bad bytecode).
+cat > "$tmp/model.mlir" <<'EOF'
+func.func @model(%x: tensor<2x3xf32>, %y: tensor<1x3xf32>) -> tensor<2x3xf32> {
+  %0 = tosa.add %x, %y : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  %1 = tosa.abs %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+EOF
+command -v mlir-opt-22 >/dev/null 2>&1 || die "mlir-opt-22 missing (Debian's mlir-22-tools)"
+(cd "$tmp" && mlir-opt-22 --emit-bytecode model.mlir -o "$ws/model.mlirbc") || die "mlir-opt-22 --emit-bytecode failed"
+head -c 60 "$ws/model.mlirbc" > "$ws/truncated.mlirbc"
 # Keep code-server's config.yaml and caches out of $HOME.
 export XDG_CONFIG_HOME="$tmp/xdg-config" XDG_DATA_HOME="$tmp/xdg-data" XDG_CACHE_HOME="$tmp/xdg-cache"
 common=(--config "$tmp/config.yaml" --user-data-dir "$udd" --extensions-dir "$exts")
