@@ -102,6 +102,13 @@ BytecodeConversion bytecodeFromText(std::string_view text,
                 "(bytecode holds one module)";
     return out;
   }
+  // The guards every parse of user text gets (the analysis' own).
+  if (findExcessiveNesting(owned) ||
+      findExcessiveResultNumber(owned, owned.size())) {
+    out.error = "the file nests too deeply or uses result numbers beyond "
+                "what it defines; fix its errors first";
+    return out;
+  }
   Collecting c;
   mlir::FallbackAsmResourceMap resources;
   mlir::ParserConfig config(c.ctx.get(), /*verifyAfterParse=*/true, &resources);

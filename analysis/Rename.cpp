@@ -71,6 +71,15 @@ Found find(const RenameInput &in, Position pos) {
     f.alias = a;
     return f;
   }
+  // A section that does not parse now has nothing to rename safely.
+  if (auto off = in.lines.offset(pos))
+    for (const Section &sec : in.fa.sections)
+      if (sec.beginOffset <= *off && *off <= sec.endOffset &&
+          (!sec.parsed || sec.stale)) {
+        t.error = "this section does not parse: fix its error before "
+                  "renaming";
+        return f;
+      }
   Lookup l = lookup(in.fa, pos);
   if (l.value) {
     t.kind = RenameTarget::Value;

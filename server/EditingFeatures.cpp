@@ -133,19 +133,20 @@ std::vector<DefinitionTarget> sourceLocationTargets(const Snapshot &s,
 void TosaServer::documentHighlights(
     const std::string &uri, lsp::Position pos,
     Callback<std::vector<DocumentHighlightLsp>> cb) {
-  withSnapshot(uri, reply(std::move(cb), [pos](const Snapshot &s) {
-                 std::vector<DocumentHighlightLsp> out;
-                 if (std::optional<Position> p = s.lines.fromLsp(pos))
-                   for (const Highlight &h : tosa_lsp::documentHighlights(
-                            s.analysis, s.aliases(), *p))
-                     out.push_back({s.lines.toLsp(h.range), h.write});
-                 return out;
-               }));
+  withCurrentSnapshot(
+      uri, reply(std::move(cb), [pos](const Snapshot &s) {
+        std::vector<DocumentHighlightLsp> out;
+        if (std::optional<Position> p = s.lines.fromLsp(pos))
+          for (const Highlight &h :
+               tosa_lsp::documentHighlights(s.analysis, s.aliases(), *p))
+            out.push_back({s.lines.toLsp(h.range), h.write});
+        return out;
+      }));
 }
 
 void TosaServer::prepareRename(const std::string &uri, lsp::Position pos,
                                Callback<PrepareRenameLsp> cb) {
-  withSnapshot(
+  withCurrentSnapshot(
       uri, reply(std::move(cb),
                  [pos](const Snapshot &s) -> Expected<PrepareRenameLsp> {
                    std::optional<Position> p = s.lines.fromLsp(pos);
@@ -162,7 +163,7 @@ void TosaServer::prepareRename(const std::string &uri, lsp::Position pos,
 
 void TosaServer::rename(const std::string &uri, lsp::Position pos,
                         std::string newName, Callback<DocumentEditLsp> cb) {
-  withSnapshot(
+  withCurrentSnapshot(
       uri, reply(std::move(cb),
                  [pos, newName = std::move(newName)](
                      const Snapshot &s) -> Expected<DocumentEditLsp> {
@@ -180,7 +181,7 @@ void TosaServer::rename(const std::string &uri, lsp::Position pos,
 
 void TosaServer::foldingRanges(const std::string &uri, bool lineFoldingOnly,
                                Callback<std::vector<FoldingRangeLsp>> cb) {
-  withSnapshot(
+  withCurrentSnapshot(
       uri, reply(std::move(cb), [lineFoldingOnly](const Snapshot &s) {
         std::vector<FoldingRangeLsp> out;
         for (const FoldRange &f :
@@ -217,21 +218,22 @@ void TosaServer::foldingRanges(const std::string &uri, bool lineFoldingOnly,
 void TosaServer::selectionRanges(
     const std::string &uri, std::vector<lsp::Position> positions,
     Callback<std::vector<std::vector<lsp::Range>>> cb) {
-  withSnapshot(uri, reply(std::move(cb), [positions = std::move(positions)](
-                                             const Snapshot &s) {
-                 std::vector<std::vector<lsp::Range>> out;
-                 for (const lsp::Position &pos : positions) {
-                   std::vector<lsp::Range> chain;
-                   if (std::optional<Position> p = s.lines.fromLsp(pos))
-                     for (const tosa_lsp::Range &r : tosa_lsp::selectionRanges(
-                              s.analysis, s.text, s.lines.index(), *p))
-                       chain.push_back(s.lines.toLsp(r));
-                   if (chain.empty())
-                     chain.push_back(lsp::Range(pos, pos));
-                   out.push_back(std::move(chain));
-                 }
-                 return out;
-               }));
+  withCurrentSnapshot(
+      uri, reply(std::move(cb), [positions =
+                                     std::move(positions)](const Snapshot &s) {
+        std::vector<std::vector<lsp::Range>> out;
+        for (const lsp::Position &pos : positions) {
+          std::vector<lsp::Range> chain;
+          if (std::optional<Position> p = s.lines.fromLsp(pos))
+            for (const tosa_lsp::Range &r : tosa_lsp::selectionRanges(
+                     s.analysis, s.text, s.lines.index(), *p))
+              chain.push_back(s.lines.toLsp(r));
+          if (chain.empty())
+            chain.push_back(lsp::Range(pos, pos));
+          out.push_back(std::move(chain));
+        }
+        return out;
+      }));
 }
 
 /// The LSP encoding: per token, line and start relative to the previous
@@ -261,7 +263,7 @@ void TosaServer::semanticTokens(const std::string &uri,
                                 std::optional<std::string> previousResultId,
                                 Callback<SemanticTokensLsp> cb) {
   std::shared_ptr<OpenDocument> doc = scheduler->document(uri);
-  withSnapshot(
+  withCurrentSnapshot(
       uri, reply(std::move(cb), [doc, previousResultId](const Snapshot &s) {
         static std::atomic<uint64_t> counter{0};
         auto data = std::make_shared<const std::vector<uint32_t>>(
@@ -416,7 +418,7 @@ void TosaServer::workspaceSymbols(
 void TosaServer::formatting(const std::string &uri,
                             std::optional<lsp::Range> range,
                             Callback<DocumentEditLsp> cb) {
-  withSnapshot(
+  withCurrentSnapshot(
       uri, reply(std::move(cb),
                  [range](const Snapshot &s) -> Expected<DocumentEditLsp> {
                    unsigned first = 0, last = 0;
@@ -525,6 +527,18 @@ inferredTypeAt(const Snapshot &s, const ShapeInference *si, unsigned line) {
 
 void TosaServer::completion(const std::string &uri, lsp::Position pos,
                             bool snippets, Callback<CompletionList> cb) {
+  // The text just typed first (the cursor is in it), then its shapes.
+  withCurrentSnapshot(uri, [this, uri, pos, snippets, cb = std::move(cb)](
+                               Expected<Scheduler::SnapshotPtr> cur) mutable {
+    if (!cur)
+      return cb(cur.takeError());
+    completionWithShapes(uri, pos, snippets, std::move(cb));
+  });
+}
+
+void TosaServer::completionWithShapes(const std::string &uri, lsp::Position pos,
+                                      bool snippets,
+                                      Callback<CompletionList> cb) {
   withShapes(
       uri, lsp::Range(pos, pos),
       [pos, snippets, cb = std::move(cb)](
@@ -564,31 +578,32 @@ void TosaServer::completion(const std::string &uri, lsp::Position pos,
 
 void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
                                Callback<std::optional<SignatureHelp>> cb) {
-  withSnapshot(uri, reply(std::move(cb), [pos](const Snapshot &s) {
-                 std::optional<SignatureHelp> out;
-                 std::optional<Position> p = s.lines.fromLsp(pos);
-                 if (!p)
-                   return out;
-                 std::optional<SignatureData> d =
-                     tosa_lsp::signatureHelp(s.text, s.lines.index(), *p);
-                 if (!d)
-                   return out;
-                 SignatureInformation info;
-                 info.label = d->label;
-                 info.documentation = d->documentation;
-                 for (const SignatureData::Parameter &param : d->parameters) {
-                   ParameterInformation pi;
-                   pi.labelString =
-                       d->label.substr(param.begin, param.end - param.begin);
-                   pi.labelOffsets = std::make_pair(param.begin, param.end);
-                   pi.documentation = param.documentation;
-                   info.parameters.push_back(std::move(pi));
-                 }
-                 out.emplace();
-                 out->signatures.push_back(std::move(info));
-                 out->activeParameter = d->active;
-                 return out;
-               }));
+  withCurrentSnapshot(
+      uri, reply(std::move(cb), [pos](const Snapshot &s) {
+        std::optional<SignatureHelp> out;
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        if (!p)
+          return out;
+        std::optional<SignatureData> d =
+            tosa_lsp::signatureHelp(s.text, s.lines.index(), *p);
+        if (!d)
+          return out;
+        SignatureInformation info;
+        info.label = d->label;
+        info.documentation = d->documentation;
+        for (const SignatureData::Parameter &param : d->parameters) {
+          ParameterInformation pi;
+          pi.labelString =
+              d->label.substr(param.begin, param.end - param.begin);
+          pi.labelOffsets = std::make_pair(param.begin, param.end);
+          pi.documentation = param.documentation;
+          info.parameters.push_back(std::move(pi));
+        }
+        out.emplace();
+        out->signatures.push_back(std::move(info));
+        out->activeParameter = d->active;
+        return out;
+      }));
 }
 
 void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
@@ -596,8 +611,8 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                        Callback<GraphReply> cb) {
   // The function's name first, then its shapes (the whole function
   // inferred: a graph shows every op's types).
-  withSnapshot(uri, [this, uri, pos, function, cb = std::move(cb)](
-                        Expected<Scheduler::SnapshotPtr> sp) mutable {
+  withCurrentSnapshot(uri, [this, uri, pos, function, cb = std::move(cb)](
+                               Expected<Scheduler::SnapshotPtr> sp) mutable {
     if (!sp)
       return cb(sp.takeError());
     const Snapshot &s = **sp;
@@ -641,8 +656,8 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
 
 void TosaServer::convertToBytecode(const std::string &uri,
                                    Callback<std::string> cb) {
-  withSnapshot(uri, [this, cb = std::move(cb)](
-                        Expected<Scheduler::SnapshotPtr> sp) mutable {
+  withCurrentSnapshot(uri, [this, cb = std::move(cb)](
+                               Expected<Scheduler::SnapshotPtr> sp) mutable {
     if (!sp)
       return cb(sp.takeError());
     // A parse and a write of the whole file: on the pool, off the

@@ -578,17 +578,30 @@ private:
 
   void onConvertToBytecode(const BytecodeParams &params,
                            Callback<json::Value> reply) {
+    // Keyed as didOpen keys it: a file: URI normalised, others as sent.
+    std::string uri = params.uri;
+    if (!isOpaqueUri(uri)) {
+      if (Expected<lsp::URIForFile> u = lsp::URIForFile::fromURI(uri))
+        uri = clientUri(*u);
+      else
+        consumeError(u.takeError());
+    }
     features.convertToBytecode(
-        clientUri(params.uri),
-        answer<std::string>(std::move(reply), [](std::string base64) {
+        uri, answer<std::string>(std::move(reply), [](std::string base64) {
           return json::Value(json::Object{{"output", std::move(base64)}});
         }));
   }
 
   void onConvertFromBytecode(const BytecodeParams &params,
                              Callback<json::Value> reply) {
+    Expected<lsp::URIForFile> file = lsp::URIForFile::fromURI(params.uri);
+    if (!file)
+      return reply(make_error<LSPError>(
+          "mlir/convertFromBytecode reads a file: " + params.uri +
+              " is not a file: URI (" + toString(file.takeError()) + ")",
+          ErrorCode::InvalidParams));
     features.convertFromBytecode(
-        params.uri.file().str(),
+        file->file().str(),
         answer<std::string>(std::move(reply), [](std::string text) {
           return json::Value(json::Object{{"output", std::move(text)}});
         }));

@@ -207,7 +207,9 @@ bool fromJSON(const llvm::json::Value &v, FormattingParams &p,
 /// mlir/convertToBytecode and mlir/convertFromBytecode: {uri}, as
 /// mlir-lsp-server and vscode-mlir's bytecode editor send them.
 struct BytecodeParams {
-  llvm::lsp::URIForFile uri;
+  /// As sent: convertToBytecode names an open document, whatever its
+  /// scheme (vscode-mlir's editor saves from a virtual document).
+  std::string uri;
 };
 bool fromJSON(const llvm::json::Value &v, BytecodeParams &p,
               llvm::json::Path path);

@@ -96,6 +96,8 @@ void Scheduler::remove(const std::string &uri) {
     if (it == docs.end())
       return;
     waiters.swap(it->second->waiters);
+    for (auto &w : it->second->currentWaiters)
+      waiters.push_back(std::move(w.second));
     it->second->doc->close();
     latest = it->second->doc->takeLatest();
     docs.erase(it);
@@ -166,6 +168,22 @@ bool Scheduler::withSnapshot(const std::string &uri,
   return true;
 }
 
+bool Scheduler::withCurrentSnapshot(const std::string &uri,
+                                    std::function<void(SnapshotPtr)> fn) {
+  std::unique_lock<std::mutex> lock(mu);
+  auto it = docs.find(uri);
+  if (it == docs.end())
+    return false;
+  SnapshotPtr s = it->second->doc->latest();
+  if (s && s->version >= it->second->version) {
+    lock.unlock();
+    fn(std::move(s));
+    return true;
+  }
+  it->second->currentWaiters.push_back({it->second->version, std::move(fn)});
+  return true;
+}
+
 void Scheduler::waitIdle() {
   {
     std::unique_lock<std::mutex> lock(mu);
@@ -219,6 +237,15 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   if (current) {
     replaced = doc->doc->setLatest(snap);
     waiters.swap(doc->waiters);
+    // Those waiting for this version (or an older one) are answered.
+    auto &cw = doc->currentWaiters;
+    for (auto w = cw.begin(); w != cw.end();)
+      if (w->first <= version) {
+        waiters.push_back(std::move(w->second));
+        w = cw.erase(w);
+      } else {
+        ++w;
+      }
     // A newer edit is already waiting: don't publish results for text the
     // user no longer sees.
     newest = !doc->dirty;

@@ -63,6 +63,13 @@ public:
   bool withSnapshot(const std::string &uri,
                     std::function<void(SnapshotPtr)> fn);
 
+  /// The same with a snapshot of the document's current version (or a
+  /// newer one): for requests whose positions are in the text the client
+  /// has now (completion, formatting, rename), which the latest snapshot
+  /// may predate by an edit.
+  bool withCurrentSnapshot(const std::string &uri,
+                           std::function<void(SnapshotPtr)> fn);
+
   /// Blocks until no analysis is pending (tests, shutdown).
   void waitIdle();
 
@@ -92,6 +99,9 @@ private:
     std::chrono::steady_clock::time_point lastUpdate; // epoch: never
     AnalysisCache cache; // touched only by whoever analyses (worker/inline)
     std::vector<std::function<void(SnapshotPtr)>> waiters;
+    /// withCurrentSnapshot's: each with the version it waits for.
+    std::vector<std::pair<int64_t, std::function<void(SnapshotPtr)>>>
+        currentWaiters;
   };
 
   void run();

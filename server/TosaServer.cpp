@@ -349,6 +349,23 @@ void TosaServer::withSnapshot(
     (*shared)(invalidParams("unknown document: " + uri + " (not opened)"));
 }
 
+void TosaServer::withCurrentSnapshot(
+    const std::string &uri,
+    unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
+  background->noteRequest();
+  auto shared = std::make_shared<decltype(fn)>(std::move(fn));
+  bool known =
+      scheduler->withCurrentSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
+        if (!s)
+          return (*shared)(make_error<LSPError>(
+              "the document was closed before it was analysed",
+              ErrorCode::ContentModified));
+        (*shared)(std::move(s));
+      });
+  if (!known)
+    (*shared)(invalidParams("unknown document: " + uri + " (not opened)"));
+}
+
 void TosaServer::runHeavy(WorkerPool::Task task) {
   if (pool)
     pool->run(std::move(task));

@@ -337,7 +337,15 @@ private:
   void withSnapshot(
       const std::string &uri,
       llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
+  /// withSnapshot, with the document's current version (or newer): for
+  /// requests whose positions are in the client's current text.
+  void withCurrentSnapshot(
+      const std::string &uri,
+      llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
   void runHeavy(WorkerPool::Task task);
+  void completionWithShapes(const std::string &uri, llvm::lsp::Position pos,
+                            bool snippets,
+                            Callback<llvm::lsp::CompletionList> cb);
   bool isValid(OpenDocument *doc, const Scheduler::SnapshotPtr &s, size_t fix,
                unsigned worker);
   CodeActions computeCodeActions(Scheduler::SnapshotPtr s,

@@ -49,6 +49,11 @@ TEST(Bytecode, BadInputIsAClearError) {
                              "t.mlir")
                 .error.find("// -----"),
             std::string::npos);
+  EXPECT_NE(bytecodeFromText("func.func @f() {\n  return %1#100000000 : "
+                             "i32\n}\n",
+                             "t.mlir")
+                .error.find("result numbers"),
+            std::string::npos);
   EXPECT_NE(textFromBytecode("module {}").error.find("not MLIR bytecode"),
             std::string::npos);
   std::string bc = bytecodeFromText(kModule, "m.mlir").output;

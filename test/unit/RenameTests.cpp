@@ -115,7 +115,8 @@ TEST(Rename, RefusesCollisionsBadNamesAndBrokenSections) {
   std::string bad = "func.func @h(%a: tensor<2xf32>) {\n  %0 = tosa.abs %a : "
                     "(tensor<2xf32>) -> tensor<2xf32>\n  return\n";
   Doc c(bad);
-  EXPECT_NE(rename(c.input(), at(bad, "%0"), "%y").error, "");
+  EXPECT_NE(rename(c.input(), at(bad, "%0"), "%y").error.find("does not parse"),
+            std::string::npos);
 }
 
 } // namespace

@@ -1295,3 +1295,40 @@ TEST(TosaServer, TheLastCloseWaitsForThePoolToDropItsContexts) {
 }
 
 } // namespace
+
+namespace {
+
+/// Requests whose positions are in the text just typed are answered from
+/// it, not from the version before the edit (a debounce still running).
+TEST(TosaServer, EditingRequestsRightAfterAnEditSeeTheEdit) {
+  Recorder rec;
+  TosaServer::Options o = pooledOptions();
+  o.debounce = std::chrono::milliseconds(300);
+  TosaServer server(o, rec);
+  server.addDocument("file:///t.mlir", "/t.mlir", 1, kWrongResult);
+  server.waitIdle();
+  lsp::TextDocumentContentChangeEvent change;
+  change.range = lsp::Range(lsp::Position(2, 0), lsp::Position(2, 0));
+  change.text = "  %c = tosa.\n";
+  ASSERT_FALSE(server.changeDocument("file:///t.mlir", 2, {change}));
+  // At once, inside the debounce: completion after `tosa.` on the new line.
+  auto list = await<lsp::CompletionList>([&](auto cb) {
+    server.completion("file:///t.mlir", lsp::Position(2, 12), false,
+                      std::move(cb));
+  });
+  ASSERT_TRUE(bool(list));
+  bool hasAbs = false;
+  for (const lsp::CompletionItem &i : list->items)
+    hasAbs |= i.label == "abs";
+  EXPECT_TRUE(hasAbs);
+  // Formatting of the new text refuses: its section does not parse.
+  auto fmt = await<DocumentEditLsp>([&](auto cb) {
+    server.formatting("file:///t.mlir", std::nullopt, std::move(cb));
+  });
+  ASSERT_FALSE(bool(fmt));
+  EXPECT_NE(errorText(fmt.takeError()).find("does not parse"),
+            std::string::npos);
+  server.waitIdle();
+}
+
+} // namespace
