@@ -3,6 +3,8 @@
 // The document pipeline as the server runs it, minus the protocol: analyse
 // the input (twice, the second time after a one-byte edit, through the
 // incremental cache), then ask hover, inlay hints, definition, references,
+// the editing features (completion, signature help, highlight, rename,
+// selection, folding, semantic tokens, formatting, generic forms, graphs),
 // document symbols and code actions at positions taken from the result and
 // from the input's last bytes.
 //
@@ -23,8 +25,23 @@
 #include "CrashGuard.h"
 #include "Hover.h"
 #include "InlayHints.h"
+#include "Aliases.h"
+#include "Completion.h"
+#include "ExpectedChecks.h"
+#include "Folding.h"
+#include "Format.h"
+#include "Graph.h"
+#include "Highlight.h"
+#include "LineIndex.h"
 #include "Navigation.h"
+#include "OpCatalogue.h"
+#include "OpGenericForm.h"
 #include "Query.h"
+#include "Rename.h"
+#include "SelectionRanges.h"
+#include "SemanticTokens.h"
+#include "SignatureHelp.h"
+#include "SourceLocations.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -120,14 +137,43 @@ void saveUpstreamCrash(const std::string &input) {
   }
 }
 
+/// What the editing features read beside the analysis.
+struct Editing {
+  const std::string &text;
+  LineIndex lines;
+  std::vector<AliasInfo> aliases;
+  Editing(const std::string &text, const FileAnalysis &fa)
+      : text(text), lines(text),
+        aliases(scanAliases(text, lines, fa.sections)) {}
+};
+
 /// Everything a client may ask at `pos`.
-void queryAt(const FileAnalysis &fa, Position pos) {
+void queryAt(const FileAnalysis &fa, const Editing &e, Position pos) {
   (void)hover(fa, pos);
   (void)definition(fa, pos);
   (void)references(fa, pos, /*includeDeclaration=*/true);
   (void)lookup(fa, pos);
   (void)enclosingOp(fa, pos);
   (void)fa.findOp(pos);
+  (void)documentHighlights(fa, e.aliases, pos);
+  (void)selectionRanges(fa, e.text, e.lines, pos);
+  RenameInput in{fa, e.aliases, e.text, e.lines};
+  (void)prepareRename(in, pos);
+  RenameResult r = rename(in, pos, "renamed");
+  if (r.error.empty())
+    (void)applyEdits(e.text, r.edits);
+  CompletionInput ci{e.text, e.lines, fa, e.aliases, completionCatalogue()};
+  ci.snippets = pos.column % 2;
+  ci.inferredType = [](unsigned) { return std::string("tensor<2xf32>"); };
+  (void)complete(ci, pos, 64);
+  (void)signatureHelp(e.text, e.lines, pos);
+  NamedOp op = namedOpAt(fa, pos);
+  if (op.name.begin.valid()) {
+    (void)opGenericForm(e.text, e.lines, fa, e.aliases, op.scope, op.section);
+    (void)opSourceLocations(e.text, e.lines, e.aliases, op.scope, op.section);
+  }
+  if (const SymbolInfo *fn = graphFunctionAt(fa, pos))
+    (void)buildGraph(fa, *fn);
 }
 
 void exercise(const std::string &text, const FileAnalysis &fa,
@@ -168,8 +214,17 @@ void exercise(const std::string &text, const FileAnalysis &fa,
     positions.push_back(b.def.begin);
   for (const SymbolInfo &s : fa.symbols)
     positions.push_back(s.nameRange.begin);
+  Editing editing(text, fa);
   for (Position p : positions)
-    queryAt(fa, p);
+    queryAt(fa, editing, p);
+  // The whole-document editing features.
+  (void)foldingRanges(text, editing.lines);
+  (void)semanticTokens(fa, editing.aliases, text, editing.lines);
+  FormatResult formatted = formatText(text, editing.lines, fa);
+  if (formatted.error.empty())
+    (void)applyEdits(text, formatted.edits);
+  for (const Diagnostic &d : fa.diagnostics)
+    (void)expectedChecks(d, text, editing.lines);
 
   Range all{{1, 1}, {numLines + 1, 1}};
   (void)inlayHints(fa, all, config->hints);
