@@ -9,6 +9,8 @@
 #include "Query.h"
 #include "WorkspaceSymbols.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -294,6 +296,9 @@ struct Builder {
   CompletionContext ctx;
   Position replaceFrom;
   std::vector<CompletionItemData> items;
+  size_t limit = 1000;
+  /// Candidates left out before items were made (values of a big function).
+  bool cut = false;
 
   void add(std::string label, CompletionKind kind, std::string detail,
            std::string sort, std::string insert = "") {
@@ -569,11 +574,42 @@ void Builder::values() {
       continue;
     scope.push_back(&v);
   }
-  // Nearest first.
-  std::sort(scope.begin(), scope.end(),
-            [](const ValueInfo *a, const ValueInfo *b) {
-              return before(b->def.begin, a->def.begin);
-            });
+  // Nearest first; of a big function's 50k values only the nearest that
+  // match what is typed become items (the client asks again as typing
+  // goes on: isIncomplete).
+  std::string_view typed = ctx.word;
+  if (!typed.empty() && typed[0] == '%')
+    typed.remove_prefix(1);
+  auto nearer = [](const ValueInfo *a, const ValueInfo *b) {
+    return before(b->def.begin, a->def.begin);
+  };
+  if (scope.size() > limit && !typed.empty()) {
+    // Best matches of what is typed, then nearest.
+    std::vector<std::pair<double, const ValueInfo *>> scored;
+    for (const ValueInfo *v : scope) {
+      std::string_view n = v->name.view();
+      if (auto sc = fuzzyMatch(typed, n.empty() ? n : n.substr(1)))
+        scored.push_back({*sc, v});
+    }
+    auto better = [&](const auto &a, const auto &b) {
+      return a.first != b.first ? a.first > b.first
+                                : nearer(a.second, b.second);
+    };
+    size_t keep = std::min(limit, scored.size());
+    std::partial_sort(scored.begin(), scored.begin() + keep, scored.end(),
+                      better);
+    cut = scored.size() > keep;
+    scope.clear();
+    for (size_t i = 0; i < keep; ++i)
+      scope.push_back(scored[i].second);
+  } else if (scope.size() > limit) {
+    std::partial_sort(scope.begin(), scope.begin() + limit, scope.end(),
+                      nearer);
+    scope.resize(limit);
+    cut = true;
+  } else {
+    std::sort(scope.begin(), scope.end(), nearer);
+  }
   std::vector<std::pair<std::string, std::string>> named;
   for (const ValueInfo *v : scope)
     named.push_back({std::string(v->name.view()), v->type.str()});
@@ -703,6 +739,7 @@ void Builder::attributeValues() {
 CompletionResult complete(const CompletionInput &in, Position pos,
                           size_t limit) {
   Builder b{in, pos, completionContext(in.text, in.lines, pos), {}, {}};
+  b.limit = limit;
   b.replaceFrom = in.lines.position(b.ctx.wordOffset);
   switch (b.ctx.kind) {
   case CompletionContext::None:
@@ -740,6 +777,7 @@ CompletionResult complete(const CompletionInput &in, Position pos,
   }
   CompletionResult result;
   result.items = std::move(b.items);
+  result.incomplete = b.cut;
   if (result.items.size() > limit) {
     // Too many to send (every value of a 50k-line function): the best
     // matches of what is typed; the client asks again as typing goes on.

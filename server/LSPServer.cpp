@@ -529,15 +529,34 @@ private:
 
   void onSemanticTokens(const TextDocumentParams &params,
                         Callback<json::Value> reply) {
-    features.semanticTokens(clientUri(params.textDocument.uri), std::nullopt,
-                            answer<SemanticTokensLsp>(std::move(reply)));
+    sendTokens(clientUri(params.textDocument.uri), std::nullopt,
+               std::move(reply));
   }
 
   void onSemanticTokensDelta(const SemanticTokensDeltaParams &params,
                              Callback<json::Value> reply) {
-    features.semanticTokens(clientUri(params.textDocument.uri),
-                            params.previousResultId,
-                            answer<SemanticTokensLsp>(std::move(reply)));
+    sendTokens(clientUri(params.textDocument.uri), params.previousResultId,
+               std::move(reply));
+  }
+
+  /// Written straight to the output (Protocol.h's semanticTokensReply): a
+  /// 50k-line model has millions of integers, which a json::Value tree
+  /// took a second to build and print.
+  void sendTokens(const std::string &uri, std::optional<std::string> previous,
+                  Callback<json::Value> reply) {
+    auto [deferred, key] = defer(std::move(reply));
+    std::optional<json::Value> id = transport.currentId();
+    features.semanticTokens(
+        uri, std::move(previous),
+        [this, deferred = deferred, key = key,
+         id = std::move(id)](Expected<SemanticTokensLsp> r) mutable {
+          if (!r || !id)
+            deferred->finish(r ? Expected<json::Value>(toJSON(*r))
+                               : Expected<json::Value>(r.takeError()));
+          else if (deferred->claim())
+            transport.sendRaw(semanticTokensReply(*id, *r, litTest));
+          forget(key);
+        });
   }
 
   void onWorkspaceSymbol(const WorkspaceSymbolParams &params,

@@ -11,8 +11,8 @@
 #include "ServerSupport.h"
 
 #include "Choices.h"
-#include "CompileJob.h"
 #include "Compile.h"
+#include "CompileJob.h"
 #include "Lowering.h"
 #include "OutputFiles.h"
 #include "Query.h"

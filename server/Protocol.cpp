@@ -577,6 +577,44 @@ json::Value toJSON(const SemanticTokensLsp &t) {
       {"data", ints(t.data ? *t.data : std::vector<uint32_t>())}};
 }
 
+std::string semanticTokensReply(const json::Value &id,
+                                const SemanticTokensLsp &t, bool pretty) {
+  std::string text;
+  raw_string_ostream out(text);
+  if (pretty) {
+    json::OStream os(out, 2);
+    os.object([&] {
+      os.attribute("id", id);
+      os.attribute("jsonrpc", "2.0");
+      os.attribute("result", toJSON(t));
+    });
+    return text;
+  }
+  auto ints = [&](llvm::ArrayRef<uint32_t> v) {
+    out << '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i)
+        out << ',';
+      out << v[i];
+    }
+    out << ']';
+  };
+  out << "{\"id\":" << id << ",\"jsonrpc\":\"2.0\",\"result\":{";
+  if (t.isDelta) {
+    out << "\"edits\":[{\"data\":";
+    ints(t.inserted);
+    out << ",\"deleteCount\":" << t.deleteCount << ",\"start\":" << t.start
+        << "}],";
+  } else {
+    out << "\"data\":";
+    ints(t.data ? llvm::ArrayRef<uint32_t>(*t.data)
+                : llvm::ArrayRef<uint32_t>());
+    out << ",";
+  }
+  out << "\"resultId\":" << json::Value(t.resultId) << "}}";
+  return text;
+}
+
 json::Value toJSON(const WorkspaceSymbolLsp &w) {
   return json::Object{{"name", w.name},
                       {"kind", static_cast<int>(w.kind)},

@@ -281,6 +281,10 @@ llvm::json::Value toJSON(const PrepareRenameLsp &r);
 /// A WorkspaceEdit of the document's version (documentChanges).
 llvm::json::Value workspaceEdit(const DocumentEditLsp &e);
 llvm::json::Value toJSON(const SemanticTokensLsp &t);
+/// The whole reply message to a semanticTokens request, written by hand
+/// (compact) or pretty (lit tests), the keys sorted as json::Value prints.
+std::string semanticTokensReply(const llvm::json::Value &id,
+                                const SemanticTokensLsp &t, bool pretty);
 llvm::json::Value toJSON(const WorkspaceSymbolLsp &w);
 /// Nested SelectionRange objects, innermost first (with `parent`).
 llvm::json::Value selectionRange(const std::vector<llvm::lsp::Range> &chain);

@@ -357,3 +357,31 @@ TEST(ErrorKinds, AChangeErrorIsAnInvalidParamsLSPError) {
 }
 
 } // namespace
+
+namespace {
+
+/// The hand-written semantic tokens reply is the JSON toJSON gives.
+TEST(Protocol, SemanticTokensReplyEqualsTheTree) {
+  tosa_lsp::SemanticTokensLsp full;
+  full.resultId = "3.7";
+  full.data = std::make_shared<const std::vector<uint32_t>>(
+      std::vector<uint32_t>{0, 0, 4, 6, 1, 1, 2, 3, 0, 0});
+  tosa_lsp::SemanticTokensLsp delta;
+  delta.resultId = "4.8";
+  delta.isDelta = true;
+  delta.start = 5;
+  delta.deleteCount = 2;
+  delta.inserted = {9, 9};
+  for (const tosa_lsp::SemanticTokensLsp &t : {full, delta})
+    for (bool pretty : {false, true}) {
+      std::string text =
+          tosa_lsp::semanticTokensReply(llvm::json::Value(12), t, pretty);
+      llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+      ASSERT_TRUE(bool(parsed)) << text;
+      llvm::json::Value want = llvm::json::Object{
+          {"id", 12}, {"jsonrpc", "2.0"}, {"result", tosa_lsp::toJSON(t)}};
+      EXPECT_EQ(*parsed, want) << text;
+    }
+}
+
+} // namespace
