@@ -74,7 +74,7 @@ struct CompletionResult {
   bool incomplete = false;
 };
 CompletionResult complete(const CompletionInput &in, Position pos,
-                          size_t limit = 1000);
+                          size_t limit = 300);
 
 /// Where the cursor is, as completion sees it (for signature help too).
 struct CompletionContext {
