@@ -19,19 +19,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Aliases.h"
 #include "Analysis.h"
 #include "CodeActions.h"
+#include "Completion.h"
 #include "Config.h"
 #include "CrashGuard.h"
-#include "Hover.h"
-#include "InlayHints.h"
-#include "Aliases.h"
-#include "Completion.h"
 #include "ExpectedChecks.h"
 #include "Folding.h"
 #include "Format.h"
 #include "Graph.h"
 #include "Highlight.h"
+#include "Hover.h"
+#include "InlayHints.h"
 #include "LineIndex.h"
 #include "Navigation.h"
 #include "OpCatalogue.h"

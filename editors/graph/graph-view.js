@@ -699,18 +699,25 @@ ${svgCSS()}`;
         markCurrent(id);
         if (center) centerOn(id);
       },
-      // The node of the op at an editor position: the last whose name
-      // starts at or before it (ranges are op names; ops nest in text order).
+      // The node of the op at an editor position: the first named on its
+      // line, else the last whose name starts before it (ranges are op
+      // names; ops nest in text order).
       nodeAt(position) {
         if (!view) return null;
         let best = null;
+        // The first node named on the cursor's line: a cursor on an op's
+        // result (`%sum = tosa.add`) is before the op name, which the
+        // node's range covers.
+        let onLine = null;
         for (const v of view.nodes) {
           const s = v.src.range && v.src.range.start;
           if (!s) continue;
+          if (s.line === position.line && (!onLine || s.character < onLine.src.range.start.character)) onLine = v;
           if (s.line < position.line || (s.line === position.line && s.character <= position.character)) {
             if (!best || s.line > best.src.range.start.line || (s.line === best.src.range.start.line && s.character >= best.src.range.start.character)) best = v;
           }
         }
+        if (onLine && (!best || best.src.range.start.line !== position.line)) best = onLine;
         return best ? best.id : null;
       },
       fit,

@@ -504,6 +504,12 @@ async function graphSteps(page, goTo) {
   const sub = nodes.find(n => n.title === 'tosa.sub');
   check(sub && /\berror\b/.test(sub.cls) && sub.fill === 'rgb(253, 232, 232)' && nodes.filter(n => /\berror\b/.test(n.cls)).length === 1,
     'the tosa.sub with the wrong result type is the one red (error) node', JSON.stringify(nodes.map(n => [n.title, n.cls, n.fill])));
+  // The cursor is on `%sum` (before the op name): its op's node is current.
+  const current = await frame.evaluate(() =>
+    [...document.querySelectorAll('#tosa-graph svg g.node.current')].map(g =>
+      (g.querySelector('text.title') || g.querySelector('text') || {}).textContent || ''));
+  check(current.length === 1 && current[0] === 'tosa.add',
+    'the cursor on a result name highlights its op\'s node', JSON.stringify(current));
   await sleep(500);
   await page.screenshot({ path: path.join(OUTDIR, 'vscode-graph.png') });
   // Click tosa.abs: the editor selects the op.
