@@ -350,7 +350,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   detail::LoweredSection ls;
   if (llvm::Error err =
           detail::lowerForNative(text, path, options.function, options.mode,
-                                 /*strided=*/false, ls))
+                                 /*strided=*/false, /*kernels=*/true, ls))
     return std::move(err);
   auto sigIt = ls.signatures.find(options.function);
   if (sigIt == ls.signatures.end())
