@@ -89,9 +89,10 @@ unsigned insertBroadcastAssertions(mlir::ModuleOp module, unsigned firstLine);
 /// static 1 where they are 1. Returns how many ops were versioned.
 unsigned versionBroadcasts(mlir::ModuleOp module, unsigned maxDims);
 
-/// Every mode but upstream: functions with at most `maxDims` dynamic argument
-/// sizes get one version per size being 1 and a fast version, where none is,
-/// free of size-1 tests (see FastPath.cpp). Returns how many were versioned.
+/// Every mode but upstream: functions with dynamic argument sizes get a
+/// tree of versions on those sizes being 1, each free of size-1 tests (see
+/// FastPath.cpp); beyond the tree's budget, at most `maxDims` sizes get the
+/// earlier chain. Returns how many functions were versioned.
 unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
 
 /// Name prefix of the private functions matmuls and convolutions are
