@@ -13,8 +13,8 @@ namespace tosa_lsp {
 const Choices &choices() {
   static const Choices table = [] {
     Choices c;
-    for (LowerStage s :
-         {LowerStage::Linalg, LowerStage::Loops, LowerStage::LLVM})
+    for (LowerStage s : {LowerStage::Linalg, LowerStage::Vector,
+                         LowerStage::Loops, LowerStage::LLVM})
       c.stages.push_back(stageName(s));
     for (LowerMode m : {LowerMode::Fast, LowerMode::Upstream, LowerMode::Safe,
                         LowerMode::Versioned})

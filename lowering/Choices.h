@@ -20,7 +20,7 @@ struct Choices {
 };
 const Choices &choices();
 
-/// "unknown stage 'x' (expected linalg, loops, llvm)" and the like.
+/// "unknown stage 'x' (expected linalg, vector, loops, llvm)" and the like.
 std::string unknownChoiceMessage(const std::string &what,
                                  const std::string &value,
                                  const std::vector<std::string> &allowed);

@@ -324,10 +324,13 @@ compile(const std::string &text, const std::string &path,
     return makeError(ErrorTopic::Output, "no output path given");
 
   detail::LoweredSection ls;
+  // The kernels' vectors are sized for the host (Kernels.cpp).
+  bool kernels = options.cpu == "native";
   if (llvm::Error err = detail::lowerForNative(
-          text, path, options.function, options.mode, options.strided, ls, [&] {
-            step("lowering: " +
-                 pipelineFor(LowerStage::LLVM, options.mode, options.strided));
+          text, path, options.function, options.mode, options.strided, kernels,
+          ls, [&] {
+            step("lowering: " + pipelineFor(LowerStage::LLVM, options.mode,
+                                            options.strided, kernels));
           }))
     return std::move(err);
   // An empty object or library would look like success.

@@ -3,21 +3,28 @@
 // Spec 004's multi-versioning, hoisted to the function: upstream's lowering
 // tests every could-be-1 dynamic size before every element-wise op and
 // routes the operand through an scf.if, which splits chains so that
-// linalg's element-wise fusion cannot join them. Here a function whose
-// arguments have dynamic sizes gets nested scf.if versions: one per such
-// size being 1 (the body as upstream lowers it) and, where none is 1, a
-// fast version in which
-//   - upstream's own tests of the arguments become, after cse, the very
-//     conditions of the enclosing versions, so canonicalize folds them
+// linalg's element-wise fusion cannot join them, and copies the operand
+// when the size is 1. Here a function whose arguments have dynamic sizes
+// gets a decision tree of nested scf.if on those sizes being 1, tested once
+// at its entry, whose leaves are versions of the body that know every size:
+//   - a size that is 1 is tensor.cast to a static 1, so the operand is read
+//     in place (a projected map), in one loop nest with the others;
+//   - upstream's own tests of the other sizes become, after cse, the very
+//     conditions of the enclosing scf.if, so canonicalize folds them
 //     (scf.if condition propagation) and no copy block remains;
 //   - an operand whose dynamic size is known not to be 1 (an argument's, or
 //     one derived from such through element-wise ops) while another operand
 //     or the result has a static size S != 1 there is tensor.cast to S: the
 //     broadcast rule leaves no other valid size, so the test disappears from
 //     the lowering too.
-// The fast version is then one fusable chain of linalg.generic ops. Runs
-// in every mode but upstream (first in versioned mode, after the
-// assertions in safe mode).
+// Any pattern of 1s in one argument gets its version (`?x?` + `?x?` whose
+// second operand is 1x4096 or 4096x1 at run time, an NHWC bias 1x1x1xC);
+// where a second argument also has a 1, the leaf calls a private copy of
+// the function as upstream lowers it. Functions whose tree would exceed a
+// budget of body copies keep the earlier chain (a version per size being 1
+// with upstream's body, then the fast one), up to `maxDims` sizes. Runs in
+// every mode but upstream (first in versioned mode, after the assertions in
+// safe mode).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +32,7 @@
 #include "MLIRShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -32,7 +40,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
 
@@ -129,75 +139,230 @@ bool hasSizeTests(Operation *op) {
 
 } // namespace
 
-unsigned versionFunctions(ModuleOp module, unsigned maxDims) {
-  unsigned versioned = 0;
-  module.walk([&](func::FuncOp fn) {
-    if (fn.isExternal() || !llvm::hasSingleElement(fn.getBody()))
-      return;
-    Block &body = fn.front();
-    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-    if (!ret || !llvm::any_of(body.without_terminator(),
-                              [](Operation &op) { return hasSizeTests(&op); }))
-      return;
-    SmallVector<std::pair<BlockArgument, int64_t>> dims;
-    for (BlockArgument arg : fn.getArguments())
-      if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
-        for (int64_t d = 0; d < t.getRank(); ++d)
-          if (t.isDynamicDim(d))
-            dims.push_back({arg, d});
-    if (dims.empty() || dims.size() > maxDims)
-      return;
+namespace {
 
-    SmallVector<Operation *> ops;
-    for (Operation &op : body.without_terminator())
-      ops.push_back(&op);
-    OpBuilder b(ret);
-    Location loc = fn.getLoc();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    SmallVector<Value> isOne;
-    for (auto [arg, d] : dims) {
-      Value size = tensor::DimOp::create(b, loc, arg, d);
-      isOne.push_back(
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one));
-    }
-    // The body cloned at the builder; `fast` refines it. Yields its results.
-    auto cloneBody = [&](OpBuilder &rb, bool fast) {
-      IRMapping map;
-      NotOne notOne;
+/// The function's body ops and return, and how to clone them.
+struct Body {
+  Block *entry = nullptr;
+  SmallVector<Operation *> ops;
+  func::ReturnOp ret;
+
+  /// The ops cloned at `rb` with `map`; with `fast` each clone is refined
+  /// from `notOne`. Returns the values F returns.
+  SmallVector<Value> clone(OpBuilder &rb, IRMapping &map, NotOne *fast) const {
+    for (Operation *op : ops) {
+      Operation *c = rb.clone(*op, map);
       if (fast)
-        for (auto [arg, d] : dims)
-          notOne.insert({arg, d});
-      for (Operation *op : ops) {
-        Operation *c = rb.clone(*op, map);
-        if (fast)
-          refine(c, notOne);
-      }
-      SmallVector<Value> results;
-      for (Value v : ret.getOperands())
-        results.push_back(map.lookupOrDefault(v));
-      scf::YieldOp::create(rb, loc, results);
+        refine(c, *fast);
+    }
+    SmallVector<Value> results;
+    for (Value v : ret->getOperands())
+      results.push_back(map.lookupOrDefault(v));
+    return results;
+  }
+};
+
+struct SizeTest {
+  BlockArgument arg;
+  int64_t dim;
+  Value isOne;
+};
+
+enum class Size : uint8_t { Unknown, One, NotOne };
+
+/// Spec 004's multi-versioning on every dynamic argument size, for a
+/// runtime broadcast of fully dynamic operands (`?x?` + `?x?` where one is
+/// 1x4096 at run time): a decision tree on the size-1 tests, made once at
+/// the function's entry, whose leaves know every size: the sizes that are 1
+/// cast to a static 1 (the lowering reads that operand in place, a
+/// projected map), the others known not to be 1 (upstream's tests of them
+/// fold, being the tree's own conditions after cse). One argument may
+/// broadcast (any pattern of its sizes); when a second one also has a size
+/// 1, the leaf calls the function as upstream lowers it (`fallback`).
+class VersionTree {
+public:
+  VersionTree(const Body &body, ArrayRef<SizeTest> tests, func::FuncOp fallback,
+              Location loc)
+      : body(body), tests(tests), fallback(std::move(fallback)), loc(loc),
+        decided(tests.size(), Size::Unknown) {}
+
+  SmallVector<Value> build(OpBuilder &b, size_t k = 0,
+                           BlockArgument broadcasting = nullptr) {
+    if (k == tests.size())
+      return leaf(b);
+    const SizeTest &t = tests[k];
+    bool second = broadcasting && broadcasting != t.arg;
+    auto branch = [&](Size s) {
+      return [&, s](OpBuilder &rb, Location) {
+        SmallVector<Value> v;
+        decided[k] = s;
+        if (s == Size::One && second)
+          v = func::CallOp::create(rb, loc, fallback,
+                                   body.entry->getArguments())
+                  .getResults();
+        else
+          v = build(rb, k + 1, s == Size::One ? t.arg : broadcasting);
+        decided[k] = Size::Unknown;
+        scf::YieldOp::create(rb, loc, v);
+      };
     };
-    // if (size k is 1) { body } else { ... if (size n-1 is 1) { body }
-    // else { fast body } }
-    std::function<void(OpBuilder &, size_t)> build = [&](OpBuilder &rb,
-                                                         size_t k) {
-      if (k == isOne.size())
-        return cloneBody(rb, /*fast=*/true);
-      auto ifOp = scf::IfOp::create(
-          rb, loc, isOne[k],
-          [&](OpBuilder &tb, Location) { cloneBody(tb, false); },
-          [&](OpBuilder &eb, Location) { build(eb, k + 1); });
-      scf::YieldOp::create(rb, loc, ifOp.getResults());
-    };
-    auto top = scf::IfOp::create(
-        b, loc, isOne[0],
-        [&](OpBuilder &tb, Location) { cloneBody(tb, false); },
-        [&](OpBuilder &eb, Location) { build(eb, 1); });
-    ret->setOperands(top.getResults());
-    for (Operation *op : llvm::reverse(ops))
-      op->erase();
-    ++versioned;
+    return scf::IfOp::create(b, loc, t.isOne, branch(Size::One),
+                             branch(Size::NotOne))
+        .getResults();
+  }
+
+  /// Versions (leaves with a body) the tree of `tests` has.
+  static unsigned leaves(ArrayRef<SizeTest> tests) {
+    unsigned n = 1;
+    for (size_t i = 0; i < tests.size();) {
+      size_t j = i;
+      while (j < tests.size() && tests[j].arg == tests[i].arg)
+        ++j;
+      n += (1u << (j - i)) - 1;
+      i = j;
+    }
+    return n;
+  }
+
+private:
+  SmallVector<Value> leaf(OpBuilder &b) {
+    IRMapping map;
+    NotOne notOne;
+    for (BlockArgument arg : body.entry->getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      SmallVector<int64_t> shape(type.getShape());
+      for (auto [t, s] : llvm::zip(tests, decided))
+        if (t.arg == arg && s == Size::One)
+          shape[t.dim] = 1;
+      if (ArrayRef<int64_t>(shape) != type.getShape())
+        map.map(arg, tensor::CastOp::create(
+                         b, loc,
+                         RankedTensorType::get(shape, type.getElementType(),
+                                               type.getEncoding()),
+                         arg));
+    }
+    for (auto [t, s] : llvm::zip(tests, decided))
+      if (s == Size::NotOne)
+        notOne.insert({map.lookupOrDefault(t.arg), t.dim});
+    return body.clone(b, map, &notOne);
+  }
+
+  const Body &body;
+  ArrayRef<SizeTest> tests;
+  func::FuncOp fallback;
+  Location loc;
+  SmallVector<Size> decided;
+};
+
+/// The function as upstream lowers it, private, beside `fn` (once).
+func::FuncOp genericTwin(func::FuncOp fn) {
+  auto twin = cast<func::FuncOp>(fn->clone());
+  twin.setSymName((fn.getSymName() + "__generic").str());
+  twin.setPrivate();
+  twin->removeAttr("llvm.emit_c_interface");
+  SymbolTable(fn->getParentOfType<ModuleOp>())
+      .insert(twin, ++Block::iterator(fn));
+  return twin;
+}
+
+/// Before the tree (more versions than its budget of body copies): if
+/// (size k is 1) { body } else { ... if (size n-1 is 1) { body } else {
+/// fast body } }.
+SmallVector<Value> buildChain(OpBuilder &b, const Body &body,
+                              ArrayRef<SizeTest> tests, size_t k,
+                              Location loc) {
+  IRMapping map;
+  if (k == tests.size()) {
+    NotOne notOne;
+    for (const SizeTest &t : tests)
+      notOne.insert({t.arg, t.dim});
+    return body.clone(b, map, &notOne);
+  }
+  auto ifOp = scf::IfOp::create(
+      b, loc, tests[k].isOne,
+      [&](OpBuilder &tb, Location) {
+        IRMapping m;
+        scf::YieldOp::create(tb, loc, body.clone(tb, m, nullptr));
+      },
+      [&](OpBuilder &eb, Location) {
+        scf::YieldOp::create(eb, loc, buildChain(eb, body, tests, k + 1, loc));
+      });
+  return ifOp.getResults();
+}
+
+/// Body copies a function may get from the tree (versions x TOSA ops): a
+/// one-op function of two `?x?x?x?` operands gets its 31 versions, one of
+/// two `?x?` operands its 7.
+constexpr unsigned kTreeBudget = 256;
+
+bool versionFunction(func::FuncOp fn, unsigned maxDims) {
+  if (fn.isExternal() || !llvm::hasSingleElement(fn.getBody()))
+    return false;
+  Body body;
+  body.entry = &fn.front();
+  body.ret = dyn_cast<func::ReturnOp>(body.entry->getTerminator());
+  if (!body.ret ||
+      !llvm::any_of(body.entry->without_terminator(),
+                    [](Operation &op) { return hasSizeTests(&op); }))
+    return false;
+  for (Operation &op : body.entry->without_terminator())
+    body.ops.push_back(&op);
+  SmallVector<SizeTest> tests;
+  llvm::SmallPtrSet<void *, 4> dynamicArgs;
+  for (BlockArgument arg : fn.getArguments()) {
+    // `F_into`'s destinations: their sizes are the results', and their
+    // type is the result's.
+    if (llvm::any_of(arg.getUsers(), [](Operation *u) {
+          return isa<bufferization::MaterializeInDestinationOp>(u);
+        }))
+      continue;
+    if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        if (t.isDynamicDim(d)) {
+          tests.push_back({arg, d, nullptr});
+          dynamicArgs.insert(arg.getAsOpaquePointer());
+        }
+  }
+  if (tests.empty())
+    return false;
+  // The budget counts TOSA ops: safe mode's size checks (tensor.dim,
+  // arith.cmpi, cf.assert) fold or cost nothing after lowering.
+  unsigned tosaOps = llvm::count_if(body.ops, [](Operation *op) {
+    return op->getName().getStringRef().starts_with("tosa.");
   });
+  bool tree = VersionTree::leaves(tests) * tosaOps <= kTreeBudget;
+  if (!tree && tests.size() > maxDims)
+    return false;
+  // Cloned before the body changes: a leaf where two arguments broadcast
+  // calls it.
+  func::FuncOp generic =
+      tree && dynamicArgs.size() > 1 ? genericTwin(fn) : nullptr;
+  OpBuilder b(body.ret);
+  Location loc = fn.getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (SizeTest &t : tests)
+    t.isOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              tensor::DimOp::create(b, loc, t.arg, t.dim), one);
+  SmallVector<Value> results =
+      tree ? VersionTree(body, tests, generic, loc).build(b)
+           : buildChain(b, body, tests, 0, loc);
+  body.ret->setOperands(results);
+  for (Operation *op : llvm::reverse(body.ops))
+    op->erase();
+  return true;
+}
+
+} // namespace
+
+unsigned versionFunctions(ModuleOp module, unsigned maxDims) {
+  SmallVector<func::FuncOp> fns;
+  module.walk([&](func::FuncOp fn) { fns.push_back(fn); });
+  unsigned versioned = 0;
+  for (func::FuncOp fn : fns)
+    versioned += versionFunction(fn, maxDims);
   return versioned;
 }
 

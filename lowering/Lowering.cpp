@@ -44,6 +44,8 @@ namespace tosa_lsp {
 std::optional<LowerStage> parseStage(const std::string &s) {
   if (s == "linalg")
     return LowerStage::Linalg;
+  if (s == "vector")
+    return LowerStage::Vector;
   if (s == "loops")
     return LowerStage::Loops;
   if (s == "llvm")
@@ -67,6 +69,8 @@ const char *stageName(LowerStage s) {
   switch (s) {
   case LowerStage::Linalg:
     return "linalg";
+  case LowerStage::Vector:
+    return "vector";
   case LowerStage::Loops:
     return "loops";
   case LowerStage::LLVM:
@@ -89,15 +93,22 @@ const char *modeName(LowerMode m) {
   return "";
 }
 
-std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
+std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
+                        bool kernels) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
   // plus what it misses to compile control flow (tosa-to-scf: cond_if and
   // while_loop; a no-op elsewhere) and every element-wise op: tosa.apply_scale
   // (integer tosa.mul with a shift), clones from buffer deallocation, and
   // math ops LLVM has no intrinsic for (math.erf -> libm).
   bool upstream = mode == LowerMode::Upstream;
-  std::string p = "func.func(tosa-to-scf,tosa-to-linalg-named,tosa-to-linalg,"
-                  "tosa-to-arith{include-apply-rescale=true},tosa-to-tensor)";
+  unsigned lanes = upstream || !kernels ? 0 : detail::hostKernelLanes();
+  // With kernels, conv2d weights as HWCF (a transpose of the weights, once
+  // per call): the output channels are then contiguous in the weights too,
+  // the vector dimension of the convolution kernel.
+  std::string p = std::string("func.func(tosa-to-scf,tosa-to-linalg-named") +
+                  (lanes ? "{prefer-conv2d-kernel-layout-hwcf=true}" : "") +
+                  ",tosa-to-linalg,tosa-to-arith{include-apply-rescale=true},"
+                  "tosa-to-tensor)";
   // Beyond upstream: fold the size-1 tests that an enclosing version already
   // decided (cse makes them the same value, canonicalize propagates scf.if
   // conditions), then fuse element-wise chains on tensors, so a chain is one
@@ -105,6 +116,12 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   if (!upstream)
     p += ",canonicalize,cse,canonicalize,linalg-fuse-elementwise-ops";
   if (stage == LowerStage::Linalg)
+    return "builtin.module(" + p + ")";
+  // Matmuls and convolutions tiled, packed and vectorised (Kernels.cpp).
+  if (lanes)
+    p += ",tosa-lsp-kernels{lanes=" + std::to_string(lanes) +
+         "},canonicalize,cse";
+  if (stage == LowerStage::Vector)
     return "builtin.module(" + p + ")";
   if (upstream) {
     p += ",one-shot-bufferize{bufferize-function-boundaries "
@@ -115,15 +132,20 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
     // loops that LLVM vectorises. Identity layouts for the buffers of
     // scf.if results too: a fully dynamic one there makes the function
     // copy its result into an identity-layout buffer before returning.
+    // Strided copies (a padded input's interior) as loops, not calls.
     p += std::string(",eliminate-empty-tensors,one-shot-bufferize{"
                      "bufferize-function-boundaries "
                      "function-boundary-type-conversion=") +
          (strided ? "fully-dynamic-layout-map" : "identity-layout-map") +
          " unknown-type-conversion=identity-layout-map"
          " allow-return-allocs-from-loops}"
-         ",drop-equivalent-buffer-results";
+         ",drop-equivalent-buffer-results,func.func(tosa-lsp-copy-loops)";
   }
   p += ",convert-linalg-to-loops";
+  // The kernels' vector transfers as 1-D loads and stores (no stack
+  // buffers: an alloca per tile, inside loops, overflows the stack).
+  if (!upstream)
+    p += ",convert-vector-to-scf{full-unroll=true}";
   if (stage == LowerStage::Loops)
     return "builtin.module(" + p + ")";
   // lower-affine again after expand-strided-metadata: the offsets of
@@ -132,7 +154,10 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided) {
   // unrealized casts: "LLVM Translation failed").
   p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,"
        "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-       "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+       "finalize-memref-to-llvm,";
+  if (!upstream)
+    p += "convert-vector-to-llvm,convert-ub-to-llvm,";
+  p += "convert-math-to-llvm,convert-math-to-libm,"
        "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
        "convert-index-to-llvm,reconcile-unrealized-casts";
   return "builtin.module(" + p + ")";
@@ -158,7 +183,10 @@ DialectRegistry &loweringRegistry() {
 
 void registerPassesOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { registerAllPasses(); });
+  std::call_once(once, [] {
+    registerAllPasses();
+    registerKernelPasses();
+  });
 }
 
 const Section *sectionDefining(const std::string &text,
@@ -203,7 +231,7 @@ static bool definesFunction(std::string_view body,
 
 llvm::Error lowerForNative(const std::string &text, const std::string &path,
                            const std::string &function, LowerMode mode,
-                           bool strided, LoweredSection &out,
+                           bool strided, bool kernels, LoweredSection &out,
                            const std::function<void()> &before) {
   std::vector<Section> sections = splitSections(text);
   if (function.empty() && sections.size() > 1)
@@ -245,6 +273,7 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.mode = mode;
   lowerOpts.cInterface = true;
   lowerOpts.strided = strided;
+  lowerOpts.kernels = kernels;
   return lowerSection(text, path, *sec, lowerOpts, out);
 }
 
@@ -533,8 +562,8 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
-  std::string pipeline =
-      pipelineFor(options.stage, options.mode, options.strided);
+  std::string pipeline = pipelineFor(options.stage, options.mode,
+                                     options.strided, options.kernels);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -594,14 +623,16 @@ llvm::Expected<LowerResult> lower(const std::string &text,
       "MLIR crashed while lowering (" + *crash +
           "), a bug in the upstream pass pipeline on this input; no preview "
           "is available for it. Pipeline: " +
-          pipelineFor(options.stage, options.mode, options.strided));
+          pipelineFor(options.stage, options.mode, options.strided,
+                      options.kernels));
 }
 
 static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
                                                   const std::string &path,
                                                   const LowerOptions &options) {
   LowerResult result;
-  result.pipeline = pipelineFor(options.stage, options.mode, options.strided);
+  result.pipeline = pipelineFor(options.stage, options.mode, options.strided,
+                                options.kernels);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;
@@ -641,6 +672,13 @@ static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
       root = ls.module->lookupSymbol(options.function);
       if (!root) // Renamed/removed by the pipeline (e.g. LLVM stage).
         root = ls.module->getOperation();
+      // The function's matmuls and convolutions were outlined into kernel
+      // functions (Kernels.cpp): the module, which then holds only F and
+      // them, shows where the time goes.
+      for (Operation &op : *ls.module->getBody())
+        if (auto sym = dyn_cast<SymbolOpInterface>(op);
+            sym && sym.getName().starts_with(detail::kKernelPrefix))
+          root = ls.module->getOperation();
       foundFunction = true;
     }
     if (!first) {

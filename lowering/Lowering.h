@@ -20,7 +20,9 @@
 
 namespace tosa_lsp {
 
-enum class LowerStage { Linalg, Loops, LLVM };
+/// Vector: outside upstream mode, linalg after the matmul / convolution
+/// kernels were tiled, packed and vectorised (Kernels.cpp), still on tensors.
+enum class LowerStage { Linalg, Vector, Loops, LLVM };
 /// upstream: MLIR 22's pipeline as is (strided memrefs at function
 /// boundaries, scalar loops). fast: the same front end, then element-wise
 /// fusion on tensors, contiguous (identity-layout) memrefs at function
@@ -48,6 +50,9 @@ struct LowerOptions {
   /// Outside upstream mode: accept any strides at function boundaries
   /// (upstream's fully dynamic layout) instead of contiguous memrefs.
   bool strided = false;
+  /// Outside upstream mode: tile and vectorise matmuls and convolutions for
+  /// the host CPU's vectors (off for code meant for another CPU).
+  bool kernels = true;
 };
 
 /// Ties a line of the preview to the source op it was lowered from.
@@ -65,9 +70,10 @@ struct LowerResult {
 };
 
 /// The textual pass pipeline of a stage (what `mlir-opt-22 --pass-pipeline`
-/// would run); upstream's unless another mode is given.
+/// would run, but for this project's tosa-lsp-* passes outside upstream
+/// mode); upstream's unless another mode is given.
 std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
-                        bool strided = false);
+                        bool strided = false, bool kernels = true);
 
 /// Suffix of the destination-passing twin of an entry point.
 inline constexpr const char *kIntoSuffix = "_into";

@@ -79,7 +79,7 @@ const Section *sectionDefining(const std::string &text,
 /// when the file has several sections and `function` is empty.
 llvm::Error lowerForNative(const std::string &text, const std::string &path,
                            const std::string &function, LowerMode mode,
-                           bool strided, LoweredSection &out,
+                           bool strided, bool kernels, LoweredSection &out,
                            const std::function<void()> &before = nullptr);
 
 /// --mode=safe: a `cf.assert` before each element-wise op for every
@@ -99,10 +99,23 @@ unsigned insertIndexAssertions(mlir::ModuleOp module, unsigned firstLine);
 /// static 1 where they are 1. Returns how many ops were versioned.
 unsigned versionBroadcasts(mlir::ModuleOp module, unsigned maxDims);
 
-/// Every mode but upstream: functions with at most `maxDims` dynamic argument
-/// sizes get one version per size being 1 and a fast version, where none is,
-/// free of size-1 tests (see FastPath.cpp). Returns how many were versioned.
+/// Every mode but upstream: functions with dynamic argument sizes get a
+/// tree of versions on those sizes being 1, each free of size-1 tests (see
+/// FastPath.cpp); beyond the tree's budget, at most `maxDims` sizes get the
+/// earlier chain. Returns how many functions were versioned.
 unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
+
+/// Name prefix of the private functions matmuls and convolutions are
+/// outlined into (one per distinct kernel; Kernels.cpp).
+inline constexpr const char *kKernelPrefix = "__tosa_lsp_kernel";
+
+/// Registers tosa-lsp-kernels (tile, pack and vectorise matmuls and 2-D
+/// convolutions) and tosa-lsp-copy-loops (strided copies as loops).
+void registerKernelPasses();
+
+/// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
+/// when it has no FMA: the kernels' `lanes` option.
+unsigned hostKernelLanes();
 
 /// After LLVM lowering: flush stdio before a failed assert aborts, so its
 /// message is not lost in a buffer.

@@ -447,7 +447,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   ls.checkEntry = unsupportedSignature;
   if (llvm::Error err =
           detail::lowerForNative(text, path, options.function, options.mode,
-                                 /*strided=*/false, ls))
+                                 /*strided=*/false, /*kernels=*/true, ls))
     return std::move(err);
   auto sigIt = ls.signatures.find(options.function);
   if (sigIt == ls.signatures.end())

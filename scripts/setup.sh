@@ -10,6 +10,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev libmimalloc-dev
   python3 python3-numpy neovim tmux vim binutils clang-format-22
+  libopenblas0-pthread         # numpy's BLAS for bench/kernels/compute.py (else netlib's reference BLAS)
   clang-22 libclang-rt-22-dev # scripts/fuzz.sh: clang with libFuzzer
   emacs-nox elpa-eglot         # the Emacs (eglot) client test
 )

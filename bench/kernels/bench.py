@@ -59,7 +59,7 @@ def kernels(n):
     D = (None, None)
     row, col, full = (1, n), (n, 1), (n, n)
 
-    def binary(name, label, op, np_fn, sa, sb, sr, extra=""):
+    def binary(name, label, op, np_fn, sa, sb, sr, extra="", runtime=None):
         args = [("a", t(sa)), ("b", t(sb))]
         operands = "%a, %b"
         types = "%s, %s" % (t(sa), t(sb))
@@ -70,13 +70,32 @@ def kernels(n):
             operands += ", %s0"
             types += ", tensor<1xi8>"
         body = consts + "  %%r = tosa.%s %s : (%s) -> %s" % (op, operands, types, t(sr))
-        shapes = [full if s == D else s for s in (sa, sb)]
+        shapes = runtime or [full if s == D else s for s in (sa, sb)]
         ks.append((name, label, fn(name, args, body, t(sr)), shapes, ["f32", "f32"],
                    np_fn))
 
     binary("add_row_dyn", "`?x?` + `1x%d`" % n, "add", np.add, D, row, (None, n))
     binary("add_col_dyn", "`?x?` + `%dx1`" % n, "add", np.add, D, col, (n, None))
     binary("add_dyn_dyn", "`?x?` + `?x?`", "add", np.add, D, D, D)
+    # Spec 004's case: nothing in the types says which operand is size-1.
+    binary("add_dyn_rowrt", "`?x?` + `?x?` (second 1x%d at run time)" % n, "add",
+           np.add, D, D, D, runtime=[full, row])
+    binary("add_dyn_colrt", "`?x?` + `?x?` (second %dx1 at run time)" % n, "add",
+           np.add, D, D, D, runtime=[full, col])
+    # NHWC, n*n elements: a bias (1x1x1xC), a per-image scale (Nx1x1xC) and
+    # a per-pixel mask (NxHxWx1), all `?x?x?x?` in the types.
+    D4 = (None,) * 4
+    c = 128 if n >= 1024 else 8
+    batch = 16 if n >= 1024 else 2
+    hw = n * n // c // batch
+    h = 1 << ((hw.bit_length() - 1) // 2)
+    nhwc = (batch, h, hw // h, c)
+    for name4, what, shape4 in [("bias", "1x1x1xC", (1, 1, 1, c)),
+                                ("scale", "Nx1x1xC", (batch, 1, 1, c)),
+                                ("mask", "NxHxWx1", nhwc[:3] + (1,))]:
+        binary("add4_%s_rt" % name4, "NHWC `?x?x?x?` + `?x?x?x?` (second %s at run "
+               "time, %s)" % (what, "x".join(map(str, nhwc))), "add", np.add, D4, D4, D4,
+               runtime=[nhwc, shape4])
     binary("add_row_static", "`%dx%d` + `1x%d`" % (n, n, n), "add", np.add, full, row, full)
     binary("mul_row_dyn", "mul `?x?` * `1x%d`" % n, "mul", np.multiply, D, row, (None, n))
     binary("mul_row_static", "mul `%dx%d` * `1x%d`" % (n, n, n), "mul", np.multiply,
@@ -117,24 +136,32 @@ def kernels(n):
     return ks
 
 
-class Desc2(ctypes.Structure):
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 2),
-                ("strides", ctypes.c_int64 * 2)]
+_DESCS = {}
+
+
+def Desc(rank):
+    """The memref descriptor struct of a rank."""
+    if rank not in _DESCS:
+        class D(ctypes.Structure):
+            _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                        ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
+                        ("strides", ctypes.c_int64 * rank)]
+        _DESCS[rank] = D
+    return _DESCS[rank]
 
 
 def desc(arr):
-    d = Desc2()
+    d = Desc(arr.ndim)()
     d.allocated = d.aligned = arr.ctypes.data
     d.offset = 0
-    for i in range(2):
+    for i in range(arr.ndim):
         d.sizes[i] = arr.shape[i]
         d.strides[i] = arr.strides[i] // arr.itemsize
     return d
 
 
 def read(d, dtype):
-    shape = (d.sizes[0], d.sizes[1])
+    shape = tuple(d.sizes)
     count = shape[0] * d.strides[0] if shape[0] else 0
     buf = (ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(
         d.aligned + d.offset * np.dtype(dtype).itemsize)
@@ -246,7 +273,7 @@ def main():
         for m in MODES + [BASELINE]:
             fresh = getattr(libs[m], "_mlir_ciface_" + name)
             fresh.restype = None
-            res = Desc2()
+            res = Desc(want.ndim)()
 
             def call_fresh(fresh=fresh, res=res):
                 fresh(ctypes.byref(res), *dptrs)

@@ -37,6 +37,15 @@ config.substitutions.append(("%examples", os.path.join(config.tosa_lsp_src_dir, 
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     config.available_features.add("root")
 
+# The matmul / conv2d kernels (lowering/Kernels.cpp) need FMA and AVX2 or
+# AVX-512 on the host; elsewhere those ops keep MLIR's scalar loops.
+try:
+    flags = next((l.split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if "fma" in flags and ("avx2" in flags or "avx512f" in flags):
+    config.available_features.add("fma-vectors")
+
 # The corpus lives beside the repository and is never copied into it; tests
 # that read it are UNSUPPORTED (skipped cleanly) when it is absent.
 if os.path.isdir(config.corpus_dir):

@@ -276,7 +276,7 @@ TEST(LowerCommand, NamesAreCheckedAgainstTheLoweringsTable) {
   Ran stage = call(runLower, opts);
   EXPECT_EQ(stage.rc, 2);
   EXPECT_EQ(stage.err.rfind("tosa-lsp: error: unknown stage 'asm' (expected "
-                            "linalg, loops, llvm)\n",
+                            "linalg, vector, loops, llvm)\n",
                             0),
             0u);
   opts.stage = "linalg";

@@ -325,4 +325,108 @@ TEST(Lowering, DiagnosticsAreDataAtFilePositions) {
       << diags[0].str();
 }
 
+// Matmul and conv2d through the kernels (lowering/Kernels.cpp), where the
+// host has FMA vectors: the vector stage holds FMAs and `run` (the JIT)
+// gives the exact products of small integers (every partial sum is exact in
+// f32, whatever the summation order), also for sizes that are not
+// multiples of the register tile (padding) and a strided convolution.
+TEST(RunKernels, MatmulAndConvAreExactOnSmallIntegers) {
+  const int m = 9, k = 3, n = 17;
+  std::string a = "[[", b = "[[";
+  std::vector<std::vector<int>> av(m, std::vector<int>(k)),
+      bv(k, std::vector<int>(n));
+  for (int i = 0; i < m; ++i) {
+    a += std::string(i ? "," : "") + "[";
+    for (int j = 0; j < k; ++j) {
+      av[i][j] = (i * 7 + j * 3) % 5 - 2;
+      a += std::string(j ? "," : "") + std::to_string(av[i][j]);
+    }
+    a += "]";
+  }
+  for (int i = 0; i < k; ++i) {
+    b += std::string(i ? "," : "") + "[";
+    for (int j = 0; j < n; ++j) {
+      bv[i][j] = (i * 5 + j) % 7 - 3;
+      b += std::string(j ? "," : "") + std::to_string(bv[i][j]);
+    }
+    b += "]";
+  }
+  a += "]]";
+  b += "]]";
+  std::string want = "[{\"data\":[[";
+  for (int i = 0; i < m; ++i) {
+    want += std::string(i ? "," : "") + "[";
+    for (int j = 0; j < n; ++j) {
+      int c = 0;
+      for (int l = 0; l < k; ++l)
+        c += av[i][l] * bv[l][j];
+      want += std::string(j ? "," : "") + std::to_string(c);
+    }
+    want += "]";
+  }
+  want += "]],\"shape\":[1,9,17]}]";
+  const std::string mm = R"(
+func.func @mm(%a: tensor<1x9x3xf32>, %b: tensor<1x3x17xf32>) -> tensor<1x9x17xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x9x3xf32>, tensor<1x3x17xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x9x17xf32>
+  return %r : tensor<1x9x17xf32>
+})";
+  std::string got = runResults(mm, "mm", "[" + a + "," + b + "]");
+  // Whole numbers print as "3.0" or "3": compare the numbers.
+  std::string digits;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == '.' && i + 1 < got.size() && got[i + 1] == '0'))
+      digits += got[i];
+    else
+      ++i;
+  EXPECT_EQ(digits, want);
+
+  // 1x5x5x1 input of ones, 3x3 weights of ones, 16 output channels with
+  // biases 0..15, pad 1, stride 2: 3x3 outputs, corners sum 4 taps, edges
+  // 6, the centre 9.
+  const std::string conv = R"(
+func.func @conv(%x: tensor<1x5x5x1xf32>) -> tensor<1x3x3x16xf32> {
+  %w = "tosa.const"() <{values = dense<1.0> : tensor<16x3x3x1xf32>}> : () -> tensor<16x3x3x1xf32>
+  %b = "tosa.const"() <{values = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : tensor<16xf32>}> : () -> tensor<16xf32>
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.conv2d %x, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x5x5x1xf32>, tensor<16x3x3x1xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x3x3x16xf32>
+  return %r : tensor<1x3x3x16xf32>
+})";
+  std::string ones = "[[[[1],[1],[1],[1],[1]]";
+  for (int i = 1; i < 5; ++i)
+    ones += ",[[1],[1],[1],[1],[1]]";
+  ones += "]]";
+  llvm::Expected<RunResult> r = run(conv, "conv", "[" + ones + "]");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(r->json);
+  ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
+  const llvm::json::Array *res =
+      json->getAsObject()->getArray("results")->front().getAsObject()->getArray(
+          "data");
+  const int taps[3][3] = {{4, 6, 4}, {6, 9, 6}, {4, 6, 4}};
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 3; ++x)
+      for (int f = 0; f < 16; ++f)
+        EXPECT_EQ(*(*(*(*res)[0].getAsArray())[y].getAsArray())[x]
+                       .getAsArray()
+                       ->operator[](f)
+                       .getAsNumber(),
+                  taps[y][x] + f)
+            << y << "," << x << "," << f;
+
+  // The kernel path is what ran: its FMAs are in the vector stage.
+  if (pipelineFor(LowerStage::Vector, LowerMode::Fast)
+          .find("tosa-lsp-kernels") == std::string::npos)
+    GTEST_SKIP() << "no FMA vectors on this host";
+  LowerOptions options;
+  options.stage = LowerStage::Vector;
+  options.mode = LowerMode::Fast;
+  for (const std::string *text : {&mm, &conv}) {
+    llvm::Expected<LowerResult> lowered = lower(*text, "t.mlir", options);
+    ASSERT_TRUE(bool(lowered)) << llvm::toString(lowered.takeError());
+    EXPECT_NE(lowered->text.find("vector.fma"), std::string::npos)
+        << lowered->text;
+  }
+}
+
 } // namespace

@@ -1122,7 +1122,7 @@ TEST(TosaServer, PreviewByPositionAndChecksNames) {
       [&](auto cb) { server.previewLowering(req, std::move(cb)); });
   ASSERT_FALSE(bool(bad));
   EXPECT_EQ(errorText(bad.takeError()),
-            "unknown stage 'asm' (expected linalg, loops, llvm)");
+            "unknown stage 'asm' (expected linalg, vector, loops, llvm)");
 
   req.stage = "linalg";
   req.position = lsp::Position(40, 0);
@@ -1165,7 +1165,7 @@ TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
   // start-up too); the table is what the server advertises.
   EXPECT_EQ(choices().emits.size(), 5u);
   EXPECT_EQ(choices().stages,
-            (std::vector<std::string>{"linalg", "loops", "llvm"}));
+            (std::vector<std::string>{"linalg", "vector", "loops", "llvm"}));
 }
 
 } // namespace

@@ -411,6 +411,7 @@ function pick<T extends string>(items: readonly T[], current: T, title: string,
 
 const STAGE_INFO: Record<string, string> = {
   linalg: 'tosa-to-linalg(-named), tosa-to-arith, tosa-to-tensor',
+  vector: '+ matmuls and convolutions tiled, packed and vectorised to FMAs',
   loops: '+ one-shot-bufferize, convert-linalg-to-loops',
   llvm: '+ deallocation and conversion to the LLVM dialect',
 };

@@ -18,7 +18,7 @@ export interface ServerSettings {
   compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
 }
 
-export const STAGES = ['linalg', 'loops', 'llvm'] as const;
+export const STAGES = ['linalg', 'vector', 'loops', 'llvm'] as const;
 export const MODES = ['fast', 'upstream', 'safe', 'versioned'] as const;
 export type Stage = typeof STAGES[number];
 export type Mode = typeof MODES[number];

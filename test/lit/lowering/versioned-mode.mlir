@@ -28,8 +28,20 @@ func.func @dyn_vs_static(%a: tensor<?x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x3
 
 // -----
 
-// More could-be-1 dims than the bound (3): upstream's form is kept.
+// Two `?x?` operands: the function-level tree of every mode but upstream
+// (FastPath.cpp) gives each pattern of 1s in one operand its version; where
+// both operands have a 1, the leaf calls the function as upstream lowers
+// it, where the per-op versions give up (4 could-be-1 dims, more than the
+// bound 3): upstream's form is kept there.
 // CHECK-LABEL: func.func @too_many(
+// CHECK:         call @too_many__generic(%arg0, %arg1)
+// CHECK:         tensor.cast %arg0 : tensor<?x?xf32> to tensor<1x1xf32>
+// CHECK:         tensor.cast %arg0 : tensor<?x?xf32> to tensor<1x?xf32>
+// CHECK:         tensor.cast %arg0 : tensor<?x?xf32> to tensor<?x1xf32>
+// CHECK:         tensor.cast %arg1 : tensor<?x?xf32> to tensor<1x1xf32>
+// CHECK:         tensor.cast %arg1 : tensor<?x?xf32> to tensor<1x?xf32>
+// CHECK:         tensor.cast %arg1 : tensor<?x?xf32> to tensor<?x1xf32>
+// CHECK-LABEL: func.func private @too_many__generic(
 // CHECK-NOT:     tensor.cast %arg
 // CHECK:         arith.maxui
 func.func @too_many(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {

@@ -1,0 +1,451 @@
+//===- Kernels.cpp - tiled, packed, vectorised matmul and convolution -----===//
+//
+// MLIR 22 lowers tosa.matmul and tosa.conv2d to named linalg ops that
+// convert-linalg-to-loops turns into scalar loop nests (0.4 GFLOP/s). Here,
+// outside upstream mode, each such op with static f32 shapes gets a schedule
+// of MLIR's own transform dialect, applied by the transform interpreter
+// before bufferization (the preview's `vector` stage shows the result):
+//
+//   matmul (linalg.batch_matmul): packed to the mmt4d layout (A in MR-row
+//     panels, B in NR-column panels, C in MRxNR tiles; zero padding for
+//     sizes that are not multiples), tiled K-block / N-panel / M-panel, and
+//     the MRxNRx1 tile vectorised. vector.contract -> vector.outerproduct ->
+//     vector.fma: per k, NR/lanes vector loads of B, MR broadcasts of A and
+//     MR*NR/lanes FMAs into accumulators kept in registers across the K
+//     loop (the GEMM micro-kernel of BLIS and of the MLIR GEMM case study).
+//   conv2d (linalg.conv_2d_nhwc_hwcf, weights transposed by upstream's
+//     tosa-to-linalg-named option): tiled to one output row, OWT output
+//     columns and FT output channels, KH and input channels, decomposed to
+//     a 1-D convolution and vectorised: the same FMA micro-kernel, reading
+//     the input in place (no im2col).
+//
+// Float reassociation: the K (or C*KH*KW) sums are accumulated in a
+// different order than the scalar loops, as every BLAS does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringIR.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <optional>
+
+using namespace mlir;
+
+namespace tosa_lsp::detail {
+
+namespace {
+
+constexpr const char *kTag = "tosa_lsp.kernel";
+
+constexpr const char *kRelayoutTag = "tosa_lsp.relayout";
+
+constexpr const char *kHeader = R"mlir(
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+)mlir";
+
+constexpr const char *kEpilogue = R"mlir(
+    transform.yield
+  }
+}
+)mlir";
+
+/// Every pattern, hoisting and loop query of a schedule is scoped to the
+/// op's own loop nest (%nest, the outermost tiling loop): applied to the
+/// whole function, a model with n kernels paid n canonicalizations of all
+/// of it (a 200-op ResNet-like function: 20 s of MLIR).
+///
+/// After the tiled op %vec is vectorised: a vector.contract on the
+/// register tile (unit dims cast away, in a second round: with the
+/// permutation patterns in the same round, the contraction of a packed
+/// matmul came out transposed, 32 FMAs of 8 lanes instead of 8 of 32), its
+/// accumulator hoisted out of the reduction loops, then lowered to
+/// vector.fma. Slices of slices are folded last: before hoisting they hide
+/// the loop-invariant accumulator, after it they spare bufferization a copy
+/// of each tile.
+constexpr const char *kVectorise = R"mlir(
+    transform.structured.vectorize %vec : !transform.any_op
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match interface{LoopLikeInterface} in %nest : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %loops : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+    } : !transform.any_op
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops
+      transform.apply_patterns.tensor.merge_consecutive_insert_extract_slice
+    } : !transform.any_op
+)mlir";
+
+constexpr const char *kMatchOp = R"mlir(
+    %op = transform.structured.match attributes{tosa_lsp.kernel} in %root : (!transform.any_op) -> !transform.any_op
+)mlir";
+
+/// On the mmt4d-style packed batch_matmul (linalg::blockPackMatmul: A
+/// [b, M/MR, K, MR, 1], B [b, N/NR, K, NR, 1], a B panel contiguous along K,
+/// C [b, M/MR, N/NR, MR, NR]; dims b, m1, n1, k1, m0, n0, k0). Loops: b, K
+/// blocks of KC, N panels, M panels, k: an NR-column panel of B (KC x NR)
+/// stays in L1 across the M panels.
+std::string matmulSchedule(int64_t kc) {
+  return std::string(kHeader) + kMatchOp +
+         llvm::formatv(R"mlir(
+    %blocks, %nest, %outer:3 = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %vec, %kloop = transform.structured.tile_using_for %blocks tile_sizes [0, 0, 0, 1, 0, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir",
+                       kc)
+             .str() +
+         kVectorise + kEpilogue;
+}
+
+/// conv_2d_nhwc_hwcf (n, oh, ow, f, kh, kw, c): loops n, F blocks of FT, oh,
+/// OW blocks of OWT, kh, c; the KW taps and the OWT x FT tile in registers.
+/// The channel block outside the rows: its KH x KW x C x FT weights (590 KB
+/// for 3x3x512) are read from L2 for every row, not from memory.
+std::string convSchedule(int64_t owt, int64_t ft) {
+  return std::string(kHeader) + kMatchOp +
+         llvm::formatv(R"mlir(
+    %rows, %nest, %outer:3 = transform.structured.tile_using_for %op tile_sizes [1, 1, {0}, {1}, 0, 0, 0] interchange = [0, 3, 1, 2, 4, 5, 6]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %taps, %inner:2 = transform.structured.tile_using_for %rows tile_sizes [0, 0, 0, 0, 1, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %vec = transform.structured.decompose %taps : (!transform.any_op) -> !transform.any_op
+)mlir",
+                       owt, ft)
+             .str() +
+         kVectorise + kEpilogue;
+}
+
+/// Once before the matmul schedules: canonicalization folds the packing
+/// of the zero-filled accumulator into a fill of the packed one.
+std::string prepareScript() {
+  return std::string(kHeader) + R"mlir(
+    transform.apply_patterns to %root {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+)mlir" + kEpilogue;
+}
+
+/// Once after them: the packs and unpacks (tagged) become copies:
+/// tensor.expand_shape / collapse_shape and linalg.transpose.
+std::string relayoutScript() {
+  return std::string(kHeader) + R"mlir(
+    %packs = transform.structured.match ops{["linalg.pack"]} attributes{tosa_lsp.relayout} in %root : (!transform.any_op) -> !transform.op<"linalg.pack">
+    transform.structured.lower_pack %packs : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %unpacks = transform.structured.match ops{["linalg.unpack"]} attributes{tosa_lsp.relayout} in %root : (!transform.any_op) -> !transform.op<"linalg.unpack">
+    transform.structured.lower_unpack %unpacks : (!transform.op<"linalg.unpack">) -> (!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">, !transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">)
+)mlir" + kEpilogue;
+}
+
+bool isStaticF32(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32() &&
+         llvm::all_of(t.getShape(), [](int64_t d) { return d > 0; });
+}
+
+bool staticF32Operands(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() &&
+         llvm::all_of(op->getOperands(), isStaticF32);
+}
+
+/// The largest divisor of `n` that is at most `most`.
+int64_t largestDivisor(int64_t n, int64_t most) {
+  for (int64_t d = std::min(n, most); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+struct Plan {
+  std::string script;
+  /// MR, NR, 1 for a matmul, packed before the script runs; else empty.
+  SmallVector<int64_t, 3> blockFactors;
+};
+
+/// The schedule for `op`, or none (the op keeps upstream's scalar loops).
+std::optional<Plan> planFor(Operation *op, unsigned lanes) {
+  if (auto mm = dyn_cast<linalg::BatchMatmulOp>(op)) {
+    if (!staticF32Operands(mm) || mm.hasUserDefinedMaps())
+      return std::nullopt;
+    auto a = cast<RankedTensorType>(mm.getInputs()[0].getType());
+    int64_t m = a.getDimSize(1), k = a.getDimSize(2);
+    // 16 lanes (AVX-512, 32 registers): 8x32, 16 accumulators. 8 lanes
+    // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
+    int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
+    // K blocks: a 512 x NR panel of B stays in L1/L2 across the M panels
+    // (measured on 1024^3: 128 and 256 were slower by 5-10%).
+    return Plan{matmulSchedule(std::min<int64_t>(k, 512)),
+                {mr, 2 * static_cast<int64_t>(lanes), 1}};
+  }
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
+    if (!staticF32Operands(conv))
+      return std::nullopt;
+    auto out = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+    int64_t ow = out.getDimSize(2), f = out.getDimSize(3);
+    int64_t ft = f % (2 * lanes) == 0 ? 2 * lanes : f % lanes == 0 ? lanes : 0;
+    if (!ft) // A partial vector per tile: not worth a schedule yet.
+      return std::nullopt;
+    return Plan{convSchedule(largestDivisor(ow, 8), ft), {}};
+  }
+  return std::nullopt;
+}
+
+/// The kernel op, with a copy of the op that initialises its accumulator
+/// (matmul's zero fill, conv2d's bias broadcast: pure, and the fill must be
+/// seen to fold into the packed accumulator), moved into a private function;
+/// one function per distinct kernel (op, types, attributes, schedule), which
+/// every call site shares. A ResNet repeats each layer shape: the schedules run
+/// and LLVM compiles each loop nest once (a 200-op ResNet-like function: 78
+/// convolutions, 2 shapes). Returns the op inside the function, or null when it
+/// was there already.
+Operation *outline(Operation *op, const std::string &script,
+                   llvm::StringMap<func::FuncOp> &kernels, ModuleOp module) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  Value init = linalgOp.getDpsInits()[0];
+  Operation *producer = init.getDefiningOp();
+  bool withInit =
+      producer && isa<linalg::LinalgOp>(producer) &&
+      producer->getNumResults() == 1 &&
+      llvm::all_of(cast<linalg::LinalgOp>(producer).getDpsInits(),
+                   [](Value v) { return v.getDefiningOp<tensor::EmptyOp>(); });
+  // The callee's arguments: the kernel's inputs, then the initialiser's
+  // inputs (or the accumulator itself).
+  SmallVector<Value> args(linalgOp.getDpsInputs());
+  if (withInit)
+    llvm::append_range(args, cast<linalg::LinalgOp>(producer).getDpsInputs());
+  else
+    args.push_back(init);
+  // The key: everything the function's body depends on.
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << script;
+  for (Operation *o : {withInit ? producer : nullptr, op})
+    if (o)
+      os << o->getName() << o->getAttrDictionary() << o->getResultTypes();
+  for (Value a : args) {
+    os << a.getType();
+    // A scalar initialiser (fill value, constant) is part of the body.
+    if (auto c = a.getDefiningOp<arith::ConstantOp>())
+      os << c.getValue();
+  }
+  OpBuilder b(op);
+  func::FuncOp &fn = kernels[key];
+  Operation *inside = nullptr;
+  if (!fn) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    SmallVector<Type> types;
+    for (Value a : args)
+      types.push_back(a.getType());
+    fn = func::FuncOp::create(
+        mb, op->getLoc(), kKernelPrefix + std::to_string(kernels.size()),
+        FunctionType::get(op->getContext(), types, op->getResultTypes()));
+    fn.setPrivate();
+    Block *entry = fn.addEntryBlock();
+    OpBuilder fb = OpBuilder::atBlockEnd(entry);
+    IRMapping map;
+    for (auto [a, bbArg] : llvm::zip(args, entry->getArguments())) {
+      if (auto c = a.getDefiningOp<arith::ConstantOp>())
+        map.map(a, fb.clone(*c)->getResult(0));
+      else
+        map.map(a, bbArg);
+    }
+    if (withInit) {
+      for (Value v : cast<linalg::LinalgOp>(producer).getDpsInits())
+        fb.clone(*v.getDefiningOp(), map);
+      fb.clone(*producer, map);
+    }
+    inside = fb.clone(*op, map);
+    func::ReturnOp::create(fb, op->getLoc(), inside->getResults());
+  }
+  auto call = func::CallOp::create(b, op->getLoc(), fn, args);
+  op->replaceAllUsesWith(call.getResults());
+  op->erase();
+  if (withInit && producer->use_empty())
+    producer->erase();
+  return inside;
+}
+
+struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
+  KernelsPass() = default;
+  KernelsPass(const KernelsPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const override { return "tosa-lsp-kernels"; }
+  StringRef getDescription() const override {
+    return "Tile, pack and vectorise static f32 matmuls and 2-D convolutions "
+           "(transform dialect schedules)";
+  }
+  Option<unsigned> lanes{*this, "lanes",
+                         llvm::cl::desc("f32 lanes of a vector register with "
+                                        "FMA (0: leave the ops alone)"),
+                         llvm::cl::init(0)};
+
+  /// Applies `text` (parsed once) to `payload`; false after an error.
+  bool apply(Operation *payload, const std::string &text) {
+    OwningOpRef<ModuleOp> &script = scripts[text];
+    if (!script)
+      script = parseSourceString<ModuleOp>(text, &getContext());
+    auto entry = script ? script->lookupSymbol<transform::NamedSequenceOp>(
+                              "__transform_main")
+                        : nullptr;
+    if (!entry) {
+      payload->emitError("internal error: a kernel schedule did not parse");
+      return false;
+    }
+    return succeeded(transform::applyTransformNamedSequence(
+        payload, entry, *script, transform::TransformOptions()));
+  }
+
+  void runOnOperation() override {
+    if (lanes < 4)
+      return;
+    MLIRContext *ctx = &getContext();
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<Operation *, std::string>> planned;
+    bool packedAny = false;
+    llvm::StringMap<func::FuncOp> kernels;
+    SmallVector<Operation *> candidates;
+    module.walk([&](Operation *op) {
+      if (isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(op))
+        candidates.push_back(op);
+    });
+    for (Operation *op : candidates) {
+      std::optional<Plan> plan = planFor(op, lanes);
+      if (!plan)
+        continue;
+      op = outline(op, plan->script, kernels, module);
+      if (!op)
+        continue; // the same kernel as an earlier call site
+      if (!plan->blockFactors.empty()) {
+        IRRewriter rewriter(ctx);
+        rewriter.setInsertionPoint(op);
+        linalg::BlockPackMatmulOptions options;
+        options.blockFactors = plan->blockFactors;
+        FailureOr<linalg::PackResult> packed =
+            linalg::blockPackMatmul(rewriter, cast<linalg::LinalgOp>(op),
+                                    [&](linalg::LinalgOp) { return options; });
+        if (failed(packed))
+          continue; // unpacked: upstream's loops
+        for (linalg::PackOp p : packed->packOps)
+          p->setAttr(kRelayoutTag, UnitAttr::get(ctx));
+        for (linalg::UnPackOp u : packed->unPackOps)
+          u->setAttr(kRelayoutTag, UnitAttr::get(ctx));
+        op = packed->packedLinalgOp;
+        packedAny = true;
+      }
+      planned.push_back({op, plan->script});
+    }
+    if (planned.empty())
+      return;
+    if (packedAny && !apply(module, prepareScript()))
+      return signalPassFailure();
+    for (auto &[op, text] : planned) {
+      // One op at a time, found by its tag: the schedule's handles then
+      // name that op alone.
+      op->setAttr(kTag, UnitAttr::get(ctx));
+      if (!apply(module, text))
+        return signalPassFailure();
+      // Tiling copies the tag onto the tiles; none may reach the next op's
+      // match.
+      module.walk([](Operation *o) { o->removeAttr(kTag); });
+    }
+    if (packedAny && !apply(module, relayoutScript()))
+      return signalPassFailure();
+    // lower_unpack copies the unpacked result into the unpack's destination,
+    // a tensor.empty: the result itself will do (a copy of C less).
+    module.walk([](linalg::CopyOp copy) {
+      if (copy.hasPureTensorSemantics() &&
+          copy.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+          copy.getInputs()[0].getType() == copy->getResult(0).getType()) {
+        copy->getResult(0).replaceAllUsesWith(copy.getInputs()[0]);
+        copy.erase();
+      }
+    });
+    module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
+  }
+
+  llvm::StringMap<OwningOpRef<ModuleOp>> scripts;
+};
+
+/// After bufferization: memref.copy between non-contiguous buffers (the
+/// interior of a padded input, a slice) becomes linalg.copy, which
+/// convert-linalg-to-loops makes a loop nest LLVM vectorises, instead of a
+/// call to MLIR's runtime memrefCopy (one element at a time, 4x slower on
+/// conv2d's padding). Copies of a buffer onto itself, which bufferization
+/// leaves after in-place tiles, are dropped.
+struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyLoopsPass)
+  StringRef getArgument() const override { return "tosa-lsp-copy-loops"; }
+  StringRef getDescription() const override {
+    return "Strided memref.copy to linalg.copy; self-copies removed";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
+    for (memref::CopyOp c : copies) {
+      if (c.getSource() == c.getTarget()) {
+        c.erase();
+        continue;
+      }
+      auto src = dyn_cast<MemRefType>(c.getSource().getType());
+      auto dst = dyn_cast<MemRefType>(c.getTarget().getType());
+      if (!src || !dst ||
+          (src.getLayout().isIdentity() && dst.getLayout().isIdentity()))
+        continue; // contiguous: a memcpy, already as fast as it gets
+      OpBuilder b(c);
+      linalg::CopyOp::create(b, c.getLoc(), c.getSource(), c.getTarget());
+      c.erase();
+    }
+  }
+};
+
+} // namespace
+
+void registerKernelPasses() {
+  PassRegistration<KernelsPass>();
+  PassRegistration<CopyLoopsPass>();
+}
+
+unsigned hostKernelLanes() {
+  static const unsigned lanes = [] {
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    if (!f.lookup("fma"))
+      return 0u; // vector.fma would become calls to fmaf
+    if (f.lookup("avx512f"))
+      return 16u;
+    return f.lookup("avx2") ? 8u : 0u;
+  }();
+  return lanes;
+}
+
+} // namespace tosa_lsp::detail

@@ -1,0 +1,62 @@
+// The `vector` stage: matmuls and convolutions tiled, packed and vectorised
+// by the transform dialect schedules of lowering/Kernels.cpp, each in a
+// private kernel function that every call site of the same kernel shares.
+// The register tile's accumulators are loop-carried vectors of the
+// reduction loops, updated by FMAs of a broadcast input element and a row of
+// the other operand. Upstream mode keeps MLIR's named ops (its vector stage
+// is its linalg stage).
+// REQUIRES: fma-vectors
+// RUN: %tosa-lsp lower %s --stage=vector | FileCheck %s
+// RUN: %tosa-lsp lower %s --stage=vector --function=conv | FileCheck %s --check-prefix=FN
+// RUN: %tosa-lsp lower %s --stage=vector --mode=upstream | FileCheck %s --check-prefix=UP
+// RUN: %tosa-lsp lower %s --stage=llvm | FileCheck %s --check-prefix=LLVM
+
+// CHECK-LABEL: func.func @mm(
+// CHECK:         call @[[MM:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
+// CHECK:         call @[[MM]](%arg2, %arg1,
+// CHECK-LABEL: func.func @conv(
+// Weights as HWCF, for contiguous output channels.
+// CHECK:         linalg.transpose ins(%arg1 : tensor<32x3x3x16xf32>) {{.*}} permutation = [1, 2, 3, 0]
+// CHECK:         call @[[CONV:__tosa_lsp_kernel[0-9]+]](
+// CHECK-NOT:   func.func private @__tosa_lsp_kernel
+// CHECK:       func.func private @[[MM]](
+// The packing of A and B (C's tiles: 8 rows by 32 or 16 columns).
+// CHECK:         linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4]
+// CHECK:         linalg.transpose {{.*}} permutation = [0, 3, 1, 4, 2]
+// CHECK:         scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
+// CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
+// CHECK-NEXT:          vector.extract
+// CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-NOT:     linalg.batch_matmul
+// One output row, 8 columns by 32 (or 16) channels in registers across the
+// taps and input channels; the input read in place.
+// CHECK:       func.func private @[[CONV]](
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
+// CHECK:           vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-NOT:     linalg.conv_2d
+// With --function, the kernels it calls are shown too.
+// FN: func.func @conv(
+// FN: func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// FN:   vector.fma
+// UP-LABEL: func.func @mm(
+// UP:         linalg.batch_matmul
+// UP:         linalg.batch_matmul
+// UP-LABEL: func.func @conv(
+// UP:         linalg.conv_2d_nhwc_fhwc
+// LLVM-LABEL: llvm.func @mm(
+// LLVM:       llvm.intr.fmuladd({{.*}}) : (vector<{{16|32}}xf32>
+func.func @mm(%a: tensor<1x64x48xf32>, %b: tensor<1x48x64xf32>, %c: tensor<1x64x48xf32>) -> tensor<1x64x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x64x48xf32>, tensor<1x48x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x64xf32>
+  %s = tosa.matmul %c, %b, %zp, %zp : (tensor<1x64x48xf32>, tensor<1x48x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x64xf32>
+  %t = tosa.add %r, %s : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  return %t : tensor<1x64x64xf32>
+}
+
+func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<32x3x3x16xf32>, %bias: tensor<32xf32>) -> tensor<1x16x16x32xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x16x16x16xf32>, tensor<32x3x3x16xf32>, tensor<32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x16x32xf32>
+  return %r : tensor<1x16x16x32xf32>
+}
