@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Protocol.h"
+#include "Choices.h"
 #include "TosaServer.h"
 #include "Transport.h"
 
@@ -254,7 +255,8 @@ TEST(Protocol, InitializeResultCarriesTheDefaultSettings) {
   ASSERT_NE(defaults, nullptr);
   EXPECT_EQ(defaults->getObject("compile")->getInteger("timeoutSeconds"),
             std::optional<int64_t>(120));
-  EXPECT_EQ(tosa->getArray("stages")->size(), 3u);
+  EXPECT_EQ(tosa->getArray("stages")->size(),
+            tosa_lsp::choices().stages.size());
   EXPECT_EQ(v.getAsObject()->getObject("serverInfo")->getString("version"),
             std::optional<llvm::StringRef>("1.2.3"));
 }
