@@ -40,6 +40,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/TargetParser/Host.h"
@@ -249,11 +251,20 @@ Operation *outline(Operation *op, const std::string &script,
   auto linalgOp = cast<linalg::LinalgOp>(op);
   Value init = linalgOp.getDpsInits()[0];
   Operation *producer = init.getDefiningOp();
-  bool withInit =
-      producer && isa<linalg::LinalgOp>(producer) &&
-      producer->getNumResults() == 1 &&
-      llvm::all_of(cast<linalg::LinalgOp>(producer).getDpsInits(),
-                   [](Value v) { return v.getDefiningOp<tensor::EmptyOp>(); });
+  // Values its body uses from above (a splat bias folded into the
+  // broadcast's body): constants, cloned along; anything else keeps it out.
+  llvm::SetVector<Value> captured;
+  if (producer)
+    getUsedValuesDefinedAbove(producer->getRegions(), captured);
+  bool withInit = producer && isa<linalg::LinalgOp>(producer) &&
+                  producer->getNumResults() == 1 &&
+                  llvm::all_of(cast<linalg::LinalgOp>(producer).getDpsInits(),
+                               [](Value v) {
+                                 return v.getDefiningOp<tensor::EmptyOp>();
+                               }) &&
+                  llvm::all_of(captured, [](Value v) {
+                    return v.getDefiningOp<arith::ConstantOp>() != nullptr;
+                  });
   // The callee's arguments: the kernel's inputs, then the initialiser's
   // inputs (or the accumulator itself).
   SmallVector<Value> args(linalgOp.getDpsInputs());
@@ -268,6 +279,8 @@ Operation *outline(Operation *op, const std::string &script,
   for (Operation *o : {withInit ? producer : nullptr, op})
     if (o)
       os << o->getName() << o->getAttrDictionary() << o->getResultTypes();
+  for (Value c : captured)
+    os << c.getDefiningOp<arith::ConstantOp>().getValue();
   for (Value a : args) {
     os << a.getType();
     // A scalar initialiser (fill value, constant) is part of the body.
@@ -296,6 +309,8 @@ Operation *outline(Operation *op, const std::string &script,
         map.map(a, bbArg);
     }
     if (withInit) {
+      for (Value c : captured)
+        map.map(c, fb.clone(*c.getDefiningOp())->getResult(0));
       for (Value v : cast<linalg::LinalgOp>(producer).getDpsInits())
         fb.clone(*v.getDefiningOp(), map);
       fb.clone(*producer, map);
