@@ -181,17 +181,20 @@ enum class Size : uint8_t { Unknown, One, NotOne };
 /// 1, the leaf calls the function as upstream lowers it (`fallback`).
 class VersionTree {
 public:
+  /// With `only`, that argument alone may broadcast: a 1 elsewhere calls
+  /// the fallback.
   VersionTree(const Body &body, ArrayRef<SizeTest> tests, func::FuncOp fallback,
-              Location loc)
-      : body(body), tests(tests), fallback(std::move(fallback)), loc(loc),
-        decided(tests.size(), Size::Unknown) {}
+              BlockArgument only, bool outline, Location loc)
+      : body(body), tests(tests), fallback(fallback), only(only),
+        outline(outline), loc(loc), decided(tests.size(), Size::Unknown) {}
 
   SmallVector<Value> build(OpBuilder &b, size_t k = 0,
                            BlockArgument broadcasting = nullptr) {
     if (k == tests.size())
       return leaf(b);
     const SizeTest &t = tests[k];
-    bool second = broadcasting && broadcasting != t.arg;
+    bool second =
+        (broadcasting && broadcasting != t.arg) || (only && only != t.arg);
     auto branch = [&](Size s) {
       return [&, s](OpBuilder &rb, Location) {
         SmallVector<Value> v;
@@ -212,23 +215,26 @@ public:
   }
 
   /// Versions (leaves with a body) the tree of `tests` has.
-  static unsigned leaves(ArrayRef<SizeTest> tests) {
+  static unsigned leaves(ArrayRef<SizeTest> tests, BlockArgument only) {
     unsigned n = 1;
     for (size_t i = 0; i < tests.size();) {
       size_t j = i;
       while (j < tests.size() && tests[j].arg == tests[i].arg)
         ++j;
-      n += (1u << (j - i)) - 1;
+      if (!only || tests[i].arg == only)
+        n += (1u << (j - i)) - 1;
       i = j;
     }
     return n;
   }
 
 private:
-  SmallVector<Value> leaf(OpBuilder &b) {
-    IRMapping map;
+  /// The casts of the sizes the leaf knows are 1, at `b`, into `map`
+  /// (from `args`, the arguments there); the sizes it knows are not 1.
+  NotOne specialise(OpBuilder &b, ValueRange args, IRMapping &map) {
     NotOne notOne;
-    for (BlockArgument arg : body.entry->getArguments()) {
+    for (auto [arg, inner] : llvm::zip(body.entry->getArguments(), args)) {
+      map.map(arg, inner);
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type)
         continue;
@@ -241,17 +247,92 @@ private:
                          b, loc,
                          RankedTensorType::get(shape, type.getElementType(),
                                                type.getEncoding()),
-                         arg));
+                         inner));
     }
     for (auto [t, s] : llvm::zip(tests, decided))
       if (s == Size::NotOne)
         notOne.insert({map.lookupOrDefault(t.arg), t.dim});
+    return notOne;
+  }
+
+  SmallVector<Value> inlineLeaf(OpBuilder &b) {
+    IRMapping map;
+    NotOne notOne = specialise(b, body.entry->getArguments(), map);
     return body.clone(b, map, &notOne);
+  }
+
+  /// With `outline`, a leaf's body is a private function of F's type,
+  /// called here: one-shot bufferization's analysis of 31 versions nested 8
+  /// scf.if deep (NHWC `?x?x?x?` + `?x?x?x?`) took 9 s; per function it is
+  /// linear. LLVM inlines each back (one call site each).
+  SmallVector<Value> leaf(OpBuilder &b) {
+    if (!outline)
+      return inlineLeaf(b);
+    auto fn = cast<func::FuncOp>(body.entry->getParentOp());
+    OpBuilder mb(fn);
+    auto version = func::FuncOp::create(
+        mb, loc, (fn.getSymName() + "__v").str(), fn.getFunctionType());
+    version.setPrivate();
+    SymbolTable(fn->getParentOfType<ModuleOp>())
+        .insert(version, ++Block::iterator(fn));
+    Block *entry = version.addEntryBlock();
+    OpBuilder vb = OpBuilder::atBlockEnd(entry);
+    IRMapping map;
+    NotOne notOne = specialise(vb, entry->getArguments(), map);
+    func::ReturnOp::create(vb, loc,
+                           guarded(vb, entry->getArguments(), map, notOne, 0));
+    return func::CallOp::create(b, loc, version, body.entry->getArguments())
+        .getResults();
+  }
+
+  /// In an outlined leaf, the sizes known not to be 1 are tested again, in
+  /// nested scf.if whose `then` (never taken: the caller tested them) yields
+  /// empty tensors: upstream's tests of them fold there as in the tree.
+  SmallVector<Value> guarded(OpBuilder &b, ValueRange args, IRMapping &map,
+                             NotOne &notOne, size_t k) {
+    while (k < tests.size() && decided[k] != Size::NotOne)
+      ++k;
+    if (k == tests.size())
+      return body.clone(b, map, &notOne);
+    unsigned argNo = tests[k].arg.getArgNumber();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value size = tensor::DimOp::create(b, loc, args[argNo], tests[k].dim);
+    Value isOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+    auto ifOp = scf::IfOp::create(
+        b, loc, isOne,
+        [&](OpBuilder &tb, Location) {
+          // F_into's results are its destinations (else the result would
+          // not be computed in place); F's, empty tensors.
+          SmallVector<Value> never;
+          Value zero = arith::ConstantIndexOp::create(tb, loc, 0);
+          for (Value v : body.ret->getOperands()) {
+            auto into =
+                v.getDefiningOp<bufferization::MaterializeInDestinationOp>();
+            auto dest =
+                into ? dyn_cast<BlockArgument>(into.getDest()) : nullptr;
+            if (dest && dest.getOwner() == body.entry) {
+              never.push_back(args[dest.getArgNumber()]);
+              continue;
+            }
+            auto type = cast<RankedTensorType>(v.getType());
+            SmallVector<Value> sizes(type.getNumDynamicDims(), zero);
+            never.push_back(tensor::EmptyOp::create(
+                tb, loc, type.getShape(), type.getElementType(), sizes));
+          }
+          scf::YieldOp::create(tb, loc, never);
+        },
+        [&](OpBuilder &eb, Location) {
+          scf::YieldOp::create(eb, loc, guarded(eb, args, map, notOne, k + 1));
+        });
+    return ifOp.getResults();
   }
 
   const Body &body;
   ArrayRef<SizeTest> tests;
   func::FuncOp fallback;
+  BlockArgument only;
+  bool outline;
   Location loc;
   SmallVector<Size> decided;
 };
@@ -292,10 +373,11 @@ SmallVector<Value> buildChain(OpBuilder &b, const Body &body,
   return ifOp.getResults();
 }
 
-/// Body copies a function may get from the tree (versions x TOSA ops): a
-/// one-op function of two `?x?x?x?` operands gets its 31 versions, one of
-/// two `?x?` operands its 7.
+/// Body copies a function may get from the tree (versions x TOSA ops), and
+/// versions: a one-op function of two `?x?` operands gets its 7, of two
+/// `?x?x?x?` operands 16 (its second operand's patterns).
 constexpr unsigned kTreeBudget = 256;
+constexpr unsigned kMaxLeaves = 16;
 
 bool versionFunction(func::FuncOp fn, unsigned maxDims) {
   if (fn.isExternal() || !llvm::hasSingleElement(fn.getBody()))
@@ -332,9 +414,22 @@ bool versionFunction(func::FuncOp fn, unsigned maxDims) {
   unsigned tosaOps = llvm::count_if(body.ops, [](Operation *op) {
     return op->getName().getStringRef().starts_with("tosa.");
   });
-  bool tree = VersionTree::leaves(tests) * tosaOps <= kTreeBudget;
+  // Beyond 16 versions (two NHWC `?x?x?x?` operands: 31), the last
+  // dynamic argument alone may broadcast (a bias, a scale, a mask): the
+  // versions' bufferization (F_into's most of all) grows faster than their
+  // number (31 versions: 8 s of compile time; 15: 2 s).
+  BlockArgument only;
+  if (VersionTree::leaves(tests, nullptr) > kMaxLeaves)
+    only = tests.back().arg;
+  unsigned leaves = VersionTree::leaves(tests, only);
+  bool tree = leaves <= kMaxLeaves && leaves * tosaOps <= kTreeBudget;
   if (!tree && tests.size() > maxDims)
     return false;
+  // F_into's versions stay inline: in a function of their own, one-shot
+  // bufferization copied each destination (3x the copy floor).
+  bool into = llvm::any_of(body.ops, [](Operation *op) {
+    return isa<bufferization::MaterializeInDestinationOp>(op);
+  });
   // Cloned before the body changes: a leaf where two arguments broadcast
   // calls it.
   func::FuncOp generic =
@@ -347,7 +442,8 @@ bool versionFunction(func::FuncOp fn, unsigned maxDims) {
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                               tensor::DimOp::create(b, loc, t.arg, t.dim), one);
   SmallVector<Value> results =
-      tree ? VersionTree(body, tests, generic, loc).build(b)
+      tree ? VersionTree(body, tests, generic, only, leaves > 8 && !into, loc)
+                 .build(b)
            : buildChain(b, body, tests, 0, loc);
   body.ret->setOperands(results);
   for (Operation *op : llvm::reverse(body.ops))

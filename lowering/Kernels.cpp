@@ -40,6 +40,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/TargetParser/Host.h"
@@ -129,19 +131,33 @@ std::string matmulSchedule(int64_t kc) {
 /// conv_2d_nhwc_hwcf (n, oh, ow, f, kh, kw, c): loops n, F blocks of FT, oh,
 /// OW blocks of OWT, kh, c; the KW taps and the OWT x FT tile in registers.
 /// The channel block outside the rows: its KH x KW x C x FT weights (590 KB
-/// for 3x3x512) are read from L2 for every row, not from memory.
-std::string convSchedule(int64_t owt, int64_t ft) {
-  return std::string(kHeader) + kMatchOp +
-         llvm::formatv(R"mlir(
+/// for 3x3x512) are read from L2 for every row, not from memory. With
+/// `peel`, the OW loop's last, partial block is a loop of its own, whose
+/// static size vectorises too (29 columns: 3 x 8 + 5).
+std::string convSchedule(int64_t owt, int64_t ft, bool peel) {
+  std::string tiled = llvm::formatv(R"mlir(
     %rows, %nest, %outer:3 = transform.structured.tile_using_for %op tile_sizes [1, 1, {0}, {1}, 0, 0, 0] interchange = [0, 3, 1, 2, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %taps, %inner:2 = transform.structured.tile_using_for %rows tile_sizes [0, 0, 0, 0, 1, 0, 1]
+)mlir",
+                                    owt, ft)
+                          .str();
+  if (peel)
+    tiled += R"mlir(
+    %columns = transform.cast %outer#2 : !transform.any_op to !transform.op<"scf.for">
+    %full, %partial = transform.loop.peel %columns : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %blocks = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %nest : (!transform.any_op) -> !transform.any_op
+)mlir";
+  return std::string(kHeader) + kMatchOp + tiled + R"mlir(
+    %taps, %inner:2 = transform.structured.tile_using_for )mlir" +
+         std::string(peel ? "%blocks" : "%rows") +
+         R"mlir( tile_sizes [0, 0, 0, 0, 1, 0, 1]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %vec = transform.structured.decompose %taps : (!transform.any_op) -> !transform.any_op
-)mlir",
-                       owt, ft)
-             .str() +
-         kVectorise + kEpilogue;
+)mlir" + kVectorise +
+         kEpilogue;
 }
 
 /// Once before the matmul schedules: canonicalization folds the packing
@@ -213,7 +229,11 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     int64_t ft = f % (2 * lanes) == 0 ? 2 * lanes : f % lanes == 0 ? lanes : 0;
     if (!ft) // A partial vector per tile: not worth a schedule yet.
       return std::nullopt;
-    return Plan{convSchedule(largestDivisor(ow, 8), ft), {}};
+    // 8 columns (16 accumulators with AVX-512), or a divisor of OW from 6
+    // up (28, 14, 7: 7), else 8 and a peeled partial block.
+    int64_t owt = largestDivisor(ow, 8);
+    bool peel = owt < 6 && ow > 8;
+    return Plan{convSchedule(peel ? 8 : owt, ft, peel), {}};
   }
   return std::nullopt;
 }
@@ -231,11 +251,20 @@ Operation *outline(Operation *op, const std::string &script,
   auto linalgOp = cast<linalg::LinalgOp>(op);
   Value init = linalgOp.getDpsInits()[0];
   Operation *producer = init.getDefiningOp();
-  bool withInit =
-      producer && isa<linalg::LinalgOp>(producer) &&
-      producer->getNumResults() == 1 &&
-      llvm::all_of(cast<linalg::LinalgOp>(producer).getDpsInits(),
-                   [](Value v) { return v.getDefiningOp<tensor::EmptyOp>(); });
+  // Values its body uses from above (a splat bias folded into the
+  // broadcast's body): constants, cloned along; anything else keeps it out.
+  llvm::SetVector<Value> captured;
+  if (producer)
+    getUsedValuesDefinedAbove(producer->getRegions(), captured);
+  bool withInit = producer && isa<linalg::LinalgOp>(producer) &&
+                  producer->getNumResults() == 1 &&
+                  llvm::all_of(cast<linalg::LinalgOp>(producer).getDpsInits(),
+                               [](Value v) {
+                                 return v.getDefiningOp<tensor::EmptyOp>();
+                               }) &&
+                  llvm::all_of(captured, [](Value v) {
+                    return v.getDefiningOp<arith::ConstantOp>() != nullptr;
+                  });
   // The callee's arguments: the kernel's inputs, then the initialiser's
   // inputs (or the accumulator itself).
   SmallVector<Value> args(linalgOp.getDpsInputs());
@@ -250,6 +279,8 @@ Operation *outline(Operation *op, const std::string &script,
   for (Operation *o : {withInit ? producer : nullptr, op})
     if (o)
       os << o->getName() << o->getAttrDictionary() << o->getResultTypes();
+  for (Value c : captured)
+    os << c.getDefiningOp<arith::ConstantOp>().getValue();
   for (Value a : args) {
     os << a.getType();
     // A scalar initialiser (fill value, constant) is part of the body.
@@ -278,6 +309,8 @@ Operation *outline(Operation *op, const std::string &script,
         map.map(a, bbArg);
     }
     if (withInit) {
+      for (Value c : captured)
+        map.map(c, fb.clone(*c.getDefiningOp())->getResult(0));
       for (Value v : cast<linalg::LinalgOp>(producer).getDpsInits())
         fb.clone(*v.getDefiningOp(), map);
       fb.clone(*producer, map);

@@ -673,11 +673,13 @@ static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
       if (!root) // Renamed/removed by the pipeline (e.g. LLVM stage).
         root = ls.module->getOperation();
       // The function's matmuls and convolutions were outlined into kernel
-      // functions (Kernels.cpp): the module, which then holds only F and
-      // them, shows where the time goes.
+      // functions (Kernels.cpp), its versions may be functions F__v*, and
+      // F__generic its fallback (FastPath.cpp): the module, which then holds
+      // only F and them, shows where the time goes.
       for (Operation &op : *ls.module->getBody())
         if (auto sym = dyn_cast<SymbolOpInterface>(op);
-            sym && sym.getName().starts_with(detail::kKernelPrefix))
+            sym && (sym.getName().starts_with(detail::kKernelPrefix) ||
+                    sym.getName().starts_with(options.function + "__")))
           root = ls.module->getOperation();
       foundFunction = true;
     }

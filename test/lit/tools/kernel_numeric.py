@@ -33,6 +33,8 @@ CASES = [
     ("conv3x3", "conv2d", (1, 14, 14, 16, 32, 3, 3, 1, 1), True),
     ("conv3x3_s2", "conv2d", (2, 15, 13, 8, 64, 3, 3, 1, 2), True),
     ("conv1x1", "conv2d", (1, 7, 7, 32, 16, 1, 1, 0, 1), True),
+    # 13 columns: blocks of 8 and a peeled block of 5.
+    ("conv3x3_ow13", "conv2d", (1, 5, 13, 8, 32, 3, 3, 1, 1), True),
     ("conv1x1_s2", "conv2d", (1, 15, 15, 16, 32, 1, 1, 0, 2), True),
     ("conv7x7_s2", "conv2d", (1, 21, 21, 3, 16, 7, 7, 3, 2), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
