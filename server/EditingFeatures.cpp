@@ -9,6 +9,8 @@
 
 #include "TosaServer.h"
 
+#include "ServerSupport.h"
+
 #include "Bytecode.h"
 #include "Completion.h"
 #include "Folding.h"
@@ -54,14 +56,6 @@ template <typename T, typename Fn> auto reply(Callback<T> cb, Fn fn) {
       return cb(s.takeError());
     cb(fn(**s));
   };
-}
-
-std::vector<lsp::TextEdit> toLsp(const Snapshot &s,
-                                 const std::vector<TextEditData> &edits) {
-  std::vector<lsp::TextEdit> out;
-  for (const TextEditData &e : edits)
-    out.push_back({s.lines.toLsp(e.range), e.newText});
-  return out;
 }
 
 } // namespace
@@ -175,7 +169,8 @@ void TosaServer::rename(const std::string &uri, lsp::Position pos,
                        newName);
                    if (!r.error.empty())
                      return failed(r.error);
-                   return DocumentEditLsp{s.uri, s.version, toLsp(s, r.edits)};
+                   return DocumentEditLsp{s.uri, s.version,
+                                          toLspEdits(s, r.edits, "\n")};
                  }));
 }
 
@@ -434,7 +429,8 @@ void TosaServer::formatting(const std::string &uri,
                                                s.analysis, first, last);
                    if (!r.error.empty())
                      return failed(r.error);
-                   return DocumentEditLsp{s.uri, s.version, toLsp(s, r.edits)};
+                   return DocumentEditLsp{s.uri, s.version,
+                                          toLspEdits(s, r.edits, "\n")};
                  }));
 }
 
