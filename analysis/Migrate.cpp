@@ -28,6 +28,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
@@ -38,6 +40,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -58,6 +61,38 @@ struct DialectAccess : Dialect {
   }
 };
 
+/// tosa.fully_connected in its custom form (`tosa.fully_connected %a, %b,
+/// %c {...} : (...) -> ...`), which MLIR 22 cannot parse since the op is
+/// gone: registered in the migration's own context only, so that the
+/// section parses and migrates.
+class FullyConnectedStub
+    : public Op<FullyConnectedStub, OpTrait::VariadicOperands,
+                OpTrait::VariadicResults> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FullyConnectedStub)
+  using Op::Op;
+  static llvm::StringRef getOperationName() { return "tosa.fully_connected"; }
+  static ArrayRef<llvm::StringRef> getAttributeNames() { return {}; }
+  static ParseResult parse(OpAsmParser &p, OperationState &state) {
+    SmallVector<OpAsmParser::UnresolvedOperand> operands;
+    FunctionType type;
+    llvm::SMLoc loc = p.getCurrentLocation();
+    if (p.parseOperandList(operands) ||
+        p.parseOptionalAttrDict(state.attributes) || p.parseColonType(type) ||
+        p.resolveOperands(operands, type.getInputs(), loc, state.operands))
+      return failure();
+    state.addTypes(type.getResults());
+    return success();
+  }
+  void print(OpAsmPrinter &p) {
+    p << " ";
+    p.printOperands(getOperation()->getOperands());
+    p.printOptionalAttrDict(getOperation()->getAttrs());
+    p << " : ";
+    p.printFunctionalType(getOperation());
+  }
+};
+
 const DialectRegistry &registry() {
   static const DialectRegistry *r = [] {
     auto *reg = new DialectRegistry();
@@ -74,9 +109,16 @@ const char *kFullyConnectedAdvice =
     "tosa.conv2d with zero points and acc_type, then reshape the result to "
     "NxOC; or use tosa.matmul followed by tosa.add for the bias";
 
+const char *kStrideAdvice =
+    "TOSA before MLIR 22 allowed a padded size the stride does not divide: "
+    "lower the trailing pad (pad_bottom, pad_right; conv3d's pad_back) by the "
+    "remainder, and where that pad is smaller, slice the rest off the input's "
+    "end (tosa.slice); the rows dropped are past the last window, so every "
+    "output keeps its value (the quick fix and `fix --migrate` do it)";
+
 /// Cheap test on the IR: the op already has MLIR 22's operands (or, for
-/// tosa.clamp, attributes).
-bool inMlir22Form(Operation *op) {
+/// tosa.clamp, attributes), attributes and window sizes.
+bool inMlir22Form(Operation *op, llvm::StringRef name) {
   static const llvm::StringMap<unsigned> operands = {
       {"tosa.mul", 3},
       {"tosa.reshape", 2},
@@ -92,23 +134,114 @@ bool inMlir22Form(Operation *op) {
       {"tosa.slice", 3},
       {"tosa.tile", 2},
       {"tosa.resize", 4}};
-  llvm::StringRef name = op->getName().getStringRef();
+  if (name == "tosa.fully_connected" || hasArrayAttrs(op) ||
+      op->getAttrDictionary().get("quantization_info"))
+    return false;
+  if (hasStrideRule(name) &&
+      strideRemainders(op, op->getAttrDictionary()).value_or(false))
+    return false;
   if (name == "tosa.clamp")
     return static_cast<bool>(op->getAttrDictionary().get("min_val"));
   if (name == "tosa.pad")
     return op->getNumOperands() == 3 &&
            !isa<RankedTensorType>(op->getOperand(1).getType());
-  if (name == "tosa.fully_connected")
-    return false;
   auto it = operands.find(name);
   return it == operands.end() || op->getNumOperands() == it->second;
 }
 
+/// The op's own rewrite for its old form; false (with `rw.why` when known)
+/// when there is none.
+bool rewriteOldForm(Rewrite &rw, llvm::StringRef name) {
+  unsigned n = rw.op->getNumOperands();
+  if (name == "tosa.mul")
+    return n == 3 || migrateMul(rw);
+  if (name == "tosa.reshape")
+    return n == 2 || migrateReshape(rw);
+  if (name == "tosa.transpose")
+    return n == 1 || migrateTranspose(rw);
+  if (name == "tosa.clamp")
+    return rw.attrs.get("min_val") || migrateClamp(rw);
+  if (name == "tosa.avg_pool2d")
+    return n == 3 || migrateAvgPool(rw);
+  if (name == "tosa.conv2d" || name == "tosa.depthwise_conv2d" ||
+      name == "tosa.conv3d" || name == "tosa.transpose_conv2d")
+    return n == 5 || migrateConv(rw);
+  if (name == "tosa.matmul")
+    return n == 4 || migrateMatmul(rw);
+  if (name == "tosa.negate")
+    return n == 3 || migrateNegate(rw);
+  if (name == "tosa.rescale")
+    return n == 5 || migrateRescale(rw);
+  if (name == "tosa.pad")
+    return (n == 3 && !isa<RankedTensorType>(rw.op->getOperand(1).getType())) ||
+           migratePad(rw);
+  if (name == "tosa.slice")
+    return n == 3 || migrateShapeAttrs(rw, {"start", "size"});
+  if (name == "tosa.tile")
+    return n == 2 || migrateShapeAttrs(rw, {"multiples"});
+  if (name == "tosa.resize")
+    return n == 4 || (migrateResizeMode(rw) &&
+                      migrateShapeAttrs(rw, {"scale", "offset", "border"}));
+  if (name == "tosa.fully_connected") {
+    if (migrateFullyConnected(rw))
+      return true;
+    if (rw.why.empty())
+      rw.why = kFullyConnectedAdvice;
+    return false;
+  }
+  return true; // No operand changes for this op.
+}
+
+/// `tosa.const {value = ...}` -> `values`, renamed in place.
+void migrateConst(SectionCtx &sc, Operation *op, size_t nameBegin, size_t end,
+                  MigrationFix fix, MigrationPlan &plan,
+                  const std::function<Position(size_t)> &pos) {
+  if (op->getAttrDictionary().get("values"))
+    return;
+  std::string_view text = sc.buf.substr(nameBegin, end - nameBegin);
+  std::optional<size_t> key = valueKey(text);
+  if (!key)
+    return;
+  size_t at = nameBegin + *key;
+  fix.title = "Migrate tosa.const to MLIR 22: `value` -> `values`";
+  fix.edits.push_back({{pos(at), pos(at + 5)}, "values"});
+  plan.fixes.push_back(std::move(fix));
+}
+
+/// The MLIR 22 op's text, in the op's own style (custom or generic), with
+/// its trailing location.
+std::string renderOp(const Rewrite &rw, llvm::StringRef name,
+                     std::string_view opText) {
+  std::string tail;
+  if (size_t l = trailingLoc(opText); l != opText.npos)
+    tail = " " + std::string(opText.substr(l));
+  bool generic = !opText.empty() && opText[0] == '"';
+  std::string newName = rw.newName.empty() ? name.str() : rw.newName;
+  std::string operands, types, results;
+  for (size_t i = 0; i < rw.operands.size(); ++i) {
+    operands += (i ? ", " : "") + rw.operands[i];
+    types += (i ? ", " : "") + rw.operandTypes[i];
+  }
+  Operation *op = rw.op;
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    results += (i ? ", " : "") + print(op->getResult(i).getType());
+  if (op->getNumResults() != 1)
+    results = "(" + results + ")";
+  std::string out = generic ? "\"" + newName + "\"(" + operands + ")"
+                            : newName + " " + operands;
+  if (!rw.attrs.empty())
+    out += " " + print(rw.attrs.getDictionary(op->getContext()));
+  return out + " : (" + types + ") -> " + results + tail;
+}
+
 void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
                  unsigned section, MigrationPlan &plan) {
-  auto pos = [&](size_t off) { return lines.position(sc.base + off); };
+  std::function<Position(size_t)> pos = [&](size_t off) {
+    return lines.position(sc.base + off);
+  };
   block.walk([&](Operation *op) {
-    llvm::StringRef name = op->getName().getStringRef();
+    std::string nameStr = tosaName(op);
+    llvm::StringRef name = nameStr;
     if (!name.starts_with("tosa."))
       return;
     const AsmParserState::OperationDefinition *def = sc.state->getOpDef(op);
@@ -117,27 +250,22 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
     size_t nameBegin = sc.offset(def->loc.Start),
            nameEnd = sc.offset(def->loc.End),
            end = sc.offset(def->scopeLoc.End);
-    Range nameRange{pos(nameBegin), pos(nameEnd)};
-    if (name == "tosa.const") {
-      if (op->getAttrDictionary().get("values"))
-        return;
-      std::string_view text = sc.buf.substr(nameBegin, end - nameBegin);
-      std::optional<size_t> key = valueKey(text);
-      if (!key)
-        return;
-      size_t at = nameBegin + *key;
-      MigrationFix fix;
-      fix.opName = name.str();
-      fix.nameRange = nameRange;
-      fix.section = section;
-      fix.title = "Migrate tosa.const to MLIR 22: `value` -> `values`";
-      fix.edits.push_back({{pos(at), pos(at + 5)}, "values"});
-      plan.fixes.push_back(std::move(fix));
-      return;
-    }
-    if (inMlir22Form(op))
+    MigrationFix fix;
+    fix.opName = name.str();
+    fix.nameRange = {pos(nameBegin), pos(nameEnd)};
+    fix.section = section;
+    if (name == "tosa.const")
+      return migrateConst(sc, op, nameBegin, end, std::move(fix), plan, pos);
+    if (inMlir22Form(op, name))
       return; // Most ops of a model: no text is read for them.
-    Rewrite rw{sc, op, "", {}, {}, allAttrs(sc, op), "", {}, ""};
+    Rewrite rw{sc, op, "", {}, {}, allAttrs(sc, op), "", {}, "", ""};
+    flattenQuantInfo(rw.attrs);
+    auto manual = [&](std::string why) {
+      plan.manual.push_back({name.str(), fix.nameRange, section,
+                             why.empty() ? "no mechanical rewrite of this "
+                                           "pre-MLIR-22 form"
+                                         : why});
+    };
     size_t stmt = def->resultGroups.empty()
                       ? nameBegin
                       : sc.offset(def->resultGroups[0].definition.loc.Start);
@@ -145,90 +273,41 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
     for (Value v : op->getOperands()) {
       std::optional<std::string> n = valueName(sc, v);
       if (!n)
-        return;
+        return manual("an operand has no name in the source");
       rw.addOperand(*n, print(v.getType()));
     }
     if (op->getNumRegions() != 0 || op->getNumSuccessors() != 0)
       return;
-    bool ok = false;
-    if (name == "tosa.mul")
-      ok = migrateMul(rw);
-    else if (name == "tosa.reshape")
-      ok = migrateReshape(rw);
-    else if (name == "tosa.transpose")
-      ok = migrateTranspose(rw);
-    else if (name == "tosa.clamp")
-      ok = migrateClamp(rw);
-    else if (name == "tosa.avg_pool2d")
-      ok = migrateAvgPool(rw);
-    else if (name == "tosa.conv2d" || name == "tosa.depthwise_conv2d" ||
-             name == "tosa.conv3d" || name == "tosa.transpose_conv2d")
-      ok = migrateConv(rw);
-    else if (name == "tosa.matmul")
-      ok = migrateMatmul(rw);
-    else if (name == "tosa.negate")
-      ok = migrateNegate(rw);
-    else if (name == "tosa.rescale")
-      ok = migrateRescale(rw);
-    else if (name == "tosa.pad")
-      ok = migratePad(rw);
-    else if (name == "tosa.slice")
-      ok = migrateShapeAttrs(rw, {"start", "size"});
-    else if (name == "tosa.tile")
-      ok = migrateShapeAttrs(rw, {"multiples"});
-    else if (name == "tosa.resize")
-      ok = migrateResizeMode(rw) &&
-           migrateShapeAttrs(rw, {"scale", "offset", "border"});
-    else if (name == "tosa.fully_connected")
-      ok = migrateFullyConnected(rw);
-    if (!ok) {
-      if (name == "tosa.fully_connected")
-        plan.manual.push_back(
-            {name.str(), nameRange, section, kFullyConnectedAdvice});
+    if (!rewriteOldForm(rw, name))
+      return manual(rw.why);
+    arrayAttrsAsDense(rw);
+    if (hasStrideRule(name) && strideRemainders(op, rw.attrs).value_or(false) &&
+        !migrateStride(rw))
+      return manual(rw.why.empty() ? "the padded size does not divide by the "
+                                     "stride"
+                                   : rw.why);
+    if (rw.changes.empty())
       return;
-    }
-
-    std::string_view opText = sc.buf.substr(nameBegin, end - nameBegin);
-    std::string tail;
-    if (size_t l = trailingLoc(opText); l != opText.npos)
-      tail = " " + std::string(opText.substr(l));
-    bool generic = !opText.empty() && opText[0] == '"';
-    std::string newName = rw.newName.empty() ? name.str() : rw.newName;
-    std::string operands, types, results;
-    for (size_t i = 0; i < rw.operands.size(); ++i) {
-      operands += (i ? ", " : "") + rw.operands[i];
-      types += (i ? ", " : "") + rw.operandTypes[i];
-    }
-    for (unsigned i = 0; i < op->getNumResults(); ++i)
-      results += (i ? ", " : "") + print(op->getResult(i).getType());
-    if (op->getNumResults() != 1)
-      results = "(" + results + ")";
-    std::string out = generic ? "\"" + newName + "\"(" + operands + ")"
-                              : newName + " " + operands;
-    if (!rw.attrs.empty())
-      out += " " + print(rw.attrs.getDictionary(op->getContext()));
-    out += " : (" + types + ") -> " + results + tail;
-
-    MigrationFix fix;
-    fix.opName = name.str();
-    fix.nameRange = nameRange;
-    fix.section = section;
     std::string what;
     for (const std::string &c : rw.changes)
       what += (what.empty() ? "" : "; ") + c;
     fix.title = "Migrate " + name.str() + " to MLIR 22: " + what;
     if (!rw.prologue.empty())
       fix.edits.push_back({{pos(stmt), pos(stmt)}, rw.prologue});
-    fix.edits.push_back({{pos(nameBegin), pos(end)}, out});
+    fix.edits.push_back(
+        {{pos(nameBegin), pos(end)},
+         renderOp(rw, name, sc.buf.substr(nameBegin, end - nameBegin))});
     plan.fixes.push_back(std::move(fix));
   });
 }
 
 } // namespace
 
-std::optional<std::string> removedTosaOpAdvice(std::string_view message) {
+std::optional<std::string> migrationAdvice(std::string_view message) {
   if (message.find("'tosa.fully_connected'") != message.npos)
     return std::string(kFullyConnectedAdvice);
+  if (message.find("to be wholly divisible by stride") != message.npos)
+    return std::string(kStrideAdvice);
   return std::nullopt;
 }
 
@@ -245,7 +324,9 @@ MigrationPlan planMigration(const std::string &text) {
   // On a crash it is abandoned (leaked), never destroyed.
   MLIRContext *ctx = singleThreadedContext(registry()).release();
   ctx->allowUnregisteredDialects();
-  DialectAccess::allowUnknownOps(ctx->getOrLoadDialect<tosa::TosaDialect>());
+  auto *tosaDialect = ctx->getOrLoadDialect<tosa::TosaDialect>();
+  DialectAccess::allowUnknownOps(tosaDialect);
+  RegisteredOperationName::insert<FullyConnectedStub>(*tosaDialect);
   std::string parseErrors; // of the current section
   ScopedDiagnosticHandler *quiet =
       new ScopedDiagnosticHandler(ctx, [&](mlir::Diagnostic &d) {
@@ -294,6 +375,10 @@ MigrationPlan planMigration(const std::string &text) {
             fix.edits.push_back({fix.nameRange, "rounding_mode"});
             part.fixes.push_back(std::move(fix));
           }
+        // Quantization attributes TOSA 1.0 dropped, as dictionaries; generic
+        // TOSA ops as unregistered ones, which parse with old attributes.
+        quantAttrsAsDicts(alternative);
+        genericTosaOpsUnregistered(alternative);
         if (alternative == body)
           return;
         buf = alternative;

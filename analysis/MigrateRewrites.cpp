@@ -1,4 +1,5 @@
-//===- MigrateRewrites.cpp - one rewrite per pre-MLIR-22 TOSA form ---------- ===//
+//===- MigrateRewrites.cpp - one rewrite per pre-MLIR-22 TOSA form ----------
+//===//
 //
 // Each reads the old op (operands, attributes as written) and fills the
 // Rewrite with its MLIR 22 operands and attributes.
@@ -35,20 +36,25 @@ void Rewrite::addConstOperand(DenseElementsAttr value, const char *what) {
   addOperand(constant(value, what), print(value.getType()));
 }
 /// A new `tosa.const_shape` operand.
-void Rewrite::addShapeOperand(ArrayRef<int64_t> dims, const char *what) {
+std::string Rewrite::shapeConstant(ArrayRef<int64_t> dims, const char *what) {
   MLIRContext *ctx = op->getContext();
   auto type = RankedTensorType::get({static_cast<int64_t>(dims.size())},
                                     IndexType::get(ctx));
   auto value = DenseIntElementsAttr::get(type, dims);
   std::string name = freshName(what);
-  std::string shape = "!tosa.shape<" + std::to_string(dims.size()) + ">";
   prologue += name + " = tosa.const_shape {values = " + print(value) +
-              "} : () -> " + shape + "\n" + indent;
-  addOperand(name, shape);
+              "} : () -> !tosa.shape<" + std::to_string(dims.size()) + ">\n" +
+              indent;
+  return name;
 }
-/// Zero-point operand for the element type of `like`, from attribute
-/// `attrName` (removed) or 0.
-bool Rewrite::addZeroPoint(Type like, llvm::StringRef attrName, const char *what) {
+
+void Rewrite::addShapeOperand(ArrayRef<int64_t> dims, const char *what) {
+  addOperand(shapeConstant(dims, what),
+             "!tosa.shape<" + std::to_string(dims.size()) + ">");
+}
+
+bool Rewrite::addZeroPoint(Type like, llvm::StringRef attrName,
+                           const char *what) {
   double zp = 0;
   if (Attribute a = attrs.get(attrName)) {
     std::optional<double> v = floatValue(a);
@@ -57,8 +63,7 @@ bool Rewrite::addZeroPoint(Type like, llvm::StringRef attrName, const char *what
     zp = *v;
     attrs.erase(attrName);
   }
-  std::optional<DenseElementsAttr> value =
-      scalarTensor(storageType(like), zp);
+  std::optional<DenseElementsAttr> value = scalarTensor(storageType(like), zp);
   if (!value)
     return false;
   addConstOperand(*value, what);
@@ -110,18 +115,66 @@ bool migrateReshape(Rewrite &rw) {
   return true;
 }
 
+namespace {
+/// Every permutation `p` with `out[i] == in[p[i]]` (static shapes), up to
+/// two: the perms are recovered only when the shapes allow one.
+void permutationsOf(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                    std::vector<int64_t> &p, std::vector<bool> &used,
+                    std::vector<std::vector<int64_t>> &found) {
+  if (found.size() > 1)
+    return;
+  if (p.size() == out.size()) {
+    found.push_back(p);
+    return;
+  }
+  for (size_t j = 0; j < in.size(); ++j)
+    if (!used[j] && in[j] == out[p.size()]) {
+      used[j] = true;
+      p.push_back(static_cast<int64_t>(j));
+      permutationsOf(in, out, p, used, found);
+      p.pop_back();
+      used[j] = false;
+    }
+}
+} // namespace
+
 bool migrateTranspose(Rewrite &rw) {
-  if (rw.op->getNumOperands() != 2 || rw.attrs.get("perms"))
+  if (rw.op->getNumOperands() != 2 || rw.attrs.get("perms") ||
+      rw.op->getNumResults() != 1)
     return false;
   std::optional<std::vector<int64_t>> perms =
       constInts(rw.sc, rw.op->getOperand(1));
-  if (!perms)
-    return false;
+  std::string how = "perms operand -> `perms` attribute";
+  if (!perms) {
+    bool elided = elidedConstant(rw.sc, rw.op->getOperand(1));
+    auto in = dyn_cast<RankedTensorType>(rw.op->getOperand(0).getType());
+    auto out = dyn_cast<RankedTensorType>(rw.op->getResult(0).getType());
+    std::vector<std::vector<int64_t>> found;
+    if (in && out && in.hasStaticShape() && out.hasStaticShape() &&
+        in.getRank() == out.getRank()) {
+      std::vector<int64_t> p;
+      std::vector<bool> used(in.getRank(), false);
+      permutationsOf(in.getShape(), out.getShape(), p, used, found);
+    }
+    if (found.size() != 1) {
+      rw.why = std::string(elided ? "the perms constant's data is elided "
+                                    "(dense_resource<__elided__>)"
+                                  : "the perms are not a tosa.const") +
+               (found.empty() ? " and the shapes give no permutation"
+                              : " and the input and result shapes allow "
+                                "several permutations") +
+               ": write the `perms` attribute by hand";
+      return false;
+    }
+    perms = found[0];
+    how = std::string("perms operand ") + (elided ? "(elided data) " : "") +
+          "-> `perms` attribute recovered from the input and result shapes";
+  }
   std::vector<int32_t> p(perms->begin(), perms->end());
   rw.attrs.set("perms", DenseI32ArrayAttr::get(rw.op->getContext(), p));
   rw.operands.pop_back();
   rw.operandTypes.pop_back();
-  rw.changes.push_back("perms operand -> `perms` attribute");
+  rw.changes.push_back(how);
   return true;
 }
 
@@ -272,8 +325,15 @@ bool migratePad(Rewrite &rw) {
   if (n >= 2) {
     std::optional<std::vector<int64_t>> p =
         constInts(rw.sc, rw.op->getOperand(1));
-    if (!p)
+    if (!p) {
+      rw.why = elidedConstant(rw.sc, rw.op->getOperand(1))
+                   ? "the padding constant's data is elided "
+                     "(dense_resource<__elided__>): the padding cannot be "
+                     "recovered; write it as a tosa.const_shape"
+                   : "the padding is not a tosa.const: write it as a "
+                     "tosa.const_shape";
       return false;
+    }
     padding = *p;
   } else if (auto p = intList(rw.attrs.get("padding"))) {
     padding = *p;
@@ -289,7 +349,7 @@ bool migratePad(Rewrite &rw) {
     if (t.getRank() != 1) {
       // A rank-0 constant: the same value as a tensor<1xT>.
       Operation *def = rw.op->getOperand(2).getDefiningOp();
-      if (!def || def->getName().getStringRef() != "tosa.const")
+      if (!def || !isTosa(def, "tosa.const"))
         return false;
       const NamedAttrList &ca = allAttrs(rw.sc, def);
       auto d = dyn_cast_or_null<DenseElementsAttr>(
@@ -433,6 +493,5 @@ bool migrateFullyConnected(Rewrite &rw) {
                        "a 1x1 kernel between reshapes");
   return true;
 }
-
 
 } // namespace tosa_lsp::migrate

@@ -1,4 +1,5 @@
-//===- MigrateSupport.cpp - reading the parsed section for the migration ----- ===//
+//===- MigrateSupport.cpp - reading the parsed section for the migration -----
+//===//
 //
 // Attribute values, SSA names and constants of the section being migrated,
 // read from the IR and, where MLIR 22 dropped them, from the text.
@@ -11,7 +12,9 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -132,8 +135,6 @@ std::optional<DenseElementsAttr> scalarTensor(Type elem, double v) {
   return std::nullopt;
 }
 
-
-
 /// The op's attributes, including those written as properties that MLIR 22
 /// no longer knows (`"tosa.const"() <{value = ...}>` drops them when
 /// parsing): those are read back from the op's text.
@@ -221,7 +222,7 @@ std::optional<std::string> valueName(SectionCtx &sc, Value v) {
 /// The integer values of a `tosa.const` feeding `v`.
 std::optional<std::vector<int64_t>> constInts(SectionCtx &sc, Value v) {
   Operation *def = v.getDefiningOp();
-  if (!def || def->getName().getStringRef() != "tosa.const")
+  if (!def || !isTosa(def, "tosa.const"))
     return std::nullopt;
   const NamedAttrList &attrs = allAttrs(sc, def);
   Attribute a = attrs.get("values");
@@ -231,5 +232,84 @@ std::optional<std::vector<int64_t>> constInts(SectionCtx &sc, Value v) {
 }
 
 /// An op being rewritten: its MLIR 22 operands and attributes, and the
+
+void flattenQuantInfo(NamedAttrList &attrs) {
+  Attribute q = attrs.get("quantization_info");
+  if (!q)
+    return;
+  auto dict = dyn_cast<DictionaryAttr>(q);
+  if (!dict) {
+    // `#tosa.conv_quant<input_zp = 1, weight_zp = 2>`: its parameters as a
+    // dictionary.
+    std::string text = print(q);
+    size_t open = text.find('<'), close = text.rfind('>');
+    if (open == std::string::npos || close == std::string::npos || close < open)
+      return;
+    dict = dyn_cast_or_null<DictionaryAttr>(parseAttribute(
+        "{" + text.substr(open + 1, close - open - 1) + "}", q.getContext()));
+  }
+  if (!dict)
+    return;
+  for (NamedAttribute a : dict)
+    if (!attrs.get(a.getName()))
+      attrs.append(a);
+  attrs.erase("quantization_info");
+}
+
+namespace {
+/// TOSA's integer array attributes (all i64 in MLIR 22, but `perms`).
+bool denseArrayName(llvm::StringRef name) {
+  return llvm::is_contained(
+      {"pad", "stride", "dilation", "kernel", "out_pad", "out_shape"}, name);
+}
+} // namespace
+
+bool hasArrayAttrs(Operation *op) {
+  for (NamedAttribute a : op->getAttrs())
+    if (isa<ArrayAttr>(a.getValue()) && denseArrayName(a.getName()))
+      return true;
+  return false;
+}
+
+bool arrayAttrsAsDense(Rewrite &rw) {
+  bool changed = false;
+  for (NamedAttribute a :
+       NamedAttrList(rw.attrs.getDictionary(rw.op->getContext()))) {
+    if (!isa<ArrayAttr>(a.getValue()) || !denseArrayName(a.getName()))
+      continue;
+    std::optional<std::vector<int64_t>> v = intList(a.getValue());
+    if (!v)
+      continue;
+    rw.attrs.set(a.getName(), DenseI64ArrayAttr::get(rw.op->getContext(), *v));
+    changed = true;
+  }
+  if (changed)
+    rw.changes.push_back("array attributes -> dense arrays");
+  return changed;
+}
+
+bool elidedConstant(SectionCtx &sc, Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isTosa(def, "tosa.const"))
+    return false;
+  const NamedAttrList &attrs = allAttrs(sc, def);
+  Attribute a = attrs.get("values") ? attrs.get("values") : attrs.get("value");
+  auto r = dyn_cast_or_null<DenseResourceElementsAttr>(a);
+  return r && r.getRawHandle().getKey() == "__elided__";
+}
+
+std::string tosaName(Operation *op) {
+  std::string name = op->getName().getStringRef().str();
+  if (llvm::StringRef(name).starts_with("tosx."))
+    name[3] = 'a';
+  return name;
+}
+
+bool isTosa(Operation *op, llvm::StringRef name) {
+  llvm::StringRef own = op->getName().getStringRef();
+  return own == name ||
+         (own.starts_with("tosx.") && name.starts_with("tosa.") &&
+          own.drop_front(5) == name.drop_front(5));
+}
 
 } // namespace tosa_lsp::migrate

@@ -79,12 +79,15 @@ struct Rewrite {
   std::string prologue;
   std::vector<std::string> changes; // for the title
   std::string newName;              // when the op itself changes
+  std::string why; // when no rewrite: the reason, for the manual list
 
   std::string freshName(const char *what);
   void addOperand(std::string name, std::string type);
   /// A new `tosa.const` holding `value`; returns its name.
   std::string constant(DenseElementsAttr value, const char *what);
   void addConstOperand(DenseElementsAttr value, const char *what);
+  /// A new `tosa.const_shape`; returns its name.
+  std::string shapeConstant(ArrayRef<int64_t> dims, const char *what);
   /// A new `tosa.const_shape` operand.
   void addShapeOperand(ArrayRef<int64_t> dims, const char *what);
   /// Zero-point operand for the element type of `like`, from attribute
@@ -108,6 +111,25 @@ bool migratePad(Rewrite &rw);
 bool migrateShapeAttrs(Rewrite &rw, std::initializer_list<const char *> names);
 bool migrateResizeMode(Rewrite &rw);
 bool migrateFullyConnected(Rewrite &rw);
+/// Old quantization attributes (`quantization_info = #tosa.conv_quant<...>`
+/// or a dictionary) as the plain zero-point attributes the rewrites read.
+void flattenQuantInfo(NamedAttrList &attrs);
+/// Integer array attributes of TOSA before 2023 (`pad = [0, 0, 0, 0]`) as
+/// MLIR 22's dense arrays; returns whether any changed.
+bool arrayAttrsAsDense(Rewrite &rw);
+/// Whether the op has an attribute in that old array form.
+bool hasArrayAttrs(Operation *op);
+/// Whether `v` comes from a tosa.const whose data is elided
+/// (`dense_resource<__elided__>`).
+bool elidedConstant(SectionCtx &sc, mlir::Value v);
+
+// Convolutions and pools (MigrateStride.cpp).
+/// Whether MLIR 22 requires the op's padded size to divide by the stride.
+bool hasStrideRule(llvm::StringRef name);
+/// Whether some axis's padded size leaves a remainder (nullopt: unknown).
+std::optional<bool> strideRemainders(Operation *op, const NamedAttrList &attrs);
+/// Trailing pad lowered (input sliced) so that the stride divides.
+bool migrateStride(Rewrite &rw);
 
 // Text scanning (MigrateText.cpp).
 /// Where the op's trailing `loc(...)` starts in its text, or npos.
@@ -120,6 +142,19 @@ std::string propertiesAsAttributes(std::string_view in);
 /// Offsets of `needle` in `text` outside strings and `//` comments.
 std::vector<size_t> codeOccurrences(std::string_view text,
                                     std::string_view needle);
+/// Quantization attributes of TOSA before 1.0 (`#tosa.conv_quant<...>`,
+/// `#tosa.unary_quant<...>`, some no longer parse) rewritten in place as
+/// dictionaries of the same length; returns where.
+std::vector<size_t> quantAttrsAsDicts(std::string &text);
+/// Generic TOSA ops renamed in place to `"tosx.*"` (same length): an
+/// unregistered dialect's ops parse whatever their attributes, where MLIR
+/// 22's TOSA ops refuse old ones (`pad = [0, 0, 0, 0]`) while parsing.
+void genericTosaOpsUnregistered(std::string &text);
+
+/// The op's TOSA name (`tosx.*` read as `tosa.*`).
+std::string tosaName(Operation *op);
+/// Whether `op` is the TOSA op `name` (`"tosa.const"`).
+bool isTosa(Operation *op, llvm::StringRef name);
 
 } // namespace tosa_lsp::migrate
 

@@ -1,4 +1,5 @@
-//===- MigrateText.cpp - text scanning for the migration -------------------- ===//
+//===- MigrateText.cpp - text scanning for the migration --------------------
+//===//
 //
 // What the migration reads from the text rather than the IR: trailing
 // locations, indentation, the `value` key of constants, properties that
@@ -152,6 +153,49 @@ std::vector<size_t> codeOccurrences(std::string_view text,
       out.push_back(i);
   }
   return out;
+}
+
+std::vector<size_t> quantAttrsAsDicts(std::string &text) {
+  std::vector<size_t> at;
+  for (size_t start : codeOccurrences(text, "#tosa.")) {
+    size_t k = start + 6;
+    while (
+        k < text.size() &&
+        (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_'))
+      ++k;
+    std::string_view name(text.data() + start + 6, k - start - 6);
+    if (name.size() < 6 || name.substr(name.size() - 6) != "_quant" ||
+        k >= text.size() || text[k] != '<')
+      continue;
+    size_t close = skipBracket(text, k);
+    if (close == std::string::npos)
+      continue;
+    // `#tosa.conv_quant<a = 1>` -> `{               a = 1}`, same length.
+    text[start] = '{';
+    std::fill(text.begin() + static_cast<long>(start) + 1,
+              text.begin() + static_cast<long>(k) + 1, ' ');
+    text[close - 1] = '}';
+    at.push_back(start);
+  }
+  return at;
+}
+
+void genericTosaOpsUnregistered(std::string &text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (detail::commentAt(text, i)) {
+      i = detail::commentEnd(text, i);
+      if (i == std::string::npos)
+        break;
+      continue;
+    }
+    if (text[i] != '"')
+      continue;
+    size_t close = detail::stringEnd(text, i, detail::LineBreaks::Inside);
+    if (close + 1 < text.size() && text[close + 1] == '(' &&
+        text.compare(i + 1, 5, "tosa.") == 0)
+      text[i + 4] = 'x';
+    i = close;
+  }
 }
 
 } // namespace tosa_lsp::migrate
