@@ -24,8 +24,8 @@ unsigned originalLine(const std::vector<TextEditData> &edits, unsigned line) {
       break;
     if (static_cast<long>(line) <= newBegin + breaks)
       return e->range.begin.line;
-    delta += breaks - static_cast<long>(e->range.end.line -
-                                        e->range.begin.line);
+    delta +=
+        breaks - static_cast<long>(e->range.end.line - e->range.begin.line);
   }
   return static_cast<unsigned>(std::max(1L, static_cast<long>(line) - delta));
 }
@@ -39,9 +39,8 @@ MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
   std::vector<TextEditData> edits;
   for (const MigrationFix &f : out.plan.fixes)
     edits.insert(edits.end(), f.edits.begin(), f.edits.end());
-  FileAnalysis now = out.plan.fixes.empty()
-                         ? fa
-                         : analyzer.analyze(out.text, fa.path, config);
+  FileAnalysis now =
+      out.plan.fixes.empty() ? fa : analyzer.analyze(out.text, fa.path, config);
   auto isError = [](const Diagnostic &d) {
     return d.severity == Severity::Error;
   };
@@ -49,11 +48,10 @@ MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
   bool lostSection = now.sections.size() != fa.sections.size();
   for (size_t i = 0; !lostSection && i < fa.sections.size(); ++i)
     lostSection = fa.sections[i].parsed && !now.sections[i].parsed;
-  out.worse = lostSection ||
-              std::count_if(now.diagnostics.begin(), now.diagnostics.end(),
-                            isError) >
-                  std::count_if(fa.diagnostics.begin(), fa.diagnostics.end(),
-                                isError);
+  out.worse =
+      lostSection ||
+      std::count_if(now.diagnostics.begin(), now.diagnostics.end(), isError) >
+          std::count_if(fa.diagnostics.begin(), fa.diagnostics.end(), isError);
   std::set<unsigned> named;
   for (const MigrationNote &n : out.plan.manual) {
     out.left.push_back(n);

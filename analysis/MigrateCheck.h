@@ -32,8 +32,7 @@ struct MigrationOutcome {
 };
 
 MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
-                                 const std::string &text,
-                                 const Config &config);
+                                 const std::string &text, const Config &config);
 
 /// The line in the original text of `line` (1-based) of the text with
 /// `edits` applied; a line an edit wrote maps to the edit's first line.

@@ -140,8 +140,8 @@ bool migrateStride(Rewrite &rw) {
       return false;
     }
     std::string input = rw.operands[0], inputType = rw.operandTypes[0];
-    std::string start = rw.shapeConstant(std::vector<int64_t>(size.size(), 0),
-                                         "start");
+    std::string start =
+        rw.shapeConstant(std::vector<int64_t>(size.size(), 0), "start");
     std::string len = rw.shapeConstant(size, "size");
     auto cut = RankedTensorType::get(size, in.getElementType());
     std::string name = rw.freshName("sliced");
