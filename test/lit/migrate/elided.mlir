@@ -18,10 +18,10 @@ func.func @t(%x: tensor<2x2x3xf32>, %y: tensor<1x3x4xf32>) -> (tensor<2x2x3xf32>
 }
 
 // NEW: "tosa.transpose"(%arg0) {perms = array<i32: 1, 2, 0>} : (tensor<4x2x3xf32>) -> tensor<2x3x4xf32>
-// LEFT: elided.mlir:13:8: error: tosa.transpose not migrated: the perms constant's data is elided (dense_resource<__elided__>) and the input and result shapes allow several permutations: write the `perms` attribute by hand
-// LEFT: elided.mlir:15:8: error: tosa.pad not migrated: the padding constant's data is elided (dense_resource<__elided__>): the padding cannot be recovered; write it as a tosa.const_shape
+// LEFT: elided.mlir:14:8: error: tosa.transpose not migrated: the perms constant's data is elided (dense_resource<__elided__>) and the input and result shapes allow several permutations: write the `perms` attribute by hand
+// LEFT: elided.mlir:16:8: error: tosa.pad not migrated: the padding constant's data is elided (dense_resource<__elided__>): the padding cannot be recovered; write it as a tosa.const_shape
 // LEFT: elided.mlir: migrated 2 ops; 2 left that do not verify with MLIR 22 (listed above)
-// ACTION: Migrate this file to MLIR 22 TOSA (2 ops) - 2 ops left to edit by hand, first at line 13: the perms constant's data is elided
+// ACTION: Migrate this file to MLIR 22 TOSA (2 ops) - 2 ops left to edit by hand, first at line 14: the perms constant's data is elided
 // JSON: "verifies": false,
-// JSON: "line": 13,
-// JSON: "line": 15,
+// JSON: "line": 14,
+// JSON: "line": 16,
