@@ -18,6 +18,11 @@
 // Weights as HWCF, for contiguous output channels.
 // CHECK:         linalg.transpose ins(%arg1 : tensor<32x3x3x16xf32>) {{.*}} permutation = [1, 2, 3, 0]
 // CHECK:         call @[[CONV:__tosa_lsp_kernel[0-9]+]](
+// More output channels than a block: TOSA's FHWC weights go to the kernel,
+// which transposes them one channel block at a time into a contiguous panel.
+// CHECK-LABEL: func.func @convp(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @[[CONVP:__tosa_lsp_kernel[0-9]+]](%padded, %arg1, %arg2)
 // CHECK-NOT:   func.func private @__tosa_lsp_kernel
 // CHECK:       func.func private @[[MM]](
 // The packing of A and B (C's tiles: 8 rows by 32 or 16 columns).
@@ -34,6 +39,11 @@
 // taps and input channels; the input read in place.
 // CHECK:       func.func private @[[CONV]](
 // CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
+// CHECK:           vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-NOT:     linalg.conv_2d
+// CHECK:       func.func private @[[CONVP]](%arg0: tensor<1x10x10x16xf32>, %arg1: tensor<64x3x3x16xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x8x8x64xf32>)
+// CHECK:           vector.transfer_read %arg1{{.*}} : tensor<64x3x3x16xf32>, vector<{{16|8}}x1x1x{{16|8}}xf32>
 // CHECK:           vector.fma {{.*}} : vector<{{16|32}}xf32>
 // CHECK-NOT:     linalg.conv_2d
 // With --function, the kernels it calls are shown too.
@@ -59,4 +69,10 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<32x3x3x16xf32>, %bias: te
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x16x16x16xf32>, tensor<32x3x3x16xf32>, tensor<32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x16x32xf32>
   return %r : tensor<1x16x16x32xf32>
+}
+
+func.func @convp(%x: tensor<1x8x8x16xf32>, %w: tensor<64x3x3x16xf32>, %bias: tensor<64xf32>) -> tensor<1x8x8x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<64x3x3x16xf32>, tensor<64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x64xf32>
+  return %r : tensor<1x8x8x64xf32>
 }

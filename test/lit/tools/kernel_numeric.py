@@ -36,6 +36,10 @@ CASES = [
     # 13 columns: blocks of 8 and a peeled block of 5.
     ("conv3x3_ow13", "conv2d", (1, 5, 13, 8, 32, 3, 3, 1, 1), True),
     ("conv1x1_s2", "conv2d", (1, 15, 15, 16, 32, 1, 1, 0, 2), True),
+    # Several channel blocks: weights transposed into panels per block.
+    ("conv3x3_panel", "conv2d", (2, 6, 7, 32, 64, 3, 3, 1, 1), True),
+    ("conv1x1_s2_panel", "conv2d", (1, 9, 9, 16, 96, 1, 1, 0, 2), True),
+    ("conv3x3_panel_ow13", "conv2d", (1, 4, 13, 16, 64, 3, 3, 1, 1), True),
     ("conv7x7_s2", "conv2d", (1, 21, 21, 3, 16, 7, 7, 3, 2), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
     ("conv_f12", "conv2d", (1, 6, 6, 4, 12, 3, 3, 1, 1), False),
