@@ -34,12 +34,15 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -220,6 +223,80 @@ std::string relayoutScript() {
 )mlir" + kEpilogue;
 }
 
+/// A relayout transpose of the packing (pack B, unpack C: rows of NR
+/// contiguous floats; pack A: MR x K blocks turned K x MR) as vector copies
+/// and 8x8 register transposes: convert-linalg-to-loops gives element-wise
+/// loops LLVM does not vectorise (it cannot tell the buffers apart), and on
+/// a 1x128x768 . 1x768x3072 matmul copying B that way took a third of the
+/// time. Tile sizes: every dim 1 but the output's innermost non-unit one
+/// (full: a row copy), and, for a transpose, the output dim read from the
+/// input's innermost non-unit one; none when the sizes do not tile.
+std::optional<SmallVector<int64_t>> relayoutTiles(linalg::TransposeOp t) {
+  auto out = dyn_cast<RankedTensorType>(t.getInit().getType());
+  if (!out || !out.hasStaticShape())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = out.getShape(), perm = t.getPermutation();
+  auto in = cast<RankedTensorType>(t.getInput().getType()).getShape();
+  auto innermost = [](ArrayRef<int64_t> dims) -> std::optional<int64_t> {
+    for (int64_t i = dims.size() - 1; i >= 0; --i)
+      if (dims[i] > 1)
+        return i;
+    return std::nullopt;
+  };
+  std::optional<int64_t> dOut = innermost(shape), dIn = innermost(in);
+  if (!dOut || !dIn)
+    return std::nullopt;
+  SmallVector<int64_t> tiles(shape.size(), 1);
+  if (perm[*dOut] == *dIn) {
+    if (shape[*dOut] > 64)
+      return std::nullopt;
+    tiles[*dOut] = 0;
+    return tiles;
+  }
+  const int64_t block = 8;
+  auto dT = llvm::find(perm, *dIn) - perm.begin();
+  if (shape[*dOut] % block || shape[dT] % block)
+    return std::nullopt;
+  tiles[*dOut] = tiles[dT] = block;
+  return tiles;
+}
+
+std::string relayoutSchedule(ArrayRef<int64_t> tiles) {
+  std::string sizes, loops;
+  int64_t n = 0;
+  for (int64_t t : tiles) {
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(t);
+    n += t != 0;
+  }
+  for (int64_t i = 0; i <= n; ++i)
+    loops += std::string(i ? ", " : "") + "!transform.any_op";
+  return std::string(kHeader) + kMatchOp +
+         llvm::formatv(R"mlir(
+    %vec, %loops:{0} = transform.structured.tile_using_for %op tile_sizes [{1}]
+      : (!transform.any_op) -> ({2})
+    transform.structured.vectorize %vec : !transform.any_op
+    transform.apply_patterns to %loops#0 {{
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_patterns to %loops#0 {{
+      transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_patterns to %loops#0 {{
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = shuffle_1d
+    } : !transform.any_op
+    transform.apply_patterns to %loops#0 {{
+      transform.apply_patterns.tensor.fold_tensor_subset_ops
+      transform.apply_patterns.tensor.merge_consecutive_insert_extract_slice
+    } : !transform.any_op
+)mlir",
+                       n, sizes, loops)
+             .str() +
+         kEpilogue;
+}
+
 bool isStaticF32(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.hasStaticShape() && t.getElementType().isF32() &&
@@ -269,7 +346,9 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
     // K blocks: a 512 x NR panel of B stays in L1/L2 across the M panels
-    // (measured on 1024^3: 128 and 256 were slower by 5-10%).
+    // (measured on 1024^3: 128 and 256 were slower by 5-10%; after the
+    // vectorised packing 256, and 256 with M blocks of 32 panels, were
+    // within the noise of 512 on 1024^3 and 1x128x768 . 1x768x3072).
     return Plan{matmulSchedule(std::min<int64_t>(k, 512)),
                 {mr, 2 * static_cast<int64_t>(lanes), 1}};
   }
@@ -483,6 +562,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     }
     if (packedAny && !apply(module, relayoutScript()))
       return signalPassFailure();
+    if (packedAny && !vectoriseRelayouts(module))
+      return signalPassFailure();
     // lower_unpack copies the unpacked result into the unpack's destination,
     // a tensor.empty: the result itself will do (a copy of C less).
     module.walk([](linalg::CopyOp copy) {
@@ -496,6 +577,25 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
   }
 
+  /// The packing's transposes (in the kernel functions) as vector copies.
+  bool vectoriseRelayouts(ModuleOp module) {
+    SmallVector<linalg::TransposeOp> transposes;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.getSymName().starts_with(kKernelPrefix))
+        fn.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
+    for (linalg::TransposeOp t : transposes) {
+      std::optional<SmallVector<int64_t>> tiles = relayoutTiles(t);
+      if (!tiles || llvm::all_of(*tiles, [](int64_t s) { return s == 0; }))
+        continue;
+      t->setAttr(kTag, UnitAttr::get(&getContext()));
+      bool ok = apply(module, relayoutSchedule(*tiles));
+      module.walk([](Operation *o) { o->removeAttr(kTag); });
+      if (!ok)
+        return false;
+    }
+    return true;
+  }
+
   llvm::StringMap<OwningOpRef<ModuleOp>> scripts;
 };
 
@@ -504,7 +604,22 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
 /// convert-linalg-to-loops makes a loop nest LLVM vectorises, instead of a
 /// call to MLIR's runtime memrefCopy (one element at a time, 4x slower on
 /// conv2d's padding). Copies of a buffer onto itself, which bufferization
-/// leaves after in-place tiles, are dropped.
+/// leaves after in-place tiles, are dropped. In kernel functions, the unit
+/// dims of vector transfers go (the packed layouts' trailing 1s: a
+/// vector<32x1xf32> write is otherwise 32 scalar stores).
+/// The same buffer, or the same subview of it taken twice.
+bool sameView(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto x = a.getDefiningOp<memref::SubViewOp>();
+  auto y = b.getDefiningOp<memref::SubViewOp>();
+  return x && y && x.getSource() == y.getSource() &&
+         x.getType() == y.getType() &&
+         x.getMixedOffsets() == y.getMixedOffsets() &&
+         x.getMixedSizes() == y.getMixedSizes() &&
+         x.getMixedStrides() == y.getMixedStrides();
+}
+
 struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyLoopsPass)
   StringRef getArgument() const override { return "tosa-lsp-copy-loops"; }
@@ -512,13 +627,21 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
     return "Strided memref.copy to linalg.copy; self-copies removed";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
+    registry.insert<linalg::LinalgDialect, memref::MemRefDialect,
+                    vector::VectorDialect>();
   }
   void runOnOperation() override {
+    if (getOperation().getSymName().starts_with(kKernelPrefix)) {
+      RewritePatternSet patterns(&getContext());
+      vector::populateDropInnerMostUnitDimsXferOpPatterns(patterns);
+      vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+      vector::ShapeCastOp::getCanonicalizationPatterns(patterns, &getContext());
+      (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+    }
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies) {
-      if (c.getSource() == c.getTarget()) {
+      if (sameView(c.getSource(), c.getTarget())) {
         c.erase();
         continue;
       }

@@ -25,15 +25,20 @@
 // CHECK:         call @[[CONVP:__tosa_lsp_kernel[0-9]+]](%padded, %arg1, %arg2)
 // CHECK-NOT:   func.func private @__tosa_lsp_kernel
 // CHECK:       func.func private @[[MM]](
-// The packing of A and B (C's tiles: 8 rows by 32 or 16 columns).
-// CHECK:         linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4]
-// CHECK:         linalg.transpose {{.*}} permutation = [0, 3, 1, 4, 2]
+// The packing of A and B as vector copies: A's 8-row panels by 8x8
+// register transposes, B's panels in rows of 32 (or 16) floats; then C's
+// tiles: 8 rows by 32 or 16 columns.
+// CHECK:         scf.for {{.*}} -> (tensor<1x8x48x8x1xf32>)
+// CHECK:           vector.transfer_read {{.*}} vector<8x8x1xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x{{2|4}}x48x{{32|16}}x1xf32>)
+// CHECK:           vector.transfer_read {{.*}} vector<{{32|16}}xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.batch_matmul
 // One output row, 8 columns by 32 (or 16) channels in registers across the
 // taps and input channels; the input read in place.
