@@ -1,4 +1,5 @@
-//===- Allocator.h - the allocator's policy for a long-running server -*- C++ -*-===//
+//===- Allocator.h - the allocator's policy for a long-running server -*- C++
+//-*-===//
 //
 // A server that keeps documents open for hours allocates and frees big
 // analyses from several threads. These hooks decide when free memory goes
