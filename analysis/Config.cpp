@@ -196,7 +196,8 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
-                      "info", "compile", "lenientDialects", "shapeChecks"}) ||
+                      "info", "compile", "lenientDialects", "shapeChecks",
+                      "rename"}) ||
       !top.getBool("shapeChecks", config.shapeChecks))
     return std::nullopt;
   if (root.contains("lenientDialects")) {
@@ -267,6 +268,12 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
         !r.getBool("refinable", config.info.refinable) ||
         !r.getBool("runtimeChecks", config.info.runtimeChecks) ||
         !r.getBool("dynamicToStatic", config.info.dynamicToStatic))
+      return std::nullopt;
+  }
+  if (root.contains("rename")) {
+    ObjectReader r{root["rename"], "rename", error};
+    if (!r.checkKeys({"checkLines"}) ||
+        !r.getBool("checkLines", config.rename.checkLines))
       return std::nullopt;
   }
   if (root.contains("compile")) {

@@ -43,6 +43,11 @@ struct Config {
     bool publish = false;
   } info;
 
+  /// Rename also in the FileCheck lines that can mean the entity (Rename.h).
+  struct Rename {
+    bool checkLines = false;
+  } rename;
+
   /// Declared static sizes that MLIR's shape inference (tosa-infer-shapes)
   /// contradicts (errors where MLIR's verifier rejects the refined op, else
   /// warnings). The server finds them in the background after

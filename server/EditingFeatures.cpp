@@ -166,8 +166,9 @@ void TosaServer::rename(const std::string &uri, lsp::Position pos,
                    if (!p)
                      return failed("no such position");
                    RenameResult r = tosa_lsp::rename(
-                       {s.analysis, s.aliases(), s.text, s.lines.index()}, *p,
-                       newName);
+                       {s.analysis, s.aliases(), s.text, s.lines.index(),
+                        s.config.rename.checkLines},
+                       *p, newName);
                    if (!r.error.empty())
                      return failed(r.error);
                    return DocumentEditLsp{s.uri, s.version,

@@ -96,6 +96,7 @@ nlohmann::json Settings::defaults() {
         {"publish", d.info.publish}}},
       {"lenientDialects", d.lenient.enabled},
       {"shapeChecks", d.shapeChecks},
+      {"rename", {{"checkLines", d.rename.checkLines}}},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},
