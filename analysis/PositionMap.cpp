@@ -1,4 +1,5 @@
-//===- PositionMap.cpp - positions between a text and its edited form ------===//
+//===- PositionMap.cpp - positions between a text and its edited form
+//------===//
 
 #include "PositionMap.h"
 
@@ -62,10 +63,9 @@ size_t mapOffset(const std::vector<PositionMap::Span> &spans, size_t at,
   if (exact)
     *exact = true;
   // The last span starting at or before `at`.
-  auto it = std::upper_bound(spans.begin(), spans.end(), at,
-                             [&](size_t v, const PositionMap::Span &s) {
-                               return v < from(s).first;
-                             });
+  auto it = std::upper_bound(
+      spans.begin(), spans.end(), at,
+      [&](size_t v, const PositionMap::Span &s) { return v < from(s).first; });
   if (it == spans.begin())
     return at;
   const PositionMap::Span &s = *std::prev(it);

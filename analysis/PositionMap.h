@@ -1,4 +1,5 @@
-//===- PositionMap.h - positions between a text and its edited form -*- C++ -*-===//
+//===- PositionMap.h - positions between a text and its edited form -*- C++
+//-*-===//
 //
 // Where a position of a text is after edits were applied to it, and back:
 // the server answers requests on a pre-MLIR-22 file from the analysis of its

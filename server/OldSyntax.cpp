@@ -42,9 +42,8 @@ migrateVersion(Analyzer &analyzer, const Snapshot &s,
   return view;
 }
 
-std::optional<lsp::Hover> migratedHover(const Snapshot &s,
-                                        const MigratedView &v,
-                                        lsp::Position pos) {
+std::optional<lsp::Hover>
+migratedHover(const Snapshot &s, const MigratedView &v, lsp::Position pos) {
   std::optional<Position> p = s.lines.fromLsp(pos);
   if (!p || !v.snapshot)
     return std::nullopt;
@@ -66,9 +65,8 @@ std::optional<lsp::Hover> migratedHover(const Snapshot &s,
   return out;
 }
 
-std::vector<lsp::InlayHint> migratedInlayHints(const Snapshot &s,
-                                               const MigratedView &v,
-                                               lsp::Range range) {
+std::vector<lsp::InlayHint>
+migratedInlayHints(const Snapshot &s, const MigratedView &v, lsp::Range range) {
   std::vector<lsp::InlayHint> out;
   std::optional<Range> r = s.lines.fromLsp(range);
   if (!r || !v.snapshot)
@@ -77,9 +75,8 @@ std::vector<lsp::InlayHint> migratedInlayHints(const Snapshot &s,
   if (!inMigrated)
     return out;
   std::shared_ptr<const ShapeInference> shapes = v.shapes();
-  for (const InlayHintData &h :
-       tosa_lsp::inlayHints(v.snapshot->analysis, *inMigrated, s.config.hints,
-                            shapes.get())) {
+  for (const InlayHintData &h : tosa_lsp::inlayHints(
+           v.snapshot->analysis, *inMigrated, s.config.hints, shapes.get())) {
     bool exact = false;
     std::optional<Position> p = v.outcome.map.toOld(h.position, &exact);
     if (!p || !exact)
@@ -145,8 +142,7 @@ void TosaServer::migrateInBackground(std::shared_ptr<OpenDocument> doc,
 }
 
 std::shared_ptr<const MigratedView>
-TosaServer::migrateNow(const Scheduler::SnapshotPtr &s,
-                       unsigned worker) {
+TosaServer::migrateNow(const Scheduler::SnapshotPtr &s, unsigned worker) {
   if (std::shared_ptr<const MigratedView> v = migratedView(*s))
     return v;
   // Not kept: the background's own (which also publishes the summary)

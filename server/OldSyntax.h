@@ -70,9 +70,9 @@ std::optional<llvm::lsp::Hover> migratedHover(const Snapshot &s,
                                               llvm::lsp::Position pos);
 /// Inlay hints for `range` of the old text, from the migrated text; hints
 /// inside text the migration rewrote are left out.
-std::vector<llvm::lsp::InlayHint>
-migratedInlayHints(const Snapshot &s, const MigratedView &v,
-                   llvm::lsp::Range range);
+std::vector<llvm::lsp::InlayHint> migratedInlayHints(const Snapshot &s,
+                                                     const MigratedView &v,
+                                                     llvm::lsp::Range range);
 
 /// What hover adds to an answer from the migrated form.
 extern const char *const kMigratedFormNote;
