@@ -116,8 +116,7 @@ TEST(PositionMap, UneditedCharactersRoundTrip) {
       std::string insert(rng() % 5, 'Q');
       if (rng() % 2)
         insert += "\nQQ";
-      edits.push_back(
-          {{lines.position(at), lines.position(at + len)}, insert});
+      edits.push_back({{lines.position(at), lines.position(at + len)}, insert});
       for (size_t k = at; k < at + len; ++k)
         edited[k] = true;
       at += len + 1;
