@@ -22,12 +22,11 @@
 #include "llvm/Support/LSP/Protocol.h"
 
 #include <memory>
-#include <mutex>
 #include <optional>
 
 namespace tosa_lsp {
 
-/// One version's migrated form; shared, immutable but for its shapes.
+/// One version's migrated form; immutable once shared.
 struct MigratedView {
   int64_t version = 0;
   std::string config; // Config::fingerprint() of the version
@@ -39,20 +38,9 @@ struct MigratedView {
   /// The diagnostic published for all the old forms.
   std::optional<Diagnostic> summary;
 
-  /// MLIR's shape inference of the migrated text, once the background has
-  /// it (inlay hints, hover's inferred types); null before.
-  std::shared_ptr<const ShapeInference> shapes() const {
-    std::lock_guard<std::mutex> lock(mu);
-    return inferred;
-  }
-  void setShapes(std::shared_ptr<const ShapeInference> s) const {
-    std::lock_guard<std::mutex> lock(mu);
-    inferred = std::move(s);
-  }
-
-private:
-  mutable std::mutex mu;
-  mutable std::shared_ptr<const ShapeInference> inferred;
+  /// MLIR's shape inference of the migrated text (inlay hints, hover's
+  /// inferred types); set before the view is shared.
+  std::shared_ptr<const ShapeInference> shapes;
 };
 
 /// `s`'s migration, checked by `analyzer`; null when `stop` said so first.

@@ -168,6 +168,9 @@ public:
                                const std::vector<Diagnostic> &extra) {}
     /// Something the user should see (bad configuration), once per cause.
     virtual void onError(const std::string &message) {}
+    /// Inlay hints already shown may have changed (an old-syntax version's
+    /// migrated form is ready): the client should ask again.
+    virtual void onInlayHintsChanged() {}
   };
 
   TosaServer(Options options, Callbacks &callbacks);
