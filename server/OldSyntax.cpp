@@ -52,7 +52,7 @@ migratedHover(const Snapshot &s, const MigratedView &v, lsp::Position pos) {
     return std::nullopt;
   const Snapshot &m = *v.snapshot;
   std::optional<HoverResult> h =
-      tosa_lsp::hover(m.analysis, *at, v.shapes.get());
+      tosa_lsp::hover(m.analysis, *at, v.shapes().get());
   h = withGenericForm(m, *at, std::move(h));
   if (!h)
     return std::nullopt;
@@ -74,8 +74,9 @@ migratedInlayHints(const Snapshot &s, const MigratedView &v, lsp::Range range) {
   std::optional<Range> inMigrated = v.outcome.map.toNew(*r);
   if (!inMigrated)
     return out;
-  for (const InlayHintData &h : tosa_lsp::inlayHints(
-           v.snapshot->analysis, *inMigrated, s.config.hints, v.shapes.get())) {
+  for (const InlayHintData &h :
+       tosa_lsp::inlayHints(v.snapshot->analysis, *inMigrated, s.config.hints,
+                            v.shapes().get())) {
     bool exact = false;
     std::optional<Position> p = v.outcome.map.toOld(h.position, &exact);
     if (!p || !exact)
@@ -118,19 +119,6 @@ void TosaServer::migrateInBackground(std::shared_ptr<OpenDocument> doc,
     std::shared_ptr<MigratedView> view;
     if (!stale())
       view = migrateVersion(validator(worker), *s, stale);
-    // Inlay hints and hover's inferred types need MLIR's shape inference of
-    // the migrated text: inferred before the view is shown, so that every
-    // answer from it has them (editors do not ask for hints again).
-    if (view && view->snapshot && !stale()) {
-      PhaseTimer timer("old syntax: infer the migrated form's shapes");
-      const Snapshot &m = *view->snapshot;
-      ShapeInferrer inferrer;
-      auto shapes = std::make_shared<ShapeInference>(
-          inferrer.infer(m.text, m.lines.index(), m.analysis, 1, ~0u, stale,
-                         /*withRefineEdits=*/false));
-      if (!shapes->cancelled)
-        view->shapes = std::move(shapes);
-    }
     if (!view || stale() || !doc->setMigrated(view)) {
       ++migrationsCancelledCount;
       return;
@@ -138,8 +126,21 @@ void TosaServer::migrateInBackground(std::shared_ptr<OpenDocument> doc,
     ++migrationsCount;
     if (view->summary)
       republish(doc, s);
-    if (view->snapshot)
-      callbacks.onInlayHintsChanged(); // now from the migrated form
+    if (!view->snapshot)
+      return;
+    // Inlay hints and hover's inferred types need MLIR's shape inference of
+    // the migrated text: after the summary is out; the client is asked to
+    // fetch its hints again once it is known.
+    PhaseTimer timer("old syntax: infer the migrated form's shapes");
+    const Snapshot &m = *view->snapshot;
+    ShapeInferrer inferrer;
+    auto shapes = std::make_shared<ShapeInference>(
+        inferrer.infer(m.text, m.lines.index(), m.analysis, 1, ~0u, stale,
+                       /*withRefineEdits=*/false));
+    if (shapes->cancelled)
+      return;
+    view->setShapes(std::move(shapes));
+    callbacks.onInlayHintsChanged();
   });
 }
 

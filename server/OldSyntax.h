@@ -22,11 +22,12 @@
 #include "llvm/Support/LSP/Protocol.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace tosa_lsp {
 
-/// One version's migrated form; immutable once shared.
+/// One version's migrated form; shared, immutable but for its shapes.
 struct MigratedView {
   int64_t version = 0;
   std::string config; // Config::fingerprint() of the version
@@ -39,8 +40,20 @@ struct MigratedView {
   std::optional<Diagnostic> summary;
 
   /// MLIR's shape inference of the migrated text (inlay hints, hover's
-  /// inferred types); set before the view is shared.
-  std::shared_ptr<const ShapeInference> shapes;
+  /// inferred types), once the background has it: after the summary is
+  /// published, which it would delay by as long again as the migration.
+  std::shared_ptr<const ShapeInference> shapes() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return inferred;
+  }
+  void setShapes(std::shared_ptr<const ShapeInference> s) const {
+    std::lock_guard<std::mutex> lock(mu);
+    inferred = std::move(s);
+  }
+
+private:
+  mutable std::mutex mu;
+  mutable std::shared_ptr<const ShapeInference> inferred;
 };
 
 /// `s`'s migration, checked by `analyzer`; null when `stop` said so first.

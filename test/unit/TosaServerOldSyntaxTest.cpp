@@ -39,8 +39,13 @@ std::optional<lsp::Hover> hoverAt(TosaServer &server, lsp::Position p) {
   return std::move(*h);
 }
 
+struct RefreshCounter : Recorder {
+  std::atomic<unsigned> refreshes{0};
+  void onInlayHintsChanged() override { ++refreshes; }
+};
+
 TEST(TosaServerOldSyntax, OneSummaryAndHoverFromTheMigratedForm) {
-  Recorder rec;
+  RefreshCounter rec;
   TosaServer server(syncOptions(), rec);
   server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, kOld);
   std::vector<Diagnostic> s = summaries(rec);
@@ -50,6 +55,8 @@ TEST(TosaServerOldSyntax, OneSummaryAndHoverFromTheMigratedForm) {
             std::string::npos)
       << s[0].message.str();
   EXPECT_EQ(server.stats().migrations, 1u);
+  // Once its shapes are inferred, clients are asked for their hints again.
+  EXPECT_EQ(rec.refreshes, 1u);
   // tosa.add, after the parse error: answered, with the note.
   std::optional<lsp::Hover> h = hoverAt(server, lsp::Position(3, 10));
   ASSERT_TRUE(h);
