@@ -1,4 +1,5 @@
-//===- TosaServerCodeActionsTest.cpp - code actions and their verdicts ------===//
+//===- TosaServerCodeActionsTest.cpp - code actions and their verdicts
+//------===//
 //
 // Quick fixes, migration, previews offered as actions, and the cache of
 // fix verdicts per document version.

@@ -41,16 +41,16 @@ TEST(TosaServer, SemanticTokenDeltasAddUpToTheFullTokens) {
     std::string with;
   };
   std::vector<Edit> edits = {
-      {0, 17, 30, "tensor<4xf32>"},                      // %a: static
+      {0, 17, 30, "tensor<4xf32>"}, // %a: static
       {1, 0, 0, "  %z = tosa.abs %b : (tensor<?xf32>) -> tensor<?xf32>\n"},
       {6, 0, 0, "\n// a comment\n"},
-      {1, 0, 0, ""},                                     // nothing
+      {1, 0, 0, ""}, // nothing
   };
   int64_t version = 1;
   for (const Edit &e : edits) {
     lsp::TextDocumentContentChangeEvent change;
-    change.range = lsp::Range(lsp::Position(e.line, e.from),
-                              lsp::Position(e.line, e.to));
+    change.range =
+        lsp::Range(lsp::Position(e.line, e.from), lsp::Position(e.line, e.to));
     change.text = e.with;
     ASSERT_FALSE(server.changeDocument(uri, ++version, {change}));
     LineIndex lines(text);

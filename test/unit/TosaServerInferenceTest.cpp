@@ -1,4 +1,5 @@
-//===- TosaServerInferenceTest.cpp - shape inference on the pool ------------===//
+//===- TosaServerInferenceTest.cpp - shape inference on the pool
+//------------===//
 //
 // Background and request-driven shape inference: warm inferrers, loans,
 // pauses, what an edit re-infers, and what a replaced version frees.
@@ -71,7 +72,6 @@ TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
       << md;
   server.reset();
 }
-
 
 TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
   Recorder rec;
@@ -469,7 +469,6 @@ TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
   EXPECT_TRUE(allFreed());
   server.waitIdle();
 }
-
 
 /// Six small functions, each out of a screen's reach of the others
 /// (124 lines apart), @fI's argument `tensor<(I+2)x3xf32>`.

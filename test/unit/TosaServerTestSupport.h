@@ -9,8 +9,8 @@
 #ifndef TOSA_LSP_TEST_UNIT_TOSASERVERTESTSUPPORT_H
 #define TOSA_LSP_TEST_UNIT_TOSASERVERTESTSUPPORT_H
 
-#include "TosaServer.h"
 #include "ExpectedChecks.h"
+#include "TosaServer.h"
 
 #include "Choices.h"
 #include "TestSupport.h"
@@ -146,7 +146,8 @@ struct Project {
     });
 }
 
-[[maybe_unused]] bool contains(const std::vector<std::string> &v, const std::string &s) {
+[[maybe_unused]] bool contains(const std::vector<std::string> &v,
+                               const std::string &s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
