@@ -76,6 +76,14 @@ TEST(PositionMap, SharedStartAndEndOfAnEditMapExactly) {
   EXPECT_TRUE(exact);
   EXPECT_EQ(back->line, 2u);
   EXPECT_EQ(back->column, 90u);
+  // Inside the shared end: the result type's first character.
+  std::optional<Position> type = map.toNew({2, 77}, &exact);
+  EXPECT_TRUE(exact);
+  std::string line3 = now.substr(now.find("  %0 = tosa.mul"));
+  line3 = line3.substr(0, line3.find('\n'));
+  EXPECT_EQ(type->line, 3u);
+  EXPECT_EQ(type->column, line3.rfind("tensor<2xi32>") + 1);
+  EXPECT_EQ(map.toOld(*type)->column, 77u);
   // The attribute that became an operand: the edit's start, inexact.
   std::optional<Position> attr = map.toNew({2, 25}, &exact);
   EXPECT_FALSE(exact);
