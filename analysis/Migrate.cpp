@@ -412,11 +412,12 @@ MigrationPlan planMigration(const std::string &text) {
   return plan;
 }
 
-std::string applyMigration(const std::string &text, const MigrationPlan &plan) {
+std::string applyMigration(const std::string &text, const MigrationPlan &plan,
+                           PositionMap *map) {
   std::vector<TextEditData> edits;
   for (const MigrationFix &f : plan.fixes)
     edits.insert(edits.end(), f.edits.begin(), f.edits.end());
-  return applyEdits(text, edits);
+  return PositionMap::apply(text, edits, map);
 }
 
 } // namespace tosa_lsp

@@ -105,6 +105,12 @@ public:
               if (!r)
                 consumeError(r.takeError()); // progress is best effort
             })),
+        refreshInlayHints(handler.outgoingRequest<json::Value, RawParams>(
+            "workspace/inlayHint/refresh",
+            [](json::Value, Expected<RawParams> r) {
+              if (!r)
+                consumeError(r.takeError()); // best effort
+            })),
         progress(handler.outgoingNotification<json::Value>("$/progress")),
         features(featureOptions(options), *this) {
     handler.method("initialize", this, &Server::onInitialize);
@@ -185,6 +191,11 @@ private:
   void onError(const std::string &message) override {
     showMessage(showMessageParams(MessageType::Error, "tosa-lsp: " + message));
   }
+  void onInlayHintsChanged() override {
+    if (clientInlayHintRefresh)
+      refreshInlayHints(nullptr, json::Value("tosa-refresh-" +
+                                             std::to_string(++outgoingIds)));
+  }
 
   //===--------------------------------------------------------------------===//
   // Lifecycle and configuration
@@ -197,6 +208,7 @@ private:
     // Neovim 0.7 and others lack window/showDocument: previews then say
     // where the file is instead.
     clientShowDocument = params.showDocument;
+    clientInlayHintRefresh = params.inlayHintRefresh;
     editing = params.editing;
     if (!params.rootPath.empty())
       roots = {params.rootPath};
@@ -785,6 +797,7 @@ private:
   bool litTest;
   std::string version;             // serverInfo.version
   bool clientShowDocument = false; // capabilities.window.showDocument.support
+  std::atomic<bool> clientInlayHintRefresh{false};
   ClientEditingCapabilities editing;
   std::vector<std::string> roots; // the workspace's folders, for its symbols
   lsp::MessageHandler handler;
@@ -792,6 +805,7 @@ private:
   lsp::OutgoingNotification<json::Value> showMessage;
   lsp::OutgoingRequest<json::Value> showDocumentRequest;
   lsp::OutgoingRequest<json::Value> createProgress;
+  lsp::OutgoingRequest<json::Value> refreshInlayHints;
   lsp::OutgoingNotification<json::Value> progress;
   std::atomic<int> outgoingIds{0};
   std::mutex pendingMu;

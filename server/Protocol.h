@@ -76,6 +76,8 @@ ClientEditingCapabilities editingCapabilities(const llvm::json::Value &init);
 struct TosaInitializeParams {
   llvm::json::Value initializationOptions = nullptr; // editor settings
   bool showDocument = false; // capabilities.window.showDocument.support
+  /// capabilities.workspace.inlayHint.refreshSupport
+  bool inlayHintRefresh = false;
   ClientEditingCapabilities editing;
   /// The workspace's folder (rootUri, else the first workspace folder,
   /// else rootPath); empty when none.
