@@ -189,6 +189,7 @@ Expected<std::string> svgByNode(const json::Object &graph,
   for (auto [name, data] :
        {std::pair<StringRef, StringRef>{"elk.bundled.js", kElkJS},
         {"graph-view.js", kGraphViewJS},
+        {"layered.js", kGraphLayeredJS},
         {"render.js", kGraphRenderJS},
         {"model.json", model}})
     if (Error e = write(name, data))
@@ -284,6 +285,7 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          "</title>\n</head>\n<body class=\"tosa-graph-page\">\n"
          "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\">\n" +
          std::string(kElkJS) + "\n</script>\n<script>\n" +
+         std::string(kGraphLayeredJS) + "\n</script>\n<script>\n" +
          std::string(kGraphViewJS) +
          "\n</script>\n<script id=\"tosa-graph-model\" "
          "type=\"application/json\">" +

@@ -77,7 +77,7 @@ export function functionLines(text: string): { line: number; name: string; chara
 /** The webview's page: the renderer and ELK from the extension (no
  * network), a nonce'd bootstrap, a CSP that allows only those (and a
  * worker made from ELK's own source, for layout off the page's thread). */
-export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; viewUri: string; title: string }): string {
+export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; layeredUri: string; viewUri: string; title: string }): string {
   const csp = [
     `default-src 'none'`,
     `script-src ${o.cspSource} 'nonce-${o.nonce}'`,
@@ -100,6 +100,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
 <body>
 <div id="tosa-graph"></div>
 <script nonce="${o.nonce}" src="${o.elkUri}"></script>
+<script nonce="${o.nonce}" src="${o.layeredUri}"></script>
 <script nonce="${o.nonce}" src="${o.viewUri}"></script>
 <script nonce="${o.nonce}">
 (function () {

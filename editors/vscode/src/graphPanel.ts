@@ -30,6 +30,7 @@ class GraphPanel {
       cspSource: w.cspSource,
       nonce: crypto.randomBytes(16).toString('base64'),
       elkUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'elk.bundled.js')).toString(),
+      layeredUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'layered.js')).toString(),
       viewUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'graph-view.js')).toString(),
       title: 'TOSA Graph',
     });

@@ -33,11 +33,11 @@ test('graph: a code lens on each func.func, with its name and line', () => {
 });
 
 test('graph: the webview page loads only the extension\'s scripts, with a nonce', () => {
-  const html = webviewHtml({ cspSource: 'vscode-resource:', nonce: 'N0', elkUri: 'vscode-resource:/elk.js', viewUri: 'vscode-resource:/view.js', title: 't' });
+  const html = webviewHtml({ cspSource: 'vscode-resource:', nonce: 'N0', elkUri: 'vscode-resource:/elk.js', layeredUri: 'vscode-resource:/layered.js', viewUri: 'vscode-resource:/view.js', title: 't' });
   assert.match(html, /script-src vscode-resource: 'nonce-N0'/);
   assert.match(html, /default-src 'none'/);
   assert.match(html, /worker-src blob:/);
-  assert.equal((html.match(/<script nonce="N0"/g) || []).length, 3);
+  assert.equal((html.match(/<script nonce="N0"/g) || []).length, 4);
   assert.doesNotMatch(html, /https?:/);
 });
 
