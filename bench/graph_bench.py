@@ -22,6 +22,30 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from session import Session, percentile  # noqa: E402
+from lsp_client import TextDocument, path_to_uri  # noqa: E402
+
+
+def request_times(tosa_lsp, model, repeats, stage=None):
+    """ms of `tosa/graph` requests in a server (the first: with the
+    function's inference; then `repeats` more of the same version)."""
+    s = Session([tosa_lsp], 120)
+    try:
+        s.client.initialize()
+        with open(model) as f:
+            doc = TextDocument(path_to_uri(model), f.read())
+        s.open(doc)
+        params = {"textDocument": doc.ident(), "function": "f0"}
+        if stage:
+            params["stage"] = stage
+        first, r = s.timed_request("tosa/graph", params)
+        times = [s.timed_request("tosa/graph", params)[0] for _ in range(repeats)]
+        return {"first": round(first, 1), "p50": round(percentile(times, 50), 1),
+                "p95": round(percentile(times, 95), 1), "n": repeats,
+                "nodes": len(r["nodes"]), "truncated": r.get("truncated", False)}
+    finally:
+        s.close()
 
 
 def main():
@@ -30,6 +54,9 @@ def main():
     ap.add_argument("--lines", default="4100")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--requests", type=int, default=21)
+    ap.add_argument("--stage", action="append", default=[],
+                    help="also time tosa/graph with this stage (linalg)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         model = os.path.join(d, "model.mlir")
@@ -46,6 +73,9 @@ def main():
         g = json.load(open(os.path.join(d, "g.json")))
         out = {"ops": sum(1 for n in g["nodes"] if n["kind"] == "op"), "nodes": len(g["nodes"]),
                "edges": len(g["edges"]), "ms": {k: round(statistics.median(v), 1) for k, v in phases.items()}}
+        out["request"] = request_times(a.tosa_lsp, model, a.requests)
+        for st in a.stage:
+            out["request-" + st] = request_times(a.tosa_lsp, model, a.requests, st)
         if not a.no_browser:
             page = os.path.join(d, "g.html")
             subprocess.run([a.tosa_lsp, "graph", model, "--format=html", "-o", page], check=True)

@@ -350,8 +350,7 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
     FunctionGraph again = buildGraph(fa, *fn, &shapes);
     std::string wire;
     raw_string_ostream ws(wire);
-    json::OStream os(ws);
-    writeGraphJSON(os, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+    writeGraphJSON(ws, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
   }
   if (*fmt == "json")
     return emit(opts, path,
