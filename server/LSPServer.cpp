@@ -633,8 +633,9 @@ private:
     std::optional<json::Value> id = transport.currentId();
     features.graph(
         clientUri(params.textDocument.uri), params.position, params.function,
-        [this, deferred = deferred, key = key,
-         id = std::move(id)](Expected<TosaServer::GraphReply> r) mutable {
+        params.stage,
+        [this, deferred = deferred, key = key, id = std::move(id),
+         stage = params.stage](Expected<TosaServer::GraphReply> r) mutable {
           if (!r) {
             deferred->finish(r.takeError());
           } else if (deferred->claim()) {
@@ -642,6 +643,8 @@ private:
             raw_string_ostream out(text);
             const Snapshot &s = *r->snapshot;
             json::Object extra{{"uri", s.uri}, {"version", s.version}};
+            if (stage)
+              extra["stage"] = *stage;
             json::OStream os(out, litTest ? 2 : 0);
             os.object([&] {
               if (id)

@@ -30,6 +30,8 @@ struct GraphOptions {
   bool force = false;                  // replace an existing -o file
   /// Node limit of the view (server/GraphJSON.h's by default).
   std::optional<size_t> nodeLimit;
+  /// The function after this lowering stage (the preview's), e.g. linalg.
+  std::optional<std::string> stage;
   /// `node` for --format=svg ("": found on PATH).
   std::string node;
 };

@@ -237,6 +237,7 @@ struct CommandLine {
                              cl::value_desc("name"),
                              cl::init(lowerDefaults.stage),
                              cl::sub(lowerCmd),
+                             cl::sub(graphCmd),
                              cl::cat(category)};
   cl::opt<std::string> mode{"mode",
                             cl::desc(modeHelp),
@@ -491,6 +492,8 @@ struct CommandLine {
     o.output = graphOutput;
     o.config = config;
     o.force = force;
+    if (stage.getNumOccurrences()) // graph: the function itself without it
+      o.stage = stage;
     return o;
   }
   ServerOptions serverOptions() {
