@@ -604,11 +604,11 @@ void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
 
 void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                        std::optional<std::string> function,
-                       std::optional<std::string> stage,
+                       std::optional<std::string> stage, std::string mode,
                        Callback<GraphReply> cb) {
   // The function's name first, then its shapes (the whole function
   // inferred: a graph shows every op's types), or its lowering.
-  withCurrentSnapshot(uri, [this, uri, pos, function, stage,
+  withCurrentSnapshot(uri, [this, uri, pos, function, stage, mode,
                             cb = std::move(cb)](
                                Expected<Scheduler::SnapshotPtr> sp) mutable {
     if (!sp)
@@ -634,7 +634,7 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
     }
     std::string name = fn->name;
     if (stage)
-      return loweredGraph(std::move(*sp), name, *stage, std::move(cb));
+      return loweredGraph(std::move(*sp), name, *stage, mode, std::move(cb));
     lsp::Range range = s.lines.toLsp(fn->scope);
     withShapes(uri, range,
                [name, cb = std::move(cb)](

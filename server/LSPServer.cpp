@@ -633,9 +633,10 @@ private:
     std::optional<json::Value> id = transport.currentId();
     features.graph(
         clientUri(params.textDocument.uri), params.position, params.function,
-        params.stage,
+        params.stage, params.mode,
         [this, deferred = deferred, key = key, id = std::move(id),
-         stage = params.stage](Expected<TosaServer::GraphReply> r) mutable {
+         stage = params.stage,
+         mode = params.mode](Expected<TosaServer::GraphReply> r) mutable {
           if (!r) {
             deferred->finish(r.takeError());
           } else if (deferred->claim()) {
@@ -643,8 +644,10 @@ private:
             raw_string_ostream out(text);
             const Snapshot &s = *r->snapshot;
             json::Object extra{{"uri", s.uri}, {"version", s.version}};
-            if (stage)
+            if (stage) {
               extra["stage"] = *stage;
+              extra["mode"] = mode;
+            }
             json::OStream os(out, litTest ? 2 : 0);
             os.object([&] {
               if (id)

@@ -99,22 +99,28 @@ static Error graphFailed(const Twine &message) {
 
 void TosaServer::loweredGraph(Scheduler::SnapshotPtr snap,
                               const std::string &name, const std::string &stage,
+                              const std::string &mode,
                               Callback<GraphReply> cb) {
   std::optional<LowerStage> st = parseStage(stage);
   if (!st)
     return cb(
         invalidParams(unknownChoiceMessage("stage", stage, choices().stages)));
+  std::optional<LowerMode> md = parseMode(mode);
+  if (!md)
+    return cb(
+        invalidParams(unknownChoiceMessage("mode", mode, choices().modes)));
   const SymbolInfo *fn = graphFunctionNamed(snap->analysis, name);
   for (uint32_t i : snap->analysis.errorIndices())
     if (fn && contains(fn->scope, snap->analysis.diagnostics[i].range.begin))
       return cb(graphFailed("@" + name +
                             " has errors: fix them to see it after " + stage +
                             " lowering"));
-  runHeavy([snap = std::move(snap), name, st = *st,
+  runHeavy([snap = std::move(snap), name, st = *st, md = *md,
             cb = std::move(cb)](unsigned) mutable {
     LowerOptions opts;
     opts.function = name;
     opts.stage = st;
+    opts.mode = md;
     Expected<GenericFunction> lowered =
         lowerForGraph(snap->text, snap->path, opts);
     if (!lowered)

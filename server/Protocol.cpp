@@ -509,7 +509,7 @@ bool fromJSON(const json::Value &v, GraphParams &p, json::Path path) {
   return o && o.map("textDocument", p.textDocument) &&
          o.mapOptional("position", p.position) &&
          o.mapOptional("function", p.function) &&
-         o.mapOptional("stage", p.stage);
+         o.mapOptional("stage", p.stage) && o.mapOptional("mode", p.mode);
 }
 
 ClientEditingCapabilities editingCapabilities(const json::Value &init) {

@@ -56,6 +56,7 @@
 .tg-bar{display:flex;gap:6px;align-items:center;padding:4px 6px;border-bottom:1px solid var(--vscode-panel-border,#ccc);font-size:12px;flex-wrap:wrap}
 .tg-bar input{width:14em;font:inherit;color:inherit;background:var(--vscode-input-background,#fff);border:1px solid var(--vscode-input-border,#aaa);padding:2px 4px}
 .tg-bar button{font:inherit;color:var(--vscode-button-secondaryForeground,#222);background:var(--vscode-button-secondaryBackground,#eee);border:1px solid var(--vscode-panel-border,#bbb);padding:1px 7px;cursor:pointer}
+.tg-bar button[aria-pressed=true]{color:var(--vscode-button-foreground,#fff);background:var(--vscode-button-background,#0969da)}
 .tg-status{opacity:.85;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tg-note{padding:3px 8px;background:var(--vscode-inputValidation-warningBackground,#fff4ce);border-bottom:1px solid var(--vscode-inputValidation-warningBorder,#e0b000);font-size:12px}
 .tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
@@ -504,11 +505,14 @@ ${svgCSS()}`;
   function summary(model) {
     const ops = (model.nodes || []).filter(n => n.kind === 'op').length;
     const errors = (model.nodes || []).filter(n => (n.errors || []).length).length;
-    return `@${model.function}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
+    return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
 
   // The interactive view in `container`. options: {elk, onSelect(node),
-  // onState(state), state}. Returns {update(model), showError(msg),
+  // onState(state), state, onStage(stage)}: with onStage, a toggle asks the
+  // host for the function after linalg lowering (stage "linalg") or as
+  // written (null); the host answers with update(model of that stage).
+  // Returns {update(model), showError(msg),
   // highlight(id, center), highlightAt(position), fit()}.
   function mount(container, model, options) {
     const doc = container.ownerDocument;
@@ -523,14 +527,23 @@ ${svgCSS()}`;
       `<button data-act="prev" title="Previous match">\u2191</button><button data-act="next" title="Next match (Enter)">\u2193</button>` +
       `<button data-act="fit" title="Fit the graph">Fit</button><button data-act="in" title="Zoom in">+</button><button data-act="out" title="Zoom out">\u2212</button>` +
       `<button data-act="expand" title="Expand all regions">Expand all</button><button data-act="collapse" title="Collapse all regions">Collapse all</button>` +
+      `<button data-act="stage" class="tg-stage" title="The function after the lowering preview's linalg stage" aria-pressed="false" hidden>After lowering</button>` +
       `<span class="tg-status"></span></div><div class="tg-note" hidden></div><div class="tg-error" hidden></div><div class="tg-canvas"></div>`;
     const $ = s => container.querySelector(s);
     const canvas = $('.tg-canvas'), status = $('.tg-status'), note = $('.tg-note'), errorBox = $('.tg-error');
-    const state = Object.assign({ tx: 20, ty: 20, k: 1, collapsed: [], placed: false }, options.state || {});
+    const state = Object.assign({ tx: 20, ty: 20, k: 1, collapsed: [], placed: false, stage: null }, options.state || {});
+    const stageButton = $('.tg-stage');
+    stageButton.hidden = !options.onStage;
+    const showStage = () => {
+      stageButton.setAttribute('aria-pressed', String(!!state.stage));
+      stageButton.textContent = state.stage ? 'As written' : 'After lowering';
+      stageButton.title = state.stage ? 'The function as written (TOSA)' : "The function after the lowering preview's linalg stage";
+    };
+    showStage();
     let collapsed = new Set(state.collapsed);
     let current = null, svg = null, viewport = null, view = null, laid = null, generation = 0;
     let matches = [], matchAt = -1, lastModel = null, lastPos = new Map();
-    const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed });
+    const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed, stage: state.stage });
 
     // Zoomed out this far, a big graph is drawn on a canvas (boxes and
     // lines, no text): thousands of SVG nodes repaint too slowly in
@@ -838,7 +851,16 @@ ${svgCSS()}`;
       else if (act === 'out') zoomAt(0.8, w, h);
       else if (act === 'next') step(1);
       else if (act === 'prev') step(-1);
-      else if (act === 'expand' || act === 'collapse') {
+      else if (act === 'stage') {
+        // Another function's picture: placed afresh when it comes.
+        state.stage = state.stage ? null : 'linalg';
+        state.placed = false;
+        collapsed = new Set();
+        showStage();
+        saveState();
+        status.textContent = state.stage ? 'lowering\u2026' : '';
+        options.onStage(state.stage);
+      } else if (act === 'expand' || act === 'collapse') {
         collapsed = new Set();
         if (act === 'collapse' && lastModel)
           for (const n of lastModel.nodes) if (n.parent != null) collapsed.add(n.parent);

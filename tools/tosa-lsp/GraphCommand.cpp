@@ -270,9 +270,16 @@ loweredGraph(const GraphOptions &opts, const std::string &text,
         err, unknownChoiceMessage("stage", *opts.stage, choices().stages));
     return std::nullopt;
   }
+  std::optional<LowerMode> mode = parseMode(opts.mode);
+  if (!mode) {
+    rc = usageError(err,
+                    unknownChoiceMessage("mode", opts.mode, choices().modes));
+    return std::nullopt;
+  }
   LowerOptions lo;
   lo.function = fn.name;
   lo.stage = *stage;
+  lo.mode = *mode;
   Expected<GenericFunction> lowered = lowerForGraph(text, path, lo);
   if (!lowered) {
     printError(err, lowered.takeError());
@@ -283,6 +290,7 @@ loweredGraph(const GraphOptions &opts, const std::string &text,
   json::Object graph = graphToJSON(buildGraph(*lowered, &source), lines,
                                    opts.nodeLimit.value_or(kGraphNodeLimit));
   graph["stage"] = stageName(*stage);
+  graph["mode"] = modeName(*mode);
   return graph;
 }
 

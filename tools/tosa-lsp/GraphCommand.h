@@ -32,6 +32,7 @@ struct GraphOptions {
   std::optional<size_t> nodeLimit;
   /// The function after this lowering stage (the preview's), e.g. linalg.
   std::optional<std::string> stage;
+  std::string mode = "fast"; // with stage: the lowering's mode
   /// `node` for --format=svg ("": found on PATH).
   std::string node;
 };

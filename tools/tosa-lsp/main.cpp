@@ -246,6 +246,7 @@ struct CommandLine {
                             cl::sub(lowerCmd),
                             cl::sub(compileCmd),
                             cl::sub(runCmd),
+                            cl::sub(graphCmd),
                             cl::cat(category)};
   cl::opt<bool> strided{"strided",
                         cl::desc("Entry points accept any strides (outside "
@@ -494,6 +495,7 @@ struct CommandLine {
     o.force = force;
     if (stage.getNumOccurrences()) // graph: the function itself without it
       o.stage = stage;
+    o.mode = mode;
     return o;
   }
   ServerOptions serverOptions() {

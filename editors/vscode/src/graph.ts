@@ -30,15 +30,20 @@ export interface GraphResult {
   edges: GraphEdge[];
   truncated: boolean;
   omitted?: number;
+  /** The lowering stage the graph is after ("linalg"); absent: as written. */
+  stage?: string;
+  /** The lowering mode with a stage ("fast"). */
+  mode?: string;
 }
 
 /** `tosa/graph`'s parameters: the function by name once known (a cursor
  * elsewhere does not switch the view), else the one at `position`. */
-export function graphParams(uri: string, target: { function?: string; position?: LspPosition }):
-  { textDocument: { uri: string }; function?: string; position?: LspPosition } {
+export function graphParams(uri: string, target: { function?: string; position?: LspPosition; stage?: string; mode?: string }):
+  { textDocument: { uri: string }; function?: string; position?: LspPosition; stage?: string; mode?: string } {
+  const stage = target.stage ? { stage: target.stage, ...(target.mode ? { mode: target.mode } : {}) } : {};
   if (target.function)
-    return { textDocument: { uri }, function: target.function };
-  return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 } };
+    return { textDocument: { uri }, function: target.function, ...stage };
+  return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 }, ...stage };
 }
 
 /** Whether `r` looks like a graph (a server of another version may answer
@@ -113,6 +118,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
     onState: s => vscode.setState(s),
     onSelect: n => vscode.postMessage({ type: 'select', id: n.id, range: n.range }),
     onRendered: r => vscode.postMessage({ type: 'rendered', ms: r.ms, nodes: r.nodes }),
+    onStage: s => vscode.postMessage({ type: 'stage', stage: s }),
   });
   let pendingCursor = null;
   window.addEventListener('message', e => {
@@ -126,7 +132,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
       view.highlight(view.nodeAt(m.position), !!m.center);
     }
   });
-  vscode.postMessage({ type: 'ready' });
+  vscode.postMessage({ type: 'ready', stage: (vscode.getState() || {}).stage || null });
 })();
 </script>
 </body>
