@@ -787,6 +787,7 @@ ${svgCSS()}`;
       applyTransform();
       container.dataset.layoutMs = String(Date.now() - t0);
       container.dataset.rendered = String(gen);
+      container.dataset.nodes = String(view.nodes.length);
       if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
       if (options.onRendered) options.onRendered({ ms: Date.now() - t0, nodes: view.nodes.length });
     }
