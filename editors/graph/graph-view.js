@@ -481,25 +481,28 @@ ${svgCSS()}`;
   }
 
   // An ELK running in a worker made from its own source (`source`, the text
-  // of elk.bundled.js): the page stays responsive while a big graph is laid
-  // out. Where workers are refused (a CSP, some file:// pages) it falls
-  // back to ELK in the page's thread.
+  // of elk.bundled.js): the page stays responsive while a graph is laid
+  // out. Until the worker has compiled ELK (seconds on a loaded machine)
+  // and where workers are refused (a CSP, some file:// pages), ELK runs in
+  // the page's thread: the first picture does not wait for the worker.
   async function makeElk(ELK, source) {
-    if (source && typeof Worker !== 'undefined' && typeof Blob !== 'undefined' && typeof URL !== 'undefined') {
-      try {
-        const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-        const worker = new Worker(url);
-        const elk = new ELK({ workerFactory: () => worker });
-        const probe = elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
-        const ok = await Promise.race([probe.then(() => true, () => false),
-          new Promise(r => { worker.addEventListener('error', () => r(false)); setTimeout(() => r(false), 10000); })]);
-        if (ok) return elk;
-        worker.terminate();
-      } catch (e) {
-        // Fall back below.
-      }
+    let local = null;
+    const inPage = () => local || (local = new ELK());
+    if (!source || typeof Worker === 'undefined' || typeof Blob === 'undefined' || typeof URL === 'undefined')
+      return inPage();
+    let ready = null;
+    try {
+      const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+      const worker = new Worker(url);
+      const elk = new ELK({ workerFactory: () => worker });
+      const probe = elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
+      Promise.race([probe.then(() => true, () => false),
+        new Promise(r => { worker.addEventListener('error', () => r(false)); setTimeout(() => r(false), 60000); })])
+        .then(ok => { if (ok) ready = elk; else worker.terminate(); });
+    } catch (e) {
+      return inPage();
     }
-    return new ELK();
+    return { layout: graph => (ready || inPage()).layout(graph) };
   }
 
   function summary(model) {
