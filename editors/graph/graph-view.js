@@ -614,8 +614,10 @@ ${svgCSS()}`;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.clearRect(0, 0, sketch.width, sketch.height);
       ctx.setTransform(dpr * state.k, 0, 0, dpr * state.k, dpr * state.tx, dpr * state.ty);
-      const css = doc.defaultView.getComputedStyle(container);
-      const color = (v, d) => (css.getPropertyValue(v) || '').trim() || d;
+      // The theme's border colour, read once (a computed style per frame
+      // would recalculate styles each frame).
+      if (!sketch.border)
+        sketch.border = (doc.defaultView.getComputedStyle(container).getPropertyValue('--vscode-editorWidget-border') || '').trim() || '#8a8f98';
       // One path per style: a few calls to the rasteriser per frame.
       const boxes = new Path2D(), errors = new Path2D(), regions = new Path2D(), lines = new Path2D(), dyn = new Path2D();
       for (const b of laid.bands) {
@@ -633,7 +635,7 @@ ${svgCSS()}`;
         }
       }
       ctx.lineWidth = 1 / state.k;
-      ctx.strokeStyle = color('--vscode-editorWidget-border', '#8a8f98');
+      ctx.strokeStyle = sketch.border;
       ctx.stroke(regions);
       ctx.fillStyle = '#9aa4b1';
       ctx.fill(boxes);
