@@ -24,8 +24,7 @@ std::optional<std::string_view> tensorElementType(std::string_view type);
 
 /// `tensor<2x?xf32>` as its shape and element type; nullopt unless a
 /// ranked tensor of a plain element type.
-std::optional<std::pair<Shape, std::string>>
-tensorShape(std::string_view type);
+std::optional<std::pair<Shape, std::string>> tensorShape(std::string_view type);
 
 /// `tensor<2x?xf32>` from {2, kDynamic} and `f32`.
 std::string tensorTypeText(const Shape &shape, std::string_view element);
