@@ -639,10 +639,12 @@ void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
 
 void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                        std::optional<std::string> function,
+                       std::optional<std::string> stage, std::string mode,
                        Callback<GraphReply> cb) {
   // The function's name first, then its shapes (the whole function
-  // inferred: a graph shows every op's types).
-  withCurrentSnapshot(uri, [this, uri, pos, function, cb = std::move(cb)](
+  // inferred: a graph shows every op's types), or its lowering.
+  withCurrentSnapshot(uri, [this, uri, pos, function, stage, mode,
+                            cb = std::move(cb)](
                                Expected<Scheduler::SnapshotPtr> sp) mutable {
     if (!sp)
       return cb(sp.takeError());
@@ -666,6 +668,8 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
       return cb(failed("tosa/graph needs a position or a function"));
     }
     std::string name = fn->name;
+    if (stage)
+      return loweredGraph(std::move(*sp), name, *stage, mode, std::move(cb));
     lsp::Range range = s.lines.toLsp(fn->scope);
     withShapes(uri, range,
                [name, cb = std::move(cb)](

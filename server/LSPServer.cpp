@@ -659,34 +659,47 @@ private:
   void onGraph(const GraphParams &params, Callback<json::Value> reply) {
     auto [deferred, key] = defer(std::move(reply));
     std::optional<json::Value> id = transport.currentId();
-    features.graph(clientUri(params.textDocument.uri), params.position,
-                   params.function,
-                   [this, deferred = deferred, key = key, id = std::move(id)](
-                       Expected<TosaServer::GraphReply> r) mutable {
-                     if (!r) {
-                       deferred->finish(r.takeError());
-                     } else if (deferred->claim()) {
-                       std::string text;
-                       raw_string_ostream out(text);
-                       json::OStream os(out, litTest ? 2 : 0);
-                       const Snapshot &s = *r->snapshot;
-                       os.object([&] {
-                         if (id)
-                           os.attribute("id", *id);
-                         os.attribute("jsonrpc", "2.0");
-                         os.attributeBegin("result");
-                         writeGraphJSON(os, r->graph, s.lines, kGraphNodeLimit,
-                                        [&](json::OStream &o) {
-                                          o.attribute("uri", s.uri);
-                                          o.attribute("version", s.version);
-                                        });
-                         os.attributeEnd();
-                       });
-                       out.flush();
-                       transport.sendRaw(text);
-                     }
-                     forget(key);
-                   });
+    features.graph(
+        clientUri(params.textDocument.uri), params.position, params.function,
+        params.stage, params.mode,
+        [this, deferred = deferred, key = key, id = std::move(id),
+         stage = params.stage,
+         mode = params.mode](Expected<TosaServer::GraphReply> r) mutable {
+          if (!r) {
+            deferred->finish(r.takeError());
+          } else if (deferred->claim()) {
+            std::string text;
+            raw_string_ostream out(text);
+            const Snapshot &s = *r->snapshot;
+            json::Object extra{{"uri", s.uri}, {"version", s.version}};
+            if (stage) {
+              extra["stage"] = *stage;
+              extra["mode"] = mode;
+            }
+            json::OStream os(out, litTest ? 2 : 0);
+            os.object([&] {
+              if (id)
+                os.attribute("id", *id);
+              os.attribute("jsonrpc", "2.0");
+              os.attributeBegin("result");
+              if (litTest) { // pretty, for FileCheck
+                json::Object o =
+                    graphToJSON(r->graph, s.lines, kGraphNodeLimit);
+                for (auto &kv : extra)
+                  o[kv.first] = kv.second;
+                os.value(std::move(o));
+              } else {
+                os.rawValue([&](raw_ostream &o) {
+                  writeGraphJSON(o, r->graph, s.lines, kGraphNodeLimit, &extra);
+                });
+              }
+              os.attributeEnd();
+            });
+            out.flush();
+            transport.sendRaw(text);
+          }
+          forget(key);
+        });
   }
 
   //===--------------------------------------------------------------------===//

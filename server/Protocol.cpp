@@ -513,7 +513,8 @@ bool fromJSON(const json::Value &v, GraphParams &p, json::Path path) {
   json::ObjectMapper o(v, path);
   return o && o.map("textDocument", p.textDocument) &&
          o.mapOptional("position", p.position) &&
-         o.mapOptional("function", p.function);
+         o.mapOptional("function", p.function) &&
+         o.mapOptional("stage", p.stage) && o.mapOptional("mode", p.mode);
 }
 
 ClientEditingCapabilities editingCapabilities(const json::Value &init) {

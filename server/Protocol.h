@@ -221,6 +221,9 @@ struct GraphParams {
   llvm::lsp::TextDocumentIdentifier textDocument;
   std::optional<llvm::lsp::Position> position;
   std::optional<std::string> function;
+  /// The function after this lowering stage (the preview's), e.g. linalg.
+  std::optional<std::string> stage;
+  std::string mode = "fast"; // with stage: the preview's default
 };
 bool fromJSON(const llvm::json::Value &v, GraphParams &p,
               llvm::json::Path path);

@@ -285,8 +285,16 @@ public:
     Scheduler::SnapshotPtr snapshot; // the text `graph` is of
     FunctionGraph graph;
   };
+  /// With `stage`: the function after that lowering stage (lowered on the
+  /// pool, as the preview is; refused while the function has errors).
   void graph(const std::string &uri, std::optional<llvm::lsp::Position> pos,
-             std::optional<std::string> function, Callback<GraphReply> cb);
+             std::optional<std::string> function,
+             std::optional<std::string> stage, std::string mode,
+             Callback<GraphReply> cb);
+  /// graph() after lowering: @name of `snap` lowered to `stage` in `mode`.
+  void loweredGraph(Scheduler::SnapshotPtr snap, const std::string &name,
+                    const std::string &stage, const std::string &mode,
+                    Callback<GraphReply> cb);
 
   //===--- Long work ------------------------------------------------------===//
   void previewLowering(PreviewRequest request, Callback<PreviewResult> cb);

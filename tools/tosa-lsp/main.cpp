@@ -237,6 +237,7 @@ struct CommandLine {
                              cl::value_desc("name"),
                              cl::init(lowerDefaults.stage),
                              cl::sub(lowerCmd),
+                             cl::sub(graphCmd),
                              cl::cat(category)};
   cl::opt<std::string> mode{"mode",
                             cl::desc(modeHelp),
@@ -245,6 +246,7 @@ struct CommandLine {
                             cl::sub(lowerCmd),
                             cl::sub(compileCmd),
                             cl::sub(runCmd),
+                            cl::sub(graphCmd),
                             cl::cat(category)};
   cl::opt<bool> strided{"strided",
                         cl::desc("Entry points accept any strides (outside "
@@ -491,6 +493,9 @@ struct CommandLine {
     o.output = graphOutput;
     o.config = config;
     o.force = force;
+    if (stage.getNumOccurrences()) // graph: the function itself without it
+      o.stage = stage;
+    o.mode = mode;
     return o;
   }
   ServerOptions serverOptions() {
