@@ -96,6 +96,7 @@ nlohmann::json Settings::defaults() {
         {"publish", d.info.publish}}},
       {"lenientDialects", d.lenient.enabled},
       {"shapeChecks", d.shapeChecks},
+      {"validate", d.validate.enabled},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},
