@@ -24,9 +24,8 @@ std::string EffectiveTarget::describe() const {
 static EffectiveTarget effectiveTarget(ModuleOp module) {
   EffectiveTarget t;
   tosa::TargetEnvAttr env = tosa::lookupTargetEnvOrDefault(module);
-  t.version = tosa::stringifySpecificationVersion(
-                  env.getSpecificationVersion())
-                  .str();
+  t.version =
+      tosa::stringifySpecificationVersion(env.getSpecificationVersion()).str();
   t.level = tosa::stringifyLevel(env.getLevel()).str();
   for (tosa::Profile p : env.getProfiles())
     t.profiles.push_back(tosa::stringifyProfile(p).str());
@@ -45,8 +44,8 @@ EffectiveTarget runTosaValidation(ModuleOp module,
   if (target.attaches()) {
     tosa::TosaAttachTargetOptions attach;
     if (target.level)
-      attach.level = *target.level == "none" ? tosa::Level::none
-                                             : tosa::Level::eightK;
+      attach.level =
+          *target.level == "none" ? tosa::Level::none : tosa::Level::eightK;
     if (target.version)
       attach.specificationVersion =
           *target.version == "1.0" ? tosa::SpecificationVersion::V_1_0
@@ -98,8 +97,7 @@ ValidationRule classifyValidation(std::string_view message,
             "of the specification allows this combination" +
                 against};
   if (m.contains("the target specification version"))
-    return {"tosa-version",
-            "the specification version the op needs" + against};
+    return {"tosa-version", "the specification version the op needs" + against};
   if (m.contains("not enabled in target") || m.contains("requires extension")) {
     std::vector<std::string> names = bracketed(message);
     bool profiles = !names.empty() && llvm::all_of(names, [](const auto &n) {

@@ -16,9 +16,9 @@ const std::vector<std::string> &tosaProfiles() {
 // MLIR 22's Extension enum (TosaEnums), "none" aside.
 const std::vector<std::string> &tosaExtensions() {
   static const std::vector<std::string> names = {
-      "int16",       "int4",        "bf16",         "fp8e4m3", "fp8e5m2",
-      "fft",         "variable",    "controlflow",  "doubleround",
-      "inexactround", "dynamic",    "mxfp",         "int64",   "shape"};
+      "int16",   "int4",     "bf16",        "fp8e4m3",     "fp8e5m2",
+      "fft",     "variable", "controlflow", "doubleround", "inexactround",
+      "dynamic", "mxfp",     "int64",       "shape"};
   return names;
 }
 

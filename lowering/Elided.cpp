@@ -93,9 +93,8 @@ DenseElementsAttr filled(ShapedType type, const ElidedFill &fill,
         b = rng() % 2;
       return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
     }
-    Attribute value =
-        isFloat ? Attribute(FloatAttr::get(elem, one ? 1.0 : 0.0))
-                : Attribute(IntegerAttr::get(elem, one ? 1 : 0));
+    Attribute value = isFloat ? Attribute(FloatAttr::get(elem, one ? 1.0 : 0.0))
+                              : Attribute(IntegerAttr::get(elem, one ? 1 : 0));
     return DenseElementsAttr::get(type, value);
   }
   if (elem.getIntOrFloatBitWidth() % 8 || elem.getIntOrFloatBitWidth() > 64)
@@ -105,8 +104,8 @@ DenseElementsAttr filled(ShapedType type, const ElidedFill &fill,
 }
 
 std::string describe(Operation *op, NamedAttribute attr) {
-  std::string s = op->getName().getStringRef().str() + " " +
-                  attr.getName().str() + " : ";
+  std::string s =
+      op->getName().getStringRef().str() + " " + attr.getName().str() + " : ";
   llvm::raw_string_ostream os(s);
   cast<TypedAttr>(attr.getValue()).getType().print(os);
   return s;
@@ -114,10 +113,10 @@ std::string describe(Operation *op, NamedAttribute attr) {
 
 } // namespace
 
-llvm::Error handleElided(
-    ModuleOp module, const ElidedFill &fill, const std::string &path,
-    const std::function<SourceDiagnostic(Location, std::string)> &at,
-    std::vector<SourceDiagnostic> &kept, std::string &key) {
+llvm::Error
+handleElided(ModuleOp module, const ElidedFill &fill, const std::string &path,
+             const std::function<SourceDiagnostic(Location, std::string)> &at,
+             std::vector<SourceDiagnostic> &kept, std::string &key) {
   kept.clear();
   key.clear();
   std::mt19937_64 rng(fill.seed);
@@ -160,8 +159,7 @@ SourceDiagnostic elidedSummary(const std::vector<SourceDiagnostic> &elided,
               (elided.size() == 1 ? " constant has" : " constants have") +
               " elided data: dense_resource<" + key +
               ">; compiled code needs their values (--fill-elided=" +
-              kElidedFillSyntax +
-              " fills them, for shape and timing checks)";
+              kElidedFillSyntax + " fills them, for shape and timing checks)";
   // The first few, as mlir-opt prints notes.
   constexpr size_t kListed = 5;
   for (size_t i = 0; i < elided.size() && i < kListed; ++i) {

@@ -1,8 +1,8 @@
 //===- ValidateTest.cpp - TOSA validation (tosa-validate) -----------------===//
 
+#include "Validate.h"
 #include "Analysis.h"
 #include "Config.h"
-#include "Validate.h"
 #include "ValidateTarget.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +35,8 @@ std::vector<const Diagnostic *> validation(const FileAnalysis &fa) {
 
 // A dynamic size: TOSA 1.0 at level 8k rejects it (tosa-validate's level
 // check); MLIR's verifier accepts it.
-const char *kDynamicAbs = R"(func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+const char *kDynamicAbs =
+    R"(func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = tosa.abs %x : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
