@@ -1,6 +1,7 @@
 //===- Completion.cpp - what may be typed at a position -------------------===//
 
 #include "Completion.h"
+#include "TypeText.h"
 
 #include "Broadcast.h"
 #include "Lexer.h"
@@ -62,35 +63,7 @@ std::optional<size_t> opNameIndex(std::string_view text,
 
 } // namespace
 
-namespace {
-
-/// `tensor<2x?xf32>` as its shape and element type.
-std::optional<std::pair<Shape, std::string>> tensorShape(std::string_view t) {
-  if (t.rfind("tensor<", 0) != 0 || t.back() != '>')
-    return std::nullopt;
-  std::string_view body = t.substr(7, t.size() - 8);
-  Shape shape;
-  while (true) {
-    size_t x = body.find('x');
-    if (x == std::string_view::npos)
-      break;
-    std::string_view dim = body.substr(0, x);
-    if (dim == "?")
-      shape.push_back(kDynamic);
-    else if (!dim.empty() && std::all_of(dim.begin(), dim.end(), [](char c) {
-               return c >= '0' && c <= '9';
-             }))
-      shape.push_back(std::stoll(std::string(dim)));
-    else
-      break;
-    body.remove_prefix(x + 1);
-  }
-  if (body.empty() || body.find_first_of("<>*?,") != std::string_view::npos)
-    return std::nullopt;
-  return std::make_pair(shape, std::string(body));
-}
-
-} // namespace
+namespace {} // namespace
 
 std::optional<std::string>
 elementwiseResultType(std::string_view opName,
@@ -138,10 +111,7 @@ elementwiseResultType(std::string_view opName,
   std::optional<Shape> result = inferResultShape(shapes);
   if (!result)
     return std::nullopt;
-  std::string out = "tensor<";
-  for (int64_t d : *result)
-    out += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
-  return out + (compare ? std::string("i1") : element) + ">";
+  return tensorTypeText(*result, compare ? std::string("i1") : element);
 }
 
 CompletionContext completionContext(std::string_view text,
@@ -460,16 +430,8 @@ bool fits(const OpSignature *sig, unsigned index, std::string_view type,
         return false;
     }
   }
-  if (!elementType.empty() && !shape) {
-    size_t x = type.rfind('x'), lt = type.find('<');
-    if (type.rfind("tensor<", 0) != 0 || lt == std::string_view::npos)
-      return false;
-    std::string_view el =
-        type.substr((x != std::string_view::npos && x > lt ? x : lt) + 1);
-    if (!el.empty() && el.back() == '>')
-      el.remove_suffix(1);
-    return el == elementType;
-  }
+  if (!elementType.empty() && !shape)
+    return tensorElementType(type) == elementType;
   return true;
 }
 
@@ -638,14 +600,8 @@ void Builder::values() {
     else if (afterOp && t.kind == TokKind::ValueId)
       for (const auto &[name, type] : named)
         if (name == t.text(in.text)) {
-          size_t x = type.rfind('x'), lt = type.find('<');
-          if (type.rfind("tensor<", 0) == 0 && lt != std::string::npos) {
-            std::string el =
-                type.substr((x != std::string::npos && x > lt ? x : lt) + 1);
-            if (!el.empty() && el.back() == '>')
-              el.pop_back();
-            elementType = el;
-          }
+          if (auto el = tensorElementType(type))
+            elementType = std::string(*el);
           break;
         }
   }

@@ -15,6 +15,8 @@
 #ifndef TOSA_LSP_ANALYSIS_TASKTHREAD_H
 #define TOSA_LSP_ANALYSIS_TASKTHREAD_H
 
+#include "Allocator.h"
+
 #include "llvm/Support/thread.h"
 
 #include <condition_variable>
@@ -24,70 +26,6 @@
 #include <optional>
 
 namespace tosa_lsp {
-
-/// The allocator's policy for a long-running server; the binary sets it
-/// first thing. With mimalloc: free segments are decommitted at once, and
-/// so are free pages, except while a KeepFreePages lives
-/// (decommitFreePagesByDefault).
-void configureAllocator();
-
-/// Hands back what the calling thread's allocator holds free (mimalloc
-/// when the binary links it, glibc's malloc_trim otherwise), at once. With
-/// mimalloc only the thread that owns a heap can return its pages.
-void releaseFreeMemory();
-
-/// A thread freed memory that other threads allocated (the reclaimer, a
-/// replaced version): each of those threads collects it once, when it next
-/// calls collectWhatOthersFreed. With mimalloc only a heap's own thread can
-/// give back a page another thread emptied; idle threads (the message
-/// loop, the pool, the Scheduler) held a replaced version's text, position
-/// index and snapshot parts until their next allocation in the same pages.
-void noteFreedForOthers();
-/// Cheap when nothing was freed since this thread's last call; whether it
-/// collected. `always`: also when nothing was noted (a pool thread after
-/// a task: what the task itself freed, pages mimalloc keeps retired for
-/// the next allocations, ~0.5-1 MiB a thread that went idle).
-bool collectWhatOthersFreed(bool always = false);
-
-/// Whether pages the allocator finds free go back to the system at once
-/// (mimalloc's page decommit delay 0) or after mimalloc's delay, which is
-/// only honoured when the thread that freed them allocates again in the
-/// same segment: pages an analysis freed (the IR, the version a snapshot
-/// replaced, freed by the reclaimer) stayed resident beside the next
-/// analysis. A 50k-line one-function session peaked at 219 MiB with the
-/// delay, 201 without; upstream's server 201. Off by default (the
-/// libraries and tests keep mimalloc's own policy); configureAllocator
-/// turns it on.
-void decommitFreePagesByDefault(bool on);
-
-/// While one lives (any thread), pages the allocator finds free are given
-/// back at once even if a KeepFreePages lives too: a closed document's
-/// analysis, an inference's scratch parse, a whole-section parse.
-/// With mimalloc, the switch sets the page decommit delay to 0 or back to
-/// its default. Tests replace that switch (`on`: at once) with a hook;
-/// nullptr restores it.
-void setGiveBackFreePagesHook(void (*hook)(bool on));
-class GiveBackFreePages {
-public:
-  GiveBackFreePages();
-  ~GiveBackFreePages();
-  GiveBackFreePages(const GiveBackFreePages &) = delete;
-  GiveBackFreePages &operator=(const GiveBackFreePages &) = delete;
-};
-
-/// While one lives (and no GiveBackFreePages), free pages keep mimalloc's
-/// delay: the server's message loop takes one from a message's first byte
-/// until it is answered (not for a document's long text), since a reply
-/// frees the pages the next request allocates again (inlay requests at
-/// 200k lines faulted ~290 pages each, 0.6 -> 0.9 ms, when they went back
-/// at once).
-class KeepFreePages {
-public:
-  KeepFreePages();
-  ~KeepFreePages();
-  KeepFreePages(const KeepFreePages &) = delete;
-  KeepFreePages &operator=(const KeepFreePages &) = delete;
-};
 
 class TaskThread {
 public:

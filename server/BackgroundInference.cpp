@@ -2,7 +2,7 @@
 
 #include "BackgroundInference.h"
 
-#include "TaskThread.h" // releaseFreeMemory
+#include "Allocator.h"
 #include "Timing.h"
 
 #include "llvm/ADT/STLExtras.h"

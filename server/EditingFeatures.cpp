@@ -27,6 +27,7 @@
 #include "ShapeInference.h"
 #include "SignatureHelp.h"
 #include "SourceLocations.h"
+#include "TypeText.h"
 #include "WorkspaceSymbols.h"
 
 #include "llvm/Support/Base64.h"
@@ -517,18 +518,9 @@ inferredTypeAt(const Snapshot &s, const ShapeInference *si, unsigned line) {
   if (i >= 0) {
     const OpReport &op = s.analysis.ops[i];
     std::string declared = op.resultType.str();
-    if (MaybeShape inf = op.inferredShape()) {
-      size_t x = declared.rfind('x'), lt = declared.find('<');
-      if (declared.rfind("tensor<", 0) == 0 && lt != std::string::npos) {
-        std::string element =
-            declared.substr((x != std::string::npos && x > lt ? x : lt) + 1);
-        element.pop_back();
-        std::string t = "tensor<";
-        for (int64_t d : *inf)
-          t += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
-        return t + element + ">";
-      }
-    }
+    if (MaybeShape inf = op.inferredShape())
+      if (auto element = tensorElementType(declared))
+        return tensorTypeText(*inf, *element);
   }
   // A line not analysed yet: its operands' types as the analysis knows them.
   size_t lineStart = s.lines.index().lineStart(line - 1);

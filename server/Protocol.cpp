@@ -577,19 +577,25 @@ json::Value toJSON(const SemanticTokensLsp &t) {
       {"data", ints(t.data ? *t.data : std::vector<uint32_t>())}};
 }
 
-std::string semanticTokensReply(const json::Value &id,
-                                const SemanticTokensLsp &t, bool pretty) {
+/// A reply message through a json::Value tree, pretty-printed (lit tests).
+static std::string prettyReply(const json::Value &id, json::Value result) {
   std::string text;
   raw_string_ostream out(text);
-  if (pretty) {
-    json::OStream os(out, 2);
-    os.object([&] {
-      os.attribute("id", id);
-      os.attribute("jsonrpc", "2.0");
-      os.attribute("result", toJSON(t));
-    });
-    return text;
-  }
+  json::OStream os(out, 2);
+  os.object([&] {
+    os.attribute("id", id);
+    os.attribute("jsonrpc", "2.0");
+    os.attribute("result", std::move(result));
+  });
+  return text;
+}
+
+std::string semanticTokensReply(const json::Value &id,
+                                const SemanticTokensLsp &t, bool pretty) {
+  if (pretty)
+    return prettyReply(id, toJSON(t));
+  std::string text;
+  raw_string_ostream out(text);
   auto ints = [&](llvm::ArrayRef<uint32_t> v) {
     out << '[';
     for (size_t i = 0; i < v.size(); ++i) {
@@ -707,17 +713,10 @@ struct RawJSON {
 
 std::string completionReply(const json::Value &id,
                             const lsp::CompletionList &list, bool pretty) {
+  if (pretty)
+    return prettyReply(id, toJSON(list));
   std::string text;
   raw_string_ostream out(text);
-  if (pretty) {
-    json::OStream os(out, 2);
-    os.object([&] {
-      os.attribute("id", id);
-      os.attribute("jsonrpc", "2.0");
-      os.attribute("result", toJSON(list));
-    });
-    return text;
-  }
   RawJSON w{out};
   out << "{\"id\":" << id << ",\"jsonrpc\":\"2.0\",\"result\":{"
       << "\"isIncomplete\":" << (list.isIncomplete ? "true" : "false")

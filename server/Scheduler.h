@@ -13,7 +13,7 @@
 
 #include "OpenDocument.h"
 #include "Snapshot.h"
-#include "TaskThread.h" // releaseFreeMemory
+#include "TaskThread.h"
 
 #include "llvm/Support/thread.h"
 

@@ -12,8 +12,8 @@
 #ifndef TOSA_LSP_SERVER_TRANSPORT_H
 #define TOSA_LSP_SERVER_TRANSPORT_H
 
+#include "Allocator.h"
 #include "FramedOutput.h"
-#include "TaskThread.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/LSP/Protocol.h"

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TaskThread.h"
+#include "Allocator.h"
 
 #include <gtest/gtest.h>
 

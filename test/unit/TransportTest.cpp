@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Allocator.h"
 #include "LSPServer.h"
-#include "TaskThread.h"
 
 #include <gtest/gtest.h>
 

@@ -19,10 +19,10 @@
 #include "LowerCommand.h"
 #include "Version.h"
 
+#include "Allocator.h"
 #include "Choices.h"
 #include "LSPServer.h"
 #include "Runtime.h"
-#include "TaskThread.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
