@@ -53,7 +53,8 @@ struct Range {
 enum class Severity { Error, Warning, Note, Info };
 /// Spec: a check of ours against the TOSA specification where MLIR 22's
 /// verifier accepts the op (a warning, never an error).
-enum class DiagSource { Parser, Verifier, Broadcast, Spec };
+/// Validation: MLIR's tosa-validate pass (Config::validate).
+enum class DiagSource { Parser, Verifier, Broadcast, Spec, Validation };
 
 const char *severityName(Severity s);
 const char *diagSourceName(DiagSource s);

@@ -73,6 +73,9 @@ private:
                            std::optional<TaskThread::Running> &bodiesGone);
   void verifyThenReport(SectionResult &index);
   void reportMalformed();
+  /// MLIR's tosa-validate when Config::validate asks for it, on a whole
+  /// section that verified (mlir-opt-22 runs passes only then).
+  void validate();
 
   // SectionReport.cpp
   /// What a parsed section yields; false as run().

@@ -274,6 +274,7 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.cInterface = true;
   lowerOpts.strided = strided;
   lowerOpts.kernels = kernels;
+  lowerOpts.elided = out.elidedFill;
   return lowerSection(text, path, *sec, lowerOpts, out);
 }
 
@@ -476,6 +477,10 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
       out.sourceOps.emplace(std::make_pair(f->getLine(), f->getColumn()),
                             op->getName().getStringRef().str());
   });
+  // Up front: LLVM IR translation would fail at the last one, later.
+  if (llvm::Error e = handleElided(*out.module, options.elided, path, at,
+                                   out.elided, out.elidedKey))
+    return e;
   if (!options.function.empty()) {
     auto fn = out.module->lookupSymbol<func::FuncOp>(options.function);
     if (!fn)
@@ -667,6 +672,9 @@ static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
               [](const llvm::ErrorInfoBase &) {}));
       continue;
     }
+    if (!ls.elided.empty() && result.elidedWarning.empty())
+      result.elidedWarning =
+          detail::elidedSummary(ls.elided, ls.elidedKey, path).str();
     Operation *root = ls.module->getOperation();
     if (!options.function.empty()) {
       root = ls.module->lookupSymbol(options.function);

@@ -97,6 +97,7 @@ nlohmann::json Settings::defaults() {
       {"lenientDialects", d.lenient.enabled},
       {"shapeChecks", d.shapeChecks},
       {"rename", {{"checkLines", d.rename.checkLines}}},
+      {"validate", d.validate.enabled},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},

@@ -11,6 +11,7 @@
 #include "Render.h"
 #include "ShapeInference.h"
 #include "Timing.h"
+#include "ValidateTarget.h"
 
 #include "llvm/Support/BuryPointer.h"
 
@@ -28,6 +29,13 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
     return rc;
   if (opts.files.empty())
     return usageError(err, "check: no input files");
+  std::optional<ValidateTarget> validate;
+  if (opts.validate) {
+    Expected<ValidateTarget> t = parseValidateTarget(*opts.validate);
+    if (!t)
+      return usageError(err, "check: --validate: " + toString(t.takeError()));
+    validate = *t;
+  }
 
   auto analyzer = std::make_unique<Analyzer>();
   // The last file's parse is left to the end, like the rest.
@@ -57,6 +65,8 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
     if (opts.showInfo)
       config.info.refinable = config.info.runtimeChecks =
           config.info.dynamicToStatic = true;
+    if (validate)
+      config.validate = *validate;
     kept = std::make_unique<FileAnalysis>(
         analyzer->analyze(text, displayName(path), config));
     FileAnalysis &fa = *kept;
