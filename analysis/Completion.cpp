@@ -603,9 +603,20 @@ void Builder::values() {
     for (size_t i = 0; i < keep; ++i)
       scope.push_back(scored[i].second);
   } else if (scope.size() > limit) {
-    std::partial_sort(scope.begin(), scope.begin() + limit, scope.end(),
-                      nearer);
-    scope.resize(limit);
+    // The nearest by a selection on packed positions: a heap of pointers
+    // into 50k values spent ~10 ms in cache misses.
+    std::vector<std::pair<uint64_t, const ValueInfo *>> keyed;
+    keyed.reserve(scope.size());
+    for (const ValueInfo *v : scope)
+      keyed.push_back(
+          {uint64_t(v->def.begin.line) << 32 | v->def.begin.column, v});
+    auto later = [](const auto &a, const auto &b) { return a.first > b.first; };
+    std::nth_element(keyed.begin(), keyed.begin() + limit, keyed.end(), later);
+    keyed.resize(limit);
+    std::sort(keyed.begin(), keyed.end(), later);
+    scope.clear();
+    for (const auto &k : keyed)
+      scope.push_back(k.second);
     cut = true;
   } else {
     std::sort(scope.begin(), scope.end(), nearer);

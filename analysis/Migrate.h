@@ -52,9 +52,9 @@ bool mayNeedMigration(const std::string &text);
 /// Every rewrite of the file (sections that do not parse contribute none).
 MigrationPlan planMigration(const std::string &text);
 
-/// For a diagnostic about a TOSA op MLIR 22 removed (`unregistered
-/// operation 'tosa.fully_connected'`): what replaces it.
-std::optional<std::string> removedTosaOpAdvice(std::string_view message);
+/// For a diagnostic on a pre-MLIR-22 form (a TOSA op MLIR 22 removed, a
+/// padded size the stride does not divide): what to do.
+std::optional<std::string> migrationAdvice(std::string_view message);
 
 /// The text with every fix of `plan` applied.
 std::string applyMigration(const std::string &text, const MigrationPlan &plan);

@@ -231,7 +231,7 @@ LogicalResult SectionRun::onDiagnostic(mlir::Diagnostic &diag) {
   d.section = sec.index;
   for (mlir::Diagnostic &note : diag.getNotes())
     d.notes.push_back({toRange(note.getLocation()), capped(note.str())});
-  if (std::optional<std::string> advice = removedTosaOpAdvice(d.message.str()))
+  if (std::optional<std::string> advice = migrationAdvice(d.message.str()))
     d.notes.push_back({d.range, *advice});
   sectionDiags.push_back(std::move(d));
   return success();

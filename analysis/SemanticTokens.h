@@ -55,7 +55,49 @@ struct SemanticToken {
   uint8_t modifiers;
 };
 
+/// What the text alone says about a token (the analysis adds the rest):
+/// kept between requests so that an edit relexes only the lines it touched
+/// (a 50k-line file has ~380k tokens; lexing them is most of a full pass).
+struct LexedToken {
+  uint32_t offset;
+  uint32_t line; // 0-based
+  uint32_t length;
+  SemanticType type;
+  uint8_t flags; // LexedMarkable | LexedOpName
+};
+enum : uint8_t {
+  LexedMarkable = 1 << 0, // %v, ^bb, @s, #a, !t: the analysis may know it
+  LexedOpName = 1 << 1,   // the op part of `dialect.op`: may carry an error
+};
+struct LexedTokens {
+  std::vector<LexedToken> tokens; // sorted by offset
+  size_t textSize = 0;
+  size_t lineCount = 0;
+};
+LexedTokens lexTokens(std::string_view text, const LineIndex &lines);
+/// Brings `lexed` (lexed from `beforeText`) to `text`, in place: the lines
+/// between the first and the last changed byte (and one on either side, for
+/// a look-ahead across a line break) are lexed again, the rest shifted.
+void relexTokens(LexedTokens &lexed, std::string_view beforeText,
+                 std::string_view text, const LineIndex &lines);
+
+/// What the analysis adds to a lexed token.
+struct TokenClass {
+  SemanticType type;
+  uint8_t modifiers;
+};
+/// One per token of `lexed`, in `out`, whose memory is reused (a request
+/// after an edit allocates nothing on a big file).
+void classifyTokens(const FileAnalysis &fa,
+                    const std::vector<AliasInfo> &aliases,
+                    const LexedTokens &lexed, const LineIndex &lines,
+                    std::vector<TokenClass> &out);
+
 /// Sorted by position; none overlaps another or spans lines.
+void semanticTokens(const FileAnalysis &fa,
+                    const std::vector<AliasInfo> &aliases,
+                    const LexedTokens &lexed, const LineIndex &lines,
+                    std::vector<SemanticToken> &out);
 std::vector<SemanticToken> semanticTokens(const FileAnalysis &fa,
                                           const std::vector<AliasInfo> &aliases,
                                           std::string_view text,

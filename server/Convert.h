@@ -72,6 +72,8 @@ std::string_view firstLineBreak(std::string_view text);
 
 /// Number of UTF-16 code units in UTF-8 `s`.
 size_t utf16Length(std::string_view s);
+/// Whether every byte of `s` is ASCII (then a byte column is a UTF-16 one).
+bool isAscii(std::string_view s);
 
 } // namespace tosa_lsp
 

@@ -232,26 +232,80 @@ void TosaServer::selectionRanges(
 }
 
 /// The LSP encoding: per token, line and start relative to the previous
-/// token, length, type, modifiers; UTF-16 columns.
-static std::vector<uint32_t>
-encodeTokens(const Snapshot &s, const std::vector<SemanticToken> &ts) {
-  std::vector<uint32_t> data;
-  data.reserve(ts.size() * 5);
+/// token, length, type, modifiers; UTF-16 columns (byte columns on an
+/// ASCII line, which is nearly every line of a model).
+static void encodeTokens(const Snapshot &s, const LexedTokens &lexed,
+                         const std::vector<TokenClass> &classes,
+                         std::vector<uint32_t> &data) {
+  data.resize(classes.size() * 5);
+  const LineIndex &index = s.lines.index();
   uint32_t line = 0, start = 0;
-  for (const SemanticToken &t : ts) {
-    lsp::Position b = s.lines.toLsp(Position{t.line, t.column});
-    lsp::Position e = s.lines.toLsp(Position{t.line, t.column + t.length});
-    uint32_t l = static_cast<uint32_t>(b.line),
-             c = static_cast<uint32_t>(b.character);
-    data.push_back(l - line);
-    data.push_back(l == line ? c - start : c);
-    data.push_back(static_cast<uint32_t>(e.character - b.character));
-    data.push_back(static_cast<uint32_t>(t.type));
-    data.push_back(t.modifiers);
+  // Nearly every model is ASCII throughout: then no line is looked at.
+  bool allAscii = isAscii(s.text), ascii = allAscii;
+  uint32_t lineOf = UINT32_MAX; // the line `lineStart` and `ascii` are of
+  size_t lineStart = 0;
+  uint32_t *d = data.data();
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const LexedToken &t = lexed.tokens[i];
+    if (t.line != lineOf) {
+      lineOf = t.line;
+      lineStart = index.lineStart(t.line);
+      if (!allAscii) {
+        size_t e = t.line + 1 < index.lineCount() ? index.lineStart(t.line + 1)
+                                                  : s.text.size();
+        ascii =
+            isAscii(std::string_view(s.text).substr(lineStart, e - lineStart));
+      }
+    }
+    uint32_t l = t.line, c = static_cast<uint32_t>(t.offset - lineStart),
+             n = t.length;
+    if (!ascii) {
+      Position p{t.line + 1, c + 1};
+      lsp::Position b = s.lines.toLsp(p);
+      lsp::Position e = s.lines.toLsp(Position{p.line, p.column + n});
+      c = static_cast<uint32_t>(b.character);
+      n = static_cast<uint32_t>(e.character - b.character);
+    }
+    *d++ = l - line;
+    *d++ = l == line ? c - start : c;
+    *d++ = n;
+    *d++ = static_cast<uint32_t>(classes[i].type);
+    *d++ = classes[i].modifiers;
     line = l;
     start = c;
   }
-  return data;
+}
+
+/// Brings `ts` to the snapshot and answers: the full data, or its delta
+/// against the result the client names when it is the one last sent.
+static SemanticTokensLsp
+tokensReply(const Snapshot &s, OpenDocument::TokenState &ts,
+            const std::optional<std::string> &previousResultId) {
+  static std::atomic<uint64_t> counter{0};
+  const LineIndex &lines = s.lines.index();
+  if (!ts.lexedText)
+    ts.lexed = lexTokens(s.text, lines);
+  else if (ts.lexedText != s.sharedText)
+    relexTokens(ts.lexed, *ts.lexedText, s.text, lines);
+  ts.lexedText = s.sharedText;
+  classifyTokens(s.analysis, s.aliases(), ts.lexed, lines, ts.classes);
+  encodeTokens(s, ts.lexed, ts.classes, ts.next);
+
+  SemanticTokensLsp out;
+  out.resultId = std::to_string(s.version) + "." + std::to_string(++counter);
+  if (previousResultId && !ts.resultId.empty() &&
+      *previousResultId == ts.resultId) {
+    IntArrayEdit e = diffIntArrays(ts.data, ts.next);
+    out.isDelta = true;
+    out.start = e.start;
+    out.deleteCount = e.deleteCount;
+    out.inserted = std::move(e.data);
+  } else {
+    out.data = std::make_shared<const std::vector<uint32_t>>(ts.next);
+  }
+  std::swap(ts.data, ts.next);
+  ts.resultId = out.resultId;
+  return out;
 }
 
 void TosaServer::semanticTokens(const std::string &uri,
@@ -260,26 +314,14 @@ void TosaServer::semanticTokens(const std::string &uri,
   std::shared_ptr<OpenDocument> doc = scheduler->document(uri);
   withCurrentSnapshot(
       uri, reply(std::move(cb), [doc, previousResultId](const Snapshot &s) {
-        static std::atomic<uint64_t> counter{0};
-        auto data = std::make_shared<const std::vector<uint32_t>>(
-            encodeTokens(s, tosa_lsp::semanticTokens(s.analysis, s.aliases(),
-                                                     s.text, s.lines.index())));
         SemanticTokensLsp out;
-        out.resultId =
-            std::to_string(s.version) + "." + std::to_string(++counter);
-        out.data = data;
-        if (doc) {
-          OpenDocument::SentTokens prev = doc->sentTokens();
-          if (previousResultId && prev.data &&
-              *previousResultId == prev.resultId) {
-            IntArrayEdit e = diffIntArrays(*prev.data, *data);
-            out.isDelta = true;
-            out.start = e.start;
-            out.deleteCount = e.deleteCount;
-            out.inserted = std::move(e.data);
-          }
-          doc->setSentTokens({out.resultId, data});
+        if (!doc) {
+          OpenDocument::TokenState none;
+          return tokensReply(s, none, previousResultId);
         }
+        doc->withTokens([&](OpenDocument::TokenState &ts) {
+          out = tokensReply(s, ts, previousResultId);
+        });
         return out;
       }));
 }

@@ -365,6 +365,24 @@ private:
       forget(key);
     };
   }
+  /// The same, answered with a reply message `write(id, result)` writes
+  /// whole (no json::Value tree: big results), or toJSON(result) when the
+  /// request has no id.
+  template <typename T, typename Write>
+  Callback<T> answerRaw(Callback<json::Value> reply, Write write) {
+    auto [deferred, key] = defer(std::move(reply));
+    std::optional<json::Value> id = transport.currentId();
+    return [this, deferred = deferred, key = key, id = std::move(id),
+            write = std::move(write)](Expected<T> r) mutable {
+      if (!r)
+        deferred->finish(r.takeError());
+      else if (!id)
+        deferred->finish(toJSON(*r));
+      else if (deferred->claim())
+        transport.sendRaw(write(*id, *r));
+      forget(key);
+    };
+  }
   /// The same, answered with toJSON(result).
   template <typename T> Callback<T> answer(Callback<json::Value> reply) {
     return answer<T>(std::move(reply),
@@ -544,19 +562,13 @@ private:
   /// took a second to build and print.
   void sendTokens(const std::string &uri, std::optional<std::string> previous,
                   Callback<json::Value> reply) {
-    auto [deferred, key] = defer(std::move(reply));
-    std::optional<json::Value> id = transport.currentId();
     features.semanticTokens(
         uri, std::move(previous),
-        [this, deferred = deferred, key = key,
-         id = std::move(id)](Expected<SemanticTokensLsp> r) mutable {
-          if (!r || !id)
-            deferred->finish(r ? Expected<json::Value>(toJSON(*r))
-                               : Expected<json::Value>(r.takeError()));
-          else if (deferred->claim())
-            transport.sendRaw(semanticTokensReply(*id, *r, litTest));
-          forget(key);
-        });
+        answerRaw<SemanticTokensLsp>(
+            std::move(reply),
+            [this](const json::Value &id, const SemanticTokensLsp &t) {
+              return semanticTokensReply(id, t, litTest);
+            }));
   }
 
   void onWorkspaceSymbol(const WorkspaceSymbolParams &params,
@@ -579,9 +591,13 @@ private:
 
   void onCompletion(const lsp::CompletionParams &params,
                     Callback<json::Value> reply) {
-    features.completion(clientUri(params.textDocument.uri), params.position,
-                        editing.snippets,
-                        answer<lsp::CompletionList>(std::move(reply)));
+    features.completion(
+        clientUri(params.textDocument.uri), params.position, editing.snippets,
+        answerRaw<lsp::CompletionList>(
+            std::move(reply),
+            [this](const json::Value &id, const lsp::CompletionList &l) {
+              return completionReply(id, l, litTest);
+            }));
   }
 
   void onSignatureHelp(const lsp::TextDocumentPositionParams &params,

@@ -144,17 +144,17 @@ void OpenDocument::close() {
   verdicts.clear();
   verdictsVersion = -1;
   previewStems.clear();
+}
+
+void OpenDocument::withTokens(llvm::function_ref<void(TokenState &)> f) {
+  std::lock_guard<std::mutex> lock(tokensMu);
+  if (isOpen()) {
+    f(tokens);
+    return;
+  }
+  TokenState none; // closed: nothing kept
   tokens = {};
-}
-
-OpenDocument::SentTokens OpenDocument::sentTokens() const {
-  std::lock_guard<std::mutex> lock(mu);
-  return tokens;
-}
-
-void OpenDocument::setSentTokens(SentTokens t) {
-  std::lock_guard<std::mutex> lock(mu);
-  tokens = std::move(t);
+  f(none);
 }
 
 } // namespace tosa_lsp

@@ -13,6 +13,7 @@
 #define TOSA_LSP_SERVER_OPENDOCUMENT_H
 
 #include "InferenceCache.h"
+#include "SemanticTokens.h"
 #include "Snapshot.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -115,13 +116,19 @@ public:
 
   DocumentShapes shapes;
 
-  /// The semantic tokens last sent, for a delta against them.
-  struct SentTokens {
-    std::string resultId;
-    std::shared_ptr<const std::vector<uint32_t>> data;
+  /// The semantic tokens last sent (for a delta against them) and what
+  /// the next request reuses in place: the tokens the text alone gave, with
+  /// that text (an edit relexes only its lines), and the buffers (a request
+  /// after an edit allocates nothing on a big file).
+  struct TokenState {
+    std::string resultId; // empty: nothing sent yet
+    std::vector<uint32_t> data, next;
+    LexedTokens lexed;
+    SharedString lexedText;
+    std::vector<TokenClass> classes;
   };
-  SentTokens sentTokens() const;
-  void setSentTokens(SentTokens t);
+  /// Runs `f` on the token state, one request at a time per document.
+  void withTokens(llvm::function_ref<void(TokenState &)> f);
 
   /// Forgets the text, verdicts and preview files: the document is at no
   /// version any more, and work for it stops at its next check.
@@ -143,7 +150,8 @@ private:
   std::string verdictsConfig;
   std::map<size_t, bool> verdicts;
   std::map<std::string, std::string> previewStems; // by function
-  SentTokens tokens;
+  std::mutex tokensMu; // held through a whole token request
+  TokenState tokens;
 };
 
 } // namespace tosa_lsp

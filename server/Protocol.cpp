@@ -615,6 +615,122 @@ std::string semanticTokensReply(const json::Value &id,
   return text;
 }
 
+namespace {
+
+/// Writes JSON values without a json::Value tree: keys in the order
+/// json::Value prints them (sorted), strings escaped as it escapes them.
+struct RawJSON {
+  raw_ostream &out;
+  void str(StringRef s) { out << json::Value(s); }
+  void key(StringRef k, bool first = false) {
+    if (!first)
+      out << ',';
+    out << '"' << k << "\":";
+  }
+  void position(const lsp::Position &p) {
+    out << "{\"character\":" << p.character << ",\"line\":" << p.line << '}';
+  }
+  void range(const lsp::Range &r) {
+    out << "{\"end\":";
+    position(r.end);
+    out << ",\"start\":";
+    position(r.start);
+    out << '}';
+  }
+  void textEdit(const lsp::TextEdit &e) {
+    out << "{\"newText\":";
+    str(e.newText);
+    out << ",\"range\":";
+    range(e.range);
+    out << '}';
+  }
+  void item(const lsp::CompletionItem &i) {
+    out << '{';
+    bool first = true;
+    auto next = [&](StringRef k) {
+      key(k, first);
+      first = false;
+    };
+    if (!i.additionalTextEdits.empty()) {
+      next("additionalTextEdits");
+      out << '[';
+      for (size_t k = 0; k < i.additionalTextEdits.size(); ++k) {
+        if (k)
+          out << ',';
+        textEdit(i.additionalTextEdits[k]);
+      }
+      out << ']';
+    }
+    if (i.deprecated) {
+      next("deprecated");
+      out << "true";
+    }
+    if (!i.detail.empty()) {
+      next("detail");
+      str(i.detail);
+    }
+    if (i.documentation) {
+      next("documentation");
+      out << toJSON(*i.documentation);
+    }
+    if (!i.filterText.empty()) {
+      next("filterText");
+      str(i.filterText);
+    }
+    if (!i.insertText.empty()) {
+      next("insertText");
+      str(i.insertText);
+    }
+    if (i.insertTextFormat != lsp::InsertTextFormat::Missing) {
+      next("insertTextFormat");
+      out << static_cast<int>(i.insertTextFormat);
+    }
+    if (i.kind != lsp::CompletionItemKind::Missing) {
+      next("kind");
+      out << static_cast<int>(i.kind);
+    }
+    next("label");
+    str(i.label);
+    if (!i.sortText.empty()) {
+      next("sortText");
+      str(i.sortText);
+    }
+    if (i.textEdit) {
+      next("textEdit");
+      textEdit(*i.textEdit);
+    }
+    out << '}';
+  }
+};
+
+} // namespace
+
+std::string completionReply(const json::Value &id,
+                            const lsp::CompletionList &list, bool pretty) {
+  std::string text;
+  raw_string_ostream out(text);
+  if (pretty) {
+    json::OStream os(out, 2);
+    os.object([&] {
+      os.attribute("id", id);
+      os.attribute("jsonrpc", "2.0");
+      os.attribute("result", toJSON(list));
+    });
+    return text;
+  }
+  RawJSON w{out};
+  out << "{\"id\":" << id << ",\"jsonrpc\":\"2.0\",\"result\":{"
+      << "\"isIncomplete\":" << (list.isIncomplete ? "true" : "false")
+      << ",\"items\":[";
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    if (i)
+      out << ',';
+    w.item(list.items[i]);
+  }
+  out << "]}}";
+  return text;
+}
+
 json::Value toJSON(const WorkspaceSymbolLsp &w) {
   return json::Object{{"name", w.name},
                       {"kind", static_cast<int>(w.kind)},

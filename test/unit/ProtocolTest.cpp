@@ -386,4 +386,43 @@ TEST(Protocol, SemanticTokensReplyEqualsTheTree) {
     }
 }
 
+// The completion reply written by hand is the message toJSON prints, byte
+// for byte, with every field an item can carry (and characters to escape).
+TEST(Protocol, CompletionReplyIsTheJSONValuePrinted) {
+  llvm::lsp::CompletionList list;
+  list.isIncomplete = true;
+  llvm::lsp::CompletionItem plain("%0", llvm::lsp::CompletionItemKind::Variable,
+                                  "0001");
+  plain.detail = "tensor<2x\"q\"xf32>\n";
+  plain.textEdit = llvm::lsp::TextEdit{
+      llvm::lsp::Range(llvm::lsp::Position(3, 4), llvm::lsp::Position(3, 6)),
+      "%0"};
+  llvm::lsp::CompletionItem full("add",
+                                 llvm::lsp::CompletionItemKind::Function);
+  full.documentation = llvm::lsp::MarkupContent{llvm::lsp::MarkupKind::Markdown,
+                                                "**add** \u00e9"};
+  full.filterText = "add";
+  full.insertText = "add ${1:%a}, ${2:%b}";
+  full.insertTextFormat = llvm::lsp::InsertTextFormat::Snippet;
+  full.additionalTextEdits = {*plain.textEdit, *plain.textEdit};
+  full.deprecated = true;
+  llvm::lsp::CompletionItem bare;
+  bare.label = "x";
+  list.items = {plain, full, bare};
+  for (const llvm::lsp::CompletionList &l :
+       {list, llvm::lsp::CompletionList()}) {
+    llvm::json::Value want = llvm::json::Object{
+        {"id", "r1"}, {"jsonrpc", "2.0"}, {"result", toJSON(l)}};
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    os << want;
+    EXPECT_EQ(tosa_lsp::completionReply(llvm::json::Value("r1"), l, false),
+              printed);
+    llvm::Expected<llvm::json::Value> pretty = llvm::json::parse(
+        tosa_lsp::completionReply(llvm::json::Value("r1"), l, true));
+    ASSERT_TRUE(bool(pretty));
+    EXPECT_EQ(*pretty, want);
+  }
+}
+
 } // namespace

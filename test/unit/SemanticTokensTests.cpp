@@ -92,6 +92,55 @@ TEST(SemanticTokens, DeltaIsOneEdit) {
   EXPECT_EQ(e.start + e.deleteCount + e.data.size(), 3u);
 }
 
+/// Random edits (characters that change how a line lexes: line breaks,
+/// quotes, `//`, `<`, `=`), each relexed in place from the last: the same
+/// tokens as lexing the edited text from scratch.
+TEST(SemanticTokens, RelexingAnEditEqualsLexingAgain) {
+  std::string text = R"(#map = affine_map<(d0) -> (d0)>
+!t = tensor<2xf32>
+func.func @f(%a: tensor<?xf32>, %b: !t) -> tensor<?xf32> {
+  %0 = tosa.add %a, %b : (tensor<?xf32>, !t) -> tensor<?xf32>
+  %1 = "tosa.const"() {values = dense<"0x0102"> : tensor<2xi8>, name
+    = "a // b"} : () -> tensor<2xi8>
+  ^bb1: // pred: ^bb0
+  return %0 : tensor<?xf32>
+}
+)";
+  const char pieces[][8] = {"\n", "\"",  "//",     "<",    ">",   "=",  " ",
+                            "%x", "a.b", "tensor", "\n\n", "^bb", "!t", "#m"};
+  uint32_t seed = 12345;
+  auto rnd = [&](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) % n;
+  };
+  LexedTokens lexed = lexTokens(text, LineIndex(text));
+  for (int step = 0; step < 400; ++step) {
+    std::string before = text;
+    if (step == 0) {
+      // `name` is a property because of the `=` on the next line.
+      text.erase(text.find("\n    = ") + 5, 1);
+    } else {
+      size_t at = rnd(static_cast<uint32_t>(text.size() + 1));
+      size_t erase =
+          rnd(3) == 0 ? std::min<size_t>(rnd(6), text.size() - at) : 0;
+      text.replace(at, erase,
+                   rnd(4) == 0 ? "" : pieces[rnd(std::size(pieces))]);
+    }
+    LineIndex lines(text);
+    relexTokens(lexed, before, text, lines);
+    LexedTokens fresh = lexTokens(text, lines);
+    ASSERT_EQ(lexed.tokens.size(), fresh.tokens.size()) << "step " << step;
+    for (size_t i = 0; i < fresh.tokens.size(); ++i) {
+      const LexedToken &a = lexed.tokens[i], &b = fresh.tokens[i];
+      ASSERT_TRUE(a.offset == b.offset && a.line == b.line &&
+                  a.length == b.length && a.type == b.type &&
+                  a.flags == b.flags)
+          << "step " << step << " token " << i << "\n"
+          << text;
+    }
+  }
+}
+
 TEST(WorkspaceSymbols, FuzzyMatchOrdersLikeAnEditor) {
   EXPECT_TRUE(fuzzyMatch("", "anything"));
   EXPECT_TRUE(fuzzyMatch("cnv", "conv2d_block"));

@@ -8,6 +8,7 @@
 #include "CodeActions.h"
 #include "Input.h"
 #include "Migrate.h"
+#include "MigrateCheck.h"
 #include "ShapeInference.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -30,42 +31,48 @@ struct FixInput {
 };
 
 /// `fix --migrate FILE`: the file with every pre-MLIR-22 TOSA form
-/// rewritten, when that re-analyses no worse; ops with no mechanical
-/// rewrite are named on `err`.
+/// rewritten, unless that re-analyses worse (exit 1, nothing printed).
+/// When the result still does not verify it is printed all the same, every
+/// op left is named on `err` with its line and the reason, and the exit
+/// code is 1: nothing is left silently.
 int migrateFile(const FixInput &in, raw_ostream &out, raw_ostream &err) {
-  MigrationPlan plan = planMigration(in.text);
-  FixData all;
-  all.kind = FixData::MigrateFile;
-  for (const MigrationFix &f : plan.fixes)
-    all.edits.insert(all.edits.end(), f.edits.begin(), f.edits.end());
-  for (const MigrationNote &n : plan.manual)
-    err << in.fa.path << ":" << n.nameRange.begin.line << ":"
-        << n.nameRange.begin.column << ": warning: " << n.message << "\n";
-  if (!plan.fixes.empty() &&
-      !validateFix(in.analyzer, in.fa, in.text, in.config, all)) {
+  MigrationOutcome m = migrateAndCheck(in.analyzer, in.fa, in.text, in.config);
+  if (m.worse) {
+    for (const MigrationNote &n : m.plan.manual)
+      err << in.fa.path << ":" << n.nameRange.begin.line << ":"
+          << n.nameRange.begin.column << ": warning: " << n.message << "\n";
     printError(err, "the migrated file does not re-analyse better than " +
                         in.fa.path +
                         " (a section stops parsing or errors are added); "
                         "not printed");
     return 1;
   }
-  std::string migrated = applyEdits(in.text, all.edits);
+  for (const MigrationNote &n : m.left)
+    err << in.fa.path << ":" << n.nameRange.begin.line << ":"
+        << n.nameRange.begin.column
+        << ": error: " << (n.opName.empty() ? "" : n.opName + " not migrated: ")
+        << n.message << "\n";
+  if (!m.left.empty())
+    err << in.fa.path << ": migrated " << m.plan.fixes.size() << " ops; "
+        << m.left.size()
+        << " left that do not verify with MLIR 22 (listed above)\n";
   if (in.format == "json") {
-    nlohmann::ordered_json manual = nlohmann::ordered_json::array();
-    for (const MigrationNote &n : plan.manual)
-      manual.push_back({{"line", n.nameRange.begin.line},
-                        {"column", n.nameRange.begin.column},
-                        {"op", n.opName},
-                        {"message", n.message}});
-    out << nlohmann::ordered_json{{"text", migrated},
-                                  {"migrated", plan.fixes.size()},
-                                  {"manual", manual}}
+    nlohmann::ordered_json left = nlohmann::ordered_json::array();
+    for (const MigrationNote &n : m.left)
+      left.push_back({{"line", n.nameRange.begin.line},
+                      {"column", n.nameRange.begin.column},
+                      {"op", n.opName},
+                      {"message", n.message}});
+    out << nlohmann::ordered_json{{"text", m.text},
+                                  {"migrated", m.plan.fixes.size()},
+                                  {"verifies", m.verifies()},
+                                  {"manual", left}}
                .dump(1)
         << "\n";
-    return 0;
+  } else {
+    out << m.text;
   }
-  out << migrated;
-  return 0;
+  return m.verifies() ? 0 : 1;
 }
 
 /// `fix --refine-all [--function=F] FILE`: the file with every result type

@@ -7,8 +7,8 @@
 // RUN: %mlir-opt --split-input-file %t.mlir -o /dev/null
 // RUN: %tosa-lsp check %t.mlir
 // RUN: grep -v "^ *//" %t.mlir | FileCheck %s --check-prefix=NEW
-// Dynamic shapes have no mechanical rewrite: named on stderr, left alone.
-// RUN: %tosa-lsp fix --migrate %S/Inputs/fully-connected-dynamic.mlir 2>&1 >/dev/null | FileCheck %s --check-prefix=MANUAL
+// Dynamic shapes: no mechanical rewrite; named with the reason, exit 1.
+// RUN: not %tosa-lsp fix --migrate %S/Inputs/fully-connected-dynamic.mlir 2>&1 >/dev/null | FileCheck %s --check-prefix=MANUAL
 
 func.func @fc(%x: tensor<2x3xi8>, %w: tensor<4x3xi8>, %b: tensor<4xi32>) -> tensor<2x4xi32> {
   %0 = "tosa.fully_connected"(%x, %w, %b) {input_zp = -128 : i32, weight_zp = 0 : i32} : (tensor<2x3xi8>, tensor<4x3xi8>, tensor<4xi32>) -> tensor<2x4xi32>
@@ -25,4 +25,5 @@ func.func @fc(%x: tensor<2x3xi8>, %w: tensor<4x3xi8>, %b: tensor<4xi32>) -> tens
 // NEW: %v22{{_}}weight_zp_5 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
 // NEW: %v22{{_}}conv_6 = tosa.conv2d %v22{{_}}input_1, %v22{{_}}weight_3, %b, %v22{{_}}input_zp_4, %v22{{_}}weight_zp_5 {acc_type = i32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x1x1x3xi8>, tensor<4x1x1x3xi8>, tensor<4xi32>, tensor<1xi8>, tensor<1xi8>) -> tensor<2x1x1x4xi32>
 // NEW: %0 = "tosa.reshape"(%v22{{_}}conv_6, %v22{{_}}shape_7) : (tensor<2x1x1x4xi32>, !tosa.shape<2>) -> tensor<2x4xi32>
-// MANUAL: fully-connected-dynamic.mlir:2:8: warning: tosa.fully_connected was removed in TOSA 1.0 (MLIR 22)
+// MANUAL: fully-connected-dynamic.mlir:2:8: error: tosa.fully_connected not migrated: tosa.fully_connected was removed in TOSA 1.0 (MLIR 22)
+// MANUAL: migrated 0 ops; 1 left that do not verify with MLIR 22
