@@ -65,8 +65,8 @@ const void *make(MLIRContext &ctx, unsigned key) {
 /// Whether `kThreads` threads making every key in one context (each its own
 /// permutation of them, all starting at once) got one object per key.
 bool uniquingHolds(MLIRContext &ctx) {
-  std::vector<std::vector<const void *>> got(
-      kThreads, std::vector<const void *>(kKeys));
+  std::vector<std::vector<const void *>> got(kThreads,
+                                             std::vector<const void *>(kKeys));
   std::atomic<unsigned> ready{0};
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < kThreads; ++t)
