@@ -34,11 +34,20 @@ LOGS="$BUILD_DIR/tsan-logs"
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 # Reports go to files (one per process, the server's children included);
 # halt_on_error=0 lets a run finish and show every report.
-export TSAN_OPTIONS="log_path=$PWD/$LOGS/report:second_deadlock_stack=1:history_size=4:${TSAN_OPTIONS:-}"
+# report_signal_unsafe=0: a crash contained by runContained (CrashGuard.h)
+# leaves its signal handler by longjmp, so TSan takes all that follows for
+# code inside a signal handler; the tests crash MLIR on purpose.
+export TSAN_OPTIONS="log_path=$PWD/$LOGS/report:second_deadlock_stack=1:history_size=4:report_signal_unsafe=0:suppressions=$PWD/scripts/tsan.supp:${TSAN_OPTIONS:-}"
 status=0
 for t in "${UNITS[@]}"; do
   echo "tsan: $t"
-  if ! "$BUILD_DIR/bin/$t" --gtest_brief=1 >"$LOGS/$t.out" 2>&1; then
+  # Not under TSan: how much heap an idle release gives back (TSan has its
+  # own allocator); the compiler child, whose address-space limit leaves no
+  # room for TSan's shadow memory; a 50 ms bound on freeing replaced
+  # versions (TSan runs 5-15x slower).
+  if ! "$BUILD_DIR/bin/$t" --gtest_brief=1 \
+      --gtest_filter=-Analyzer.IdleReleaseForgetsWhatTheContextsUniqued:CompileJob.*:TosaServer.AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted \
+      >"$LOGS/$t.out" 2>&1; then
     echo "tsan: $t FAILED (see $LOGS/$t.out)" >&2
     tail -20 "$LOGS/$t.out" >&2
     status=1

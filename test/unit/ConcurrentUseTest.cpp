@@ -8,9 +8,9 @@
 // threads make the same types and attributes in one context, each in its
 // own order, and uniquing must hold: one object per key, whichever thread
 // made it. With the guard that holds; without it the same run loses or
-// duplicates objects, corrupts the uniquers' tables or crashes (run in a
-// forked child so that a crash or a hang is a result, not the end of the
-// test binary).
+// duplicates objects, corrupts the uniquers' tables or crashes (shown in
+// forked children, so that a crash or a hang is a result, not the end of
+// the test binary).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +36,17 @@
 #include <vector>
 
 using namespace mlir;
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
 
 namespace {
 
@@ -131,20 +142,20 @@ Outcome runInChild(bool guarded) {
 }
 
 TEST(ConcurrentUse, ThreadsShareAGuardedContext) {
-  // In process (ThreadSanitizer sees this run's threads and locks), then
-  // in fresh children.
-  DialectRegistry registry;
-  std::unique_ptr<MLIRContext> ctx = tosa_lsp::singleThreadedContext(registry);
-  {
-    tosa_lsp::ConcurrentUse guard(*ctx);
-    EXPECT_TRUE(uniquingHolds(*ctx));
+  // In process (ThreadSanitizer sees the threads and the uniquers' locks),
+  // in fresh contexts; without the guard this fails or crashes.
+  for (int round = 0; round < 5; ++round) {
+    DialectRegistry registry;
+    std::unique_ptr<MLIRContext> ctx =
+        tosa_lsp::singleThreadedContext(registry);
+    {
+      tosa_lsp::ConcurrentUse guard(*ctx);
+      EXPECT_TRUE(uniquingHolds(*ctx)) << "round " << round;
+    }
+    // Back to one thread: what was made meanwhile is found, new ones made.
+    EXPECT_EQ(make(*ctx, 7), make(*ctx, 7));
+    EXPECT_NE(make(*ctx, kKeys + 3), nullptr);
   }
-  // Back to one thread: the objects made meanwhile are found, new ones made.
-  EXPECT_EQ(make(*ctx, 7), make(*ctx, 7));
-  EXPECT_NE(make(*ctx, kKeys + 3), nullptr);
-  for (int i = 0; i < 5; ++i)
-    EXPECT_STREQ(name(runInChild(/*guarded=*/true)), name(Outcome::Holds))
-        << "run " << i;
 }
 
 // What makes the test above able to fail: the same runs without the guard
@@ -152,6 +163,12 @@ TEST(ConcurrentUse, ThreadsShareAGuardedContext) {
 // threads may seldom overlap); TOSA_LSP_UNGUARDED_MUST_BREAK=1 makes that a
 // failure.
 TEST(ConcurrentUse, WithoutTheGuardUniquingBreaks) {
+#if UNDER_TSAN
+  // TSan does not support threads in the child of a multi-threaded fork,
+  // and would report the races it is meant to show (seen through its
+  // memmove/memcmp interceptors inside libMLIR.so).
+  GTEST_SKIP() << "not under ThreadSanitizer";
+#endif
   if (std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "one core: the threads never run at once";
   unsigned broken = 0, runs = 0;
