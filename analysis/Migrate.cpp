@@ -339,6 +339,7 @@ MigrationPlan planMigration(const std::string &text) {
         sec.beginOffset, sec.endOffset - sec.beginOffset);
     if (findExcessiveNesting(body) ||
         findExcessiveResultNumber(body, body.size()) ||
+        findExcessiveIntegerWidth(body, body.size(), text.size()) ||
         body.find("tosa.") == body.npos)
       continue;
     MigrationPlan part;

@@ -50,6 +50,7 @@ private:
   /// The section nests too deeply for MLIR's parser: said, not parsed.
   void refuseNesting(size_t deep);
   void refuseResultNumber(size_t at, uint64_t number);
+  void refuseWideIntegers(const WideIntegers &wide);
   void parse(mlir::Block &block);
   bool parseWithLenientDialects(mlir::Block &block,
                                 mlir::ParserConfig &parserConfig,

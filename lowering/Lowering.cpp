@@ -391,6 +391,16 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
                            "(MLIR's parser would allocate 16 bytes for every "
                            "result number up to it)");
   }
+  if (auto wide =
+          findExcessiveIntegerWidth(secView, secView.size(), text.size())) {
+    size_t off = sec.beginOffset + wide->offset;
+    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
+    size_t lineStart = text.rfind('\n', off);
+    unsigned column =
+        off - (lineStart == std::string::npos ? 0 : lineStart + 1);
+    return sourceError(path, line, column + 1,
+                       describeWideIntegers(*wide) + "; not lowered");
+  }
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;
