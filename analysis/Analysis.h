@@ -53,7 +53,8 @@ struct Range {
 enum class Severity { Error, Warning, Note, Info };
 /// Spec: a check of ours against the TOSA specification where MLIR 22's
 /// verifier accepts the op (a warning, never an error).
-enum class DiagSource { Parser, Verifier, Broadcast, Spec };
+/// Validation: MLIR's tosa-validate pass (Config::validate).
+enum class DiagSource { Parser, Verifier, Broadcast, Spec, Validation };
 
 const char *severityName(Severity s);
 const char *diagSourceName(DiagSource s);
@@ -425,6 +426,31 @@ constexpr size_t kMinResultSlots = size_t(1) << 20;
 /// its offset and the number.
 std::optional<std::pair<size_t, uint64_t>>
 findExcessiveResultNumber(std::string_view text, size_t sectionBytes);
+
+/// Integers wider than 64 bits are kept at their full width by MLIR (an
+/// APInt on the heap, uniqued for the context's life): `1 : i16000000` is
+/// 2 MB, and 300 of them in a 12 KB text cost `check` 590 MB. A text's
+/// widest integer type (`iN`, `siN`, `uiN`) and what its numbers could cost
+/// at that width: the estimate is numbers x width x 2 (the parser's list
+/// beside a dense attribute's packed copy); `bytes` is 0 for widths <= 64.
+struct WideIntegers {
+  size_t offset = 0;    // of the widest type's first occurrence
+  uint64_t width = 0;   // bits
+  uint64_t numbers = 0; // number literals in the text
+  uint64_t bytes = 0;   // estimated cost
+};
+WideIntegers scanWideIntegers(std::string_view text);
+/// The scan, when its estimate exceeds `text`'s share of the bound on a
+/// document's memory (issue 44, item 6: 64 MiB + 100x its size): half of
+/// it, the rest being the analysis' own: 32 MiB x sectionBytes / fileBytes
+/// + 50 x sectionBytes. Widths up to 256 bits are never refused (a number
+/// takes at least two bytes of text).
+std::optional<WideIntegers> findExcessiveIntegerWidth(std::string_view text,
+                                                      size_t sectionBytes,
+                                                      size_t fileBytes);
+/// "integer type i16000000 with 300 numbers: MLIR would keep each at its
+/// full width (2 MB), ~1.2 GB in all"
+std::string describeWideIntegers(const WideIntegers &w);
 
 /// Splits on `// -----` like mlir-opt's --split-input-file (a marker with
 /// more dashes is a "near miss": reported by `analyze`, not split on).

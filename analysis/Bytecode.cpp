@@ -109,6 +109,11 @@ BytecodeConversion bytecodeFromText(std::string_view text,
                 "what it defines; fix its errors first";
     return out;
   }
+  if (auto wide =
+          findExcessiveIntegerWidth(owned, owned.size(), owned.size())) {
+    out.error = describeWideIntegers(*wide) + "; not converted";
+    return out;
+  }
   Collecting c;
   mlir::FallbackAsmResourceMap resources;
   mlir::ParserConfig config(c.ctx.get(), /*verifyAfterParse=*/true, &resources);

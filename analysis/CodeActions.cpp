@@ -4,6 +4,7 @@
 
 #include "LineIndex.h"
 #include "Migrate.h"
+#include "MigrateCheck.h"
 #include "Query.h"
 #include "TextScan.h"
 
@@ -503,14 +504,9 @@ void migrationFixes(const FixIndex &ix, const FileAnalysis &fa,
   }
   FixData all;
   all.kind = FixData::MigrateFile;
-  all.title = "Migrate this file to MLIR 22 TOSA (" +
-              std::to_string(plan.fixes.size()) + " ops)";
-  // Never silent: ops the migration cannot rewrite are named in the title.
-  if (!plan.manual.empty())
-    all.title += " - " + std::to_string(plan.manual.size()) +
-                 " ops left to edit by hand, first at line " +
-                 std::to_string(plan.manual[0].nameRange.begin.line) + ": " +
-                 plan.manual[0].message;
+  // Never silent: ops the migration cannot rewrite are named in the title
+  // (the server's title also names what the migrated text still fails on).
+  all.title = migrateFileTitle(plan.fixes.size(), plan.manual);
   std::optional<size_t> first;
   std::vector<FixData> perOp;
   for (const MigrationFix &m : plan.fixes) {

@@ -65,6 +65,8 @@ std::string Config::fingerprint() const {
   s += info.refinable ? "R" : "r";
   s += info.runtimeChecks ? "C" : "c";
   s += info.dynamicToStatic ? "D" : "d";
+  if (validate.enabled)
+    s += "V" + validate.items() + ";";
   if (lenient.enabled) {
     s += "L";
     for (const std::string &n : lenient.namespaces)
@@ -196,9 +198,29 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
   config.source.clear();
   ObjectReader top{root, "the configuration", error};
   if (!top.checkKeys({"broadcastableOps", "extraBroadcastableOps", "hints",
-                      "info", "compile", "lenientDialects", "shapeChecks"}) ||
+                      "info", "compile", "lenientDialects", "shapeChecks",
+                      "rename", "validate"}) ||
       !top.getBool("shapeChecks", config.shapeChecks))
     return std::nullopt;
+  if (root.contains("validate")) {
+    const json &v = root["validate"];
+    if (v.is_boolean()) {
+      config.validate = ValidateTarget();
+      config.validate.enabled = v.get<bool>();
+    } else if (v.is_string()) {
+      llvm::Expected<ValidateTarget> t =
+          parseValidateTarget(v.get<std::string>());
+      if (!t) {
+        error = "validate: " + llvm::toString(t.takeError());
+        return std::nullopt;
+      }
+      config.validate = *t;
+    } else {
+      error = "validate must be true, false or a string of items like "
+              "\"pro_int,pro_fp,level=8k\"";
+      return std::nullopt;
+    }
+  }
   if (root.contains("lenientDialects")) {
     const json &l = root["lenientDialects"];
     config.lenient.namespaces.clear();
@@ -267,6 +289,12 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
         !r.getBool("refinable", config.info.refinable) ||
         !r.getBool("runtimeChecks", config.info.runtimeChecks) ||
         !r.getBool("dynamicToStatic", config.info.dynamicToStatic))
+      return std::nullopt;
+  }
+  if (root.contains("rename")) {
+    ObjectReader r{root["rename"], "rename", error};
+    if (!r.checkKeys({"checkLines"}) ||
+        !r.getBool("checkLines", config.rename.checkLines))
       return std::nullopt;
   }
   if (root.contains("compile")) {

@@ -9,6 +9,8 @@
 #ifndef TOSA_LSP_ANALYSIS_CONFIG_H
 #define TOSA_LSP_ANALYSIS_CONFIG_H
 
+#include "ValidateTarget.h"
+
 #include "llvm/Support/Error.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -43,6 +45,11 @@ struct Config {
     bool publish = false;
   } info;
 
+  /// Rename also in the FileCheck lines that can mean the entity (Rename.h).
+  struct Rename {
+    bool checkLines = false;
+  } rename;
+
   /// Declared static sizes that MLIR's shape inference (tosa-infer-shapes)
   /// contradicts (errors where MLIR's verifier rejects the refined op, else
   /// warnings). The server finds them in the background after
@@ -59,6 +66,12 @@ struct Config {
     std::vector<std::string> namespaces; // empty: any
     bool allows(std::string_view ns) const;
   } lenient;
+
+  /// MLIR 22's TOSA validation (tosa-validate) on each section that
+  /// verifies: `"validate": false` (the default), `true` (the module's
+  /// tosa.target_env, else MLIR's default target) or items as `check
+  /// --validate=ITEMS` takes them ("pro_int,pro_fp,level=8k,strict").
+  ValidateTarget validate;
 
   /// Native compilation from the editor (the server's tosa.compile).
   struct Compile {

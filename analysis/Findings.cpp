@@ -32,6 +32,8 @@ const char *diagSourceName(DiagSource s) {
     return "broadcast";
   case DiagSource::Spec:
     return "tosa-spec";
+  case DiagSource::Validation:
+    return "tosa-validate";
   }
   return "";
 }

@@ -266,7 +266,8 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
     const FileText &file, const std::string &path, const Section &sec,
     const Config &config, SectionUnits *units) {
   size_t size = sec.endOffset - sec.beginOffset;
-  if (lenientLoaded || size < 2 * parallelSectionBytes || size < 2)
+  if (lenientLoaded || config.validate.enabled ||
+      size < 2 * parallelSectionBytes || size < 2)
     return std::nullopt;
   std::string_view text =
       std::string_view(file.text).substr(sec.beginOffset, size);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tosa_lsp {
@@ -53,6 +54,7 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
     GraphNode node;
   };
   std::vector<Found> found;
+  found.reserve(fa.ops.size() + fa.opSpans.size());
   auto inside = [&](const Range &r) {
     return contains(fn.scope, r.begin) &&
            !(r.begin.line == fn.nameRange.begin.line &&
@@ -98,10 +100,16 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
               : 80 * (op.scope.end.line - op.scope.begin.line + 1);
     found.push_back({op.nameRange.begin, std::move(n)});
   }
-  std::sort(found.begin(), found.end(),
-            [](const Found &a, const Found &b) { return before(a.at, b.at); });
-  for (Found &f : found)
-    g.nodes.push_back(std::move(f.node));
+  // Sorted by index: a GraphNode is ~300 bytes to move.
+  std::vector<uint32_t> order(found.size());
+  for (uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return before(found[a].at, found[b].at);
+  });
+  g.nodes.reserve(found.size() + fn.scope.end.line - fn.scope.begin.line);
+  for (uint32_t i : order)
+    g.nodes.push_back(std::move(found[i].node));
   // The innermost earlier node whose text holds each node: op texts nest,
   // so a stack of the open ones (a 4,000-op function: one pass, not 10^7
   // comparisons).
@@ -125,7 +133,7 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
     const InferredOp *op = shapes->opAt(n.range.begin);
     if (!op)
       continue;
-    std::vector<InferredResult> rs = op->results();
+    std::vector<InferredResult> rs = op->resultTypes();
     n.types.resize(std::max(n.types.size(), rs.size()));
     n.inferred.resize(n.types.size());
     for (size_t i = 0; i < rs.size(); ++i) {
@@ -265,6 +273,82 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
       g.edges.push_back({static_cast<unsigned>(from), static_cast<unsigned>(to),
                          v.name.str(), type, dynamicType(type), refinable});
     }
+  }
+  return g;
+}
+
+FunctionGraph buildGraph(const GenericFunction &f,
+                         const FunctionGraph *source) {
+  FunctionGraph g;
+  g.function = f.name;
+  if (source)
+    g.scope = source->scope;
+  std::vector<const GraphNode *> sourceArgs;
+  std::optional<NodeLocator> locate;
+  std::map<unsigned, int> firstOnLine;
+  if (source) {
+    for (const GraphNode &n : source->nodes)
+      if (n.kind == GraphNode::Argument)
+        sourceArgs.push_back(&n);
+    locate.emplace(*source);
+    for (size_t i = 0; i < source->nodes.size(); ++i)
+      if (source->nodes[i].kind != GraphNode::Argument)
+        firstOnLine.emplace(source->nodes[i].range.begin.line,
+                            static_cast<int>(i));
+  }
+  // The source op at a location: the innermost holding it, or the first
+  // named on its line (a location on `%0 = ...` is before the op's name).
+  auto sourceAt = [&](Position p) {
+    int at = locate && p.valid() ? locate->at(p) : -1;
+    if (at >= 0 && source->nodes[at].range.begin.line == p.line)
+      return at;
+    auto it = firstOnLine.find(p.line);
+    return it != firstOnLine.end() ? it->second : at;
+  };
+  std::map<std::string, std::pair<unsigned, std::string>> producer;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    GraphNode n;
+    n.kind = GraphNode::Argument;
+    n.label = n.id = f.args[i];
+    n.types = {i < f.argTypes.size() ? f.argTypes[i] : ""};
+    n.inferred = {""};
+    if (i < sourceArgs.size())
+      n.range = n.scope = sourceArgs[i]->range;
+    else
+      n.range = n.scope = {g.scope.begin, g.scope.begin};
+    producer[f.args[i]] = {static_cast<unsigned>(g.nodes.size()), n.types[0]};
+    g.nodes.push_back(std::move(n));
+  }
+  const int base = static_cast<int>(g.nodes.size());
+  std::map<std::string, unsigned> seen;
+  for (const GenericOp &op : f.ops) {
+    GraphNode n;
+    bool ret = op.name == "func.return" || op.name == "return";
+    n.kind = ret ? GraphNode::Return : GraphNode::Op;
+    n.label = ret ? "return" : op.name;
+    n.results = op.results;
+    n.types = op.types;
+    n.inferred.assign(n.types.size(), "");
+    n.constant = op.name == "arith.constant" || op.name == "tosa.const";
+    n.parent = op.parent >= 0 ? op.parent + base : -1;
+    int at = sourceAt(op.source);
+    if (at >= 0) {
+      n.range = source->nodes[at].range;
+      n.scope = source->nodes[at].scope;
+    } else {
+      n.range = n.scope = {g.scope.begin, g.scope.begin};
+    }
+    n.id = !n.results.empty() ? n.results.front()
+                              : n.label + "#" + std::to_string(seen[n.label]++);
+    unsigned self = static_cast<unsigned>(g.nodes.size());
+    for (const std::string &v : op.operands)
+      if (auto it = producer.find(v);
+          it != producer.end() && it->second.first != self)
+        g.edges.push_back({it->second.first, self, v, it->second.second,
+                           dynamicType(it->second.second), false});
+    for (size_t r = 0; r < op.results.size(); ++r)
+      producer[op.results[r]] = {self, r < op.types.size() ? op.types[r] : ""};
+    g.nodes.push_back(std::move(n));
   }
   return g;
 }

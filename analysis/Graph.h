@@ -62,6 +62,30 @@ struct FunctionGraph {
 FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
                          const ShapeInference *shapes = nullptr);
 
+/// One op of a function as a walk of any module sees it: what the graph of
+/// a lowered function is built from (lowering/LoweredGraph.h makes it; the
+/// graph model stays free of the lowering).
+struct GenericOp {
+  std::string name;                        // linalg.generic
+  std::vector<std::string> operands;       // value names, as printed
+  std::vector<std::string> results, types; // names and printed types
+  int parent = -1; // the op (index) whose region holds it
+  Position source; // the source op it came from (its location); invalid: none
+};
+
+struct GenericFunction {
+  std::string name;  // without '@'
+  std::string stage; // what it is after: "linalg"
+  std::vector<std::string> args, argTypes;
+  std::vector<GenericOp> ops; // in walk order (parents first)
+};
+
+/// The graph of `f`. Nodes point at the text of `source` (the graph of the
+/// function it was lowered from, when given): an op at the source op of
+/// its location, an argument at the source's argument of that number.
+FunctionGraph buildGraph(const GenericFunction &f,
+                         const FunctionGraph *source = nullptr);
+
 /// The function at `pos` (innermost), or the one named `name`.
 const SymbolInfo *graphFunctionAt(const FileAnalysis &fa, Position pos);
 const SymbolInfo *graphFunctionNamed(const FileAnalysis &fa,

@@ -219,6 +219,14 @@ static std::string regionName(const std::string &op, unsigned region) {
   return "region #" + std::to_string(region);
 }
 
+std::vector<InferredResult> InferredOp::resultTypes() const {
+  std::vector<InferredResult> out;
+  std::vector<DecodedOperand> operands;
+  if (pool)
+    decode(*pool, code(), &out, nullptr, operands);
+  return out;
+}
+
 std::vector<InferredResult> InferredOp::results() const {
   std::vector<InferredResult> out;
   if (!pool)

@@ -1,8 +1,10 @@
 //===- InputGuards.cpp - input refused before any parse -------------------===//
 //
 // What MLIR's parser must not see: text nested so deeply that its recursion
-// would overflow even the analysis thread's big stack. A table-driven scan,
-// one lookup per ordinary byte (it runs on every section of every version).
+// would overflow even the analysis thread's big stack (a table-driven scan,
+// one lookup per ordinary byte: it runs on every section of every version),
+// and text that would cost memory out of proportion to its size: result
+// numbers beyond what it defines, numbers of a huge integer type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,9 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace tosa_lsp {
 
@@ -137,6 +141,111 @@ findExcessiveResultNumber(std::string_view text, size_t sectionBytes) {
       return std::make_pair(nameStart - 1, n);
   }
   return std::nullopt;
+}
+
+static bool wordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+         c == '.' || c == '-' || c == '%' || c == '@' || c == '^' || c == '#' ||
+         c == '!';
+}
+
+/// The width of the integer type whose `i` is at `i`, if one starts there
+/// (`i32`, `si8`, `ui64`, also after a dimension: `4xi32`, `?xi8`); 0 if
+/// not. Not a value, symbol or attribute name that looks like one.
+static uint64_t integerTypeAt(std::string_view text, size_t i) {
+  size_t j = i + 1;
+  uint64_t width = 0;
+  for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]));
+       ++j)
+    width = std::min<uint64_t>(width * 10 + (text[j] - '0'), UINT32_MAX);
+  if (j == i + 1 || (j < text.size() && wordChar(text[j])))
+    return 0;
+  size_t start = i;
+  if (start > 0 && (text[start - 1] == 's' || text[start - 1] == 'u'))
+    --start;
+  if (start == 0 || !wordChar(text[start - 1]))
+    return width;
+  // A shape's last dimension: `<4xi32`, `?xi32`.
+  if (text[start - 1] == 'x' && start >= 2 &&
+      (std::isdigit(static_cast<unsigned char>(text[start - 2])) ||
+       text[start - 2] == '?'))
+    return width;
+  return 0;
+}
+
+/// Number literals: digit runs that start a token (`-1` counts, `%12`,
+/// `#3`, `1.5`'s `5` and a shape's `4x4`'s second `4` do not).
+static uint64_t countNumbers(std::string_view text) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (std::isdigit(static_cast<unsigned char>(text[i])) &&
+        (i == 0 || (!wordChar(text[i - 1]) || text[i - 1] == '-')))
+      ++n;
+  return n;
+}
+
+WideIntegers scanWideIntegers(std::string_view text) {
+  // MLIR refuses wider types (a parse error, nothing allocated).
+  constexpr uint64_t kMaxWidth = (1u << 24) - 1;
+  WideIntegers w;
+  const char *p = text.data();
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    const void *at = std::memchr(p + i, 'i', text.size() - i - 1);
+    if (!at)
+      break;
+    i = static_cast<const char *>(at) - p;
+    if (!std::isdigit(static_cast<unsigned char>(text[i + 1])))
+      continue;
+    uint64_t width = integerTypeAt(text, i);
+    if (width > std::max<uint64_t>(w.width, 64) && width <= kMaxWidth &&
+        !quotedOrComment(text, i)) {
+      w.width = width;
+      w.offset =
+          i > 0 && (text[i - 1] == 's' || text[i - 1] == 'u') ? i - 1 : i;
+    }
+  }
+  if (w.width <= 64)
+    return w;
+  w.numbers = countNumbers(text);
+  w.bytes = w.numbers * ((w.width + 63) / 64 * 8) * 2;
+  return w;
+}
+
+std::optional<WideIntegers> findExcessiveIntegerWidth(std::string_view text,
+                                                      size_t sectionBytes,
+                                                      size_t fileBytes) {
+  WideIntegers w = scanWideIntegers(text);
+  if (w.bytes == 0)
+    return std::nullopt;
+  const double share =
+      fileBytes ? std::min(1.0, double(sectionBytes) / double(fileBytes)) : 1;
+  const double budget = 32.0 * (1 << 20) * share + 50.0 * sectionBytes;
+  if (double(w.bytes) <= budget)
+    return std::nullopt;
+  return w;
+}
+
+/// "2 MB", "1.2 GB": a size for a message.
+static std::string roughSize(uint64_t bytes) {
+  const char *units[] = {"bytes", "KB", "MB", "GB", "TB"};
+  double v = double(bytes);
+  unsigned u = 0;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v < 10 && u ? "%.1f %s" : "%.0f %s", v,
+                units[u]);
+  return buf;
+}
+
+std::string describeWideIntegers(const WideIntegers &w) {
+  return "integer type i" + std::to_string(w.width) + " with " +
+         std::to_string(w.numbers) +
+         " numbers: MLIR would keep each at its full width (" +
+         roughSize((w.width + 63) / 64 * 8) + "), ~" + roughSize(w.bytes) +
+         " in all";
 }
 
 } // namespace tosa_lsp

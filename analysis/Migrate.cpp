@@ -339,6 +339,7 @@ MigrationPlan planMigration(const std::string &text) {
         sec.beginOffset, sec.endOffset - sec.beginOffset);
     if (findExcessiveNesting(body) ||
         findExcessiveResultNumber(body, body.size()) ||
+        findExcessiveIntegerWidth(body, body.size(), text.size()) ||
         body.find("tosa.") == body.npos)
       continue;
     MigrationPlan part;
@@ -412,11 +413,12 @@ MigrationPlan planMigration(const std::string &text) {
   return plan;
 }
 
-std::string applyMigration(const std::string &text, const MigrationPlan &plan) {
+std::string applyMigration(const std::string &text, const MigrationPlan &plan,
+                           PositionMap *map) {
   std::vector<TextEditData> edits;
   for (const MigrationFix &f : plan.fixes)
     edits.insert(edits.end(), f.edits.begin(), f.edits.end());
-  return applyEdits(text, edits);
+  return PositionMap::apply(text, edits, map);
 }
 
 } // namespace tosa_lsp

@@ -13,6 +13,7 @@
 #define TOSA_LSP_ANALYSIS_MIGRATE_H
 
 #include "Analysis.h"
+#include "PositionMap.h"
 #include "TextEdit.h"
 
 #include <optional>
@@ -56,8 +57,10 @@ MigrationPlan planMigration(const std::string &text);
 /// padded size the stride does not divide): what to do.
 std::optional<std::string> migrationAdvice(std::string_view message);
 
-/// The text with every fix of `plan` applied.
-std::string applyMigration(const std::string &text, const MigrationPlan &plan);
+/// The text with every fix of `plan` applied; `map` (if given) maps
+/// positions between `text` and the result.
+std::string applyMigration(const std::string &text, const MigrationPlan &plan,
+                           PositionMap *map = nullptr);
 
 } // namespace tosa_lsp
 

@@ -5,6 +5,7 @@
 #include "TextEdit.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tosa_lsp {
@@ -31,16 +32,22 @@ unsigned originalLine(const std::vector<TextEditData> &edits, unsigned line) {
 }
 
 MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
-                                 const std::string &text,
-                                 const Config &config) {
+                                 const std::string &text, const Config &config,
+                                 const std::function<bool()> &stop) {
   MigrationOutcome out;
   out.plan = planMigration(text);
-  out.text = applyMigration(text, out.plan);
+  if (stop && stop()) {
+    out.stopped = true;
+    return out;
+  }
+  out.text = applyMigration(text, out.plan, &out.map);
   std::vector<TextEditData> edits;
   for (const MigrationFix &f : out.plan.fixes)
     edits.insert(edits.end(), f.edits.begin(), f.edits.end());
-  FileAnalysis now =
-      out.plan.fixes.empty() ? fa : analyzer.analyze(out.text, fa.path, config);
+  if (!out.plan.fixes.empty())
+    out.analysis = std::make_shared<const FileAnalysis>(
+        analyzer.analyze(out.text, fa.path, config));
+  const FileAnalysis &now = out.analysis ? *out.analysis : fa;
   auto isError = [](const Diagnostic &d) {
     return d.severity == Severity::Error;
   };
@@ -72,6 +79,97 @@ MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
     out.left.push_back(std::move(n));
   }
   return out;
+}
+
+std::string migrateFileTitle(size_t rewritten,
+                             const std::vector<MigrationNote> &left) {
+  std::string title = "Migrate this file to MLIR 22 TOSA (" +
+                      std::to_string(rewritten) + " ops)";
+  if (left.empty())
+    return title;
+  const MigrationNote *first = &left[0];
+  for (const MigrationNote &n : left)
+    if (n.nameRange.begin.line < first->nameRange.begin.line)
+      first = &n;
+  return title + " - " + std::to_string(left.size()) +
+         " ops left to edit by hand, first at line " +
+         std::to_string(first->nameRange.begin.line) + ": " + first->message;
+}
+
+bool hasOldFormErrors(const FileAnalysis &fa) {
+  // What MLIR 22 says about the forms Migrate.cpp rewrites (the OLD checks
+  // of test/lit/migrate); a parse error naming TOSA may be any of them.
+  static const char *const kVerifier[] = {
+      "operands, but found",        "requires attribute",
+      "requires a single operand",  "must be Shape",
+      "wholly divisible by stride", "tosa.fully_connected"};
+  for (const Diagnostic &d : fa.diagnostics) {
+    if (d.severity != Severity::Error)
+      continue;
+    const std::string &m = d.message.str();
+    if (m.find("tosa") == m.npos)
+      continue;
+    if (d.source == DiagSource::Parser)
+      return true;
+    for (const char *p : kVerifier)
+      if (m.find(p) != m.npos)
+        return true;
+  }
+  return false;
+}
+
+std::optional<Diagnostic> oldFormsSummary(const MigrationOutcome &m) {
+  size_t count = m.plan.fixes.size() + m.plan.manual.size();
+  if (!count)
+    return std::nullopt;
+  std::map<std::string, size_t> byName;
+  const Range *first = nullptr;
+  unsigned section = 0;
+  auto note = [&](const std::string &name, const Range &r, unsigned sec) {
+    ++byName[name];
+    if (!first || before(r.begin, first->begin)) {
+      first = &r;
+      section = sec;
+    }
+  };
+  for (const MigrationFix &f : m.plan.fixes)
+    note(f.opName, f.nameRange, f.section);
+  for (const MigrationNote &n : m.plan.manual)
+    note(n.opName, n.nameRange, n.section);
+  std::vector<std::pair<size_t, std::string>> kinds;
+  for (const auto &[name, n] : byName)
+    kinds.push_back({n, name});
+  std::stable_sort(
+      kinds.begin(), kinds.end(),
+      [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::string list;
+  for (size_t i = 0; i < kinds.size() && i < 4; ++i)
+    list += (i ? ", " : "") + std::to_string(kinds[i].first) + " " +
+            kinds[i].second;
+  if (kinds.size() > 4)
+    list += ", " + std::to_string(kinds.size() - 4) + " more kinds";
+  std::string message =
+      std::to_string(count) + (count == 1 ? " op uses" : " ops use") +
+      " pre-MLIR-22 TOSA forms (" + list +
+      "); MLIR 22's errors show only the first. Migrate this file to MLIR 22 "
+      "TOSA (the quick fix, or `tosa-lsp fix --migrate`)";
+  if (m.worse)
+    message += "; the migrated file would not re-analyse better, so the "
+               "migration is not offered";
+  else if (!m.left.empty())
+    message += ": " + migrateFileTitle(m.plan.fixes.size(), m.left)
+                          .substr(std::string("Migrate this file to MLIR 22 "
+                                              "TOSA ")
+                                      .size());
+  message += ". Hover and inlay hints answer from the migrated form meanwhile";
+  Diagnostic d;
+  d.severity = Severity::Warning;
+  d.source = DiagSource::Verifier;
+  d.range = *first;
+  d.message = SharedText(message);
+  d.code = SharedText("pre-mlir-22");
+  d.section = section;
+  return d;
 }
 
 } // namespace tosa_lsp

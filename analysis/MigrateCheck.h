@@ -14,6 +14,9 @@
 #include "Config.h"
 #include "Migrate.h"
 
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,17 +25,42 @@ namespace tosa_lsp {
 struct MigrationOutcome {
   MigrationPlan plan;
   std::string text; // the migrated file
+  /// Positions between the original file and `text`.
+  PositionMap map;
+  /// `text` analysed; null when the plan rewrote nothing.
+  std::shared_ptr<const FileAnalysis> analysis;
   /// Every op left failing, in lines of the original file: the plan's
   /// manual list, then each error the migrated text still has.
   std::vector<MigrationNote> left;
   /// The migrated file re-analyses worse than the original (a section stops
   /// parsing, or more errors): not to be offered.
   bool worse = false;
+  /// `stop` said so before the migrated text was analysed: nothing else set.
+  bool stopped = false;
   bool verifies() const { return !worse && left.empty(); }
 };
 
+/// `stop` (if given) is asked between the planning and the analysis, the
+/// two long steps (the server's background stops for a newer version).
 MigrationOutcome migrateAndCheck(Analyzer &analyzer, const FileAnalysis &fa,
-                                 const std::string &text, const Config &config);
+                                 const std::string &text, const Config &config,
+                                 const std::function<bool()> &stop = nullptr);
+
+/// The whole-file action's title: the ops it rewrites and, never silent,
+/// how many are left and the first of them (by line).
+std::string migrateFileTitle(size_t rewritten,
+                             const std::vector<MigrationNote> &left);
+
+/// Whether `fa` has an error of the kind pre-MLIR-22 TOSA gets (an op with
+/// the old operands or attributes, a removed op, an old attribute): a cheap
+/// look at the messages, deciding whether a migration is worth trying.
+bool hasOldFormErrors(const FileAnalysis &fa);
+
+/// The one diagnostic for all of a file's old forms (not one per op: a
+/// converted model has thousands), at the first: how many ops use them,
+/// which, what the migration leaves, and that hover and inlay hints answer
+/// from the migrated form meanwhile. None when nothing is migrated.
+std::optional<Diagnostic> oldFormsSummary(const MigrationOutcome &m);
 
 /// The line in the original text of `line` (1-based) of the text with
 /// `edits` applied; a line an edit wrote maps to the edit's first line.

@@ -217,6 +217,61 @@ RenameTarget prepareRename(const RenameInput &in, Position pos) {
   return find(in, pos).target;
 }
 
+namespace {
+
+/// Whether the comment `comment` (from its `//`) is a FileCheck directive
+/// (`// CHECK:`, `// CHECK-NEXT:`, `// CHECK-LABEL:`, `// FOO-SAME:`...).
+bool isCheckDirective(std::string_view comment) {
+  comment.remove_prefix(2);
+  size_t b = comment.find_first_not_of(" \t");
+  if (b == std::string_view::npos)
+    return false;
+  comment.remove_prefix(b);
+  size_t colon = comment.find(':');
+  if (colon == std::string_view::npos || colon == 0)
+    return false;
+  std::string_view word = comment.substr(0, colon);
+  if (!std::all_of(word.begin(), word.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+               c == '_';
+      }))
+    return false;
+  return word.find("CHECK") != std::string_view::npos;
+}
+
+/// Occurrences of `old` as a whole name in the FileCheck comments between
+/// byte offsets `begin` and `end`.
+void renameInCheckLines(const RenameInput &in, size_t begin, size_t end,
+                        const std::string &old, const std::string &name,
+                        std::vector<TextEditData> &edits) {
+  end = std::min(end, in.text.size());
+  for (size_t at = begin; at < end;) {
+    size_t eol = in.text.find('\n', at);
+    if (eol == std::string_view::npos)
+      eol = in.text.size();
+    std::string_view line = in.text.substr(at, eol - at);
+    size_t c = line.find("//");
+    if (c != std::string_view::npos &&
+        line.substr(0, c).find_first_not_of(" \t") == std::string_view::npos &&
+        isCheckDirective(line.substr(c))) {
+      for (size_t k = line.find(old, c); k != std::string_view::npos;
+           k = line.find(old, k + old.size())) {
+        bool startOk =
+            k == 0 || !(isIdChar(line[k - 1]) || line[k - 1] == old[0]);
+        size_t after = k + old.size();
+        bool endOk = after >= line.size() || !isIdChar(line[after]);
+        if (startOk && endOk)
+          edits.push_back(
+              {{in.lines.position(at + k), in.lines.position(at + after)},
+               name});
+      }
+    }
+    at = eol + 1;
+  }
+}
+
+} // namespace
+
 RenameResult rename(const RenameInput &in, Position pos,
                     std::string_view newName) {
   RenameResult out;
@@ -258,6 +313,26 @@ RenameResult rename(const RenameInput &in, Position pos,
       return out;
     }
     out.edits.push_back({{r.begin, in.lines.position(*b + len)}, name});
+  }
+  if (in.checkLines) {
+    // Where CHECK lines can mean this entity: its function for a value or
+    // block, its section for a symbol or alias.
+    size_t begin = 0, end = in.text.size();
+    if (f.value || f.block) {
+      const SymbolInfo *fn = nullptr;
+      for (const SymbolInfo &s : in.fa.symbols)
+        if (s.section == f.section && contains(s.scope, f.def.begin) &&
+            (!fn || contains(fn->scope, s.scope.begin)))
+          fn = &s;
+      if (fn) {
+        begin = in.lines.lineStart(fn->scope.begin.line - 1);
+        end = in.lines.offset(fn->scope.end).value_or(end);
+      }
+    } else if (f.section < in.fa.sections.size()) {
+      begin = in.fa.sections[f.section].beginOffset;
+      end = in.fa.sections[f.section].endOffset;
+    }
+    renameInCheckLines(in, begin, end, old, name, out.edits);
   }
   return out;
 }

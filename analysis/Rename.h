@@ -25,6 +25,11 @@ struct RenameInput {
   const std::vector<AliasInfo> &aliases;
   std::string_view text; // the analysed text
   const LineIndex &lines;
+  /// Also rename in the FileCheck lines (`// CHECK...:`) that can mean the
+  /// entity: a symbol's or alias' in its section, a value's or block's in
+  /// its function. Off by default: a CHECK line is a pattern, and a test
+  /// that names the old spelling may check that it is gone.
+  bool checkLines = false;
 };
 
 struct RenameTarget {

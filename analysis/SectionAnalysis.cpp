@@ -121,6 +121,12 @@ bool SectionRun::run() {
       refuseResultNumber(big->first, big->second);
     return false;
   }
+  if (auto wide = findExcessiveIntegerWidth(
+          body, sec.endOffset - sec.beginOffset, file.text.size())) {
+    if (!job)
+      refuseWideIntegers(*wide);
+    return false;
+  }
   Block block;
   parse(block);
   if (job && !sec.parsed) {

@@ -265,6 +265,12 @@ void SectionRun::refuseResultNumber(size_t at, uint64_t number) {
   d.code = "input-too-costly";
 }
 
+void SectionRun::refuseWideIntegers(const WideIntegers &wide) {
+  refuseResultNumber(wide.offset, 0);
+  Diagnostic &d = sectionDiags.back();
+  d.message = describeWideIntegers(wide) + "; not parsed";
+}
+
 void SectionRun::parse(Block &block) {
   ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
   {

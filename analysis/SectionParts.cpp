@@ -79,7 +79,8 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
                                const Section &sec, const Config &config,
                                SectionUnits *units) {
   size_t size = sec.endOffset - sec.beginOffset;
-  if (lenientLoaded || size < 2 * parallelSectionBytes || size < 2)
+  if (lenientLoaded || config.validate.enabled ||
+      size < 2 * parallelSectionBytes || size < 2)
     return std::nullopt;
   std::vector<size_t> cuts =
       splitPoints(std::string_view(file.text).substr(sec.beginOffset, size),

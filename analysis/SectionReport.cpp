@@ -50,7 +50,9 @@ bool SectionRun::checkParsed(Block &block) {
   result.opSpans = std::move(index.opSpans);
   PhaseTimer t("findings");
   reportFindings();
-  if (units && !job)
+  // Validation is whole-section (mlir-opt-22 validates a module): no unit
+  // is re-analysed alone while it is on.
+  if (units && !job && !config.validate.enabled)
     collectUnits(ps, failedOps, file.lines, ps.section, result, *units);
   return !job || finishUnit();
 }

@@ -50,6 +50,7 @@ private:
   /// The section nests too deeply for MLIR's parser: said, not parsed.
   void refuseNesting(size_t deep);
   void refuseResultNumber(size_t at, uint64_t number);
+  void refuseWideIntegers(const WideIntegers &wide);
   void parse(mlir::Block &block);
   bool parseWithLenientDialects(mlir::Block &block,
                                 mlir::ParserConfig &parserConfig,
@@ -73,6 +74,9 @@ private:
                            std::optional<TaskThread::Running> &bodiesGone);
   void verifyThenReport(SectionResult &index);
   void reportMalformed();
+  /// MLIR's tosa-validate when Config::validate asks for it, on a whole
+  /// section that verified (mlir-opt-22 runs passes only then).
+  void validate();
 
   // SectionReport.cpp
   /// What a parsed section yields; false as run().

@@ -10,6 +10,7 @@
 #include "CrashGuard.h"
 #include "SectionRun.h"
 #include "Timing.h"
+#include "Validate.h"
 
 using namespace mlir;
 
@@ -47,10 +48,36 @@ void SectionRun::reportMalformed() {
 bool SectionRun::verifyAndCollect(
     SectionResult &index, std::optional<ConcurrentUse> &concurrent,
     std::optional<TaskThread::Running> &bodiesGone) {
-  if (!job && !part && body.size() >= impl.parallelSectionBytes)
+  // Validation needs the bodies the parallel path destroys beside it.
+  if (!job && !part && body.size() >= impl.parallelSectionBytes &&
+      !config.validate.enabled)
     return verifyBesideReports(index, concurrent, bodiesGone);
   verifyThenReport(index);
+  validate();
   return true;
+}
+
+void SectionRun::validate() {
+  if (!config.validate.enabled || !verified || job || part)
+    return;
+  PhaseTimer t("tosa-validate");
+  size_t before = sectionDiags.size();
+  source = DiagSource::Validation;
+  EffectiveTarget target = runTosaValidation(*ps.module, config.validate);
+  source = DiagSource::Verifier;
+  for (size_t i = before; i < sectionDiags.size(); ++i) {
+    Diagnostic &d = sectionDiags[i];
+    // Some of the pass's messages end in a line break (mlir-opt-22 prints
+    // a blank line after them); the text is the same without.
+    std::string message = d.message.str();
+    while (!message.empty() &&
+           (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    d.message = message;
+    ValidationRule rule = classifyValidation(message, target);
+    d.code = rule.code;
+    d.notes.push_back({d.range, "spec rule: " + rule.note});
+  }
 }
 
 /// Op reports and the index only read the IR: on a big section the index is

@@ -76,6 +76,9 @@ public:
   const std::string &name() const;
   const std::string &function() const; // the enclosing func.func's symbol
   std::vector<InferredResult> results() const;
+  /// The same without the dimensions' sources (dimSources empty): what a
+  /// graph draws, without composing their text for every op.
+  std::vector<InferredResult> resultTypes() const;
   /// Operands refined by propagation (name: declared -> inferred).
   std::vector<std::string> refinedOperands() const;
   bool hasRefinedOperands() const { return flags & kRefinedOperands; }

@@ -2,7 +2,8 @@
 // page written by `tosa-lsp graph --format=html`, and reports when the
 // first band of the graph is drawn, when the whole graph is laid out and
 // drawn, and the longest gap between animation frames during a scripted
-// pan and zoom (after the layout, and during it).
+// pan and zoom (during the layout, after it at the first view, and zoomed
+// out to the whole graph after "Fit").
 //   NODE_PATH=test/editors/vscode-e2e/node_modules node bench/graph_render.js PAGE.html
 // Prints one JSON line.
 'use strict';
@@ -60,10 +61,14 @@ async function panZoom(page, ms) {
       const c = document.querySelector('#tosa-graph');
       return {
         firstBandMs: +c.dataset.firstBandAt, allMs: +c.dataset.renderedAt, layoutMs: +c.dataset.layoutMs,
-        nodes: c.querySelectorAll('g.node').length, bands: c.querySelectorAll('g.band').length,
+        // Laid out, and in the document at the first view (bands on screen).
+        nodes: +c.dataset.nodes, domNodes: c.querySelectorAll('g.node').length, bands: c.querySelectorAll('g.band').length,
       };
     });
-    console.log(JSON.stringify({ page: path.basename(page_), ...r, panZoomDuringLayout: during, panZoomAfter: after, errors }));
+    // Zoomed out to the whole graph (a big one: the canvas sketch).
+    await page.click('button[data-act="fit"]');
+    const fit = await panZoom(page, 3000);
+    console.log(JSON.stringify({ page: path.basename(page_), ...r, panZoomDuringLayout: during, panZoomAfter: after, panZoomFit: fit, errors }));
   } finally {
     await browser.close();
   }

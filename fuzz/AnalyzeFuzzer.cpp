@@ -6,7 +6,8 @@
 // the editing features (completion, signature help, highlight, rename,
 // selection, folding, semantic tokens, formatting, generic forms, graphs),
 // document symbols and code actions at positions taken from the result and
-// from the input's last bytes.
+// from the input's last bytes; the migration plan, the bytecode round trip,
+// and the verdicts of the sections shuffled and alone (issue 44, item 1).
 //
 // MLIR 22's own parser and verifiers crash on some malformed input (e.g. a
 // `linalg.broadcast` with `dimensions = ,`, which also kills mlir-opt-22).
@@ -21,6 +22,7 @@
 
 #include "Aliases.h"
 #include "Analysis.h"
+#include "Bytecode.h"
 #include "CodeActions.h"
 #include "Completion.h"
 #include "Config.h"
@@ -33,6 +35,7 @@
 #include "Hover.h"
 #include "InlayHints.h"
 #include "LineIndex.h"
+#include "Migrate.h"
 #include "Navigation.h"
 #include "OpCatalogue.h"
 #include "OpGenericForm.h"
@@ -56,6 +59,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/thread.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -95,7 +99,8 @@ bool crashesUpstream(const std::string &text) {
       std::string body =
           text.substr(sec.beginOffset, sec.endOffset - sec.beginOffset);
       if (findExcessiveNesting(body) ||
-          findExcessiveResultNumber(body, body.size()))
+          findExcessiveResultNumber(body, body.size()) ||
+          findExcessiveIntegerWidth(body, body.size(), text.size()))
         continue; // Refused by the analyzer; never parsed.
       mlir::MLIRContext &ctx = *plainContext;
       mlir::ScopedDiagnosticHandler quiet(
@@ -242,6 +247,110 @@ void exercise(const std::string &text, const FileAnalysis &fa,
                       fixes[data[0] % fixes.size()]);
 }
 
+/// A section's diagnostics as they would read in a file of their own:
+/// lines from the section's first, sorted.
+std::vector<std::string> verdictOf(const FileAnalysis &fa, unsigned section) {
+  std::vector<std::string> out;
+  if (section >= fa.sections.size())
+    return out;
+  int delta = 1 - static_cast<int>(fa.sections[section].firstLine);
+  for (Diagnostic d : fa.diagnostics) {
+    if (d.section != section)
+      continue;
+    shiftLines(d, delta);
+    out.push_back(std::to_string(d.range.begin.line) + ":" +
+                  std::to_string(d.range.begin.column) + "-" +
+                  std::to_string(d.range.end.line) + ":" +
+                  std::to_string(d.range.end.column) + " " +
+                  std::string(d.code.str()) + " " +
+                  std::string(d.message.str()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void reportOrderDependence(const std::string &what, unsigned section,
+                           const std::vector<std::string> &alone,
+                           const std::vector<std::string> &there) {
+  std::fprintf(stderr,
+               "analyze-fuzzer: section %u's verdict depends on %s\n"
+               "alone:\n",
+               section, what.c_str());
+  for (const std::string &s : alone)
+    std::fprintf(stderr, "  %s\n", s.c_str());
+  std::fprintf(stderr, "there:\n");
+  for (const std::string &s : there)
+    std::fprintf(stderr, "  %s\n", s.c_str());
+  std::abort();
+}
+
+/// Issue 44, item 1: every section gets the verdict it gets alone, in the
+/// file and with the sections shuffled (after whatever this analyzer saw
+/// before: the contexts it reuses carry that history).
+void checkOrderIndependence(const std::string &text, const FileAnalysis &fa,
+                            const uint8_t *data, size_t size) {
+  std::vector<Section> secs = splitSections(text);
+  if (secs.size() < 2 || secs.size() > 6 || secs.size() != fa.sections.size())
+    return;
+  std::vector<std::string> bodies;
+  for (const Section &s : secs) {
+    if (s.firstColumn != 1)
+      return; // a section starting mid-line reads differently alone
+    bodies.push_back(text.substr(s.beginOffset, s.endOffset - s.beginOffset));
+  }
+  std::vector<std::vector<std::string>> alone;
+  for (const std::string &b : bodies) {
+    FileAnalysis one = analyzer->analyze(b, "fuzz.mlir", *config);
+    alone.push_back(verdictOf(one, 0));
+  }
+  for (unsigned i = 0; i < secs.size(); ++i) {
+    std::vector<std::string> there = verdictOf(fa, i);
+    if (there != alone[i])
+      reportOrderDependence("the sections before it", i, alone[i], there);
+  }
+  // A permutation taken from the input's bytes.
+  std::vector<unsigned> order(secs.size());
+  for (unsigned i = 0; i < order.size(); ++i)
+    order[i] = i;
+  for (unsigned i = order.size() - 1; i > 0; --i)
+    std::swap(order[i], order[data[(size - 1 - i) % size] % (i + 1)]);
+  std::string shuffled;
+  for (unsigned i = 0; i < order.size(); ++i) {
+    if (i)
+      shuffled += "\n// -----\n";
+    shuffled += bodies[order[i]];
+  }
+  FileAnalysis fs = analyzer->analyze(shuffled, "fuzz.mlir", *config);
+  if (fs.sections.size() != order.size())
+    return; // joining made a different split (a body ending in `//`)
+  for (unsigned i = 0; i < order.size(); ++i) {
+    std::vector<std::string> there = verdictOf(fs, i);
+    if (there != alone[order[i]])
+      reportOrderDependence("the order of the sections", order[i],
+                            alone[order[i]], there);
+  }
+}
+
+/// The migration plan applied, and the bytecode round trip: a text that
+/// converts must read back.
+void migrateAndConvert(const std::string &text) {
+  MigrationPlan plan = planMigration(text);
+  (void)applyMigration(text, plan);
+  BytecodeConversion bc = bytecodeFromText(text, "fuzz.mlir");
+  if (!bc.error.empty())
+    return;
+  BytecodeConversion back = textFromBytecode(bc.output);
+  if (!back.error.empty()) {
+    std::fprintf(stderr,
+                 "analyze-fuzzer: bytecode that does not read back: %s\n",
+                 back.error.c_str());
+    std::abort();
+  }
+  // A truncated copy is an error with a reason, never a crash of ours.
+  (void)textFromBytecode(
+      std::string_view(bc.output).substr(0, bc.output.size() / 2));
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
@@ -291,5 +400,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // only the section that changed and keeps stale results of the others.
   FileAnalysis fb = analyzer->analyze(edited, "fuzz.mlir", *config, &cache);
   exercise(edited, fb, data, size);
+  // Not on upstream crashes: those abandon a context, and the plain parses
+  // below are not guarded by the pre-check.
+  if (!upstream) {
+    migrateAndConvert(text);
+    checkOrderIndependence(text, fa, data, size);
+  }
   return upstream ? -1 : 0;
 }

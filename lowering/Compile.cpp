@@ -324,6 +324,7 @@ compile(const std::string &text, const std::string &path,
     return makeError(ErrorTopic::Output, "no output path given");
 
   detail::LoweredSection ls;
+  ls.elidedFill = options.elided;
   // The kernels' vectors are sized for the host (Kernels.cpp).
   bool kernels = options.cpu == "native";
   if (llvm::Error err = detail::lowerForNative(

@@ -48,6 +48,8 @@ struct CompileOptions {
   /// use non-temporal stores (StreamingStores.h). 0: the default for `cpu`;
   /// UINT64_MAX: never.
   uint64_t streamThreshold = 0;
+  /// Constants whose data is elided: an error naming them, unless filled.
+  ElidedFill elided{ElidedData::Refuse, 0};
 };
 
 struct CompileResult {

@@ -274,6 +274,7 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.cInterface = true;
   lowerOpts.strided = strided;
   lowerOpts.kernels = kernels;
+  lowerOpts.elided = out.elidedFill;
   return lowerSection(text, path, *sec, lowerOpts, out);
 }
 
@@ -390,6 +391,16 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
                            "(MLIR's parser would allocate 16 bytes for every "
                            "result number up to it)");
   }
+  if (auto wide =
+          findExcessiveIntegerWidth(secView, secView.size(), text.size())) {
+    size_t off = sec.beginOffset + wide->offset;
+    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
+    size_t lineStart = text.rfind('\n', off);
+    unsigned column =
+        off - (lineStart == std::string::npos ? 0 : lineStart + 1);
+    return sourceError(path, line, column + 1,
+                       describeWideIntegers(*wide) + "; not lowered");
+  }
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;
@@ -476,6 +487,10 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
       out.sourceOps.emplace(std::make_pair(f->getLine(), f->getColumn()),
                             op->getName().getStringRef().str());
   });
+  // Up front: LLVM IR translation would fail at the last one, later.
+  if (llvm::Error e = handleElided(*out.module, options.elided, path, at,
+                                   out.elided, out.elidedKey))
+    return e;
   if (!options.function.empty()) {
     auto fn = out.module->lookupSymbol<func::FuncOp>(options.function);
     if (!fn)
@@ -667,6 +682,9 @@ static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
               [](const llvm::ErrorInfoBase &) {}));
       continue;
     }
+    if (!ls.elided.empty() && result.elidedWarning.empty())
+      result.elidedWarning =
+          detail::elidedSummary(ls.elided, ls.elidedKey, path).str();
     Operation *root = ls.module->getOperation();
     if (!options.function.empty()) {
       root = ls.module->lookupSymbol(options.function);

@@ -10,6 +10,7 @@
 #ifndef TOSA_LSP_LOWERING_LOWERING_H
 #define TOSA_LSP_LOWERING_LOWERING_H
 
+#include "Elided.h"
 #include "Errors.h"
 
 #include "llvm/Support/Error.h"
@@ -53,6 +54,9 @@ struct LowerOptions {
   /// Outside upstream mode: tile and vectorise matmuls and convolutions for
   /// the host CPU's vectors (off for code meant for another CPU).
   bool kernels = true;
+  /// Constants whose data is elided (`dense_resource<__elided__>`): kept
+  /// by default (the preview shows them; LLVM IR translation would fail).
+  ElidedFill elided;
 };
 
 /// Ties a line of the preview to the source op it was lowered from.
@@ -67,6 +71,9 @@ struct LowerResult {
   std::vector<PreviewMapping> mappings;
   /// The pass pipeline that ran, for the record.
   std::string pipeline;
+  /// Kept elided constants (LowerOptions::elided): elidedSummary's text,
+  /// for a warning. Empty when there are none.
+  std::string elidedWarning;
 };
 
 /// The textual pass pipeline of a stage (what `mlir-opt-22 --pass-pipeline`

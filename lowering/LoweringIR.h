@@ -9,6 +9,7 @@
 #define TOSA_LSP_LOWERING_LOWERINGIR_H
 
 #include "Analysis.h"
+#include "Elided.h"
 #include "Lowering.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -53,6 +54,13 @@ struct LoweredSection {
   /// Set by the caller: refuses the function's signature before any pass
   /// runs (`run` takes fewer element types than the lowering).
   std::function<llvm::Error(mlir::FunctionType)> checkEntry;
+  /// Set by the caller of lowerForNative: what to do with constants whose
+  /// data is elided (compile and run refuse them unless told to fill).
+  ElidedFill elidedFill{ElidedData::Refuse, 0};
+  /// The elided constants left in the IR (ElidedData::Keep), with the
+  /// resource key of the first.
+  std::vector<SourceDiagnostic> elided;
+  std::string elidedKey;
   ~LoweredSection() {
     if (handlerId)
       context.getDiagEngine().eraseHandler(handlerId);
@@ -81,6 +89,21 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
                            const std::string &function, LowerMode mode,
                            bool strided, bool kernels, LoweredSection &out,
                            const std::function<void()> &before = nullptr);
+
+/// Finds the constants of `module` whose `dense_resource` has no data and,
+/// as `fill` says, fills them (static integer and float tensors; else a
+/// SourceErrors naming the first), lists them in `kept` (Keep) or refuses
+/// them (Refuse: a SourceErrors of elidedSummary). `at` gives a location's
+/// file position; `key` is the first one's resource key.
+llvm::Error handleElided(
+    mlir::ModuleOp module, const ElidedFill &fill, const std::string &path,
+    const std::function<SourceDiagnostic(mlir::Location, std::string)> &at,
+    std::vector<SourceDiagnostic> &kept, std::string &key);
+
+/// "N constants have elided data: dense_resource<KEY>; ..." at the first,
+/// followed by `FILE:L:C: note: elided: ...` lines for the first five.
+SourceDiagnostic elidedSummary(const std::vector<SourceDiagnostic> &elided,
+                               const std::string &key, const std::string &path);
 
 /// --mode=safe: a `cf.assert` before each element-wise op for every
 /// dimension whose runtime sizes could disagree (or miss a static result

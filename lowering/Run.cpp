@@ -326,6 +326,30 @@ bool flatten(const llvm::json::Value &v, ElementKind kind,
   return true;
 }
 
+/// The size random inputs get for a dynamic dimension --shape leaves open.
+constexpr int64_t kChosenSize = 2;
+
+/// Says which sizes `run` chose for argument `arg` (dims `chosen` of
+/// `shape`), and records them in `json` ({"argument", "dim", "size"}).
+std::string choiceNote(const std::string &function, unsigned arg,
+                       RankedTensorType type, llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> chosen,
+                       llvm::json::Array &json) {
+  std::string typeText, dims;
+  llvm::raw_string_ostream os(typeText);
+  type.print(os);
+  for (int64_t d : chosen) {
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    json.push_back(
+        llvm::json::Object{{"argument", arg}, {"dim", d}, {"size", shape[d]}});
+  }
+  return "@" + function + " argument #" + std::to_string(arg) + " (" +
+         typeText + ") runs as " + shapeText(shape) + ": size " +
+         std::to_string(kChosenSize) + " chosen for dynamic dimension" +
+         (chosen.size() > 1 ? "s " : " ") + dims +
+         " (--shape=" + shapeText(shape) + " sets it)";
+}
+
 llvm::Error rankError(const std::string &what, int64_t rank) {
   return makeError(what + " has rank " + std::to_string(rank) +
                    "; run supports ranks up to " + std::to_string(kMaxRunRank));
@@ -445,6 +469,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   // Lower exactly like `compile`.
   detail::LoweredSection ls;
   ls.checkEntry = unsupportedSignature;
+  ls.elidedFill = options.elided;
   if (llvm::Error err =
           detail::lowerForNative(text, path, options.function, options.mode,
                                  /*strided=*/false, /*kernels=*/true, ls))
@@ -508,7 +533,8 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                      " would take more than the limit of " +
                      sizeText(options.maxBytes));
   std::mt19937_64 rng(options.seed);
-  llvm::json::Array echoed;
+  llvm::json::Array echoed, shapesJSON, chosenJSON;
+  std::vector<std::string> picked; // a note per argument with chosen sizes
   // The bound of random indices for argument `i`; std::nullopt when it
   // indexes nothing, 0 when the values' size is not known (yet).
   auto indexBound = [&](unsigned i) -> std::optional<int64_t> {
@@ -558,10 +584,19 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
           want.push_back(v);
         }
       }
-      for (int64_t d = 0; d < type.getRank(); ++d)
+      std::vector<int64_t> chosen;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        bool pick =
+            d >= static_cast<int64_t>(want.size()) && type.isDynamicDim(d);
         in.shape.push_back(d < static_cast<int64_t>(want.size()) ? want[d]
-                           : type.isDynamicDim(d) ? 2
-                                                  : type.getDimSize(d));
+                           : pick ? kChosenSize
+                                  : type.getDimSize(d));
+        if (pick)
+          chosen.push_back(d);
+      }
+      if (!chosen.empty())
+        picked.push_back(choiceNote(options.function, i, type, in.shape, chosen,
+                                    chosenJSON));
     }
     if (static_cast<int64_t>(in.shape.size()) != type.getRank())
       return makeError(sizesFrom, "argument #" + std::to_string(i) +
@@ -617,6 +652,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
     }
     in.materialize();
     echoed.push_back(std::move(in.echo));
+    shapesJSON.push_back(llvm::json::Array(in.shape));
   }
 
   // Results: the C interface writes them through a pointer to one
@@ -706,6 +742,8 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
         }
         llvm::json::Object out{{"function", options.function},
                                {"inputs", std::move(echoed)},
+                               {"inputShapes", std::move(shapesJSON)},
+                               {"chosenSizes", std::move(chosenJSON)},
                                {"results", std::move(outs)}};
         std::string s;
         llvm::raw_string_ostream os(s);
@@ -719,7 +757,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
           : "");
   if (!json)
     return json.takeError();
-  return RunResult{std::move(*json)};
+  return RunResult{std::move(*json), std::move(picked)};
 }
 
 } // namespace tosa_lsp

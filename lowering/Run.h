@@ -31,19 +31,25 @@ struct RunOptions {
   std::string inputs;
   /// Without inputs: random values from this seed.
   unsigned seed = 0;
-  /// Per argument "2x3"; fills the dynamic dims of random inputs (default 2).
+  /// Per argument "2x3"; fills the dynamic dims of random inputs. A
+  /// dynamic dim it leaves open gets size 2, and RunResult::chosen says so.
   std::vector<std::string> shapes;
   unsigned optLevel = 2;
   /// The arguments' buffers and the results' of static shape may take at
   /// most this many bytes in all (ErrorTopic::Shapes or Inputs beyond):
   /// refused before anything is allocated.
   uint64_t maxBytes = kDefaultRunMaxBytes;
+  /// Constants whose data is elided: an error naming them, unless filled.
+  ElidedFill elided{ElidedData::Refuse, 0};
 };
 
 struct RunResult {
-  /// {"function", "inputs", "results"}: valid JSON, so NaN and infinities
-  /// are the strings "nan", "inf" and "-inf".
+  /// {"function", "inputs", "inputShapes", "chosenSizes", "results"}: valid
+  /// JSON, so NaN and infinities are the strings "nan", "inf" and "-inf".
   std::string json;
+  /// One line per random argument whose dynamic sizes run chose (no
+  /// --shape for them); also in the JSON as "chosenSizes".
+  std::vector<std::string> chosen;
 };
 
 /// Errors (Errors.h): lowering's; inputs that do not fit the function's

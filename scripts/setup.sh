@@ -48,7 +48,7 @@ if [ ! -f "$VSIX" ] || [ -n "$(find editors/vscode/src editors/vscode/syntaxes \
       editors/vscode/package.json editors/vscode/package-lock.json \
       editors/vscode/language-configuration.json editors/vscode/README.md \
       editors/vscode/images editors/vscode/.vscodeignore editors/vscode/build.sh \
-      editors/graph/graph-view.js editors/graph/vendor \
+      editors/graph/graph-view.js editors/graph/layered.js editors/graph/vendor \
       -newer "$VSIX" 2>/dev/null)" ]; then
   TOSA_LSP="$PWD/$BUILD_DIR/bin/tosa-lsp" bash editors/vscode/build.sh
 fi

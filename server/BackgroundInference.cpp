@@ -265,7 +265,10 @@ bool BackgroundInference::endFillRound(const std::shared_ptr<OpenDocument> &doc,
 void BackgroundInference::fill(const std::shared_ptr<OpenDocument> &doc,
                                unsigned worker, bool yieldToRequests) {
   PhaseTimer timer("background inference, one thread, until none is left");
-  if (fillPool) // Only what no analysis or request needs.
+  // `options.sync`, not `fillPool`: joinThreads() clears that pointer
+  // before the pool's destructor joins this thread (a race ThreadSanitizer
+  // found; scripts/tsan.sh).
+  if (!options.sync) // Only what no analysis or request needs.
     lowerPriority();
   std::unique_ptr<ShapeInferrer> &inferrer = fillInferrers[worker];
   // The version whose functions gained shape errors: published again once
@@ -342,7 +345,7 @@ void BackgroundInference::fill(const std::shared_ptr<OpenDocument> &doc,
     // Done until the next version: the context goes (every location and
     // type it uniqued), and the thread's free pages with it.
     inferrer.reset();
-    if (fillPool)
+    if (!options.sync)
       releaseFreeMemory();
     return;
   }

@@ -8,6 +8,7 @@
 
 #include "TosaServer.h"
 
+#include "OldSyntax.h"
 #include "ServerSupport.h"
 
 #include "ExpectedChecks.h"
@@ -108,9 +109,21 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
              overlaps(s->analysis.diagnostics[fix.diagnostic].range, *r))
       onOldForm = true;
   }
+  // The migration checked (migrateAndCheck: the background's, or made
+  // here): its title names every op left, also those only the migrated
+  // text's analysis finds, and its verdict needs no validation of its own.
+  std::shared_ptr<const MigratedView> migrated =
+      migrateFile ? migratedView(*s) : nullptr;
+  if (migrated && migrated->summary && overlaps(migrated->summary->range, *r))
+    onOldForm = true;
+  if (migrateFile && !migrated && (onOldForm || wants("source.migrate")))
+    migrated = migrateNow(s, worker);
   auto wholeFileMigration = [&](StringRef kind) {
     CodeActionItem item;
-    item.title = s->fixes()[*migrateFile].title;
+    item.title = migrated
+                     ? migrateFileTitle(migrated->outcome.plan.fixes.size(),
+                                        migrated->outcome.left)
+                     : s->fixes()[*migrateFile].title;
     item.kind = kind.str();
     item.review = true;
     item.version = s->version;
@@ -136,7 +149,8 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
   if (wants("quickfix"))
     addExpectedChecks(*s, *r, newline(), out);
   bool migrateValid = migrateFile && (onOldForm || wants("source.migrate")) &&
-                      isValid(doc.get(), s, *migrateFile, worker);
+                      (migrated ? !migrated->outcome.worse
+                                : isValid(doc.get(), s, *migrateFile, worker));
   if (migrateValid && onOldForm && wants("quickfix"))
     wholeFileMigration("quickfix");
   const SymbolInfo *fn = functionAt(s->analysis, r->begin);

@@ -166,8 +166,9 @@ void TosaServer::rename(const std::string &uri, lsp::Position pos,
                    if (!p)
                      return failed("no such position");
                    RenameResult r = tosa_lsp::rename(
-                       {s.analysis, s.aliases(), s.text, s.lines.index()}, *p,
-                       newName);
+                       {s.analysis, s.aliases(), s.text, s.lines.index(),
+                        s.config.rename.checkLines},
+                       *p, newName);
                    if (!r.error.empty())
                      return failed(r.error);
                    return DocumentEditLsp{s.uri, s.version,
@@ -638,10 +639,12 @@ void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,
 
 void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                        std::optional<std::string> function,
+                       std::optional<std::string> stage, std::string mode,
                        Callback<GraphReply> cb) {
   // The function's name first, then its shapes (the whole function
-  // inferred: a graph shows every op's types).
-  withCurrentSnapshot(uri, [this, uri, pos, function, cb = std::move(cb)](
+  // inferred: a graph shows every op's types), or its lowering.
+  withCurrentSnapshot(uri, [this, uri, pos, function, stage, mode,
+                            cb = std::move(cb)](
                                Expected<Scheduler::SnapshotPtr> sp) mutable {
     if (!sp)
       return cb(sp.takeError());
@@ -665,6 +668,8 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
       return cb(failed("tosa/graph needs a position or a function"));
     }
     std::string name = fn->name;
+    if (stage)
+      return loweredGraph(std::move(*sp), name, *stage, mode, std::move(cb));
     lsp::Range range = s.lines.toLsp(fn->scope);
     withShapes(uri, range,
                [name, cb = std::move(cb)](

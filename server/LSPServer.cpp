@@ -105,6 +105,12 @@ public:
               if (!r)
                 consumeError(r.takeError()); // progress is best effort
             })),
+        refreshInlayHints(handler.outgoingRequest<json::Value, RawParams>(
+            "workspace/inlayHint/refresh",
+            [](json::Value, Expected<RawParams> r) {
+              if (!r)
+                consumeError(r.takeError()); // best effort
+            })),
         progress(handler.outgoingNotification<json::Value>("$/progress")),
         features(featureOptions(options), *this) {
     handler.method("initialize", this, &Server::onInitialize);
@@ -185,6 +191,11 @@ private:
   void onError(const std::string &message) override {
     showMessage(showMessageParams(MessageType::Error, "tosa-lsp: " + message));
   }
+  void onInlayHintsChanged() override {
+    if (clientInlayHintRefresh)
+      refreshInlayHints(nullptr, json::Value("tosa-refresh-" +
+                                             std::to_string(++outgoingIds)));
+  }
 
   //===--------------------------------------------------------------------===//
   // Lifecycle and configuration
@@ -197,6 +208,7 @@ private:
     // Neovim 0.7 and others lack window/showDocument: previews then say
     // where the file is instead.
     clientShowDocument = params.showDocument;
+    clientInlayHintRefresh = params.inlayHintRefresh;
     editing = params.editing;
     if (!params.rootPath.empty())
       roots = {params.rootPath};
@@ -647,34 +659,47 @@ private:
   void onGraph(const GraphParams &params, Callback<json::Value> reply) {
     auto [deferred, key] = defer(std::move(reply));
     std::optional<json::Value> id = transport.currentId();
-    features.graph(clientUri(params.textDocument.uri), params.position,
-                   params.function,
-                   [this, deferred = deferred, key = key, id = std::move(id)](
-                       Expected<TosaServer::GraphReply> r) mutable {
-                     if (!r) {
-                       deferred->finish(r.takeError());
-                     } else if (deferred->claim()) {
-                       std::string text;
-                       raw_string_ostream out(text);
-                       json::OStream os(out, litTest ? 2 : 0);
-                       const Snapshot &s = *r->snapshot;
-                       os.object([&] {
-                         if (id)
-                           os.attribute("id", *id);
-                         os.attribute("jsonrpc", "2.0");
-                         os.attributeBegin("result");
-                         writeGraphJSON(os, r->graph, s.lines, kGraphNodeLimit,
-                                        [&](json::OStream &o) {
-                                          o.attribute("uri", s.uri);
-                                          o.attribute("version", s.version);
-                                        });
-                         os.attributeEnd();
-                       });
-                       out.flush();
-                       transport.sendRaw(text);
-                     }
-                     forget(key);
-                   });
+    features.graph(
+        clientUri(params.textDocument.uri), params.position, params.function,
+        params.stage, params.mode,
+        [this, deferred = deferred, key = key, id = std::move(id),
+         stage = params.stage,
+         mode = params.mode](Expected<TosaServer::GraphReply> r) mutable {
+          if (!r) {
+            deferred->finish(r.takeError());
+          } else if (deferred->claim()) {
+            std::string text;
+            raw_string_ostream out(text);
+            const Snapshot &s = *r->snapshot;
+            json::Object extra{{"uri", s.uri}, {"version", s.version}};
+            if (stage) {
+              extra["stage"] = *stage;
+              extra["mode"] = mode;
+            }
+            json::OStream os(out, litTest ? 2 : 0);
+            os.object([&] {
+              if (id)
+                os.attribute("id", *id);
+              os.attribute("jsonrpc", "2.0");
+              os.attributeBegin("result");
+              if (litTest) { // pretty, for FileCheck
+                json::Object o =
+                    graphToJSON(r->graph, s.lines, kGraphNodeLimit);
+                for (auto &kv : extra)
+                  o[kv.first] = kv.second;
+                os.value(std::move(o));
+              } else {
+                os.rawValue([&](raw_ostream &o) {
+                  writeGraphJSON(o, r->graph, s.lines, kGraphNodeLimit, &extra);
+                });
+              }
+              os.attributeEnd();
+            });
+            out.flush();
+            transport.sendRaw(text);
+          }
+          forget(key);
+        });
   }
 
   //===--------------------------------------------------------------------===//
@@ -785,6 +810,7 @@ private:
   bool litTest;
   std::string version;             // serverInfo.version
   bool clientShowDocument = false; // capabilities.window.showDocument.support
+  std::atomic<bool> clientInlayHintRefresh{false};
   ClientEditingCapabilities editing;
   std::vector<std::string> roots; // the workspace's folders, for its symbols
   lsp::MessageHandler handler;
@@ -792,6 +818,7 @@ private:
   lsp::OutgoingNotification<json::Value> showMessage;
   lsp::OutgoingRequest<json::Value> showDocumentRequest;
   lsp::OutgoingRequest<json::Value> createProgress;
+  lsp::OutgoingRequest<json::Value> refreshInlayHints;
   lsp::OutgoingNotification<json::Value> progress;
   std::atomic<int> outgoingIds{0};
   std::mutex pendingMu;

@@ -13,6 +13,7 @@
 #include "Choices.h"
 #include "Compile.h"
 #include "CompileJob.h"
+#include "LoweredGraph.h"
 #include "Lowering.h"
 #include "OutputFiles.h"
 #include "Query.h"
@@ -90,6 +91,50 @@ void TosaServer::previewLowering(PreviewRequest req,
     cb(std::move(out));
   };
   runHeavy(std::move(work));
+}
+
+static Error graphFailed(const Twine &message) {
+  return make_error<LSPError>(message.str(), ErrorCode::RequestFailed);
+}
+
+void TosaServer::loweredGraph(Scheduler::SnapshotPtr snap,
+                              const std::string &name, const std::string &stage,
+                              const std::string &mode,
+                              Callback<GraphReply> cb) {
+  std::optional<LowerStage> st = parseStage(stage);
+  if (!st)
+    return cb(
+        invalidParams(unknownChoiceMessage("stage", stage, choices().stages)));
+  std::optional<LowerMode> md = parseMode(mode);
+  if (!md)
+    return cb(
+        invalidParams(unknownChoiceMessage("mode", mode, choices().modes)));
+  const SymbolInfo *fn = graphFunctionNamed(snap->analysis, name);
+  for (uint32_t i : snap->analysis.errorIndices())
+    if (fn && contains(fn->scope, snap->analysis.diagnostics[i].range.begin))
+      return cb(graphFailed("@" + name +
+                            " has errors: fix them to see it after " + stage +
+                            " lowering"));
+  runHeavy([snap = std::move(snap), name, st = *st, md = *md,
+            cb = std::move(cb)](unsigned) mutable {
+    LowerOptions opts;
+    opts.function = name;
+    opts.stage = st;
+    opts.mode = md;
+    Expected<GenericFunction> lowered =
+        lowerForGraph(snap->text, snap->path, opts);
+    if (!lowered)
+      return cb(
+          graphFailed("lowering failed\n" + toString(lowered.takeError())));
+    const SymbolInfo *f = graphFunctionNamed(snap->analysis, name);
+    if (!f)
+      return cb(graphFailed("@" + name + " is gone from the file"));
+    FunctionGraph source = buildGraph(snap->analysis, *f);
+    GraphReply r;
+    r.graph = buildGraph(*lowered, &source);
+    r.snapshot = std::move(snap);
+    cb(std::move(r));
+  });
 }
 
 /// One read-only preview file per (document, function), rewritten on each

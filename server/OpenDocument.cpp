@@ -1,6 +1,7 @@
 //===- OpenDocument.cpp - what the server knows of one open document ------===//
 
 #include "OpenDocument.h"
+#include "OldSyntax.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -128,6 +129,19 @@ void OpenDocument::setVerdict(int64_t v, const std::string &config, size_t fix,
   verdicts[fix] = ok;
 }
 
+std::shared_ptr<const MigratedView> OpenDocument::migrated(int64_t v) const {
+  std::lock_guard<std::mutex> lock(mu);
+  return migratedView && migratedView->version == v ? migratedView : nullptr;
+}
+
+bool OpenDocument::setMigrated(std::shared_ptr<const MigratedView> v) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!open || (migratedView && migratedView->version > v->version))
+    return false;
+  migratedView = std::move(v);
+  return true;
+}
+
 std::string OpenDocument::previewStem(const std::string &function,
                                       llvm::function_ref<std::string()> make) {
   std::lock_guard<std::mutex> lock(mu);
@@ -143,6 +157,7 @@ void OpenDocument::close() {
   text = client = nullptr;
   verdicts.clear();
   verdictsVersion = -1;
+  migratedView = nullptr;
   previewStems.clear();
 }
 

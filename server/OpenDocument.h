@@ -30,6 +30,8 @@
 
 namespace tosa_lsp {
 
+struct MigratedView; // OldSyntax.h
+
 /// One document's shape inference, kept by BackgroundInference. The cache
 /// locks itself; the rest is under `mu`.
 struct DocumentShapes {
@@ -105,6 +107,13 @@ public:
   void setVerdict(int64_t version, const std::string &config, size_t fix,
                   bool ok);
 
+  /// The migrated form of `version` (a pre-MLIR-22 file), when the
+  /// background has it for that version.
+  std::shared_ptr<const MigratedView> migrated(int64_t version) const;
+  /// Keeps `v` unless the document is closed or a newer version's is kept;
+  /// whether it was kept.
+  bool setMigrated(std::shared_ptr<const MigratedView> v);
+
   /// The version last published, -1 before the first; written under the
   /// publisher's lock, so a re-publish never lands after a newer publish.
   std::atomic<int64_t> publishedVersion{-1};
@@ -149,6 +158,7 @@ private:
   int64_t verdictsVersion = -1;
   std::string verdictsConfig;
   std::map<size_t, bool> verdicts;
+  std::shared_ptr<const MigratedView> migratedView;
   std::map<std::string, std::string> previewStems; // by function
   std::mutex tokensMu; // held through a whole token request
   TokenState tokens;

@@ -107,6 +107,11 @@ bool fromJSON(const json::Value &v, TosaInitializeParams &p, json::Path path) {
       if (const json::Object *win = caps->getObject("window"))
         if (const json::Object *sd = win->getObject("showDocument"))
           p.showDocument = sd->getBoolean("support").value_or(false);
+  if (const json::Object *obj = v.getAsObject())
+    if (const json::Object *caps = obj->getObject("capabilities"))
+      if (const json::Object *ws = caps->getObject("workspace"))
+        if (const json::Object *ih = ws->getObject("inlayHint"))
+          p.inlayHintRefresh = ih->getBoolean("refreshSupport").value_or(false);
   p.editing = editingCapabilities(v);
   if (const json::Object *obj = v.getAsObject()) {
     auto fromUri = [&](std::optional<StringRef> uri) {
@@ -508,7 +513,8 @@ bool fromJSON(const json::Value &v, GraphParams &p, json::Path path) {
   json::ObjectMapper o(v, path);
   return o && o.map("textDocument", p.textDocument) &&
          o.mapOptional("position", p.position) &&
-         o.mapOptional("function", p.function);
+         o.mapOptional("function", p.function) &&
+         o.mapOptional("stage", p.stage) && o.mapOptional("mode", p.mode);
 }
 
 ClientEditingCapabilities editingCapabilities(const json::Value &init) {

@@ -76,6 +76,8 @@ ClientEditingCapabilities editingCapabilities(const llvm::json::Value &init);
 struct TosaInitializeParams {
   llvm::json::Value initializationOptions = nullptr; // editor settings
   bool showDocument = false; // capabilities.window.showDocument.support
+  /// capabilities.workspace.inlayHint.refreshSupport
+  bool inlayHintRefresh = false;
   ClientEditingCapabilities editing;
   /// The workspace's folder (rootUri, else the first workspace folder,
   /// else rootPath); empty when none.
@@ -219,6 +221,9 @@ struct GraphParams {
   llvm::lsp::TextDocumentIdentifier textDocument;
   std::optional<llvm::lsp::Position> position;
   std::optional<std::string> function;
+  /// The function after this lowering stage (the preview's), e.g. linalg.
+  std::optional<std::string> stage;
+  std::string mode = "fast"; // with stage: the preview's default
 };
 bool fromJSON(const llvm::json::Value &v, GraphParams &p,
               llvm::json::Path path);

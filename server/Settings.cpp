@@ -96,6 +96,8 @@ nlohmann::json Settings::defaults() {
         {"publish", d.info.publish}}},
       {"lenientDialects", d.lenient.enabled},
       {"shapeChecks", d.shapeChecks},
+      {"rename", {{"checkLines", d.rename.checkLines}}},
+      {"validate", d.validate.enabled},
       {"compile",
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},

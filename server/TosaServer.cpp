@@ -2,6 +2,7 @@
 
 #include "TosaServer.h"
 
+#include "OldSyntax.h"
 #include "ServerSupport.h"
 
 #include "ExpectedChecks.h"
@@ -230,6 +231,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     PhaseTimer timer("publish: function keys and known shape errors");
     extra = background->knownErrors(*doc, *s, /*retain=*/true);
   }
+  addOldFormSummary(*doc, *s, extra);
   // The diagnostics do not wait for the index: at 200k lines (one
   // function) waiting made the open's publish 30 ms later, and a hover sent
   // as soon as they arrive waited ~2 ms for the rest of it.
@@ -240,7 +242,8 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile)
     buildIndex();
-  background->published(doc, std::move(s));
+  background->published(doc, s);
+  migrateInBackground(std::move(doc), std::move(s));
 }
 
 void TosaServer::republish(std::shared_ptr<OpenDocument> doc,
@@ -250,6 +253,7 @@ void TosaServer::republish(std::shared_ptr<OpenDocument> doc,
   runHeavy([this, doc = std::move(doc), s = std::move(s)](unsigned) {
     std::vector<Diagnostic> extra =
         background->knownErrors(*doc, *s, /*retain=*/false);
+    addOldFormSummary(*doc, *s, extra);
     std::lock_guard<std::mutex> lock(publishMu);
     if (!stopping && doc->isOpen() && doc->publishedVersion == s->version)
       callbacks.onDiagnostics(s, extra);
@@ -445,44 +449,50 @@ static auto answerWithShapes(Callback<T> cb, Fn fn) {
 
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withShapes(uri, lsp::Range(pos, pos),
-             answerWithShapes(std::move(cb), [pos](const Snapshot &s,
-                                                   const ShapeInference *si) {
-               std::optional<lsp::Hover> out;
-               std::optional<Position> p = s.lines.fromLsp(pos);
-               std::optional<HoverResult> h =
-                   p ? tosa_lsp::hover(s.analysis, *p, si) : std::nullopt;
-               // Every op's generic form, and aliases (EditingFeatures.cpp).
-               if (p)
-                 h = withGenericForm(s, *p, std::move(h));
-               if (!h)
-                 return out;
-               out.emplace(s.lines.toLsp(h->range));
-               out->contents.kind = MarkupKind::Markdown;
-               out->contents.value = h->markdown;
-               return out;
-             }));
+  withShapes(
+      uri, lsp::Range(pos, pos),
+      answerWithShapes(std::move(cb), [this, pos](const Snapshot &s,
+                                                  const ShapeInference *si) {
+        // An old-syntax version: as if migrated (OldSyntax.cpp).
+        if (std::shared_ptr<const MigratedView> v = migratedView(s))
+          return migratedHover(s, *v, pos);
+        std::optional<lsp::Hover> out;
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        std::optional<HoverResult> h =
+            p ? tosa_lsp::hover(s.analysis, *p, si) : std::nullopt;
+        // Every op's generic form, and aliases (EditingFeatures.cpp).
+        if (p)
+          h = withGenericForm(s, *p, std::move(h));
+        if (!h)
+          return out;
+        out.emplace(s.lines.toLsp(h->range));
+        out->contents.kind = MarkupKind::Markdown;
+        out->contents.value = h->markdown;
+        return out;
+      }));
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
                             Callback<std::vector<lsp::InlayHint>> cb) {
-  withShapes(uri, range,
-             answerWithShapes(std::move(cb), [range](const Snapshot &s,
-                                                     const ShapeInference *si) {
-               std::vector<lsp::InlayHint> out;
-               std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
-               if (!r)
-                 return out;
-               for (const InlayHintData &h :
-                    tosa_lsp::inlayHints(s.analysis, *r, s.config.hints, si)) {
-                 lsp::InlayHint hint(InlayHintKind::Type,
-                                     s.lines.toLsp(h.position));
-                 hint.label = h.label;
-                 hint.paddingLeft = false;
-                 out.push_back(std::move(hint));
-               }
-               return out;
-             }));
+  withShapes(
+      uri, range,
+      answerWithShapes(std::move(cb), [this, range](const Snapshot &s,
+                                                    const ShapeInference *si) {
+        if (std::shared_ptr<const MigratedView> v = migratedView(s))
+          return migratedInlayHints(s, *v, range);
+        std::vector<lsp::InlayHint> out;
+        std::optional<tosa_lsp::Range> r = s.lines.fromLsp(range);
+        if (!r)
+          return out;
+        for (const InlayHintData &h :
+             tosa_lsp::inlayHints(s.analysis, *r, s.config.hints, si)) {
+          lsp::InlayHint hint(InlayHintKind::Type, s.lines.toLsp(h.position));
+          hint.label = h.label;
+          hint.paddingLeft = false;
+          out.push_back(std::move(hint));
+        }
+        return out;
+      }));
 }
 
 static std::vector<lsp::Range> toLsp(const Snapshot &s,
@@ -574,6 +584,8 @@ TosaServer::Stats TosaServer::stats() const {
   s.requestInferences = bg.requestInferences;
   s.inferencesCancelled = bg.inferencesCancelled;
   s.slotsDropped = slotsDroppedCount;
+  s.migrations = migrationsCount;
+  s.migrationsCancelled = migrationsCancelledCount;
   s.warmInferrersMade = bg.warmInferrersMade;
   s.requestInferrersMade = bg.requestInferrersMade;
   s.fillInferrersMade = bg.fillInferrersMade;

@@ -54,6 +54,7 @@ template <typename T>
 using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
 
 struct HoverResult;
+struct MigratedView;
 struct Snapshot;
 /// `h` with what hover shows beyond the analysis' own (EditingFeatures.cpp):
 /// the generic form of the op named at `p` (any op, also in a function with
@@ -152,6 +153,9 @@ public:
     /// The warm request inferrer's context keeps a location per op of each
     /// function inferred on it: after this many lines it is made afresh.
     unsigned renewWarmInferrerLines = 100000;
+    /// Called on the pool before a background migration of `version`
+    /// starts (tests: a newer version arrives meanwhile).
+    std::function<void(int64_t version)> beforeMigrationForTest;
   };
   /// Called from any thread.
   struct Callbacks {
@@ -164,6 +168,9 @@ public:
                                const std::vector<Diagnostic> &extra) {}
     /// Something the user should see (bad configuration), once per cause.
     virtual void onError(const std::string &message) {}
+    /// Inlay hints already shown may have changed (an old-syntax version's
+    /// migrated form is ready): the client should ask again.
+    virtual void onInlayHintsChanged() {}
   };
 
   TosaServer(Options options, Callbacks &callbacks);
@@ -278,8 +285,16 @@ public:
     Scheduler::SnapshotPtr snapshot; // the text `graph` is of
     FunctionGraph graph;
   };
+  /// With `stage`: the function after that lowering stage (lowered on the
+  /// pool, as the preview is; refused while the function has errors).
   void graph(const std::string &uri, std::optional<llvm::lsp::Position> pos,
-             std::optional<std::string> function, Callback<GraphReply> cb);
+             std::optional<std::string> function,
+             std::optional<std::string> stage, std::string mode,
+             Callback<GraphReply> cb);
+  /// graph() after lowering: @name of `snap` lowered to `stage` in `mode`.
+  void loweredGraph(Scheduler::SnapshotPtr snap, const std::string &name,
+                    const std::string &stage, const std::string &mode,
+                    Callback<GraphReply> cb);
 
   //===--- Long work ------------------------------------------------------===//
   void previewLowering(PreviewRequest request, Callback<PreviewResult> cb);
@@ -317,6 +332,10 @@ public:
     unsigned fillBorrows = 0;
     /// Times a background thread paused because requests were coming.
     unsigned backgroundPauses = 0;
+    /// Background migrations of old-syntax versions kept, and dropped
+    /// because a newer version came (OldSyntax.cpp).
+    unsigned migrations = 0;
+    unsigned migrationsCancelled = 0;
     /// Functions whose inference is known, over all open documents.
     size_t functionsKnown = 0;
     Scheduler::Stats scheduler;
@@ -372,6 +391,20 @@ private:
   /// the latest published version of the open `doc`.
   void republish(std::shared_ptr<OpenDocument> doc, Scheduler::SnapshotPtr s);
 
+  //===--- Old syntax (OldSyntax.cpp) -------------------------------------===//
+  /// After the publish of a version with old-form errors: its migration,
+  /// checked, in the background; re-publishes with the summary.
+  void migrateInBackground(std::shared_ptr<OpenDocument> doc,
+                           Scheduler::SnapshotPtr s);
+  /// The migrated form of `s`'s version and configuration, when known.
+  std::shared_ptr<const MigratedView> migratedView(const Snapshot &s) const;
+  /// The same, computed on `worker` when not known yet (not kept).
+  std::shared_ptr<const MigratedView>
+  migrateNow(const Scheduler::SnapshotPtr &s, unsigned worker);
+  /// What a publish of `s` adds for its old forms.
+  void addOldFormSummary(OpenDocument &doc, const Snapshot &s,
+                         std::vector<Diagnostic> &extra);
+
   /// From this size of text on, a version's position index is built beside
   /// its publish; below it, after the publish (publish()).
   static constexpr size_t kIndexBesidePublishBytes = size_t(4) << 20;
@@ -388,6 +421,7 @@ private:
 
   std::atomic<unsigned> validationCount{0};
   std::atomic<unsigned> slotsDroppedCount{0};
+  std::atomic<unsigned> migrationsCount{0}, migrationsCancelledCount{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;

@@ -13,16 +13,22 @@
 // mount() adds the interactive view (pan, zoom, fit, search, regions).
 (function (root, factory) {
   if (typeof module === 'object' && module.exports)
-    module.exports = factory();
+    module.exports = factory(require('./layered.js'));
   else
-    root.TosaGraph = factory();
-})(typeof self !== 'undefined' ? self : this, function () {
+    root.TosaGraph = factory(root.TosaLayered);
+})(typeof self !== 'undefined' ? self : this, function (Layered) {
   'use strict';
 
   // Monospace metrics shared by layout and drawing: no text measuring, so
   // node (no DOM) lays out exactly as the page does.
   const CHAR_W = 7.2, LINE_H = 15, PAD_X = 10, PAD_Y = 6;
   const BAND = 120;         // top-level nodes per ELK call
+  // Above this many nodes the layout is layered.js's (linear time, tens of
+  // ms for 4,000 ops) instead of ELK's (~5 ms per node): ELK's picture is
+  // a little tidier, and below this it takes at most a second or so.
+  const FAST_NODES = 250;
+  const STRIPE = 1600;      // height of a drawn band of a fast layout
+  const FAR_K = 0.35;       // below this zoom: no text (a big graph: a canvas)
   const BAND_GAP = 60;      // between bands
   const BIG_CONST = 1024;   // bytes of a folded constant worth a badge
   const MAX_LABEL = 48;     // characters of a type shown in a node
@@ -50,12 +56,14 @@
 .tg-bar{display:flex;gap:6px;align-items:center;padding:4px 6px;border-bottom:1px solid var(--vscode-panel-border,#ccc);font-size:12px;flex-wrap:wrap}
 .tg-bar input{width:14em;font:inherit;color:inherit;background:var(--vscode-input-background,#fff);border:1px solid var(--vscode-input-border,#aaa);padding:2px 4px}
 .tg-bar button{font:inherit;color:var(--vscode-button-secondaryForeground,#222);background:var(--vscode-button-secondaryBackground,#eee);border:1px solid var(--vscode-panel-border,#bbb);padding:1px 7px;cursor:pointer}
+.tg-bar button[aria-pressed=true]{color:var(--vscode-button-foreground,#fff);background:var(--vscode-button-background,#0969da)}
 .tg-status{opacity:.85;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tg-note{padding:3px 8px;background:var(--vscode-inputValidation-warningBackground,#fff4ce);border-bottom:1px solid var(--vscode-inputValidation-warningBorder,#e0b000);font-size:12px}
 .tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
 .tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none}
 .tg-canvas.panning{cursor:grabbing}
 .tg-canvas svg{position:absolute;left:0;top:0;overflow:visible}
+.tg-canvas .tg-sketch{position:absolute;left:0;top:0}
 ${svgCSS()}`;
 
   // What the picture needs in every host, the standalone SVG included.
@@ -266,9 +274,85 @@ ${svgCSS()}`;
     return v ? v.id : id;
   }
 
+  // layered.js' layout of the whole view, cut into bands by height (what
+  // the page draws and culls): nodes by their top-level node's place,
+  // edges with their consumer, long edges entering through input nodes.
+  function fastLayout(view) {
+    const toNode = v => {
+      const node = { id: v.id, width: v.width, height: v.height };
+      if (v.kids.length && !v.collapsed) {
+        node.children = v.kids.map(c => toNode(view.index.get(c)));
+        node.pad = { top: v.height + 8, left: 10, bottom: 10, right: 10 };
+      }
+      return node;
+    };
+    const graph = {
+      children: view.top.map(toNode),
+      edges: view.edges.map((e, i) => ({ id: 'e' + i, source: e.from, target: e.to, index: i })),
+    };
+    const r = Layered.layout(graph, {
+      farInput: ge => {
+        const e = view.edges[ge.index];
+        const label = clip(e.value + ' : ' + shapeOf(e.type));
+        return { key: e.from + '\u0000' + e.value, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e };
+      },
+    });
+    const pos = r.pos;
+    const bandAt = new Map(); // stripe number -> band
+    const bandOfY = y => {
+      const k = Math.max(0, Math.floor(y / STRIPE));
+      if (!bandAt.has(k)) bandAt.set(k, { k, y: Infinity, bottom: -Infinity, width: r.width, nodes: [], edges: [], inputs: [], crossing: [] });
+      return bandAt.get(k);
+    };
+    const grow = (b, y0, y1) => { b.y = Math.min(b.y, y0); b.bottom = Math.max(b.bottom, y1); };
+    for (const v of view.top) {
+      const b = bandOfY(pos.get(v.id).y);
+      const add = (u) => {
+        const p = pos.get(u.id);
+        b.nodes.push({ v: u, ...p });
+        grow(b, p.y, p.y + p.h);
+        if (u.kids.length && !u.collapsed) for (const c of u.kids) add(view.index.get(c));
+      };
+      add(v);
+    }
+    const topBand = new Map();
+    for (const b of bandAt.values()) for (const n of b.nodes) topBand.set(n.v.id, b);
+    for (const i of r.inputs) {
+      const p = { x: i.x, y: i.y, w: i.w, h: i.h };
+      pos.set(i.id, p);
+      const b = bandOfY(i.y);
+      b.inputs.push({ ...i.input, ...p, id: i.id });
+      b.crossing.push({ from: i.from, to: i.id, edge: i.input.edge });
+      grow(b, p.y, p.y + p.h);
+    }
+    for (const e of r.edges) {
+      const b = topBand.get(e.edge.target) || bandOfY(e.pts[0].y);
+      b.edges.push({ id: e.edge.id, pts: e.pts, edge: view.edges[e.edge.index] });
+      for (const p of e.pts) grow(b, p.y, p.y);
+    }
+    const bands = [...bandAt.values()].sort((a, b) => a.k - b.k);
+    bands.forEach((b, k) => { b.k = k; b.height = b.bottom - b.y; delete b.bottom; });
+    return { bands, pos, width: r.width, height: r.height };
+  }
+
+  function isBig(view) {
+    return !!Layered && view.nodes.length > FAST_NODES;
+  }
+
   // Lays the view out band after band; `onBand(band)` sees each as it is
   // placed (the page draws it at once). `alive()` false stops the work.
+  // Big views: layered.js at once, then its bands.
   async function layout(view, elk, onBand, alive) {
+    if (isBig(view)) {
+      const t0 = Date.now();
+      const r = fastLayout(view);
+      for (const b of r.bands) {
+        b.ms = Date.now() - t0;
+        if (onBand) onBand(b, r.pos);
+      }
+      r.fast = true;
+      return r;
+    }
     const all = bands(view);
     const bandOf = new Map();
     all.forEach((b, k) => b.forEach(v => bandOf.set(v.id, k)));
@@ -397,35 +481,41 @@ ${svgCSS()}`;
   }
 
   // An ELK running in a worker made from its own source (`source`, the text
-  // of elk.bundled.js): the page stays responsive while a big graph is laid
-  // out. Where workers are refused (a CSP, some file:// pages) it falls
-  // back to ELK in the page's thread.
+  // of elk.bundled.js): the page stays responsive while a graph is laid
+  // out. Until the worker has compiled ELK (seconds on a loaded machine)
+  // and where workers are refused (a CSP, some file:// pages), ELK runs in
+  // the page's thread: the first picture does not wait for the worker.
   async function makeElk(ELK, source) {
-    if (source && typeof Worker !== 'undefined' && typeof Blob !== 'undefined' && typeof URL !== 'undefined') {
-      try {
-        const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-        const worker = new Worker(url);
-        const elk = new ELK({ workerFactory: () => worker });
-        const probe = elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
-        const ok = await Promise.race([probe.then(() => true, () => false),
-          new Promise(r => { worker.addEventListener('error', () => r(false)); setTimeout(() => r(false), 10000); })]);
-        if (ok) return elk;
-        worker.terminate();
-      } catch (e) {
-        // Fall back below.
-      }
+    let local = null;
+    const inPage = () => local || (local = new ELK());
+    if (!source || typeof Worker === 'undefined' || typeof Blob === 'undefined' || typeof URL === 'undefined')
+      return inPage();
+    let ready = null;
+    try {
+      const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+      const worker = new Worker(url);
+      const elk = new ELK({ workerFactory: () => worker });
+      const probe = elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
+      Promise.race([probe.then(() => true, () => false),
+        new Promise(r => { worker.addEventListener('error', () => r(false)); setTimeout(() => r(false), 60000); })])
+        .then(ok => { if (ok) ready = elk; else worker.terminate(); });
+    } catch (e) {
+      return inPage();
     }
-    return new ELK();
+    return { layout: graph => (ready || inPage()).layout(graph) };
   }
 
   function summary(model) {
     const ops = (model.nodes || []).filter(n => n.kind === 'op').length;
     const errors = (model.nodes || []).filter(n => (n.errors || []).length).length;
-    return `@${model.function}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
+    return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
 
   // The interactive view in `container`. options: {elk, onSelect(node),
-  // onState(state), state}. Returns {update(model), showError(msg),
+  // onState(state), state, onStage(stage)}: with onStage, a toggle asks the
+  // host for the function after linalg lowering (stage "linalg") or as
+  // written (null); the host answers with update(model of that stage).
+  // Returns {update(model), showError(msg),
   // highlight(id, center), highlightAt(position), fit()}.
   function mount(container, model, options) {
     const doc = container.ownerDocument;
@@ -440,33 +530,120 @@ ${svgCSS()}`;
       `<button data-act="prev" title="Previous match">\u2191</button><button data-act="next" title="Next match (Enter)">\u2193</button>` +
       `<button data-act="fit" title="Fit the graph">Fit</button><button data-act="in" title="Zoom in">+</button><button data-act="out" title="Zoom out">\u2212</button>` +
       `<button data-act="expand" title="Expand all regions">Expand all</button><button data-act="collapse" title="Collapse all regions">Collapse all</button>` +
+      `<button data-act="stage" class="tg-stage" title="The function after the lowering preview's linalg stage" aria-pressed="false" hidden>After lowering</button>` +
       `<span class="tg-status"></span></div><div class="tg-note" hidden></div><div class="tg-error" hidden></div><div class="tg-canvas"></div>`;
     const $ = s => container.querySelector(s);
     const canvas = $('.tg-canvas'), status = $('.tg-status'), note = $('.tg-note'), errorBox = $('.tg-error');
-    const state = Object.assign({ tx: 20, ty: 20, k: 1, collapsed: [], placed: false }, options.state || {});
+    const state = Object.assign({ tx: 20, ty: 20, k: 1, collapsed: [], placed: false, stage: null }, options.state || {});
+    const stageButton = $('.tg-stage');
+    stageButton.hidden = !options.onStage;
+    const showStage = () => {
+      stageButton.setAttribute('aria-pressed', String(!!state.stage));
+      stageButton.textContent = state.stage ? 'As written' : 'After lowering';
+      stageButton.title = state.stage ? 'The function as written (TOSA)' : "The function after the lowering preview's linalg stage";
+    };
+    showStage();
     let collapsed = new Set(state.collapsed);
     let current = null, svg = null, viewport = null, view = null, laid = null, generation = 0;
     let matches = [], matchAt = -1, lastModel = null, lastPos = new Map();
-    const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed });
+    const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed, stage: state.stage });
 
+    // Zoomed out this far, a big graph is drawn on a canvas (boxes and
+    // lines, no text): thousands of SVG nodes repaint too slowly in
+    // software rendering for a pan to keep up.
+    const sketchy = () => laid && laid.fast && state.k < FAR_K;
     function applyTransform() {
       if (!viewport) return;
       viewport.setAttribute('transform', `translate(${state.tx.toFixed(1)},${state.ty.toFixed(1)}) scale(${state.k.toFixed(4)})`);
-      svg.classList.toggle('far', state.k < 0.35);
+      svg.classList.toggle('far', state.k < FAR_K);
       cull();
     }
-    // Bands outside the canvas are not drawn: panning a 4,000-op graph
-    // repaints a screenful, not all of it.
+    // Only the bands on screen are in the document (added the first time
+    // they show, taken out when they leave): panning a 4,000-op graph
+    // repaints a screenful, and its document stays small.
+    let bandEls = new Map(), matchSet = new Set();
     function cull() {
       if (!laid || !svg) return;
       const h = canvas.clientHeight || 800;
       const top = -state.ty / state.k - 200, bottom = (h - state.ty) / state.k + 200;
-      for (const g of svg.querySelectorAll('g.band')) {
-        const b = laid.bands[+g.dataset.band];
+      const far = sketchy();
+      viewport.style.display = far ? 'none' : '';
+      for (const b of laid.bands) {
         if (!b) continue;
-        const visible = b.y + b.height >= top && b.y <= bottom;
-        g.style.display = visible ? '' : 'none';
+        const visible = !far && b.y + b.height >= top && b.y <= bottom;
+        let g = bandEls.get(b.k);
+        if (visible && !g) {
+          viewport.insertAdjacentHTML('beforeend', bandSVG(b, laid.pos));
+          g = viewport.lastElementChild;
+          bandEls.set(b.k, g);
+          restyle(g);
+        } else if (visible && !g.isConnected) {
+          viewport.appendChild(g);
+        } else if (!visible && g && g.isConnected) {
+          g.remove();
+        }
       }
+      drawSketch(far, top, bottom);
+    }
+    // The classes of a band's nodes that depend on the view's state.
+    function restyle(g) {
+      for (const el of g.querySelectorAll('[data-id]')) {
+        const id = el.getAttribute('data-id');
+        if (id === current && !el.classList.contains('head') && !el.classList.contains('input')) el.classList.add('current');
+        if (matchSet.has(id) && el.matches('g.node')) el.classList.add('match');
+      }
+    }
+    let sketch = null;
+    function drawSketch(far, top, bottom) {
+      if (!far) { if (sketch) sketch.hidden = true; return; }
+      if (!sketch) {
+        sketch = doc.createElement('canvas');
+        sketch.className = 'tg-sketch';
+      }
+      if (sketch.parentNode !== canvas) canvas.appendChild(sketch);
+      sketch.hidden = false;
+      const dpr = (doc.defaultView && doc.defaultView.devicePixelRatio) || 1;
+      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      if (sketch.width !== Math.round(w * dpr) || sketch.height !== Math.round(h * dpr)) {
+        sketch.width = Math.round(w * dpr);
+        sketch.height = Math.round(h * dpr);
+        sketch.style.width = w + 'px';
+        sketch.style.height = h + 'px';
+      }
+      const ctx = sketch.getContext('2d');
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, sketch.width, sketch.height);
+      ctx.setTransform(dpr * state.k, 0, 0, dpr * state.k, dpr * state.tx, dpr * state.ty);
+      // The theme's border colour, read once (a computed style per frame
+      // would recalculate styles each frame).
+      if (!sketch.border)
+        sketch.border = (doc.defaultView.getComputedStyle(container).getPropertyValue('--vscode-editorWidget-border') || '').trim() || '#8a8f98';
+      // One path per style: a few calls to the rasteriser per frame.
+      const boxes = new Path2D(), errors = new Path2D(), regions = new Path2D(), lines = new Path2D(), dyn = new Path2D();
+      for (const b of laid.bands) {
+        if (!b || b.y + b.height < top || b.y > bottom) continue;
+        for (const n of b.nodes) {
+          const region = n.v.kids && n.v.kids.length && !n.v.collapsed;
+          (region ? regions : n.v.cls.includes('error') ? errors : boxes).rect(n.x, n.y, n.w, n.h);
+        }
+        for (const i of b.inputs) boxes.rect(i.x, i.y, i.w, i.h);
+        for (const e of b.edges) {
+          if (!e.edge || e.pts.length < 2) continue;
+          const p = e.edge.dynamic ? dyn : lines;
+          p.moveTo(e.pts[0].x, e.pts[0].y);
+          for (let i = 1; i < e.pts.length; i++) p.lineTo(e.pts[i].x, e.pts[i].y);
+        }
+      }
+      ctx.lineWidth = 1 / state.k;
+      ctx.strokeStyle = sketch.border;
+      ctx.stroke(regions);
+      ctx.fillStyle = '#9aa4b1';
+      ctx.fill(boxes);
+      ctx.stroke(lines);
+      ctx.strokeStyle = '#c25e00';
+      ctx.stroke(dyn);
+      ctx.fillStyle = '#e5534b';
+      ctx.fill(errors);
     }
     let pending = 0;
     function schedule() {
@@ -527,6 +704,7 @@ ${svgCSS()}`;
     function search(q) {
       for (const el of svg ? svg.querySelectorAll('.match') : []) el.classList.remove('match');
       matches = [];
+      matchSet = new Set();
       matchAt = -1;
       q = q.trim().toLowerCase();
       if (!q || !view) { showStatus(); return; }
@@ -535,6 +713,7 @@ ${svgCSS()}`;
         const names = [n.label, n.id, ...(n.results || []), ...v.consts.map(c => c.id)];
         if (names.some(s => String(s).toLowerCase().includes(q))) matches.push(v.id);
       }
+      matchSet = new Set(matches);
       for (const id of matches)
         for (const el of svg.querySelectorAll(`g.node[data-id="${cssEscape(id)}"]`)) el.classList.add('match');
       status.textContent = `${matches.length} match${matches.length === 1 ? '' : 'es'}`;
@@ -578,10 +757,10 @@ ${svgCSS()}`;
       const vp = fresh.querySelector('.viewport');
       let first = true, bandsDone = 0;
       const nBands = Math.ceil(view.top.length / BAND);
-      const elk = await options.elk;
+      // A big view does not wait for ELK (a worker compiling 1.6 MB).
+      const elk = isBig(view) ? null : await options.elk;
       const result = await layout(view, elk, (band, pos) => {
         if (gen !== generation) return;
-        vp.insertAdjacentHTML('beforeend', bandSVG(band, pos));
         bandsDone++;
         if (first) {
           // The first band replaces the old picture: no blank moment.
@@ -590,7 +769,8 @@ ${svgCSS()}`;
           canvas.appendChild(fresh);
           svg = fresh;
           viewport = vp;
-          laid = { bands: [], pos, width: band.width, height: band.height };
+          bandEls = new Map();
+          laid = { bands: [], pos, width: band.width, height: band.height, fast: isBig(view) };
           // For bench/graph_render.js: ms since the page started.
           if (typeof performance !== 'undefined') container.dataset.firstBandAt = performance.now().toFixed(0);
         }
@@ -600,10 +780,11 @@ ${svgCSS()}`;
         if (bandsDone === 1) {
           if (!state.placed) { initialView(); state.placed = true; saveState(); } else applyTransform();
         } else cull();
-        if (nBands > 1) showStatus(`laying out ${bandsDone}/${nBands}`);
+        if (nBands > 1 && !laid.fast) showStatus(`laying out ${bandsDone}/${nBands}`);
       }, () => gen === generation);
       if (!result || gen !== generation) return;
       laid = result;
+      laid.fast = isBig(view);
       lastPos = result.pos;
       markCurrent(current);
       const q = $('.tg-search').value;
@@ -611,6 +792,7 @@ ${svgCSS()}`;
       applyTransform();
       container.dataset.layoutMs = String(Date.now() - t0);
       container.dataset.rendered = String(gen);
+      container.dataset.nodes = String(view.nodes.length);
       if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
       if (options.onRendered) options.onRendered({ ms: Date.now() - t0, nodes: view.nodes.length });
     }
@@ -675,7 +857,16 @@ ${svgCSS()}`;
       else if (act === 'out') zoomAt(0.8, w, h);
       else if (act === 'next') step(1);
       else if (act === 'prev') step(-1);
-      else if (act === 'expand' || act === 'collapse') {
+      else if (act === 'stage') {
+        // Another function's picture: placed afresh when it comes.
+        state.stage = state.stage ? null : 'linalg';
+        state.placed = false;
+        collapsed = new Set();
+        showStage();
+        saveState();
+        status.textContent = state.stage ? 'lowering\u2026' : '';
+        options.onStage(state.stage);
+      } else if (act === 'expand' || act === 'collapse') {
         collapsed = new Set();
         if (act === 'collapse' && lastModel)
           for (const n of lastModel.nodes) if (n.parent != null) collapsed.add(n.parent);

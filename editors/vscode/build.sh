@@ -27,7 +27,7 @@ if ! cmp -s node_modules/elkjs/lib/elk.bundled.js ../graph/vendor/elk.bundled.js
   exit 1
 fi
 mkdir -p dist/graph
-cp node_modules/elkjs/lib/elk.bundled.js ../graph/graph-view.js dist/graph/
+cp node_modules/elkjs/lib/elk.bundled.js ../graph/graph-view.js ../graph/layered.js dist/graph/
 cp node_modules/elkjs/LICENSE.md dist/graph/elkjs-LICENSE.md
 # The bundle must load without node_modules (only `vscode` is external).
 node -e '

@@ -811,6 +811,37 @@ TEST(InputGuards, ResultNumbersBeyondTheTextAreRefused) {
             UINT64_MAX / 16);
 }
 
+TEST(InputGuards, WideIntegerTypesAreCosted) {
+  // Types, not names that look like them; widths up to 64 cost nothing.
+  EXPECT_EQ(scanWideIntegers("%i100000 = foo.i200000 @i300000 i64 1 2").width,
+            0u);
+  WideIntegers w = scanWideIntegers(
+      "%0 = arith.constant dense<[1, -2, 3]> : tensor<3xi1000>\n"
+      "%1 = arith.constant 4 : si128 // i9999999\n\"i8888888\"");
+  EXPECT_EQ(w.width, 1000u);
+  EXPECT_EQ(w.offset, 49u); // the `i` of `3xi1000`
+  EXPECT_EQ(w.numbers, 5u); // 1, -2, 3, the 3 of `3x`, 4 (not %0, %1)
+  EXPECT_EQ(w.bytes, w.numbers * 128 * 2);
+  EXPECT_EQ(scanWideIntegers("x : ui4096").offset, 4u);
+  EXPECT_EQ(scanWideIntegers("x : i16777216").width, 0u); // MLIR refuses it
+  // Refused when the estimate exceeds the text's share of the bound.
+  std::string consts;
+  for (int i = 0; i < 100; ++i)
+    consts += "%c" + std::to_string(i) + " = arith.constant " +
+              std::to_string(i) + " : i16000000\n";
+  EXPECT_TRUE(findExcessiveIntegerWidth(consts, consts.size(), consts.size()));
+  // One such number is fine alone, not as one of a thousand such sections.
+  std::string one = "%c = arith.constant 1 : i16000000";
+  EXPECT_FALSE(findExcessiveIntegerWidth(one, one.size(), one.size()));
+  EXPECT_TRUE(findExcessiveIntegerWidth(one, one.size(), 1000 * one.size()));
+  // Up to 256 bits nothing is refused, however dense the numbers.
+  std::string dense = "dense<[1";
+  for (int i = 0; i < 2000000; ++i)
+    dense += ",1";
+  dense += "]> : tensor<2000001xi256>";
+  EXPECT_FALSE(findExcessiveIntegerWidth(dense, dense.size(), dense.size()));
+}
+
 /// The server warms its analyzer up before the first document: nothing of
 /// the warm-up's function shows in what follows.
 TEST(Analyzer, WarmUpLeavesNoTrace) {

@@ -80,6 +80,15 @@ TEST(Config, LenientDialects) {
   EXPECT_NE(err.find("lenientDialects must be"), std::string::npos) << err;
 }
 
+TEST(Config, RenameInCheckLinesIsOptIn) {
+  EXPECT_FALSE(Config().rename.checkLines);
+  auto on = parsed(R"({"rename": {"checkLines": true}})");
+  ASSERT_TRUE(on);
+  EXPECT_TRUE(on->rename.checkLines);
+  EXPECT_NE(refusal(R"({"rename": {"checklines": true}})").find("checklines"),
+            std::string::npos);
+}
+
 TEST(Config, BadJsonNamesThePosition) {
   std::string err = refusal("{\"hints\": {");
   EXPECT_NE(err.find("invalid JSON"), std::string::npos) << err;

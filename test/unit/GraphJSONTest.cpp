@@ -191,26 +191,47 @@ TEST(GraphJSON, AboveTheLimitRegionsAreLeftOut) {
 namespace {
 
 TEST(GraphJSON, TheStreamedFormIsTheSameObject) {
-  FileAnalysis fa = analyzeText(kFile);
-  LineTable lines(kFile, fa.lineIndex);
+  const std::string text = kFile; // LineTable keeps a reference
+  FileAnalysis fa = analyzeText(text);
+  LineTable lines(text, fa.lineIndex);
   FunctionGraph g = buildGraph(fa, *graphFunctionNamed(fa, "f"));
   for (size_t limit : {kGraphNodeLimit, g.nodes.size() - 1, size_t(4)}) {
-    std::string text;
-    raw_string_ostream ts(text);
-    json::OStream os(ts);
-    writeGraphJSON(os, g, lines, limit, [](json::OStream &o) {
-      o.attribute("uri", "file:///x.mlir");
-      o.attribute("version", 3);
-    });
-    Expected<json::Value> parsed = json::parse(text);
+    std::string wire;
+    raw_string_ostream ts(wire);
+    json::Object extra{{"uri", "file:///x.mlir"}, {"version", 3}};
+    writeGraphJSON(ts, g, lines, limit, &extra);
+    Expected<json::Value> parsed = json::parse(wire);
     ASSERT_TRUE(bool(parsed)) << toString(parsed.takeError());
     json::Object expected = graphToJSON(g, lines, limit);
     expected["uri"] = "file:///x.mlir";
     expected["version"] = 3;
-    EXPECT_EQ(*parsed, json::Value(std::move(expected))) << text;
+    EXPECT_EQ(*parsed, json::Value(std::move(expected))) << wire;
     EXPECT_EQ(
-        text.rfind(R"({"uri":"file:///x.mlir","version":3,"function")", 0), 0u);
+        wire.rfind(R"({"uri":"file:///x.mlir","version":3,"function")", 0), 0u);
   }
+}
+
+TEST(GraphJSON, TheStreamedFormEscapesAsJSONDoes) {
+  // Quotes, backslashes, control characters and bad UTF-8 in what the
+  // file wrote (an error message quotes it).
+  const std::string text = "func.func @f() {\n  return\n}\n";
+  FileAnalysis fa = analyzeText(text);
+  LineTable lines(text, fa.lineIndex);
+  FunctionGraph g;
+  g.function = "f";
+  GraphNode n;
+  n.id = "%0";
+  n.label = "tosa.\"odd\\op\"\n\t\x01";
+  n.errors = {"bad \xff byte", "tab\there"};
+  n.types = {"tensor<2x\"3xf32>"};
+  n.inferred = {""};
+  g.nodes.push_back(n);
+  std::string out;
+  raw_string_ostream os(out);
+  writeGraphJSON(os, g, lines);
+  Expected<json::Value> parsed = json::parse(out);
+  ASSERT_TRUE(bool(parsed)) << toString(parsed.takeError()) << out;
+  EXPECT_EQ(*parsed, json::Value(graphToJSON(g, lines))) << out;
 }
 
 } // namespace

@@ -100,4 +100,54 @@ TEST(Graph, ShapeInferenceTypes) {
   EXPECT_EQ(g.nodes[abs].inferred[0], "tensor<3x2xf32>");
 }
 
+// A lowered function, as lowering/LoweredGraph.cpp walks one: nodes at
+// the source ops of their locations, edges by value name, nested ops under
+// their parent, arguments at the source's arguments.
+TEST(Graph, AGenericWalkWithTheSourceItCameFrom) {
+  FileAnalysis fa = analyzeText(kFile);
+  FunctionGraph source = buildGraph(fa, *graphFunctionNamed(fa, "f"));
+  GenericFunction f;
+  f.name = "f";
+  f.stage = "linalg";
+  f.args = {"%arg0", "%arg1"};
+  f.argTypes = {"tensor<2x3xf32>", "tensor<1x3xf32>"};
+  auto op = [](std::string name, std::vector<std::string> in,
+               std::vector<std::string> out, int parent, Position at) {
+    GenericOp o;
+    o.name = std::move(name);
+    o.operands = std::move(in);
+    o.results = out;
+    o.types.assign(out.size(), "tensor<?x3xf32>");
+    o.parent = parent;
+    o.source = at;
+    return o;
+  };
+  // %0 = tosa.add is on line 5 (its result at column 3).
+  f.ops = {op("tensor.empty", {}, {"%0"}, -1, {5, 3}),
+           op("linalg.generic", {"%arg0", "%arg1", "%0"}, {"%1"}, -1, {5, 3}),
+           op("scf.if", {"%1"}, {"%2"}, -1, {}),
+           op("arith.negf", {"%1"}, {"%3"}, 2, {}),
+           op("func.return", {"%2"}, {}, -1, {12, 3})};
+  FunctionGraph g = buildGraph(f, &source);
+  ASSERT_EQ(g.nodes.size(), 7u);
+  int add = find(source, "tosa.add"), a = find(source, "%a");
+  int gen = find(g, "linalg.generic"), neg = find(g, "arith.negf"),
+      sif = find(g, "scf.if"), ret = find(g, "return");
+  EXPECT_EQ(g.nodes[gen].range.begin.line, source.nodes[add].range.begin.line);
+  EXPECT_EQ(g.nodes[gen].range.begin.column,
+            source.nodes[add].range.begin.column);
+  EXPECT_EQ(g.nodes[0].range.begin.column, source.nodes[a].range.begin.column);
+  EXPECT_EQ(g.nodes[neg].parent, sif);
+  EXPECT_EQ(g.nodes[ret].kind, GraphNode::Return);
+  EXPECT_EQ(g.nodes[gen].id, "%1");
+  EXPECT_TRUE(edge(g, 0, gen, "%arg0"));
+  EXPECT_TRUE(edge(g, find(g, "tensor.empty"), gen, "%0"));
+  EXPECT_TRUE(edge(g, gen, neg, "%1"));
+  EXPECT_TRUE(edge(g, sif, ret, "%2"));
+  EXPECT_EQ(g.edges.size(), 6u);
+  for (const GraphEdge &e : g.edges)
+    if (e.value == "%1")
+      EXPECT_TRUE(e.dynamic);
+}
+
 } // namespace

@@ -88,6 +88,46 @@ TEST(Rename, SymbolAcrossTheDocument) {
   EXPECT_EQ(genericForm(out), expected);
 }
 
+// With checkLines, FileCheck lines follow: a symbol's in its section, a
+// value's in its function; other comments, other sections and other
+// functions' CHECK lines (which may name another %s) do not.
+TEST(Rename, CheckLinesOnlyWhenAskedAndOnlyWhereTheyCanMeanIt) {
+  std::string text = R"(// CHECK-LABEL: func.func @f(
+// CHECK: %s = tosa.add
+// a note on @f and %s
+func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // CHECK-NEXT: return %s
+  %s = tosa.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+// CHECK-LABEL: func.func @g(
+func.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // CHECK: %s = tosa.abs
+  // CHECK: call @f(%a) @ff
+  %s = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+// -----
+// CHECK-LABEL: @f
+func.func @f() { return }
+)";
+  Doc d(text);
+  RenameInput in = d.input();
+  std::string plain = applyEdits(text, rename(in, at(text, "@f("), "h").edits);
+  EXPECT_NE(plain.find("// CHECK-LABEL: func.func @f("), std::string::npos);
+  in.checkLines = true;
+  std::string out = applyEdits(text, rename(in, at(text, "@f(%a"), "h").edits);
+  EXPECT_NE(out.find("// CHECK-LABEL: func.func @h("), std::string::npos);
+  EXPECT_NE(out.find("// CHECK: call @h(%a) @ff"), std::string::npos);
+  EXPECT_NE(out.find("// a note on @f and %s"), std::string::npos);
+  EXPECT_NE(out.find("// -----\n// CHECK-LABEL: @f\n"), std::string::npos);
+  out =
+      applyEdits(text, rename(in, at(text, "%s = tosa.add %a"), "%sum").edits);
+  EXPECT_NE(out.find("  // CHECK-NEXT: return %sum\n"), std::string::npos);
+  EXPECT_NE(out.find("  // CHECK: %s = tosa.abs"), std::string::npos);
+  EXPECT_EQ(genericForm(out), genericForm(text));
+}
+
 TEST(Rename, RefusesCollisionsBadNamesAndBrokenSections) {
   Doc d(kFile);
   EXPECT_NE(

@@ -430,3 +430,53 @@ func.func @conv(%x: tensor<1x5x5x1xf32>) -> tensor<1x3x3x16xf32> {
 }
 
 } // namespace
+
+TEST(Elided, FillSpellings) {
+  std::optional<ElidedFill> zeros = parseElidedFill("zeros");
+  ASSERT_TRUE(zeros);
+  EXPECT_EQ(zeros->how, ElidedData::Zeros);
+  std::optional<ElidedFill> seeded = parseElidedFill("random:42");
+  ASSERT_TRUE(seeded);
+  EXPECT_EQ(seeded->how, ElidedData::Random);
+  EXPECT_EQ(seeded->seed, 42u);
+  EXPECT_EQ(parseElidedFill("random")->seed, 0u);
+  EXPECT_EQ(parseElidedFill("ones")->how, ElidedData::Ones);
+  for (const char *bad :
+       {"", "zero", "random:", "random:x", "random:-1", "ones:1", "Random"})
+    EXPECT_FALSE(parseElidedFill(bad)) << bad;
+}
+
+// Elided weights: refused by default with the count and where, filled on
+// request with values of every element type run takes.
+TEST(Elided, RunRefusesOrFills) {
+  const char *text =
+      "func.func @f(%x: tensor<2xi8>) -> (tensor<2xi8>, tensor<2xf64>) {\n"
+      "  %w = \"tosa.const\"() <{values = dense_resource<__elided__> : "
+      "tensor<2xi8>}> : () -> tensor<2xi8>\n"
+      "  %d = \"tosa.const\"() <{values = dense_resource<__elided__> : "
+      "tensor<2xf64>}> : () -> tensor<2xf64>\n"
+      "  %0 = tosa.add %x, %w : (tensor<2xi8>, tensor<2xi8>) -> "
+      "tensor<2xi8>\n"
+      "  return %0, %d : tensor<2xi8>, tensor<2xf64>\n"
+      "}\n";
+  RunOptions o;
+  o.function = "f";
+  o.inputs = "[[1, 2]]";
+  llvm::Expected<RunResult> refused = runFunction(text, "e.mlir", o);
+  ASSERT_FALSE(refused);
+  std::string why = llvm::toString(refused.takeError());
+  EXPECT_NE(why.find("e.mlir:2:8: error: 2 constants have elided data: "
+                     "dense_resource<__elided__>"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("e.mlir:3:8: note: elided: tosa.const values : "
+                     "tensor<2xf64>"),
+            std::string::npos)
+      << why;
+  o.elided = *parseElidedFill("ones");
+  llvm::Expected<RunResult> ones = runFunction(text, "e.mlir", o);
+  ASSERT_TRUE(!!ones) << llvm::toString(ones.takeError());
+  EXPECT_NE(ones->json.find("\"data\": [\n    2,\n    3\n   ]"),
+            std::string::npos)
+      << ones->json;
+}

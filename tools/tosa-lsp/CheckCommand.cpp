@@ -7,9 +7,11 @@
 
 #include "Analysis.h"
 #include "Input.h"
+#include "MigrateCheck.h"
 #include "Render.h"
 #include "ShapeInference.h"
 #include "Timing.h"
+#include "ValidateTarget.h"
 
 #include "llvm/Support/BuryPointer.h"
 
@@ -27,6 +29,13 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
     return rc;
   if (opts.files.empty())
     return usageError(err, "check: no input files");
+  std::optional<ValidateTarget> validate;
+  if (opts.validate) {
+    Expected<ValidateTarget> t = parseValidateTarget(*opts.validate);
+    if (!t)
+      return usageError(err, "check: --validate: " + toString(t.takeError()));
+    validate = *t;
+  }
 
   auto analyzer = std::make_unique<Analyzer>();
   // The last file's parse is left to the end, like the rest.
@@ -56,6 +65,8 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
     if (opts.showInfo)
       config.info.refinable = config.info.runtimeChecks =
           config.info.dynamicToStatic = true;
+    if (validate)
+      config.validate = *validate;
     kept = std::make_unique<FileAnalysis>(
         analyzer->analyze(text, displayName(path), config));
     FileAnalysis &fa = *kept;
@@ -83,6 +94,20 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
     llvm::BuryPointer(std::move(analyzer));
   }
   return inputError ? 2 : anyError ? 1 : 0;
+}
+
+/// An old-syntax file (errors of pre-MLIR-22 forms that a migration
+/// rewrites): MLIR 22 stops at its first old form, so `explain` explains
+/// the migrated text, with this file's positions (as the server's hover).
+static std::optional<MigrationOutcome>
+migratedForExplain(Analyzer &analyzer, const FileAnalysis &fa,
+                   const std::string &text, const Config &config) {
+  if (!fa.hasErrors() || !mayNeedMigration(text) || !hasOldFormErrors(fa))
+    return std::nullopt;
+  MigrationOutcome m = migrateAndCheck(analyzer, fa, text, config);
+  if (!m.analysis)
+    return std::nullopt;
+  return m;
 }
 
 int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
@@ -118,19 +143,31 @@ int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
   if (!opts.lenient)
     config->lenient.enabled = false;
   Analyzer analyzer;
-  FileAnalysis fa = analyzer.analyze(*text, displayName(path), *config);
+  FileAnalysis original = analyzer.analyze(*text, displayName(path), *config);
+  std::optional<MigrationOutcome> migrated =
+      migratedForExplain(analyzer, original, *text, *config);
+  // What is explained: the file, or its migrated form; positions printed
+  // are always the file's.
+  const FileAnalysis &fa = migrated ? *migrated->analysis : original;
+  const std::string &source = migrated ? migrated->text : *text;
+  auto at = [&](Position p) {
+    return migrated ? migrated->map.toOld(p).value_or(p) : p;
+  };
+  Position asked = pos;
+  if (migrated && pos.valid())
+    asked = migrated->map.toNew(pos).value_or(pos);
 
   std::vector<const OpReport *> selected;
   // MLIR's shape inference (tosa-infer-shapes) over the functions asked
   // about: every op it can infer, not only the Broadcastable ones.
   ShapeInferrer inferrer;
-  ShapeInference shapes = pos.valid()
-                              ? inferrer.infer(*text, fa, pos.line, pos.line)
-                              : inferrer.infer(*text, fa);
+  ShapeInference shapes =
+      asked.valid() ? inferrer.infer(source, fa, asked.line, asked.line)
+                    : inferrer.infer(source, fa);
   std::vector<const InferredOp *> inferred;
   if (pos.valid()) {
-    int i = fa.findOp(pos);
-    const InferredOp *io = shapes.opAt(pos);
+    int i = fa.findOp(asked);
+    const InferredOp *io = shapes.opAt(asked);
     if (i < 0 && !io) {
       printError(err, fa.path + ":" + std::to_string(pos.line) +
                           (pos.column ? ":" + std::to_string(pos.column) : "") +
@@ -143,13 +180,29 @@ int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
     if (io)
       inferred.push_back(io);
   } else {
+    // Not the ops a migration inserted (its constants and reshapes): they
+    // are nowhere in this file.
+    auto inFile = [&](Position p) {
+      bool exact = true;
+      if (migrated)
+        (void)migrated->map.toOld(p, &exact);
+      return exact;
+    };
     for (const OpReport &op : fa.ops)
-      selected.push_back(&op);
-    inferred = shapes.allOps();
+      if (inFile(op.range.begin))
+        selected.push_back(&op);
+    for (const InferredOp *op : shapes.allOps())
+      if (inFile(op->range.begin))
+        inferred.push_back(op);
   }
 
+  std::optional<Diagnostic> summary =
+      migrated ? oldFormsSummary(*migrated) : std::nullopt;
   if (*fmt == "json") {
-    nlohmann::ordered_json json = fileToJson(fa);
+    nlohmann::ordered_json json = fileToJson(original);
+    // The ops' and shapes' positions are the migrated text's.
+    if (migrated)
+      json["explainedAs"] = "migrated";
     json["ops"] = nlohmann::ordered_json::array();
     for (const OpReport *op : selected)
       json["ops"].push_back(opToJson(*op));
@@ -169,24 +222,30 @@ int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
       *fmt == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
   // Diagnostics first (like `check`), then one explanation per op.
   if (!pos.valid())
-    for (const Diagnostic &d : fa.diagnostics)
-      printDiagnosticText(out, fa, *text, d);
+    for (const Diagnostic &d : original.diagnostics)
+      printDiagnosticText(out, original, *text, d);
+  if (summary)
+    printDiagnosticText(out, original, *text, *summary);
+  if (migrated)
+    out << fa.path << ": explained as migrated to MLIR 22 TOSA (lines are "
+        << "this file's)\n";
   if (selected.empty() && !pos.valid())
     out << fa.path << ": no Broadcastable ops\n";
   for (const OpReport *op : selected)
     out << "\n"
-        << fa.path << ":" << op->range.begin.line << ":"
-        << op->range.begin.column << ": " << renderExplanation(*op, style);
+        << fa.path << ":" << at(op->range.begin).line << ":"
+        << at(op->range.begin).column << ": " << renderExplanation(*op, style);
   if (!pos.valid() && !shapes.functions.empty())
     out << "\nshape inference (tosa-infer-shapes):\n";
   for (const FunctionInference &f : shapes.functions)
     if (!f.skipped.empty() && !pos.valid())
-      out << fa.path << ":" << f.scope.begin.line << ":" << f.scope.begin.column
-          << ": @" << f.name << ": not inferred: " << f.skipped << "\n";
+      out << fa.path << ":" << at(f.scope.begin).line << ":"
+          << at(f.scope.begin).column << ": @" << f.name
+          << ": not inferred: " << f.skipped << "\n";
   for (const InferredOp *op : inferred)
     out << "\n"
-        << fa.path << ":" << op->range.begin.line << ":"
-        << op->range.begin.column << ": " << renderInferred(*op, style);
+        << fa.path << ":" << at(op->range.begin).line << ":"
+        << at(op->range.begin).column << ": " << renderInferred(*op, style);
   return 0;
 }
 

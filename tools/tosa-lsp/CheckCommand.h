@@ -11,6 +11,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct CheckOptions {
   bool lenient = false;
   bool showInfo = false;
   bool inferShapes = false;
+  /// --validate[=ITEMS] (ValidateTarget.h): given, even empty, runs MLIR's
+  /// tosa-validate on each section that verifies (over the config's).
+  std::optional<std::string> validate;
   /// Like clang's -disable-free: the last file's analysis and MLIR's
   /// contexts are left for the OS to take back at exit (the caller exits
   /// at once, without cleanup) instead of being freed object by object.

@@ -15,6 +15,8 @@ namespace tosa_lsp::cli {
 extern const char kElkJS[];
 /// editors/graph/graph-view.js: layout, SVG and the interactive view.
 extern const char kGraphViewJS[];
+/// editors/graph/layered.js: the layout of big graphs.
+extern const char kGraphLayeredJS[];
 /// editors/graph/render.js: node MODEL.json OUT.svg.
 extern const char kGraphRenderJS[];
 

@@ -6,11 +6,13 @@
 #include "GraphAssets.h"
 
 #include "Analysis.h"
+#include "Choices.h"
 #include "Convert.h"
 #include "Graph.h"
 #include "GraphJSON.h"
 #include "Input.h"
 #include "LineIndex.h"
+#include "LoweredGraph.h"
 #include "OutputFiles.h"
 #include "ShapeInference.h"
 #include "Timing.h"
@@ -189,6 +191,7 @@ Expected<std::string> svgByNode(const json::Object &graph,
   for (auto [name, data] :
        {std::pair<StringRef, StringRef>{"elk.bundled.js", kElkJS},
         {"graph-view.js", kGraphViewJS},
+        {"layered.js", kGraphLayeredJS},
         {"render.js", kGraphRenderJS},
         {"model.json", model}})
     if (Error e = write(name, data))
@@ -230,6 +233,65 @@ int emit(const GraphOptions &opts, const std::string &path, StringRef data,
     return 2;
   }
   return 0;
+}
+
+/// The graph in the format asked for, written where -o says.
+int draw(const GraphOptions &opts, const std::string &fmt,
+         const std::string &path, json::Object graph, raw_ostream &out,
+         raw_ostream &err) {
+  if (fmt == "json")
+    return emit(opts, path,
+                formatv("{0:2}\n", json::Value(std::move(graph))).str(), out,
+                err);
+  if (fmt == "dot")
+    return emit(opts, path, graphToDot(graph), out, err);
+  if (fmt == "html")
+    return emit(opts, path, graphToHTML(graph, sys::path::filename(path).str()),
+                out, err);
+  Expected<std::string> svg = svgByNode(graph, opts.node);
+  if (!svg) {
+    printError(err, svg.takeError());
+    return 1;
+  }
+  return emit(opts, path, *svg, out, err);
+}
+
+/// --stage: `fn` lowered as the preview lowers it, as a graph whose nodes
+/// point at the source ops they came from; nullopt after printing why not
+/// (`rc`: 2 for a bad stage, 1 when the lowering fails).
+std::optional<json::Object>
+loweredGraph(const GraphOptions &opts, const std::string &text,
+             const std::string &path, const FileAnalysis &fa,
+             const SymbolInfo &fn, const LineTable &lines, raw_ostream &err,
+             int &rc) {
+  std::optional<LowerStage> stage = parseStage(*opts.stage);
+  if (!stage) {
+    rc = usageError(
+        err, unknownChoiceMessage("stage", *opts.stage, choices().stages));
+    return std::nullopt;
+  }
+  std::optional<LowerMode> mode = parseMode(opts.mode);
+  if (!mode) {
+    rc = usageError(err,
+                    unknownChoiceMessage("mode", opts.mode, choices().modes));
+    return std::nullopt;
+  }
+  LowerOptions lo;
+  lo.function = fn.name;
+  lo.stage = *stage;
+  lo.mode = *mode;
+  Expected<GenericFunction> lowered = lowerForGraph(text, path, lo);
+  if (!lowered) {
+    printError(err, lowered.takeError());
+    rc = 1;
+    return std::nullopt;
+  }
+  FunctionGraph source = buildGraph(fa, fn);
+  json::Object graph = graphToJSON(buildGraph(*lowered, &source), lines,
+                                   opts.nodeLimit.value_or(kGraphNodeLimit));
+  graph["stage"] = stageName(*stage);
+  graph["mode"] = modeName(*mode);
+  return graph;
 }
 
 } // namespace
@@ -284,6 +346,7 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          "</title>\n</head>\n<body class=\"tosa-graph-page\">\n"
          "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\">\n" +
          std::string(kElkJS) + "\n</script>\n<script>\n" +
+         std::string(kGraphLayeredJS) + "\n</script>\n<script>\n" +
          std::string(kGraphViewJS) +
          "\n</script>\n<script id=\"tosa-graph-model\" "
          "type=\"application/json\">" +
@@ -329,6 +392,14 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
   const SymbolInfo *fn = chooseFunction(fa, *function, pos, path, err);
   if (!fn)
     return 2;
+  LineTable lines(text, fa.lineIndex);
+  if (opts.stage) {
+    std::optional<json::Object> graph =
+        loweredGraph(opts, text, path, fa, *fn, lines, err, rc);
+    if (!graph)
+      return rc;
+    return draw(opts, *fmt, path, std::move(*graph), out, err);
+  }
   ShapeInferrer inferrer;
   ShapeInference shapes =
       inferrer.infer(text, fa, fn->scope.begin.line, fn->scope.end.line);
@@ -338,7 +409,6 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
   std::optional<PhaseTimer> modelTimer(std::in_place, "graph model");
   FunctionGraph g = buildGraph(fa, *fn, &shapes);
   modelTimer.reset();
-  LineTable lines(text, fa.lineIndex);
   json::Object graph =
       graphToJSON(g, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
   timer.reset();
@@ -348,24 +418,9 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
     FunctionGraph again = buildGraph(fa, *fn, &shapes);
     std::string wire;
     raw_string_ostream ws(wire);
-    json::OStream os(ws);
-    writeGraphJSON(os, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+    writeGraphJSON(ws, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
   }
-  if (*fmt == "json")
-    return emit(opts, path,
-                formatv("{0:2}\n", json::Value(std::move(graph))).str(), out,
-                err);
-  if (*fmt == "dot")
-    return emit(opts, path, graphToDot(graph), out, err);
-  if (*fmt == "html")
-    return emit(opts, path, graphToHTML(graph, sys::path::filename(path).str()),
-                out, err);
-  Expected<std::string> svg = svgByNode(graph, opts.node);
-  if (!svg) {
-    printError(err, svg.takeError());
-    return 1;
-  }
-  return emit(opts, path, *svg, out, err);
+  return draw(opts, *fmt, path, std::move(graph), out, err);
 }
 
 } // namespace tosa_lsp::cli

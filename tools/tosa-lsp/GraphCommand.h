@@ -30,6 +30,9 @@ struct GraphOptions {
   bool force = false;                  // replace an existing -o file
   /// Node limit of the view (server/GraphJSON.h's by default).
   std::optional<size_t> nodeLimit;
+  /// The function after this lowering stage (the preview's), e.g. linalg.
+  std::optional<std::string> stage;
+  std::string mode = "fast"; // with stage: the lowering's mode
   /// `node` for --format=svg ("": found on PATH).
   std::string node;
 };

@@ -51,6 +51,19 @@ bool checkOptLevel(unsigned optLevel, raw_ostream &err, int &rc) {
   return false;
 }
 
+/// --fill-elided, when given; `fallback` (Keep or Refuse) otherwise.
+std::optional<ElidedFill>
+elidedOrReport(const char *command, const std::optional<std::string> &given,
+               ElidedData fallback, raw_ostream &err, int &rc) {
+  if (!given)
+    return ElidedFill{fallback, 0};
+  std::optional<ElidedFill> fill = parseElidedFill(*given);
+  if (!fill)
+    rc = usageError(err, std::string(command) + ": --fill-elided takes " +
+                             kElidedFillSyntax + ", not '" + *given + "'");
+  return fill;
+}
+
 } // namespace
 
 int runLower(const LowerCommandOptions &opts, raw_ostream &out,
@@ -74,6 +87,11 @@ int runLower(const LowerCommandOptions &opts, raw_ostream &out,
   if (!mode)
     return rc;
   lowering.mode = *mode;
+  std::optional<ElidedFill> fill =
+      elidedOrReport("lower", opts.fillElided, ElidedData::Keep, err, rc);
+  if (!fill)
+    return rc;
+  lowering.elided = *fill;
   std::optional<std::string> path = oneFile("lower", opts.files, err, rc);
   if (!path)
     return rc;
@@ -86,6 +104,13 @@ int runLower(const LowerCommandOptions &opts, raw_ostream &out,
     return 1;
   }
   const LowerResult &r = *lowered;
+  // The preview is fine without the data; what is built from it is not.
+  if (!r.elidedWarning.empty()) {
+    std::string w = r.elidedWarning;
+    if (size_t at = w.find(": error: "); at != std::string::npos)
+      w.replace(at, 9, ": warning: ");
+    err << w << "\n";
+  }
   if (*fmt == "text") {
     out << r.text;
     return 0;
@@ -147,6 +172,11 @@ int runCompile(const CompileCommandOptions &opts, raw_ostream &out,
   if (opts.newName)
     compiling.onExisting = OnExisting::NewName;
   compiling.protectedPaths = opts.protect;
+  std::optional<ElidedFill> fill =
+      elidedOrReport("compile", opts.fillElided, ElidedData::Refuse, err, rc);
+  if (!fill)
+    return rc;
+  compiling.elided = *fill;
   std::optional<std::string> path = oneFile("compile", opts.files, err, rc);
   if (!path)
     return rc;
@@ -215,6 +245,11 @@ int runRun(const RunCommandOptions &opts, raw_ostream &out, raw_ostream &err) {
     return rc;
   running.mode = *mode;
   running.optLevel = opts.optLevel;
+  std::optional<ElidedFill> fill =
+      elidedOrReport("run", opts.fillElided, ElidedData::Refuse, err, rc);
+  if (!fill)
+    return rc;
+  running.elided = *fill;
   if (opts.maxBytes) {
     std::optional<uint64_t> size = parseSize(*opts.maxBytes);
     if (!size)
@@ -248,6 +283,9 @@ int runRun(const RunCommandOptions &opts, raw_ostream &out, raw_ostream &err) {
     printError(err, ran->takeError());
     return 1;
   }
+  // A size nobody asked for is said, not silently used.
+  for (const std::string &note : (*ran)->chosen)
+    err << "tosa-lsp: note: " << note << "\n";
   out << (*ran)->json << "\n";
   return 0;
 }

@@ -26,6 +26,9 @@ struct LowerCommandOptions {
   std::string mode = "fast";
   bool strided = false;
   bool annotate = false;
+  /// --fill-elided: zeros, ones, random[:SEED]; not given: elided constants
+  /// stay (a warning names them).
+  std::optional<std::string> fillElided;
 };
 
 /// Exit code 1 when the lowering fails.
@@ -56,6 +59,8 @@ struct CompileCommandOptions {
   std::vector<std::string> protect;
   /// The name diagnostics give FILE ("": FILE's own).
   std::string displayName;
+  /// --fill-elided; not given: elided constants are an error.
+  std::optional<std::string> fillElided;
 };
 
 /// Exit code 1 when the compilation fails.
@@ -74,6 +79,8 @@ struct RunCommandOptions {
   unsigned optLevel = 2;
   /// A size (4096, 512K, 4M, 1G); not given: the lowering's default.
   std::optional<std::string> maxBytes;
+  /// --fill-elided; not given: elided constants are an error.
+  std::optional<std::string> fillElided;
 };
 
 /// Exit code 1 when the function cannot be compiled or run.

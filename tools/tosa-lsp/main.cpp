@@ -76,7 +76,9 @@ struct CommandLine {
   const std::string modeHelp =
       "Pipeline: " + choiceHelp(choices().modes, lowerDefaults.mode) +
       ";\nfast fuses element-wise ops and uses contiguous memrefs at\n"
-      "boundaries, upstream is exactly upstream's pipeline";
+      "boundaries; upstream is MLIR's tosa-to-linalg-pipeline without its\n"
+      "tosa-validate step (so dynamic shapes lower; `check --validate`\n"
+      "runs that step)";
   const std::string emitHelp =
       "Output kind: " + choiceHelp(choices().emits, compileDefaults.emit);
   const std::string optLevelHelp = "Optimisation level 0-3 (default " +
@@ -201,6 +203,22 @@ struct CommandLine {
                "contradicts"),
       cl::sub(check), cl::cat(category)};
 
+  cl::opt<std::string> validate{
+      "validate",
+      cl::ValueOptional,
+      cl::desc("Also run MLIR 22's TOSA validation (tosa-validate: "
+               "profiles, extensions,\nlevels) on each section that "
+               "verifies. ITEMS, comma-separated:\npro_int, pro_fp, "
+               "extensions (int16, bf16, ...), level=8k|none,\n"
+               "version=1.0|1.1.draft (= mlir-opt-22 --tosa-attach-target="
+               "...), strict\n(= --tosa-validate=strict-op-spec-alignment, "
+               "which checks profiles\nand extensions); none: the module's "
+               "tosa.target_env or MLIR's default\n(TOSA 1.0, level 8k, "
+               "pro_int and pro_fp)"),
+      cl::value_desc("ITEMS"),
+      cl::sub(check),
+      cl::cat(category)};
+
   cl::opt<bool> candidates{"candidates",
                            cl::desc("List (and number) every candidate fix, "
                                     "each marked with whether it\npasses "
@@ -237,6 +255,7 @@ struct CommandLine {
                              cl::value_desc("name"),
                              cl::init(lowerDefaults.stage),
                              cl::sub(lowerCmd),
+                             cl::sub(graphCmd),
                              cl::cat(category)};
   cl::opt<std::string> mode{"mode",
                             cl::desc(modeHelp),
@@ -245,12 +264,24 @@ struct CommandLine {
                             cl::sub(lowerCmd),
                             cl::sub(compileCmd),
                             cl::sub(runCmd),
+                            cl::sub(graphCmd),
                             cl::cat(category)};
   cl::opt<bool> strided{"strided",
                         cl::desc("Entry points accept any strides (outside "
                                  "upstream mode; slower)"),
                         cl::sub(lowerCmd), cl::sub(compileCmd),
                         cl::cat(category)};
+  cl::opt<std::string> fillElided{
+      "fill-elided",
+      cl::desc("Constants whose data is elided (dense_resource<__elided__>): "
+               "fill them\nwith zeros, ones or random values (from SEED, "
+               "default 0), for shape\nand timing checks; without it "
+               "compile and run refuse them"),
+      cl::value_desc("zeros|ones|random[:SEED]"),
+      cl::sub(lowerCmd),
+      cl::sub(compileCmd),
+      cl::sub(runCmd),
+      cl::cat(category)};
   cl::opt<bool> annotate{"annotate",
                          cl::desc("Mark lines with their source op (`// from "
                                   "tosa.add @ L:C`)"),
@@ -354,7 +385,10 @@ struct CommandLine {
   cl::list<std::string> shapes{"shape",
                                cl::desc("Shapes of dynamic arguments, with "
                                         "--random (otherwise the inputs'\n"
-                                        "give them)"),
+                                        "give them); a size not given is 2, "
+                                        "and a note on stderr\nand "
+                                        "\"chosenSizes\" in the output say "
+                                        "so"),
                                cl::value_desc("2x3,..."),
                                cl::CommaSeparated,
                                cl::sub(runCmd),
@@ -404,6 +438,8 @@ struct CommandLine {
     o.lenient = lenient;
     o.showInfo = showInfo;
     o.inferShapes = inferShapes;
+    if (validate.getNumOccurrences())
+      o.validate = validate.getValue();
     return o;
   }
   cli::ExplainOptions explainOptions() {
@@ -436,6 +472,8 @@ struct CommandLine {
     o.mode = mode;
     o.strided = strided;
     o.annotate = annotate;
+    if (fillElided.getNumOccurrences())
+      o.fillElided = fillElided.getValue();
     return o;
   }
   cli::CompileCommandOptions compileOptions() {
@@ -457,6 +495,8 @@ struct CommandLine {
     o.headerIfPossible = headerIfPossible;
     o.protect = protect;
     o.displayName = shownName;
+    if (fillElided.getNumOccurrences())
+      o.fillElided = fillElided.getValue();
     return o;
   }
   cli::FormatOptions formatOptions() {
@@ -481,6 +521,8 @@ struct CommandLine {
     o.optLevel = optLevel;
     if (maxBytes.getNumOccurrences())
       o.maxBytes = maxBytes.getValue();
+    if (fillElided.getNumOccurrences())
+      o.fillElided = fillElided.getValue();
     return o;
   }
   cli::GraphOptions graphOptions() {
@@ -491,6 +533,9 @@ struct CommandLine {
     o.output = graphOutput;
     o.config = config;
     o.force = force;
+    if (stage.getNumOccurrences()) // graph: the function itself without it
+      o.stage = stage;
+    o.mode = mode;
     return o;
   }
   ServerOptions serverOptions() {

@@ -30,15 +30,20 @@ export interface GraphResult {
   edges: GraphEdge[];
   truncated: boolean;
   omitted?: number;
+  /** The lowering stage the graph is after ("linalg"); absent: as written. */
+  stage?: string;
+  /** The lowering mode with a stage ("fast"). */
+  mode?: string;
 }
 
 /** `tosa/graph`'s parameters: the function by name once known (a cursor
  * elsewhere does not switch the view), else the one at `position`. */
-export function graphParams(uri: string, target: { function?: string; position?: LspPosition }):
-  { textDocument: { uri: string }; function?: string; position?: LspPosition } {
+export function graphParams(uri: string, target: { function?: string; position?: LspPosition; stage?: string; mode?: string }):
+  { textDocument: { uri: string }; function?: string; position?: LspPosition; stage?: string; mode?: string } {
+  const stage = target.stage ? { stage: target.stage, ...(target.mode ? { mode: target.mode } : {}) } : {};
   if (target.function)
-    return { textDocument: { uri }, function: target.function };
-  return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 } };
+    return { textDocument: { uri }, function: target.function, ...stage };
+  return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 }, ...stage };
 }
 
 /** Whether `r` looks like a graph (a server of another version may answer
@@ -77,7 +82,7 @@ export function functionLines(text: string): { line: number; name: string; chara
 /** The webview's page: the renderer and ELK from the extension (no
  * network), a nonce'd bootstrap, a CSP that allows only those (and a
  * worker made from ELK's own source, for layout off the page's thread). */
-export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; viewUri: string; title: string }): string {
+export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; layeredUri: string; viewUri: string; title: string }): string {
   const csp = [
     `default-src 'none'`,
     `script-src ${o.cspSource} 'nonce-${o.nonce}'`,
@@ -100,6 +105,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
 <body>
 <div id="tosa-graph"></div>
 <script nonce="${o.nonce}" src="${o.elkUri}"></script>
+<script nonce="${o.nonce}" src="${o.layeredUri}"></script>
 <script nonce="${o.nonce}" src="${o.viewUri}"></script>
 <script nonce="${o.nonce}">
 (function () {
@@ -112,6 +118,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
     onState: s => vscode.setState(s),
     onSelect: n => vscode.postMessage({ type: 'select', id: n.id, range: n.range }),
     onRendered: r => vscode.postMessage({ type: 'rendered', ms: r.ms, nodes: r.nodes }),
+    onStage: s => vscode.postMessage({ type: 'stage', stage: s }),
   });
   let pendingCursor = null;
   window.addEventListener('message', e => {
@@ -125,7 +132,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
       view.highlight(view.nodeAt(m.position), !!m.center);
     }
   });
-  vscode.postMessage({ type: 'ready' });
+  vscode.postMessage({ type: 'ready', stage: (vscode.getState() || {}).stage || null });
 })();
 </script>
 </body>

@@ -14,6 +14,8 @@ const graphRequest = new ProtocolRequestType<GraphParams, GraphResult, never, vo
 class GraphPanel {
   readonly panel: vscode.WebviewPanel;
   private fn: string | undefined;
+  /** The webview's toggle: the function after this lowering stage. */
+  private stage: string | undefined;
   private position: LspPosition;
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -30,6 +32,7 @@ class GraphPanel {
       cspSource: w.cspSource,
       nonce: crypto.randomBytes(16).toString('base64'),
       elkUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'elk.bundled.js')).toString(),
+      layeredUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'layered.js')).toString(),
       viewUri: w.asWebviewUri(vscode.Uri.joinPath(root, 'graph-view.js')).toString(),
       title: 'TOSA Graph',
     });
@@ -66,7 +69,9 @@ class GraphPanel {
       return;
     }
     try {
-      const r = await c.sendRequest(graphRequest, graphParams(this.uri, { function: this.fn, position: this.position }));
+      // The preview's mode (tosaLsp.lowering.mode), as its linalg stage shows.
+      const mode = vscode.workspace.getConfiguration('tosaLsp', vscode.Uri.parse(this.uri)).get<string>('lowering.mode', 'fast');
+      const r = await c.sendRequest(graphRequest, graphParams(this.uri, { function: this.fn, position: this.position, stage: this.stage, mode }));
       if (seq !== this.seq)
         return; // a newer request is on its way
       if (!isGraphResult(r)) {
@@ -74,7 +79,7 @@ class GraphPanel {
         return;
       }
       this.fn = r.function;
-      this.panel.title = `Graph: @${r.function}`;
+      this.panel.title = `Graph: @${r.function}` + (r.stage ? ` (${r.stage})` : '');
       this.post({ type: 'graph', graph: r });
     } catch (e) {
       if (seq === this.seq)
@@ -82,9 +87,10 @@ class GraphPanel {
     }
   }
 
-  private async onMessage(m: { type?: string; range?: LspRange; ms?: number; nodes?: number }): Promise<void> {
+  private async onMessage(m: { type?: string; range?: LspRange; ms?: number; nodes?: number; stage?: string | null }): Promise<void> {
     if (m.type === 'ready') {
       this.ready = true;
+      this.stage = m.stage ?? undefined; // a restored view's toggle
       for (const q of this.queued.splice(0))
         void this.panel.webview.postMessage(q);
       this.refresh(0);
@@ -93,6 +99,9 @@ class GraphPanel {
         this.cursor(ed.selection.active, false);
     } else if (m.type === 'select' && m.range) {
       await this.owner.select(this.uri, m.range, this.column);
+    } else if (m.type === 'stage') {
+      this.stage = m.stage ?? undefined;
+      this.refresh(0);
     } else if (m.type === 'rendered') {
       this.owner.log(`graph of @${this.fn}: ${m.nodes} nodes laid out and drawn in ${m.ms} ms`);
     }

@@ -14,6 +14,8 @@ export interface ServerSettings {
   hints?: { inferredShapes?: boolean; runtimeChecks?: boolean };
   info?: { publish?: boolean; refinable?: boolean; runtimeChecks?: boolean; dynamicToStatic?: boolean };
   shapeChecks?: boolean;
+  /** MLIR's tosa-validate: on/off, or `check --validate` items. */
+  validate?: boolean | string;
   extraBroadcastableOps?: string[];
   compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
 }
@@ -56,6 +58,9 @@ export function toServerSettings(get: ConfigGetter,
   const shapeChecks = get('shapeChecks');
   if (typeof shapeChecks === 'boolean')
     out.shapeChecks = shapeChecks;
+  const validate = get('validate');
+  if (typeof validate === 'boolean' || typeof validate === 'string')
+    out.validate = validate;
   const ops = get('extraBroadcastableOps');
   if (Array.isArray(ops))
     out.extraBroadcastableOps =

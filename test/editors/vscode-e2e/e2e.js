@@ -538,8 +538,60 @@ async function graphSteps(page, goTo) {
     return null;
   })();
   check(relabelled, 'editing tosa.abs to tosa.exp relabels its node', JSON.stringify(relabelled));
+  await loweredGraphSteps(page, goTo, lineIn);
   await closeAll(page);
   log('graph done');
+}
+
+// The graph's titles once `want(titles)` holds (the frame is looked up
+// again: a redraw may replace it), else null after `ms`.
+async function graphTitlesWhen(page, want, ms) {
+  const stop = Date.now() + ms;
+  while (Date.now() < stop) {
+    const f = await graphFrame(page);
+    const ns = f ? await f.evaluate(graphNodes).catch(() => []) : [];
+    const titles = ns.map(n => n.title);
+    if (want(titles)) return { frame: f, nodes: ns, titles };
+    await sleep(300);
+  }
+  return null;
+}
+
+// The toggle (issue 39): @clean after the preview's linalg lowering, a
+// click on a lowered node selects the tosa op it came from, and back.
+async function loweredGraphSteps(page, goTo, lineIn) {
+  await goTo(lineIn('%t = tosa.tanh'), 5);
+  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on @clean');
+  let g = await graphTitlesWhen(page, t => t.includes('tosa.tanh'), 30000);
+  check(g, 'the graph follows to @clean', g && JSON.stringify(g.titles));
+  if (!g) return;
+  const toggle = await g.frame.$('button[data-act="stage"]');
+  check(toggle && await toggle.evaluate(b => !b.hidden && b.textContent === 'After lowering'), 'the webview has the "After lowering" toggle');
+  if (!toggle) return;
+  await toggle.click();
+  // The preview's default mode (fast) fuses exp and tanh into one generic.
+  g = await graphTitlesWhen(page, t => t.includes('linalg.generic') && !t.some(x => x.startsWith('tosa.')), 60000);
+  check(g, 'the toggle draws @clean after linalg lowering (linalg.generic, no tosa op)', g && JSON.stringify(g.titles));
+  if (!g) return;
+  const status = await g.frame.evaluate(() => document.querySelector('.tg-status').textContent);
+  check(/after linalg lowering/.test(status), 'the status says which stage is drawn', status);
+  await sleep(500);
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-graph-linalg.png') });
+  // The last linalg.generic ends at tosa.tanh: a click selects it.
+  const gen = g.nodes.filter(n => n.title === 'linalg.generic').pop();
+  const h = gen && await g.frame.$(`g.node[data-id="${gen.id.replace(/"/g, '\\"')}"] text.title`);
+  if (h) await h.click();
+  const tanhLine = lineIn('%t = tosa.tanh');
+  const selected = await poll(page, l => {
+    const s = document.querySelector('.statusbar')?.textContent || '';
+    return new RegExp(`Ln ${l}, Col \\d+ \\(\\d+ selected\\)`).test(s) ? s.match(/Ln [^(]*\(\d+ selected\)/)[0] : null;
+  }, tanhLine, 10000);
+  check(h && selected, `a click on a lowered node selects the tosa op it came from (line ${tanhLine})`, selected ||
+    await page.evaluate(() => document.querySelector('.statusbar')?.textContent));
+  const back = await (await graphFrame(page))?.$('button[data-act="stage"]');
+  if (back) await back.click();
+  g = await graphTitlesWhen(page, t => t.includes('tosa.tanh') && !t.includes('linalg.generic'), 30000);
+  check(back && g, 'the toggle again: @clean as written', g && JSON.stringify(g.titles));
 }
 
 // 11. `.mlirbc` (issue 37): opens as text through mlir/convertFromBytecode

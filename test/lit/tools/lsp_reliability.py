@@ -206,24 +206,31 @@ def huge_length(args, check):
             check(c.proc.wait(30) is not None, "server ends at end of input")
 
 
-def hostile_result_number(args, tmp, check):
+def hostile_memory(args, tmp, check):
     """`%1#100000000` made MLIR's parser allocate 1.6 GB (3.1 GB in the
-    server): refused before the parse, the document costs at most 64 MiB +
-    100x its size above the server's baseline (issue 44, item 6)."""
-    text = ('func.func @f() {\n  "foo.use"(%1#100000000) : (i32) -> ()\n'
-            '  %1 = "foo.def"() : () -> (i32)\n  return\n}\n')
-    with LspClient([args.tosa_lsp, "serve"], default_timeout=60) as c:
-        c.initialize()
-        clean, _ = open_doc(c, os.path.join(tmp, "clean.mlir"), CLEAN)
-        base = vm_kib(c.proc.pid, "VmHWM")
-        _, diags = open_doc(c, os.path.join(tmp, "forward.mlir"), text)
-        check(any("result number #100000000" in d["message"] for d in errors(diags)),
-              "%%1#100000000: refused with an error: %r" % diags)
-        peak = vm_kib(c.proc.pid, "VmHWM")
-        allowed = 64 * 1024 + 100 * len(text) // 1024
-        check(peak - base <= allowed, "%%1#100000000: peak RSS grew by %d KiB (at most %d)" % (
-            peak - base, allowed))
-        alive(c, clean, check, "%1#100000000")
+    server), 600 constants of type i16000000 1.2 GB: refused before the
+    parse, the document costs at most 64 MiB + 100x its size above the
+    server's baseline (issue 44, item 6)."""
+    forward = ('func.func @f() {\n  "foo.use"(%1#100000000) : (i32) -> ()\n'
+               '  %1 = "foo.def"() : () -> (i32)\n  return\n}\n')
+    wide = ("func.func @f() {\n" +
+            "".join("  %%c%d = arith.constant %d : i16000000\n" % (i, i) for i in range(600)) +
+            "  return\n}\n")
+    for what, text, message in (("%1#100000000", forward, "result number #100000000"),
+                                ("600 x i16000000", wide, "integer type i16000000")):
+        with LspClient([args.tosa_lsp, "serve"], default_timeout=60) as c:
+            c.initialize()
+            clean, _ = open_doc(c, os.path.join(tmp, "clean.mlir"), CLEAN)
+            base = vm_kib(c.proc.pid, "VmHWM")
+            _, diags = open_doc(c, os.path.join(tmp, "hostile.mlir"), text)
+            check(any(message in d["message"] for d in errors(diags)),
+                  "%s: refused with an error: %r" % (what, diags))
+            peak = vm_kib(c.proc.pid, "VmHWM")
+            allowed = 64 * 1024 + 100 * len(text) // 1024
+            check(peak - base <= allowed, "%s: peak RSS grew by %d KiB (at most %d)" % (
+                what, peak - base, allowed))
+            print("%s: peak RSS +%d KiB" % (what, peak - base))
+            alive(c, clean, check, what)
 
 
 def shutdown_then_request(args, tmp, check):
@@ -269,7 +276,7 @@ def main():
             protocol(c, clean, check)
             check(c.shutdown() == 0, "clean shutdown after everything")
         huge_length(args, check)
-        hostile_result_number(args, tmp, check)
+        hostile_memory(args, tmp, check)
         shutdown_then_request(args, tmp, check)
         hostile_config(args, tmp, check)
     print("lsp-reliability: %d passed, %d failed" % (check.passed, check.failed))

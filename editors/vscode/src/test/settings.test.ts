@@ -32,6 +32,13 @@ test('VS Code keys map to the server JSON', () => {
   });
 });
 
+test('validate: a boolean or the items of check --validate', () => {
+  assert.deepEqual(toServerSettings(objectGetter({ 'validate': true })), { validate: true, compile: {} });
+  assert.deepEqual(toServerSettings(objectGetter({ 'validate': 'pro_fp,strict' })),
+                   { validate: 'pro_fp,strict', compile: {} });
+  assert.deepEqual(toServerSettings(objectGetter({ 'validate': 3 })), { compile: {} });
+});
+
 test('only the keys set, one of a group alone', () => {
   assert.deepEqual(toServerSettings(objectGetter({ 'info.refinable': false })),
                    { info: { refinable: false }, compile: {} });

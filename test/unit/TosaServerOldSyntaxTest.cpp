@@ -1,0 +1,170 @@
+//===- TosaServerOldSyntaxTest.cpp - old-syntax files before migration ----===//
+
+#include "TosaServerTestSupport.h"
+
+#include "OldSyntax.h"
+
+namespace {
+
+// The custom tosa.fully_connected does not parse in MLIR 22: one error, and
+// nothing after it analysed. Four old forms.
+const char *kOld =
+    "func.func @f(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>, %b: "
+    "tensor<3xf32>, %m: tensor<1x3xf32>) -> tensor<1x3xf32> {\n"
+    "  %0 = tosa.fully_connected %x, %w, %b : (tensor<1x2xf32>, "
+    "tensor<3x2xf32>, tensor<3xf32>) -> tensor<1x3xf32>\n"
+    "  %1 = tosa.mul %0, %m {shift = 0 : i8} : (tensor<1x3xf32>, "
+    "tensor<1x3xf32>) -> tensor<1x3xf32>\n"
+    "  %2 = tosa.add %1, %m : (tensor<1x3xf32>, tensor<1x3xf32>) -> "
+    "tensor<1x3xf32>\n"
+    "  return %2 : tensor<1x3xf32>\n}\n";
+
+/// The old-form summaries among the last publish's extra diagnostics.
+std::vector<Diagnostic> summaries(Recorder &rec) {
+  std::lock_guard<std::mutex> lock(rec.mu);
+  std::vector<Diagnostic> out;
+  if (!rec.extras.empty())
+    for (const Diagnostic &d : rec.extras.back())
+      if (d.code == "pre-mlir-22")
+        out.push_back(d);
+  return out;
+}
+
+std::optional<lsp::Hover> hoverAt(TosaServer &server, lsp::Position p) {
+  auto h = await<std::optional<lsp::Hover>>(
+      [&](auto cb) { server.hover("test:///o.mlir", p, std::move(cb)); });
+  EXPECT_TRUE(bool(h));
+  if (!h)
+    return std::nullopt;
+  return std::move(*h);
+}
+
+struct RefreshCounter : Recorder {
+  std::atomic<unsigned> refreshes{0};
+  void onInlayHintsChanged() override { ++refreshes; }
+};
+
+TEST(TosaServerOldSyntax, OneSummaryAndHoverFromTheMigratedForm) {
+  RefreshCounter rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, kOld);
+  std::vector<Diagnostic> s = summaries(rec);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].range.begin.line, 2u);
+  EXPECT_NE(s[0].message.str().find("2 ops use pre-MLIR-22 TOSA forms"),
+            std::string::npos)
+      << s[0].message.str();
+  EXPECT_EQ(server.stats().migrations, 1u);
+  // Once its shapes are inferred, clients are asked for their hints again.
+  EXPECT_EQ(rec.refreshes, 1u);
+  // tosa.add, after the parse error: answered, with the note.
+  std::optional<lsp::Hover> h = hoverAt(server, lsp::Position(3, 10));
+  ASSERT_TRUE(h);
+  EXPECT_NE(h->contents.value.find("**`tosa.add`**"), std::string::npos);
+  EXPECT_NE(h->contents.value.find(kMigratedFormNote), std::string::npos);
+  EXPECT_EQ(h->range->start.line, 3);
+  EXPECT_EQ(h->range->start.character, 7);
+}
+
+TEST(TosaServerOldSyntax, FilesWithoutOldFormsAreNotMigrated) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  // An error, but not an old form's; and a clean file.
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  server.addDocument("test:///d.mlir", "/nonexistent/d.mlir", 1, kDynamic);
+  EXPECT_EQ(server.stats().migrations, 0u);
+  EXPECT_EQ(server.stats().migrationsCancelled, 0u);
+  EXPECT_TRUE(summaries(rec).empty());
+}
+
+// A newer version arrives while version 1's migration waits: version 1's is
+// dropped (never kept, never published) and version 2's replaces it.
+TEST(TosaServerOldSyntax, ANewerVersionCancelsAndReplaces) {
+  Recorder rec;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false, go = false;
+  TosaServer::Options o = pooledOptions();
+  o.beforeMigrationForTest = [&](int64_t version) {
+    if (version != 1)
+      return;
+    std::unique_lock<std::mutex> lock(mu);
+    reached = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return go; });
+  };
+  TosaServer server(o, rec);
+  server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, kOld);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(60), [&] { return reached; }));
+  }
+  // Version 2: the mul made an add, one old form less.
+  std::string v2 = kOld;
+  size_t at = v2.find("tosa.mul %0, %m {shift = 0 : i8}");
+  v2.replace(at, std::string("tosa.mul %0, %m {shift = 0 : i8}").size(),
+             "tosa.add %0, %m");
+  lsp::TextDocumentContentChangeEvent c;
+  c.text = v2;
+  ASSERT_FALSE(bool(server.changeDocument("test:///o.mlir", 2, {c})));
+  for (int i = 0; i < 6000; ++i) {
+    Scheduler::SnapshotPtr s = server.snapshot("test:///o.mlir");
+    if (s && s->version == 2)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go = true;
+  }
+  cv.notify_all();
+  server.waitIdle();
+  TosaServer::Stats stats = server.stats();
+  EXPECT_EQ(stats.migrationsCancelled, 1u);
+  EXPECT_EQ(stats.migrations, 1u);
+  // Requests answer from version 2's migrated form.
+  std::optional<lsp::Hover> h = hoverAt(server, lsp::Position(3, 10));
+  ASSERT_TRUE(h);
+  EXPECT_NE(h->contents.value.find(kMigratedFormNote), std::string::npos);
+  std::lock_guard<std::mutex> lock(rec.mu);
+  for (size_t i = 0; i < rec.published.size(); ++i)
+    for (const Diagnostic &d : rec.extras[i])
+      if (d.code == "pre-mlir-22") {
+        EXPECT_EQ(rec.published[i]->version, 2);
+        EXPECT_NE(d.message.str().find("1 op uses"), std::string::npos)
+            << d.message.str();
+      }
+  ASSERT_FALSE(rec.extras.empty());
+  EXPECT_EQ(rec.published.back()->version, 2);
+  bool summarised = false;
+  for (const Diagnostic &d : rec.extras.back())
+    summarised |= d.code == "pre-mlir-22";
+  EXPECT_TRUE(summarised);
+}
+
+// An error only the migrated text shows (behind the parse error): the
+// whole-file action's title names it, from the checked migration.
+TEST(TosaServerOldSyntax, ActionTitleNamesWhatTheMigratedTextStillFails) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  std::string text = kOld;
+  text.insert(text.find("  return"),
+              "  %3 = tosa.add %m, %b : (tensor<1x3xf32>, tensor<3xf32>) -> "
+              "tensor<1x3xf32>\n");
+  server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, text);
+  auto a = await<CodeActions>([&](auto cb) {
+    server.codeActions("test:///o.mlir",
+                       lsp::Range(lsp::Position(0, 0), lsp::Position(0, 0)),
+                       {"source.migrate"}, std::move(cb));
+  });
+  ASSERT_TRUE(bool(a));
+  ASSERT_EQ(a->items.size(), 1u);
+  EXPECT_NE(a->items[0].title.find("(2 ops) - 1 ops left to edit by hand, "
+                                   "first at line 5: still fails after the "
+                                   "migration"),
+            std::string::npos)
+      << a->items[0].title;
+}
+
+} // namespace
