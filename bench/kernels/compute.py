@@ -64,6 +64,10 @@ if __name__ == "__main__" and "--smoke" not in sys.argv:
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "lit", "tools"))
+from memref_desc import descriptor, make_desc, read  # noqa: E402
+
 
 def cases(smoke):
     """(name, label, kind, shape). matmul: (B, M, K, N); conv2d:
@@ -194,29 +198,6 @@ def reference(kind, s, ins):
             win = xp[:, i:i + st * (oh - 1) + 1:st, j:j + st * (ow - 1) + 1:st, :]
             out += win @ w[:, i, j, :].T
     return out
-
-
-def descriptor(rank):
-    class D(ctypes.Structure):
-        _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                    ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-                    ("strides", ctypes.c_int64 * rank)]
-    return D
-
-
-def make_desc(arr):
-    d = descriptor(arr.ndim)()
-    d.allocated = d.aligned = arr.ctypes.data
-    for i in range(arr.ndim):
-        d.sizes[i] = arr.shape[i]
-        d.strides[i] = arr.strides[i] // arr.itemsize
-    return d
-
-
-def read(d, shape):
-    count = int(np.prod(shape))
-    buf = (ctypes.c_float * count).from_address(d.aligned + d.offset * 4)
-    return np.frombuffer(buf, dtype=np.float32).reshape(shape).copy()
 
 
 def compile_lib(args, src, mode):

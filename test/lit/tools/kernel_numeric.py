@@ -22,6 +22,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memref_desc import descriptor, read, make_desc as make  # noqa: E402
+
 # (name, kind, shapes, attributes, kernel expected)
 #   matmul: (B, M, K, N)
 #   conv2d: (N, H, W, C, F, KH, KW, pad, stride)
@@ -95,29 +98,6 @@ def reference(kind, s, ins):
             win = xp[:, i:i + st * (oh - 1) + 1:st, j:j + st * (ow - 1) + 1:st, :]
             out += win @ w[:, i, j, :].T
     return out
-
-
-def descriptor(rank):
-    class D(ctypes.Structure):
-        _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                    ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-                    ("strides", ctypes.c_int64 * rank)]
-    return D
-
-
-def make(arr):
-    d = descriptor(arr.ndim)()
-    d.allocated = d.aligned = arr.ctypes.data
-    for i in range(arr.ndim):
-        d.sizes[i] = arr.shape[i]
-        d.strides[i] = arr.strides[i] // arr.itemsize
-    return d
-
-
-def read(d, shape):
-    count = int(np.prod(shape))
-    buf = (ctypes.c_float * count).from_address(d.aligned + d.offset * 4)
-    return np.frombuffer(buf, dtype=np.float32).reshape(shape).copy()
 
 
 def main():
