@@ -314,6 +314,24 @@ bool migrateRescale(Rewrite &rw) {
   return true;
 }
 
+namespace {
+/// The value old TOSA padded with when no pad_const operand was given: a
+/// `pad_const_int`/`pad_const_fp` attribute of the element's kind, else
+/// for integers (quantized or not) the input zero point of the
+/// quantization info -- the stored value that means 0 (TOSA 0.x:
+/// `tensor_read` minus zp, padding 0, plus zp on write; MLIR's old
+/// lowering padded with `input_zp`) -- else 0. TOSA 1.0's pad_const is
+/// stored as is ("includes the zero point").
+std::optional<double> oldPadValue(Rewrite &rw, Type elem) {
+  bool isFloat = isa<FloatType>(elem);
+  if (Attribute a = rw.attrs.get(isFloat ? "pad_const_fp" : "pad_const_int"))
+    return floatValue(a);
+  if (Attribute zp = rw.attrs.get("input_zp"); zp && !isFloat)
+    return floatValue(zp);
+  return 0.0;
+}
+} // namespace
+
 bool migratePad(Rewrite &rw) {
   unsigned n = rw.op->getNumOperands();
   if (n < 1 || n > 3 || rw.op->getNumResults() != 1)
@@ -368,26 +386,24 @@ bool migratePad(Rewrite &rw) {
   rw.operands.resize(1);
   rw.operandTypes.resize(1);
   rw.addShapeOperand(padding, "padding");
+  std::string how = "padding as tosa.const_shape, pad_const operand";
   if (!padConstName.empty()) {
     rw.addOperand(padConstName, padConstType);
   } else {
-    double v = 0;
-    for (const char *k : {"pad_const_int", "pad_const_fp"})
-      if (Attribute a = rw.attrs.get(k)) {
-        std::optional<double> x = floatValue(a);
-        if (!x)
-          return false;
-        if (isa<FloatType>(storageType(in)) == (k[10] == 'f'))
-          v = *x;
-      }
-    std::optional<DenseElementsAttr> c = scalarTensor(storageType(in), v);
+    std::optional<double> v = oldPadValue(rw, storageType(in));
+    if (!v)
+      return false;
+    std::optional<DenseElementsAttr> c = scalarTensor(storageType(in), *v);
     if (!c)
       return false;
     rw.addConstOperand(*c, "pad_const");
+    if (*v != 0 && !rw.attrs.get("pad_const_int") &&
+        !rw.attrs.get("pad_const_fp"))
+      how += " holding the input zero point";
   }
-  rw.attrs.erase("pad_const_int");
-  rw.attrs.erase("pad_const_fp");
-  rw.changes.push_back("padding as tosa.const_shape, pad_const operand");
+  for (const char *k : {"pad_const_int", "pad_const_fp", "input_zp"})
+    rw.attrs.erase(k);
+  rw.changes.push_back(how);
   return true;
 }
 
