@@ -442,8 +442,19 @@ bool migrateResizeMode(Rewrite &rw) {
   return true;
 }
 
+/// A reshape's shape for `t`: MLIR 22 infers a -1 from the input, which
+/// is how a dynamic batch stays dynamic (`tosa.const_shape` holds no `?`).
+static std::vector<int64_t> reshapeDims(RankedTensorType t) {
+  std::vector<int64_t> dims(t.getShape().begin(), t.getShape().end());
+  for (int64_t &d : dims)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  return dims;
+}
+
 /// tosa.fully_connected (removed in TOSA 1.0): the same sums as a 1x1
-/// tosa.conv2d on Nx1x1xIC, between two reshapes. Static shapes only.
+/// tosa.conv2d on Nx1x1xIC, between two reshapes. The batch N may be
+/// dynamic (a -1 in the reshapes); the weights must be static.
 bool migrateFullyConnected(Rewrite &rw) {
   if (rw.op->getNumOperands() != 3 || rw.op->getNumResults() != 1)
     return false;
@@ -451,10 +462,17 @@ bool migrateFullyConnected(Rewrite &rw) {
   auto w = dyn_cast<RankedTensorType>(rw.op->getOperand(1).getType());
   auto out = dyn_cast<RankedTensorType>(rw.op->getResult(0).getType());
   if (!in || !w || !out || in.getRank() != 2 || w.getRank() != 2 ||
-      out.getRank() != 2 || !in.hasStaticShape() || !w.hasStaticShape() ||
-      !out.hasStaticShape())
+      out.getRank() != 2)
     return false;
-  int64_t n = in.getDimSize(0), ic = in.getDimSize(1), oc = w.getDimSize(0);
+  if (!w.hasStaticShape()) {
+    rw.why = "tosa.fully_connected was removed in TOSA 1.0 (MLIR 22) and "
+             "its weights' shape is not static, so their reshape to "
+             "OCx1x1xIC cannot be written: give the weights a static type";
+    return false;
+  }
+  int64_t n = in.getDimSize(0), ic = w.getDimSize(1), oc = w.getDimSize(0);
+  if (ShapedType::isDynamic(n))
+    n = out.getDimSize(0); // A static result batch says it too.
   auto in4 = RankedTensorType::get({n, 1, 1, ic}, in.getElementType());
   auto w4 = RankedTensorType::get({oc, 1, 1, ic}, w.getElementType());
   auto out4 = RankedTensorType::get({n, 1, 1, oc}, out.getElementType());
@@ -464,7 +482,7 @@ bool migrateFullyConnected(Rewrite &rw) {
                      RankedTensorType to, const char *what) {
     rw.operands.assign(1, value);
     rw.operandTypes.assign(1, type);
-    rw.addShapeOperand(to.getShape(), "shape");
+    rw.addShapeOperand(reshapeDims(to), "shape");
     std::string name = rw.freshName(what);
     rw.prologue += name + " = tosa.reshape " + value + ", " + rw.operands[1] +
                    " : (" + type + ", " + rw.operandTypes[1] + ") -> " +
@@ -497,7 +515,7 @@ bool migrateFullyConnected(Rewrite &rw) {
                  print(out4) + "\n" + rw.indent;
   rw.operands.assign(1, conv);
   rw.operandTypes.assign(1, print(out4));
-  rw.addShapeOperand(out.getShape(), "shape");
+  rw.addShapeOperand(reshapeDims(out), "shape");
   rw.attrs = NamedAttrList();
   for (NamedAttribute a : rw.op->getDiscardableAttrDictionary())
     if (!llvm::is_contained(
