@@ -100,13 +100,22 @@ bool hasOldFormErrors(const FileAnalysis &fa) {
   // What MLIR 22 says about the forms Migrate.cpp rewrites (the OLD checks
   // of test/lit/migrate); a parse error naming TOSA may be any of them.
   static const char *const kVerifier[] = {
-      "operands, but found",        "requires attribute",
-      "requires a single operand",  "must be Shape",
-      "wholly divisible by stride", "tosa.fully_connected"};
+      "operands, but found",
+      "requires attribute",
+      "requires a single operand",
+      "must be Shape",
+      "wholly divisible by stride",
+      "tosa.fully_connected",
+      "symbol's parent must have the SymbolTable trait"};
   for (const Diagnostic &d : fa.diagnostics) {
     if (d.severity != Severity::Error)
       continue;
     const std::string &m = d.message.str();
+    // `func @f` from before the func dialect (mayNeedMigration has seen
+    // TOSA in the text).
+    if (d.source == DiagSource::Parser &&
+        m.find("custom op 'func' is unknown") != m.npos)
+      return true;
     if (m.find("tosa") == m.npos)
       continue;
     if (d.source == DiagSource::Parser)
