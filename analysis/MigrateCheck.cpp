@@ -170,7 +170,8 @@ std::optional<Diagnostic> oldFormsSummary(const MigrationOutcome &m) {
                           .substr(std::string("Migrate this file to MLIR 22 "
                                               "TOSA ")
                                       .size());
-  message += ". Hover and inlay hints answer from the migrated form meanwhile";
+  message += ". Hover, inlay hints, definitions, references and the graph "
+             "answer from the migrated form meanwhile";
   Diagnostic d;
   d.severity = Severity::Warning;
   d.source = DiagSource::Verifier;

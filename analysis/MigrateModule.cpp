@@ -58,9 +58,8 @@ public:
 /// `func @f(...) -> ... {...}` (MLIR before the func dialect): MLIR 22's
 /// parser looks the bare `func` up as `builtin.func`. Parsed as func.func
 /// is, with `func` the default dialect of its body (`return`).
-class FuncStub
-    : public Op<FuncStub, OpTrait::OneRegion, OpTrait::ZeroResults,
-                OpTrait::ZeroOperands, OpAsmOpInterface::Trait> {
+class FuncStub : public Op<FuncStub, OpTrait::OneRegion, OpTrait::ZeroResults,
+                           OpTrait::ZeroOperands, OpAsmOpInterface::Trait> {
 public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuncStub)
   using Op::Op;
@@ -69,9 +68,8 @@ public:
   static llvm::StringRef getDefaultDialect() { return "func"; }
   static ParseResult parse(OpAsmParser &p, OperationState &state) {
     auto build = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
-                    function_interface_impl::VariadicFlag, std::string &) {
-      return b.getFunctionType(args, results);
-    };
+                    function_interface_impl::VariadicFlag,
+                    std::string &) { return b.getFunctionType(args, results); };
     MLIRContext *ctx = state.getContext();
     return function_interface_impl::parseFunctionOp(
         p, state, /*allowVariadic=*/false,
@@ -148,8 +146,8 @@ std::pair<size_t, size_t> statementLines(std::string_view buf, size_t begin,
 std::optional<std::string> variableText(SectionCtx &sc, Operation *op,
                                         std::string *name) {
   const NamedAttrList &attrs = allAttrs(sc, op);
-  Attribute n = attrs.get("sym_name") ? attrs.get("sym_name")
-                                      : attrs.get("name");
+  Attribute n =
+      attrs.get("sym_name") ? attrs.get("sym_name") : attrs.get("name");
   if (auto s = dyn_cast_or_null<StringAttr>(n))
     *name = s.getValue().str();
   else if (auto r = dyn_cast_or_null<FlatSymbolRefAttr>(n))
@@ -160,8 +158,8 @@ std::optional<std::string> variableText(SectionCtx &sc, Operation *op,
   if (!t)
     return std::nullopt;
   Type type = t.getValue();
-  if (auto shape = dyn_cast_or_null<DenseIntElementsAttr>(
-          attrs.get("var_shape"))) {
+  if (auto shape =
+          dyn_cast_or_null<DenseIntElementsAttr>(attrs.get("var_shape"))) {
     std::vector<int64_t> dims;
     for (const APInt &d : shape.getValues<APInt>())
       dims.push_back(d.getSExtValue());
@@ -274,9 +272,9 @@ bool planModuleForm(SectionCtx &sc, Operation *op, MigrationFix fix,
     if (dot == text.npos)
       return false;
     size_t at = nameBegin + dot + 8;
-    fix.title = "Migrate " + name + " to MLIR 22: renamed `" +
-                (name.back() == 'd' ? "tosa.variable_read`"
-                                    : "tosa.variable_write`");
+    fix.title =
+        "Migrate " + name + " to MLIR 22: renamed `" +
+        (name.back() == 'd' ? "tosa.variable_read`" : "tosa.variable_write`");
     fix.edits.push_back({{pos(at), pos(at + 1)}, "_"});
     plan.fixes.push_back(std::move(fix));
     return true;
