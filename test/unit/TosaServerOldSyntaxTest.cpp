@@ -281,4 +281,26 @@ TEST(TosaServerOldSyntax, SummaryKeptUntilReplaced) {
   EXPECT_TRUE(summaries(rec).empty());
 }
 
+// `func @f` from before the func dialect: a parse error that does not
+// name TOSA, still an old form worth migrating in the background.
+TEST(TosaServerOldSyntax, OldFuncKeywordIsAnOldForm) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument(
+      "test:///o.mlir", "/nonexistent/o.mlir", 1,
+      "func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = \"tosa.mul\"(%a, %a) {shift = 0 : i32} : (tensor<2xf32>, "
+      "tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n");
+  std::vector<Diagnostic> s = summaries(rec);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NE(s[0].message.str().find("2 ops use pre-MLIR-22 TOSA forms (1 "
+                                    "func, 1 tosa.mul)"),
+            std::string::npos)
+      << s[0].message.str();
+  std::optional<lsp::Hover> h = hoverAt(server, lsp::Position(1, 10));
+  ASSERT_TRUE(h);
+  EXPECT_NE(h->contents.value.find(kMigratedFormNote), std::string::npos);
+}
+
 } // namespace
