@@ -289,6 +289,11 @@ std::optional<std::string> migrationAdvice(std::string_view message) {
     return std::string("tosa.variable.read/.write are tosa.variable_read/"
                        "_write in MLIR 22 (same syntax); `fix --migrate` "
                        "renames them");
+  if (message.find("custom op 'tosa.variable' expected valid '@'-identifier") !=
+      message.npos)
+    return std::string("a tosa.variable named by a number (`tosa.variable 1 "
+                       "= ...`) has no MLIR 22 form: variables are symbols; "
+                       "name it `@name`, in its reads and writes too");
   if (message.find("'tosa.variable' op symbol's parent must have the "
                    "SymbolTable trait") != message.npos)
     return std::string("MLIR 22 declares a tosa.variable at module level, "
