@@ -167,28 +167,48 @@ std::vector<Range> migratedReferences(const Snapshot &s, const MigratedView &v,
       v, tosa_lsp::references(v.snapshot->analysis, *at, includeDeclaration));
 }
 
-std::optional<FunctionGraph>
-migratedGraph(const Snapshot &s, const MigratedView &v,
-              std::optional<lsp::Position> pos,
-              const std::optional<std::string> &function) {
+namespace {
+const SymbolInfo *migratedFunction(const Snapshot &s, const MigratedView &v,
+                                   std::optional<lsp::Position> pos,
+                                   const std::optional<std::string> &function) {
   if (!v.snapshot)
-    return std::nullopt;
+    return nullptr;
   const FileAnalysis &fa = v.snapshot->analysis;
-  const SymbolInfo *fn = nullptr;
   if (function)
-    fn = graphFunctionNamed(fa, *function);
-  else if (pos)
+    return graphFunctionNamed(fa, *function);
+  if (pos)
     if (std::optional<Position> at = inMigrated(s, v, *pos))
-      fn = graphFunctionAt(fa, *at);
-  if (!fn)
-    return std::nullopt;
-  FunctionGraph g = buildGraph(fa, *fn, v.shapes().get());
+      return graphFunctionAt(fa, *at);
+  return nullptr;
+}
+} // namespace
+
+void mapGraphBack(const MigratedView &v, FunctionGraph &g) {
   g.scope = mappedRange(v, g.scope);
   for (GraphNode &n : g.nodes) {
     n.range = mappedRange(v, n.range);
     n.scope = mappedRange(v, n.scope);
   }
+}
+
+std::optional<FunctionGraph>
+migratedGraph(const Snapshot &s, const MigratedView &v,
+              std::optional<lsp::Position> pos,
+              const std::optional<std::string> &function) {
+  const SymbolInfo *fn = migratedFunction(s, v, pos, function);
+  if (!fn)
+    return std::nullopt;
+  FunctionGraph g = buildGraph(v.snapshot->analysis, *fn, v.shapes().get());
+  mapGraphBack(v, g);
   return g;
+}
+
+std::optional<std::string>
+migratedGraphFunction(const Snapshot &s, const MigratedView &v,
+                      std::optional<lsp::Position> pos,
+                      const std::optional<std::string> &function) {
+  const SymbolInfo *fn = migratedFunction(s, v, pos, function);
+  return fn ? std::optional<std::string>(fn->name) : std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//

@@ -101,6 +101,13 @@ std::optional<FunctionGraph>
 migratedGraph(const Snapshot &s, const MigratedView &v,
               std::optional<llvm::lsp::Position> pos,
               const std::optional<std::string> &function);
+/// The name of that function in `v`'s migrated text, if it has it.
+std::optional<std::string>
+migratedGraphFunction(const Snapshot &s, const MigratedView &v,
+                      std::optional<llvm::lsp::Position> pos,
+                      const std::optional<std::string> &function);
+/// A graph of `v`'s migrated text with its ranges in the old text.
+void mapGraphBack(const MigratedView &v, FunctionGraph &g);
 
 /// What hover adds to an answer from the migrated form.
 extern const char *const kMigratedFormNote;

@@ -220,6 +220,16 @@ TEST(TosaServerOldSyntax, GraphFromTheMigratedForm) {
   }
   EXPECT_TRUE(add);
   EXPECT_TRUE(conv);
+  // After a lowering stage too: lowered from the migrated text.
+  auto lowered = await<TosaServer::GraphReply>([&](auto cb) {
+    server.graph("test:///o.mlir", lsp::Position(3, 10), std::nullopt,
+                 std::string("linalg"), "upstream", std::move(cb));
+  });
+  ASSERT_TRUE(bool(lowered)) << errorText(lowered.takeError());
+  EXPECT_TRUE(lowered->migrated);
+  EXPECT_EQ(lowered->snapshot->version, 1);
+  EXPECT_EQ(lowered->snapshot->text, std::string(kOld));
+  EXPECT_FALSE(lowered->graph.nodes.empty());
 }
 
 // While a newer version's migration runs, the last summary stays, moved
