@@ -345,16 +345,23 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          escaped +
          "</title>\n</head>\n<body class=\"tosa-graph-page\">\n"
          "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\">\n" +
-         std::string(kElkJS) + "\n</script>\n<script>\n" +
-         std::string(kGraphLayeredJS) + "\n</script>\n<script>\n" +
+         std::string(kElkJS) + "\n</script>\n<script id=\"tosa-layered\">\n" +
+         std::string(kGraphLayeredJS) +
+         "\n</script>\n<script id=\"tosa-view\">\n" +
          std::string(kGraphViewJS) +
          "\n</script>\n<script id=\"tosa-graph-model\" "
          "type=\"application/json\">" +
          safe +
-         "</script>\n<script>\nTosaGraph.mount(document.getElementById("
-         "'tosa-graph'), JSON.parse(document.getElementById("
-         "'tosa-graph-model').textContent), { elk: TosaGraph.makeElk(ELK, "
-         "document.getElementById('tosa-elk').textContent) });\n"
+         "</script>\n<script>\n"
+         "const text = id => document.getElementById(id).textContent;\n"
+         "// The model as text: parsed by the page and by the layout worker.\n"
+         "TosaGraph.mount(document.getElementById('tosa-graph'), "
+         "text('tosa-graph-model'), {\n"
+         "  elk: TosaGraph.makeElk(ELK, text('tosa-elk')),\n"
+         "  // Big layouts in a worker made from these scripts' text.\n"
+         "  layoutWorker: TosaGraph.makeLayoutWorker([text('tosa-layered'), "
+         "text('tosa-view')]),\n"
+         "});\n"
          "</script>\n</body>\n</html>\n";
 }
 
