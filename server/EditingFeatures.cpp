@@ -15,6 +15,7 @@
 #include "Completion.h"
 #include "Folding.h"
 #include "Format.h"
+#include "GraphJSON.h"
 #include "Highlight.h"
 #include "Hover.h"
 #include "Lexer.h"
@@ -682,7 +683,10 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                  if (!f)
                    return cb(failed("@" + name + " is gone from the file"));
                  GraphReply r;
-                 r.graph = buildGraph((*sp2)->analysis, *f, shapes.get());
+                 // Built cut to what is sent: a 50k-op function's
+                 // model is not made whole first.
+                 r.graph = buildGraph((*sp2)->analysis, *f, shapes.get(),
+                                      kGraphNodeLimit);
                  r.snapshot = std::move(*sp2);
                  cb(std::move(r));
                });

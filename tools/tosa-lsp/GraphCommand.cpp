@@ -414,18 +414,18 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
   // bench/graph_bench.py reads with TOSA_LSP_TIMING=1).
   std::optional<PhaseTimer> timer(std::in_place, "graph model + JSON");
   std::optional<PhaseTimer> modelTimer(std::in_place, "graph model");
-  FunctionGraph g = buildGraph(fa, *fn, &shapes);
+  size_t limit = opts.nodeLimit.value_or(kGraphNodeLimit);
+  FunctionGraph g = buildGraph(fa, *fn, &shapes, limit);
   modelTimer.reset();
-  json::Object graph =
-      graphToJSON(g, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+  json::Object graph = graphToJSON(g, lines, limit);
   timer.reset();
   if (PhaseTimer::enabled()) {
     // What a reply would write: the streamed form.
     PhaseTimer streamed("graph model + streamed JSON");
-    FunctionGraph again = buildGraph(fa, *fn, &shapes);
+    FunctionGraph again = buildGraph(fa, *fn, &shapes, limit);
     std::string wire;
     raw_string_ostream ws(wire);
-    writeGraphJSON(ws, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+    writeGraphJSON(ws, again, lines, limit);
   }
   return draw(opts, *fmt, path, std::move(graph), out, err);
 }
