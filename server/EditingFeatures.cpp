@@ -685,8 +685,8 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                  GraphReply r;
                  // Built cut to what is sent: a 50k-op function's
                  // model is not made whole first.
-                 r.graph = buildGraph((*sp2)->analysis, *f, shapes.get(),
-                                      kGraphNodeLimit);
+                 r.graph = std::make_shared<const FunctionGraph>(buildGraph(
+                     (*sp2)->analysis, *f, shapes.get(), kGraphNodeLimit));
                  r.snapshot = std::move(*sp2);
                  cb(std::move(r));
                });
