@@ -121,6 +121,30 @@ ${svgCSS()}`;
   // collapsed as asked (`collapsed`: a Set of region op ids), each node's
   // lines of text and size.
   function prepare(model, collapsed) {
+    const steps = prepareSteps(model, collapsed);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+  // The same on the page, in slices of a few ms each a task of its own
+  // (4,000 nodes take 30-60 ms: frames would be late); null once `alive()`
+  // is false.
+  async function prepareSliced(model, collapsed, alive) {
+    const steps = prepareSteps(model, collapsed);
+    let t0 = Date.now();
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      if (Date.now() - t0 < 8) continue;
+      await nextTask();
+      if (alive && !alive()) return null;
+      t0 = Date.now();
+    }
+  }
+  // prepare()'s work, yielding now and then (the caller decides whether
+  // to let the page run).
+  function* prepareSteps(model, collapsed) {
     const nodes = model.nodes || [], edges = model.edges || [];
     const byId = new Map(nodes.map(n => [n.id, n]));
     const children = new Map();
@@ -155,6 +179,7 @@ ${svgCSS()}`;
     };
     // What each node is drawn as: itself, its nearest collapsed ancestor,
     // or nothing (a folded constant).
+    yield;
     const shownAs = new Map();
     for (const n of nodes) {
       if (isFolded.has(n.id)) continue;
@@ -165,7 +190,10 @@ ${svgCSS()}`;
     }
     // `collapsed` kept: a layout worker prepares the same view from it.
     const view = { model, collapsed: [...collapsed], byId, nodes: [], index: new Map(), edges: [], children: new Map(), top: [] };
+    yield;
+    let k = 0;
     for (const n of nodes) {
+      if (++k % 256 === 0) yield;
       if (shownAs.get(n.id) !== n.id) continue;
       const kids = (children.get(n.id) || []).filter(c => shownAs.get(c) === c);
       const v = describe(n, typesOf(n), folded.get(n.id) || [], collapsed.has(n.id) || (n.collapsed && !kids.length),
@@ -179,6 +207,7 @@ ${svgCSS()}`;
     }
     const seen = new Set();
     for (const e of edges) {
+      if (++k % 1024 === 0) yield;
       const from = shownAs.get(e.from), to = shownAs.get(e.to);
       if (from == null || to == null || from === to) continue;
       const key = from + '\u0000' + to + '\u0000' + e.value;
@@ -892,7 +921,13 @@ ${svgCSS()}`;
           if (gen !== generation) return;
         }
       }
-      view = prepare(model, collapsed);
+      if (job) {
+        const v = await prepareSliced(model, collapsed, () => gen === generation);
+        if (!v) return;
+        view = v;
+      } else {
+        view = prepare(model, collapsed);
+      }
       const notes = [];
       if (model.truncated)
         notes.push(`This function is too big to draw whole: only its top-level ops are shown, regions collapsed` +
