@@ -6,6 +6,7 @@
 #include "ShapeInference.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -52,6 +53,8 @@ std::string withShape(const std::string &declared, const std::string &shape) {
 /// without allocating, so that a function over the node limit makes nodes
 /// of the ops it sends only.
 struct OpEntry {
+  Position at; // range().begin, kept here: sorting and bisecting 50k
+               // entries would chase a pointer per comparison
   const OpReport *report = nullptr;
   const OpSpan *span = nullptr;
   int parent = -1;     // the entry whose region holds it
@@ -76,15 +79,14 @@ std::vector<OpEntry> collectOps(const FileAnalysis &fa, const SymbolInfo &fn) {
   };
   for (const OpReport &op : fa.ops)
     if (op.section == fn.section && inside(op.range))
-      found.push_back({&op, nullptr});
+      found.push_back({op.range.begin, &op, nullptr});
   for (const OpSpan &op : fa.opSpans)
     if (op.section == fn.section && inside(op.nameRange) &&
         op.nameRange.begin.line != fn.nameRange.begin.line)
-      found.push_back({nullptr, &op});
-  std::stable_sort(found.begin(), found.end(),
-                   [](const OpEntry &a, const OpEntry &b) {
-                     return before(a.range().begin, b.range().begin);
-                   });
+      found.push_back({op.nameRange.begin, nullptr, &op});
+  std::stable_sort(
+      found.begin(), found.end(),
+      [](const OpEntry &a, const OpEntry &b) { return before(a.at, b.at); });
   // The innermost earlier op whose text holds each op: op texts nest, so a
   // stack of the open ones (a 4,000-op function: one pass, not 10^7
   // comparisons).
@@ -109,9 +111,8 @@ std::vector<OpEntry> collectOps(const FileAnalysis &fa, const SymbolInfo &fn) {
 int entryAt(const std::vector<OpEntry> &ops, Position p) {
   auto it = std::lower_bound(
       ops.begin(), ops.end(), p,
-      [](const OpEntry &e, Position q) { return before(e.range().begin, q); });
-  if (it == ops.end() || it->range().begin.line != p.line ||
-      it->range().begin.column != p.column)
+      [](const OpEntry &e, Position q) { return before(e.at, q); });
+  if (it == ops.end() || it->at.line != p.line || it->at.column != p.column)
     return -1;
   return static_cast<int>(it - ops.begin());
 }
@@ -194,29 +195,31 @@ void addInferred(const ShapeInference &shapes, FunctionGraph &g) {
 /// node has the same id whether its function is cut or not.
 void assignIds(const std::vector<OpEntry> &ops, FunctionGraph &g,
                size_t nArgs) {
-  std::unordered_map<std::string, unsigned> seen, labels;
-  auto unique = [&](std::string id) {
+  // Keyed by views (of the analysis' names, or of `made`): a 50k-op
+  // function's ids are counted without a string each.
+  std::deque<std::string> made;
+  std::unordered_map<std::string_view, unsigned> seen, labels;
+  seen.reserve(ops.size() + nArgs);
+  auto unique = [&](std::string_view id) {
     unsigned k = ++seen[id];
-    return k == 1 ? id : id + "#" + std::to_string(k);
+    return k == 1 ? std::string(id) : std::string(id) + "#" + std::to_string(k);
   };
-  for (size_t i = 0; i < nArgs; ++i) {
-    std::string id = unique(g.nodes[i].label);
-    if (i < g.nodes.size())
-      g.nodes[i].id = std::move(id);
-  }
+  for (size_t i = 0; i < nArgs && i < g.nodes.size(); ++i)
+    g.nodes[i].id = unique(g.nodes[i].label);
   for (const OpEntry &e : ops) {
-    std::string raw;
-    if (!e.id.empty()) {
-      raw = std::string(e.id);
-    } else {
+    std::string_view raw = e.id;
+    if (raw.empty()) {
       const std::string &name = e.name();
-      std::string label =
-          name == "func.return" || name == "return" ? "return" : name;
-      raw = label + "#" + std::to_string(labels[label]++);
+      std::string_view label = name;
+      if (name == "func.return")
+        label = "return";
+      raw = made.emplace_back(std::string(label) + "#" +
+                              std::to_string(labels[label]++));
     }
-    std::string id = unique(std::move(raw));
     if (e.node >= 0)
-      g.nodes[e.node].id = std::move(id);
+      g.nodes[e.node].id = unique(raw);
+    else
+      ++seen[raw]; // counted, not made
   }
 }
 
