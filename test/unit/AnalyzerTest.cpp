@@ -1014,11 +1014,63 @@ TEST(Analyzer, OneFunctionCutInTwoEqualsTheWhole) {
   EXPECT_TRUE(cutEqualsWhole(wrapped));
 }
 
+// Verifier errors in either part: MLIR prints their ops with the values
+// numbered within the part; renamed as the whole function numbers them
+// (top-level results after the first part's, nested ones after the whole
+// top level's, arguments).
+TEST(Analyzer, OneFunctionCutTakesVerifierErrorsInBothParts) {
+  auto replaced = [](std::string text, const std::string &from,
+                     const std::string &to) {
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+      text.replace(at, from.size(), to);
+    return text;
+  };
+  std::string condIf =
+      "  %k = tosa.cond_if %cond (%in = %v4) : tensor<i1> "
+      "(tensor<4x?xf32>) -> tensor<4x?xf32> {\n"
+      "  ^bb0(%t: tensor<4x?xf32>):\n"
+      "    %t1 = tosa.abs %t : (tensor<4x?xf32>) -> tensor<4x?xf32>\n"
+      "    %t2 = tosa.abs %t1 : (tensor<4x?xf32>) -> tensor<3x?xf32>\n"
+      "    tosa.yield %t1 : tensor<4x?xf32>\n"
+      "  } else {\n"
+      "  ^bb0(%f: tensor<4x?xf32>):\n"
+      "    tosa.yield %f : tensor<4x?xf32>\n"
+      "  }\n";
+  auto withCond = [&](std::string text) {
+    return replaced(text, "%b: tensor<1x?xf32>)",
+                    "%b: tensor<1x?xf32>, %cond: tensor<i1>)");
+  };
+  // In the second part: on its own values, and on the function's argument.
+  std::string late = "  %y = tosa.abs %v49 : (tensor<4x?xf32>) -> "
+                     "tensor<5x?xf32>\n"
+                     "  %z = tosa.abs %a : (tensor<4x?xf32>) -> "
+                     "tensor<2x?xf32>\n";
+  EXPECT_TRUE(cutEqualsWhole(oneFunction(60, {{50, late}})));
+  // Inside a region (nested values are numbered after the whole body's
+  // top level), in either part.
+  std::string lateIf =
+      replaced(replaced(replaced(condIf, "%k", "%k2"), "%v4", "%v49"),
+               "tensor<3x?xf32>", "tensor<7x?xf32>");
+  EXPECT_TRUE(cutEqualsWhole(withCond(oneFunction(60, {{50, lateIf}}))));
+  std::string early = "  %w = tosa.abs %v4 : (tensor<4x?xf32>) -> "
+                      "tensor<6x?xf32>\n";
+  EXPECT_TRUE(cutEqualsWhole(withCond(oneFunction(60, {{5, early + condIf}}))));
+  // In both: the whole function's verification skips what an error of the
+  // first part feeds, which the second part cannot tell.
+  EXPECT_FALSE(cutEqualsWhole(
+      withCond(oneFunction(60, {{5, early + condIf}, {50, late + lateIf}}))));
+  FileAnalysis fa = analyzeText(oneFunction(60, {{50, late}}));
+  ASSERT_EQ(errors(fa).size(), 2u);
+}
+
 // Where the two parts could differ from the whole, the section is analysed
 // whole: the result is always the whole's.
 TEST(Analyzer, OneFunctionCutFallsBackWhereItCouldDiffer) {
-  // An error in the second part: its op note would number values within
-  // the part.
+  // An error in the second part on an op that reads a value of the first:
+  // an argument there, which a verifier may see otherwise than the
+  // defining op (a `tosa.const_shape`).
   EXPECT_FALSE(cutEqualsWhole(
       oneFunction(60, {{50, mul("%e", "%v49", "tensor<4x?x1xf32>")}})));
   // A value of the first part used before its definition in the second.
@@ -1143,15 +1195,26 @@ TEST(Analyzer, OneFunctionEditedInItsSecondHalfKeepsTheFirst) {
                     "tensor<4x?x1xf32>\n",
                 ""),
        false);
+  // On an op that reads a value of the first half (`%c`): analysed whole.
   step("a verifier error in the second half",
        replaced(text, "  %v180 =",
                 mul("%x", "%v179", "tensor<4x?x1xf32>") + "  %v180 ="),
        false, false);
-  // Not cut while the last version had errors (OneFunctionNotCutAgain...).
   step("fixed", replaced(text, mul("%x", "%v179", "tensor<4x?x1xf32>"), ""),
-       false, false);
+       false, true);
+  step("an edit after that",
+       replaced(text, "tosa.abs", "tosa.exp", lineOf(170)), true);
+  // On an op that reads values of the second half only: the tail takes it,
+  // its values named as in the whole function.
+  std::string late = "  %y = tosa.abs %v179 : (tensor<4x?xf32>) -> "
+                     "tensor<5x?xf32>\n";
+  step("a verifier error in the tail",
+       replaced(text, "  %v180 =", late + "  %v180 ="), true);
+  step("an edit after it", replaced(text, "tosa.abs", "tosa.exp", lineOf(185)),
+       true);
+  step("fixed again", replaced(text, late, ""), true);
   step("an edit after an analysis whole",
-       replaced(text, "tosa.abs", "tosa.exp", lineOf(170)), false);
+       replaced(text, "tosa.abs", "tosa.exp", lineOf(170)), true);
   step("and the next", replaced(text, "tosa.abs", "tosa.exp", lineOf(170)),
        true);
   step("an edit in the first half",
@@ -1305,8 +1368,9 @@ TEST(Analyzer, OneFunctionCutAgainWithErrorsInTheFirstPart) {
   };
   std::vector<Step> steps = {
       {"an error in the first part", base, true},
+      // On an op that reads `%c`, a value of the first part.
       {"and one after the cut", withLate, false},
-      {"that one fixed", base, false}, // the last version had it
+      {"that one fixed", base, true},
       {"the next edit",
        replaced(base, "tosa.abs", "tosa.exp", base.find("  %v150 =")), true},
   };
