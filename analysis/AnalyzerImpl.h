@@ -119,6 +119,9 @@ struct PartText {
   /// The second part: per value declared for it, whether a constant
   /// defines it (definedByConstant).
   std::vector<char> declaredConstant;
+  /// Analysed while no other part runs (a function's tail): it verifies
+  /// on the helper thread beside its op reports, as a whole section does.
+  bool alone = false;
 };
 
 } // namespace detail

@@ -504,6 +504,7 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   // Parsed on this thread, in its context: no second context needed.
   Section second = splitSection(file, sec, cut).second;
   PartText aroundA, aroundB = secondPartText(text, *fc, *crossing);
+  aroundB.alone = true;
   // The function was one block when it was cut last, and the text is.
   aroundA.oneBlock = true;
   aroundA.diagnosticsKept = true;
