@@ -2,6 +2,8 @@
 
 #include "TosaServerTestSupport.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include "OldSyntax.h"
 
 namespace {
@@ -77,29 +79,54 @@ TEST(TosaServerOldSyntax, FilesWithoutOldFormsAreNotMigrated) {
   EXPECT_TRUE(summaries(rec).empty());
 }
 
+/// Holds version `held`'s background migration until released. A test
+/// releases it before the server goes, also when a check fails
+/// (releasedFirst, declared after the server).
+class MigrationGate {
+public:
+  explicit MigrationGate(int64_t held) : held(held) {}
+  void attach(TosaServer::Options &o) {
+    o.beforeMigrationForTest = [this](int64_t version) {
+      if (version != held)
+        return;
+      std::unique_lock<std::mutex> lock(mu);
+      reached = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return go; });
+    };
+  }
+  /// The held migration has started (waits at most a minute).
+  bool waitReached() {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return reached; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    go = true;
+    cv.notify_all();
+  }
+  auto releasedFirst() {
+    return llvm::scope_exit([this] { release(); });
+  }
+
+private:
+  int64_t held;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false, go = false;
+};
+
 // A newer version arrives while version 1's migration waits: version 1's is
 // dropped (never kept, never published) and version 2's replaces it.
 TEST(TosaServerOldSyntax, ANewerVersionCancelsAndReplaces) {
   Recorder rec;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool reached = false, go = false;
+  MigrationGate gate(1);
   TosaServer::Options o = pooledOptions();
-  o.beforeMigrationForTest = [&](int64_t version) {
-    if (version != 1)
-      return;
-    std::unique_lock<std::mutex> lock(mu);
-    reached = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return go; });
-  };
+  gate.attach(o);
   TosaServer server(o, rec);
+  auto released = gate.releasedFirst();
   server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, kOld);
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(
-        cv.wait_for(lock, std::chrono::seconds(60), [&] { return reached; }));
-  }
+  ASSERT_TRUE(gate.waitReached());
   // Version 2: the mul made an add, one old form less.
   std::string v2 = kOld;
   size_t at = v2.find("tosa.mul %0, %m {shift = 0 : i8}");
@@ -114,11 +141,7 @@ TEST(TosaServerOldSyntax, ANewerVersionCancelsAndReplaces) {
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    go = true;
-  }
-  cv.notify_all();
+  gate.release();
   server.waitIdle();
   TosaServer::Stats stats = server.stats();
   EXPECT_EQ(stats.migrationsCancelled, 1u);
@@ -236,38 +259,18 @@ TEST(TosaServerOldSyntax, GraphFromTheMigratedForm) {
 // past the edit; a version without old forms drops it.
 TEST(TosaServerOldSyntax, SummaryKeptUntilReplaced) {
   Recorder rec;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool reached = false, go = false;
   TosaServer::Options o = pooledOptions();
-  o.beforeMigrationForTest = [&](int64_t version) {
-    if (version != 2)
-      return;
-    std::unique_lock<std::mutex> lock(mu);
-    reached = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return go; });
-  };
+  MigrationGate gate(2);
+  gate.attach(o);
   TosaServer server(o, rec);
-  // Released before the server is destroyed, even when a check fails.
-  auto release = [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    go = true;
-    cv.notify_all();
-  };
-  std::unique_ptr<void, std::function<void(void *)>> releaseOnExit(
-      &go, [&](void *) { release(); });
+  auto released = gate.releasedFirst();
   server.addDocument("test:///o.mlir", "/nonexistent/o.mlir", 1, kOld);
   server.waitIdle();
   ASSERT_EQ(summaries(rec).size(), 1u);
   lsp::TextDocumentContentChangeEvent c;
   c.text = std::string("// edited\n") + kOld;
   ASSERT_FALSE(bool(server.changeDocument("test:///o.mlir", 2, {c})));
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(
-        cv.wait_for(lock, std::chrono::seconds(60), [&] { return reached; }));
-  }
+  ASSERT_TRUE(gate.waitReached());
   {
     // Version 2 published, its migration held: version 1's summary, a line
     // lower.
@@ -277,7 +280,7 @@ TEST(TosaServerOldSyntax, SummaryKeptUntilReplaced) {
   std::vector<Diagnostic> kept = summaries(rec);
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0].range.begin.line, 3u);
-  release();
+  gate.release();
   server.waitIdle();
   ASSERT_EQ(summaries(rec).size(), 1u);
   // No old form left: nothing carried.
