@@ -88,6 +88,9 @@ check(vim.wait(10000, function()
   return client ~= nil and client.initialized and vim.lsp.buf_is_attached(bufnr, client.id)
 end, 20), 'setup{} started the client and attached it on FileType')
 if not client then abort('no client') end
+check((client.config.flags or {}).debounce_text_changes == 50,
+  'edits sent 50 ms after the last keystroke (not the client default 150)',
+  vim.inspect(client.config.flags))
 
 -- Synchronous requests block the editor (up to 60 s for a preview): the
 -- plugin must not make any (recorded here, checked at the end).

@@ -27,6 +27,10 @@ local defaults = {
   keymaps = true,           -- false, or a table { hover = 'K', ... } to override
   on_attach = nil,
   capabilities = nil,
+  -- ms the client waits after a keystroke before sending it (0.7's
+  -- default, 150, was most of "typed -> its error shown" at 50k lines: the
+  -- server debounces and coalesces edits itself).
+  debounce_text_changes = 50,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -1036,6 +1040,7 @@ function M.start()
     init_options = (cfg.settings and next(cfg.settings)) and cfg.settings or nil,
     settings = (cfg.settings and next(cfg.settings)) and cfg.settings or vim.empty_dict(),
     capabilities = cfg.capabilities,
+    flags = { debounce_text_changes = cfg.debounce_text_changes },
     handlers = handlers(),
     on_init = function(client)
       ready = true
