@@ -117,18 +117,34 @@ constexpr const char *kMatchOp = R"mlir(
 /// [b, M/MR, K, MR, 1], B [b, N/NR, K, NR, 1], a B panel contiguous along K,
 /// C [b, M/MR, N/NR, MR, NR]; dims b, m1, n1, k1, m0, n0, k0). Loops: b, K
 /// blocks of KC, N panels, M panels, k: an NR-column panel of B (KC x NR)
-/// stays in L1 across the M panels.
-std::string matmulSchedule(int64_t kc) {
+/// stays in L1/L2 across the M panels. With `panelB`, B is packed panel by
+/// panel inside the N-panel loop (its pack fused there) into one KC x NR
+/// buffer, instead of whole into a fresh matrix-sized one before the loops:
+/// B is then read once and the packed copy never leaves the cache (on
+/// 1x128x768 . 1x768x3072, where each B panel serves only 16 M panels, the
+/// whole-B packing took a quarter of the time).
+std::string matmulSchedule(int64_t kc, bool panelB) {
+  std::string fuse = panelB ? R"mlir(
+    %pb, %pbloop = transform.structured.fuse_into_containing_op %packB into %nloop
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+)mlir"
+                            : "";
   return std::string(kHeader) + kMatchOp +
          llvm::formatv(R"mlir(
-    %blocks, %nest, %outer:3 = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
+    %packB = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %blocks, %nest, %kblocks, %nloop, %mloop = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %vec, %kloop = transform.structured.tile_using_for %blocks tile_sizes [0, 0, 0, 1, 0, 0, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir",
                        kc)
              .str() +
-         kVectorise + kEpilogue;
+         fuse + R"mlir(
+    %vec, %kloop = transform.structured.tile_using_for %blocks tile_sizes [0, 0, 0, 1, 0, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir" + kVectorise +
+         kEpilogue;
 }
 
 /// conv_2d_nhwc_hwcf (n, oh, ow, f, kh, kw, c): loops n, F blocks of FT, oh,
@@ -345,12 +361,21 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     // 16 lanes (AVX-512, 32 registers): 8x32, 16 accumulators. 8 lanes
     // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
-    // K blocks: a 512 x NR panel of B stays in L1/L2 across the M panels
-    // (measured on 1024^3: 128 and 256 were slower by 5-10%; after the
-    // vectorised packing 256, and 256 with M blocks of 32 panels, were
-    // within the noise of 512 on 1024^3 and 1x128x768 . 1x768x3072).
-    return Plan{matmulSchedule(std::min<int64_t>(k, 512)),
-                {mr, 2 * static_cast<int64_t>(lanes), 1}};
+    // K blocks of at most 512: a 512 x NR panel of B stays in L1/L2 across
+    // the M panels (measured on 1024^3: 128 and 256 were slower by 5-10%;
+    // after the vectorised packing 128-1024 and M blocks of 64 or 128
+    // panels were within 3% of 512 on 1024^3 and 2048^3). B in panels when
+    // the panels are whole: a divisor of K from 128 up, and N a multiple of
+    // NR (a partial K block would give the panel a dynamic size, which the
+    // packing's vector copies do not take).
+    int64_t nr = 2 * static_cast<int64_t>(lanes);
+    int64_t n =
+        cast<RankedTensorType>(mm.getInputs()[1].getType()).getDimSize(2);
+    int64_t kc = largestDivisor(k, 512);
+    bool panelB = kc >= 128 && n % nr == 0;
+    if (!panelB)
+      kc = std::min<int64_t>(k, 512);
+    return Plan{matmulSchedule(kc, panelB), {mr, nr, 1}};
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
     if (!staticF32Operands(conv))

@@ -23,6 +23,8 @@
 // CHECK-LABEL: func.func @convp(
 // CHECK-NOT:     linalg.transpose
 // CHECK:         call @[[CONVP:__tosa_lsp_kernel[0-9]+]](%padded, %arg1, %arg2)
+// CHECK-LABEL: func.func @mmp(
+// CHECK:         call @[[MMP:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
 // CHECK-NOT:   func.func private @__tosa_lsp_kernel
 // CHECK:       func.func private @[[MM]](
 // The packing of A and B as vector copies: A's 8-row panels by 8x8
@@ -51,6 +53,16 @@
 // CHECK:           vector.transfer_read %arg1{{.*}} : tensor<64x3x3x16xf32>, vector<{{16|8}}x1x1x{{16|8}}xf32>
 // CHECK:           vector.fma {{.*}} : vector<{{16|32}}xf32>
 // CHECK-NOT:     linalg.conv_2d
+// K a multiple of a block from 128 up: B packed one panel at a time into a
+// KC x NR buffer, inside the N-panel loop, before the M panels use it.
+// CHECK:       func.func private @[[MMP]](
+// CHECK:         %[[PANEL:[0-9]+]] = tensor.empty() : tensor<1x1x256x{{32|16}}x1xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x2x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK-NEXT:      affine.apply
+// CHECK-NEXT:      tensor.extract_slice %arg1[0, 0, %{{[0-9]+}}] [1, 256, {{32|16}}]
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[PANEL]]) -> (tensor<1x1x256x{{32|16}}x1xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x2x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:             vector.fma {{.*}} : vector<{{16|32}}xf32>
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
 // FN: func.func private @__tosa_lsp_kernel{{[0-9]+}}(
@@ -80,4 +92,10 @@ func.func @convp(%x: tensor<1x8x8x16xf32>, %w: tensor<64x3x3x16xf32>, %bias: ten
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<64x3x3x16xf32>, tensor<64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x64xf32>
   return %r : tensor<1x8x8x64xf32>
+}
+
+func.func @mmp(%a: tensor<1x16x256xf32>, %b: tensor<1x256x64xf32>) -> tensor<1x16x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x256xf32>, tensor<1x256x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
+  return %r : tensor<1x16x64xf32>
 }
