@@ -29,18 +29,22 @@
 // CHECK:       func.func private @[[MM]](
 // The packing of A and B as vector copies: A's 8-row panels by 8x8
 // register transposes, B's panels in rows of 32 (or 16) floats; then C's
-// tiles: 8 rows by 32 or 16 columns.
+// tiles, 8 rows by 32 or 16 columns, accumulated in C itself (a view of its
+// rows in tiles, no packed copy of C).
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x48x8x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<8x8x1xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x{{2|4}}x48x{{32|16}}x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<{{32|16}}xf32>
-// CHECK:         scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
-// CHECK:           scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:         tensor.expand_shape %{{[0-9]+}} {{.*}} output_shape [1, 8, 8, {{2|4}}, {{32|16}}] : tensor<1x64x64xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK:             vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
 // CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     linalg.unpack
 // CHECK-NOT:     linalg.batch_matmul
 // One output row, 8 columns by 32 (or 16) channels in registers across the
 // taps and input channels; the input read in place.
@@ -57,11 +61,11 @@
 // KC x NR buffer, inside the N-panel loop, before the M panels use it.
 // CHECK:       func.func private @[[MMP]](
 // CHECK:         %[[PANEL:[0-9]+]] = tensor.empty() : tensor<1x1x256x{{32|16}}x1xf32>
-// CHECK:         scf.for {{.*}} -> (tensor<1x2x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:         scf.for {{.*}} -> (tensor<1x2x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK-NEXT:      affine.apply
 // CHECK-NEXT:      tensor.extract_slice %arg1[0, 0, %{{[0-9]+}}] [1, 256, {{32|16}}]
 // CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[PANEL]]) -> (tensor<1x1x256x{{32|16}}x1xf32>)
-// CHECK:           scf.for {{.*}} -> (tensor<1x2x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x2x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:             vector.fma {{.*}} : vector<{{16|32}}xf32>
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
