@@ -79,6 +79,8 @@ struct SectionUnits {
   /// second half keeps what lies before the last of them before the edit
   /// (analyzeFunctionTail).
   std::vector<size_t> cutDefs;
+  /// Per cutDefs entry, its op's results (how MLIR numbers the values).
+  std::vector<unsigned> cutDefResults;
 };
 
 /// Input and output of re-analysing one unit on its own.
@@ -104,6 +106,22 @@ struct PartText {
   /// offsets in the section of the result names of the block's ops.
   bool oneBlock = false;
   std::vector<size_t> topLevelDefs;
+  /// Per topLevelDefs entry, its op's results; and the results of all the
+  /// block's ops (equal sums: every op with results has a definition).
+  std::vector<unsigned> topLevelDefResults;
+  unsigned topLevelResults = 0;
+  /// The function's entry block arguments (the second part: the
+  /// function's own, then the values declared for it).
+  unsigned entryArgs = 0;
+  /// The first part's items (its diagnostics) are an earlier version's
+  /// (analyzeFunctionTail), not parsed now.
+  bool diagnosticsKept = false;
+  /// The second part: per value declared for it, whether a constant
+  /// defines it (definedByConstant).
+  std::vector<char> declaredConstant;
+  /// Analysed while no other part runs (a function's tail): it verifies
+  /// on the helper thread beside its op reports, as a whole section does.
+  bool alone = false;
 };
 
 } // namespace detail

@@ -229,22 +229,6 @@ bool FileAnalysis::hasErrors() const {
       [](const Diagnostic &d) { return d.severity == Severity::Error; });
 }
 
-int FileAnalysis::findOp(Position pos) const {
-  int lineMatch = -1;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Range &r = ops[i].range;
-    if (r.begin.line != pos.line)
-      continue;
-    if (pos.column == 0 ||
-        (pos.column >= r.begin.column &&
-         (pos.column <= r.end.column || r.end.line > r.begin.line)))
-      return static_cast<int>(i);
-    if (lineMatch < 0)
-      lineMatch = static_cast<int>(i);
-  }
-  return lineMatch;
-}
-
 static std::string dimList(const std::vector<unsigned> &dims) {
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i)

@@ -32,6 +32,8 @@ PartText secondPartText(std::string_view section, const detail::FunctionCut &fc,
                         const std::vector<detail::CrossCutValue> &crossing) {
   PartText b;
   b.prefix = detail::secondPartPrefix(section, fc, crossing);
+  for (const detail::CrossCutValue &c : crossing)
+    b.declaredConstant.push_back(detail::definedByConstant(section, c));
   b.prefixLines =
       static_cast<unsigned>(std::count(b.prefix.begin(), b.prefix.end(), '\n'));
   return b;
@@ -44,6 +46,72 @@ void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
   units = SectionUnits();
   units.cutDefs = std::move(a.topLevelDefs);
   appendMoved(units.cutDefs, b.topLevelDefs);
+  units.cutDefResults = std::move(a.topLevelDefResults);
+  appendMoved(units.cutDefResults, b.topLevelDefResults);
+  if (units.cutDefResults.size() != units.cutDefs.size())
+    units.cutDefResults.clear(); // not known: a tail's errors are not taken
+}
+
+/// How the values MLIR prints in each part's diagnostics map to the whole
+/// function's numbers (PartNumbering); std::nullopt when the parts' counts
+/// are not known.
+std::optional<std::pair<detail::PartNumbering, detail::PartNumbering>>
+partNumberings(const PartText &first, const PartText &second,
+               const std::vector<detail::CrossCutValue> &crossing) {
+  const std::vector<size_t> &defs = first.topLevelDefs;
+  const std::vector<unsigned> &results = first.topLevelDefResults;
+  if (results.size() != defs.size() || second.entryArgs < crossing.size() ||
+      second.declaredConstant.size() != crossing.size())
+    return std::nullopt;
+  // The whole function's number of each of the first part's definitions.
+  std::vector<unsigned> before(defs.size());
+  unsigned sum = 0;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    before[i] = sum;
+    sum += results[i];
+  }
+  if (sum != first.topLevelResults)
+    return std::nullopt;
+  detail::PartNumbering a, b;
+  a.topLevel = first.topLevelResults;
+  a.shiftNested = second.topLevelResults;
+  // Kept from an earlier version, whose second part may have had another
+  // number of top-level results.
+  a.nestedKnown = !first.diagnosticsKept;
+  a.args = b.args = second.entryArgs - static_cast<unsigned>(crossing.size());
+  b.topLevel = second.topLevelResults;
+  b.shiftTopLevel = b.shiftNested = first.topLevelResults;
+  for (size_t i = 0; i < crossing.size(); ++i) {
+    auto it = std::lower_bound(defs.begin(), defs.end(), crossing[i].def);
+    if (it == defs.end() || *it != crossing[i].def)
+      return std::nullopt;
+    b.declaredIds.push_back(second.declaredConstant[i]
+                                ? detail::PartNumbering::kUnmapped
+                                : before[it - defs.begin()]);
+  }
+  return std::make_pair(std::move(a), std::move(b));
+}
+
+/// `d` with the values its message and notes print named as the whole
+/// function names them; false where that is not known.
+bool renumbered(Diagnostic &d, const detail::PartNumbering &n) {
+  std::optional<std::string> m = detail::renumberPartValues(d.message.str(), n);
+  if (!m)
+    return false;
+  if (*m != d.message.str())
+    d.message = SharedText(std::move(*m));
+  for (DiagNote &note : d.notes) {
+    std::optional<std::string> t = detail::renumberPartValues(note.message, n);
+    if (!t)
+      return false;
+    note.message = std::move(*t);
+  }
+  return true;
+}
+
+/// MLIR's own diagnostics (parser, verifier), which name values.
+bool fromMLIR(const Diagnostic &d) {
+  return d.source == DiagSource::Parser || d.source == DiagSource::Verifier;
 }
 
 bool samePosition(Position x, Position y) {
@@ -70,19 +138,39 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
   auto mentionsCut = [](const std::string &m) {
     return m.find(detail::kCutTerminator) != std::string::npos;
   };
-  // MLIR's diagnostics: the second part's would name values by their
-  // number in the part, and the first part's on the function or the module
-  // (before the body) see the stand-in terminator.
-  for (const Diagnostic &d : b.diagnostics)
-    if (d.source != DiagSource::Broadcast)
-      return std::nullopt;
-  for (const Diagnostic &d : a.diagnostics) {
+  // MLIR's diagnostics: the first part's on the function or the module
+  // (before the body) see the stand-in terminator; each part's print ops
+  // with the values numbered within the part (renamed as in the whole,
+  // or refused). After an error in the first part, the whole function's
+  // verification skips the ops it feeds (Verify.cpp), which the second
+  // part cannot tell: its errors are refused then.
+  std::optional<std::pair<detail::PartNumbering, detail::PartNumbering>>
+      numbering;
+  bool firstFailed = false;
+  for (Diagnostic &d : a.diagnostics) {
     if (d.source == DiagSource::Broadcast)
       continue;
     if (!d.range.begin.valid() || before(d.range.begin, body) ||
         mentionsCut(d.message) || llvm::any_of(d.notes, [&](const DiagNote &n) {
           return mentionsCut(n.message);
         }))
+      return std::nullopt;
+    if (!fromMLIR(d))
+      continue;
+    if (!numbering && !(numbering = partNumberings(first, second, crossing)))
+      return std::nullopt;
+    if (!renumbered(d, numbering->first))
+      return std::nullopt;
+    firstFailed |= d.severity == Severity::Error;
+  }
+  for (Diagnostic &d : b.diagnostics) {
+    if (d.source == DiagSource::Broadcast)
+      continue;
+    if (d.source != DiagSource::Verifier || firstFailed)
+      return std::nullopt;
+    if (!numbering && !(numbering = partNumberings(first, second, crossing)))
+      return std::nullopt;
+    if (!renumbered(d, numbering->second))
       return std::nullopt;
   }
   for (const SectionResult *part : {&a, &b})
@@ -165,7 +253,18 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
                    [](const OpSpan &o) { return !o.nameRange.begin.valid(); });
 
   // As the whole section would have them: MLIR's diagnostics (the first
-  // part's), then the findings of both.
+  // part's, then the second's), then the findings of both.
+  if (llvm::any_of(b.diagnostics, fromMLIR)) {
+    std::vector<Diagnostic> merged;
+    merged.reserve(a.diagnostics.size() + b.diagnostics.size());
+    for (bool mlir : {true, false})
+      for (SectionResult *part : {&a, &b})
+        for (Diagnostic &d : part->diagnostics)
+          if (fromMLIR(d) == mlir)
+            merged.push_back(std::move(d));
+    a.diagnostics = std::move(merged);
+    b.diagnostics.clear();
+  }
   appendMoved(a.diagnostics, b.diagnostics);
   appendPart(a, b);
   a.section.inParts = true;
@@ -346,8 +445,10 @@ bool Analyzer::Impl::mayCut(const AnalysisCache::Impl::Entry &old,
         fc.reset();
       }
     }
+    // In the body: the merge renames a verifier error's values in either
+    // part; others only in the first.
     if (!fc || !d.range.begin.valid() || !before(open, d.range.begin) ||
-        !before(d.range.begin, at))
+        (d.source != DiagSource::Verifier && !before(d.range.begin, at)))
       return false;
   }
   return true;
@@ -403,10 +504,19 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   // Parsed on this thread, in its context: no second context needed.
   Section second = splitSection(file, sec, cut).second;
   PartText aroundA, aroundB = secondPartText(text, *fc, *crossing);
+  aroundB.alone = true;
   // The function was one block when it was cut last, and the text is.
   aroundA.oneBlock = true;
+  aroundA.diagnosticsKept = true;
   aroundA.topLevelDefs.assign(defs.begin(),
                               std::lower_bound(defs.begin(), defs.end(), cut));
+  const std::vector<unsigned> &defResults = old.units->cutDefResults;
+  if (defResults.size() == defs.size()) {
+    aroundA.topLevelDefResults.assign(
+        defResults.begin(), defResults.begin() + aroundA.topLevelDefs.size());
+    for (unsigned r : aroundA.topLevelDefResults)
+      aroundA.topLevelResults += r;
+  }
   SectionResult b;
   std::optional<std::string> crash;
   {
@@ -420,12 +530,18 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
     abandonParts(/*crashedHere=*/true, /*crashedBeside=*/false);
     return std::nullopt;
   }
+  // Verifier errors are taken by the merge where it can name their values
+  // as the whole function does (else the function is analysed whole).
   errorsInTail =
       !b.section.parsed || llvm::any_of(b.diagnostics, [](const Diagnostic &d) {
-        return d.source != DiagSource::Broadcast;
+        return d.source != DiagSource::Broadcast &&
+               d.source != DiagSource::Verifier;
       });
   if (errorsInTail)
     return std::nullopt;
+  bool verifierErrors = llvm::any_of(b.diagnostics, [](const Diagnostic &d) {
+    return d.source == DiagSource::Verifier;
+  });
   // After the tail's IR is gone: the kept items go into vectors sized for
   // the whole function, which lived beside that IR (10k lines, one
   // function: the session peak 117.2 -> 115.7 MiB).
@@ -440,8 +556,10 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   PhaseTimer t("merge of the kept part and the tail");
   std::optional<SectionResult> r = mergeFunctionParts(
       *a, b, file.lines, sec, *fc, *crossing, aroundA, aroundB);
-  if (!r)
+  if (!r) {
+    errorsInTail = verifierErrors; // a cut in the middle would fail alike
     return std::nullopt;
+  }
   r->section.tail = true;
   if (units)
     rememberCut(*units, aroundA, aroundB);

@@ -580,6 +580,93 @@ std::string secondPartPrefix(std::string_view t, const FunctionCut &fc,
   return out;
 }
 
+bool definedByConstant(std::string_view t, const CrossCutValue &v) {
+  size_t i = v.def + v.name.size();
+  auto skipBlanks = [&] {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t'))
+      ++i;
+  };
+  skipBlanks();
+  if (i >= t.size() || t[i] != '=')
+    return true; // not the form crossCutValues reads: assume the worst
+  ++i;
+  skipBlanks();
+  if (i < t.size() && t[i] == '"')
+    ++i;
+  size_t b = i;
+  while (i < t.size() && (std::isalnum(static_cast<unsigned char>(t[i])) ||
+                          t[i] == '_' || t[i] == '.' || t[i] == '$'))
+    ++i;
+  return t.substr(b, i - b).find("const") != std::string_view::npos;
+}
+
+std::optional<std::string> renumberPartValues(std::string_view t,
+                                              const PartNumbering &n) {
+  auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+  auto isIdent = [&](char c) {
+    return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_' || c == '$' || c == '.' || c == '-';
+  };
+  auto number = [&](size_t &i, unsigned long long &v) {
+    size_t b = i;
+    v = 0;
+    while (i < t.size() && isDigit(t[i]) && i - b < 10)
+      v = v * 10 + static_cast<unsigned>(t[i++] - '0');
+    return i > b && (i == t.size() || !isIdent(t[i]));
+  };
+  std::string out;
+  out.reserve(t.size() + 16);
+  for (size_t i = 0; i < t.size();) {
+    char c = t[i];
+    if (c == '"') { // a string literal is copied as it is
+      size_t e = i + 1;
+      while (e < t.size() && t[e] != '"')
+        e += t[e] == '\\' ? 2 : 1;
+      e = std::min(e + 1, t.size());
+      out.append(t.substr(i, e - i));
+      i = e;
+      continue;
+    }
+    if (c == '^' && i + 1 < t.size() && isIdent(t[i + 1]))
+      return std::nullopt;
+    if (c != '%' || i + 1 >= t.size() || !isIdent(t[i + 1])) {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    unsigned long long v = 0;
+    if (isDigit(t[j])) {
+      if (!number(j, v))
+        return std::nullopt;
+      if (v >= n.topLevel && !n.nestedKnown)
+        return std::nullopt;
+      out += '%';
+      out += std::to_string(v +
+                            (v < n.topLevel ? n.shiftTopLevel : n.shiftNested));
+    } else if (t.substr(j, 3) == "arg" && j + 3 < t.size() &&
+               isDigit(t[j + 3])) {
+      j += 3;
+      if (!number(j, v))
+        return std::nullopt;
+      size_t declared = n.declaredIds.size();
+      if (v < n.args)
+        out += "%arg" + std::to_string(v);
+      else if (v >= n.args + declared)
+        out += "%arg" + std::to_string(v - declared);
+      else if (unsigned id = n.declaredIds[v - n.args];
+               id != PartNumbering::kUnmapped)
+        out += "%" + std::to_string(id);
+      else
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    i = j;
+  }
+  return out;
+}
+
 std::string firstPartSuffix(std::string_view t, const FunctionCut &fc) {
   // A blank first: the stand-in starts past the part's end, so no position
   // of it maps into the file.

@@ -80,6 +80,44 @@ std::string firstPartSuffix(std::string_view section, const FunctionCut &cut);
 /// The stand-in terminator's name, `tosa_lsp.cut`.
 extern const char kCutTerminator[];
 
+/// How MLIR numbers a cut function's values when it prints one of its ops
+/// (a diagnostic's "see current operation"): over the whole function, the
+/// body's top-level results from %0 on, each nested region's from where
+/// the top level ends, block arguments from %arg0 (nested blocks' after
+/// the entry block's). A part numbers within itself: how to map its
+/// numbers to the whole function's.
+struct PartNumbering {
+  /// The part's top-level results: %0 .. %(topLevel - 1).
+  unsigned topLevel = 0;
+  /// Added to a top-level value's number, and to a nested one's; or, with
+  /// nestedKnown false, a nested value is not mapped (std::nullopt).
+  unsigned shiftTopLevel = 0, shiftNested = 0;
+  bool nestedKnown = true;
+  /// The function's own arguments (the second part declares more).
+  unsigned args = 0;
+  /// Per value declared for the second part (crossCutValues' order): its
+  /// number in the whole function, or kUnmapped for a constant's: an op
+  /// that reads it sees an argument where the whole function has the
+  /// constant, and may verify otherwise ("shape operand is not compile
+  /// time resolvable" for a `tosa.const_shape` of the first part).
+  std::vector<unsigned> declaredIds;
+  static constexpr unsigned kUnmapped = ~0u;
+};
+
+/// Whether the op that defines `value` (a crossCutValues entry of
+/// `section`) is a constant (its name says so: `tosa.const_shape`,
+/// `"tosa.const"`, `arith.constant`).
+bool definedByConstant(std::string_view section, const CrossCutValue &value);
+
+/// `text` printed by MLIR from a part, with the values named as printing
+/// the whole function names them. std::nullopt when it names something
+/// whose whole-function name is not known here: a value an op named itself
+/// (`%cst`, `%c0`; the suffixes that keep them unique count over the whole
+/// function), a block (`^bb1`), a constant's declared value, or a nested
+/// value without nestedKnown.
+std::optional<std::string> renumberPartValues(std::string_view text,
+                                              const PartNumbering &n);
+
 /// The offset in [b, e] of `t` before which `fraction` of the work of
 /// parsing and analysing [b, e) lies: bytes, except that a model's weights
 /// (long lines of `dense<"0x...">` literals, which MLIR reads ~16x faster

@@ -61,38 +61,6 @@ struct DialectAccess : Dialect {
   }
 };
 
-/// tosa.fully_connected in its custom form (`tosa.fully_connected %a, %b,
-/// %c {...} : (...) -> ...`), which MLIR 22 cannot parse since the op is
-/// gone: registered in the migration's own context only, so that the
-/// section parses and migrates.
-class FullyConnectedStub
-    : public Op<FullyConnectedStub, OpTrait::VariadicOperands,
-                OpTrait::VariadicResults> {
-public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FullyConnectedStub)
-  using Op::Op;
-  static llvm::StringRef getOperationName() { return "tosa.fully_connected"; }
-  static ArrayRef<llvm::StringRef> getAttributeNames() { return {}; }
-  static ParseResult parse(OpAsmParser &p, OperationState &state) {
-    SmallVector<OpAsmParser::UnresolvedOperand> operands;
-    FunctionType type;
-    llvm::SMLoc loc = p.getCurrentLocation();
-    if (p.parseOperandList(operands) ||
-        p.parseOptionalAttrDict(state.attributes) || p.parseColonType(type) ||
-        p.resolveOperands(operands, type.getInputs(), loc, state.operands))
-      return failure();
-    state.addTypes(type.getResults());
-    return success();
-  }
-  void print(OpAsmPrinter &p) {
-    p << " ";
-    p.printOperands(getOperation()->getOperands());
-    p.printOptionalAttrDict(getOperation()->getAttrs());
-    p << " : ";
-    p.printFunctionalType(getOperation());
-  }
-};
-
 const DialectRegistry &registry() {
   static const DialectRegistry *r = [] {
     auto *reg = new DialectRegistry();
@@ -195,7 +163,7 @@ bool rewriteOldForm(Rewrite &rw, llvm::StringRef name) {
 /// `tosa.const {value = ...}` -> `values`, renamed in place.
 void migrateConst(SectionCtx &sc, Operation *op, size_t nameBegin, size_t end,
                   MigrationFix fix, MigrationPlan &plan,
-                  const std::function<Position(size_t)> &pos) {
+                  const PositionAt &pos) {
   if (op->getAttrDictionary().get("values"))
     return;
   std::string_view text = sc.buf.substr(nameBegin, end - nameBegin);
@@ -236,13 +204,13 @@ std::string renderOp(const Rewrite &rw, llvm::StringRef name,
 
 void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
                  unsigned section, MigrationPlan &plan) {
-  std::function<Position(size_t)> pos = [&](size_t off) {
-    return lines.position(sc.base + off);
-  };
+  PositionAt pos = [&](size_t off) { return lines.position(sc.base + off); };
   block.walk([&](Operation *op) {
     std::string nameStr = tosaName(op);
     llvm::StringRef name = nameStr;
-    if (!name.starts_with("tosa."))
+    bool moduleForm = name == "builtin.func" || name == "tosa.variable" ||
+                      name.starts_with("tosa.variable.");
+    if (!name.starts_with("tosa.") && !moduleForm)
       return;
     const AsmParserState::OperationDefinition *def = sc.state->getOpDef(op);
     if (!def)
@@ -254,6 +222,10 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
     fix.opName = name.str();
     fix.nameRange = {pos(nameBegin), pos(nameEnd)};
     fix.section = section;
+    if (moduleForm) {
+      planModuleForm(sc, op, std::move(fix), plan, pos);
+      return;
+    }
     if (name == "tosa.const")
       return migrateConst(sc, op, nameBegin, end, std::move(fix), plan, pos);
     if (inMlir22Form(op, name))
@@ -308,6 +280,24 @@ std::optional<std::string> migrationAdvice(std::string_view message) {
     return std::string(kFullyConnectedAdvice);
   if (message.find("to be wholly divisible by stride") != message.npos)
     return std::string(kStrideAdvice);
+  if (message.find("custom op 'func' is unknown") != message.npos ||
+      message.find("custom op 'builtin.func' is unknown") != message.npos)
+    return std::string("`func` is `func.func` since MLIR 15 (the func "
+                       "dialect); `fix --migrate` renames it");
+  if (message.find("'tosa.variable.read'") != message.npos ||
+      message.find("'tosa.variable.write'") != message.npos)
+    return std::string("tosa.variable.read/.write are tosa.variable_read/"
+                       "_write in MLIR 22 (same syntax); `fix --migrate` "
+                       "renames them");
+  if (message.find("custom op 'tosa.variable' expected valid '@'-identifier") !=
+      message.npos)
+    return std::string("a tosa.variable named by a number (`tosa.variable 1 "
+                       "= ...`) has no MLIR 22 form: variables are symbols; "
+                       "name it `@name`, in its reads and writes too");
+  if (message.find("'tosa.variable' op symbol's parent must have the "
+                   "SymbolTable trait") != message.npos)
+    return std::string("MLIR 22 declares a tosa.variable at module level, "
+                       "not inside a function; `fix --migrate` moves it");
   return std::nullopt;
 }
 
@@ -324,9 +314,8 @@ MigrationPlan planMigration(const std::string &text) {
   // On a crash it is abandoned (leaked), never destroyed.
   MLIRContext *ctx = singleThreadedContext(registry()).release();
   ctx->allowUnregisteredDialects();
-  auto *tosaDialect = ctx->getOrLoadDialect<tosa::TosaDialect>();
-  DialectAccess::allowUnknownOps(tosaDialect);
-  RegisteredOperationName::insert<FullyConnectedStub>(*tosaDialect);
+  DialectAccess::allowUnknownOps(ctx->getOrLoadDialect<tosa::TosaDialect>());
+  registerOldSyntaxOps(ctx);
   std::string parseErrors; // of the current section
   ScopedDiagnosticHandler *quiet =
       new ScopedDiagnosticHandler(ctx, [&](mlir::Diagnostic &d) {

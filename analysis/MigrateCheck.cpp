@@ -100,13 +100,22 @@ bool hasOldFormErrors(const FileAnalysis &fa) {
   // What MLIR 22 says about the forms Migrate.cpp rewrites (the OLD checks
   // of test/lit/migrate); a parse error naming TOSA may be any of them.
   static const char *const kVerifier[] = {
-      "operands, but found",        "requires attribute",
-      "requires a single operand",  "must be Shape",
-      "wholly divisible by stride", "tosa.fully_connected"};
+      "operands, but found",
+      "requires attribute",
+      "requires a single operand",
+      "must be Shape",
+      "wholly divisible by stride",
+      "tosa.fully_connected",
+      "symbol's parent must have the SymbolTable trait"};
   for (const Diagnostic &d : fa.diagnostics) {
     if (d.severity != Severity::Error)
       continue;
     const std::string &m = d.message.str();
+    // `func @f` from before the func dialect (mayNeedMigration has seen
+    // TOSA in the text).
+    if (d.source == DiagSource::Parser &&
+        m.find("custom op 'func' is unknown") != m.npos)
+      return true;
     if (m.find("tosa") == m.npos)
       continue;
     if (d.source == DiagSource::Parser)
@@ -161,7 +170,8 @@ std::optional<Diagnostic> oldFormsSummary(const MigrationOutcome &m) {
                           .substr(std::string("Migrate this file to MLIR 22 "
                                               "TOSA ")
                                       .size());
-  message += ". Hover and inlay hints answer from the migrated form meanwhile";
+  message += ". Hover, inlay hints, definitions, references and the graph "
+             "answer from the migrated form meanwhile";
   Diagnostic d;
   d.severity = Severity::Warning;
   d.source = DiagSource::Verifier;

@@ -314,6 +314,24 @@ bool migrateRescale(Rewrite &rw) {
   return true;
 }
 
+namespace {
+/// The value old TOSA padded with when no pad_const operand was given: a
+/// `pad_const_int`/`pad_const_fp` attribute of the element's kind, else
+/// for integers (quantized or not) the input zero point of the
+/// quantization info -- the stored value that means 0 (TOSA 0.x:
+/// `tensor_read` minus zp, padding 0, plus zp on write; MLIR's old
+/// lowering padded with `input_zp`) -- else 0. TOSA 1.0's pad_const is
+/// stored as is ("includes the zero point").
+std::optional<double> oldPadValue(Rewrite &rw, Type elem) {
+  bool isFloat = isa<FloatType>(elem);
+  if (Attribute a = rw.attrs.get(isFloat ? "pad_const_fp" : "pad_const_int"))
+    return floatValue(a);
+  if (Attribute zp = rw.attrs.get("input_zp"); zp && !isFloat)
+    return floatValue(zp);
+  return 0.0;
+}
+} // namespace
+
 bool migratePad(Rewrite &rw) {
   unsigned n = rw.op->getNumOperands();
   if (n < 1 || n > 3 || rw.op->getNumResults() != 1)
@@ -368,26 +386,24 @@ bool migratePad(Rewrite &rw) {
   rw.operands.resize(1);
   rw.operandTypes.resize(1);
   rw.addShapeOperand(padding, "padding");
+  std::string how = "padding as tosa.const_shape, pad_const operand";
   if (!padConstName.empty()) {
     rw.addOperand(padConstName, padConstType);
   } else {
-    double v = 0;
-    for (const char *k : {"pad_const_int", "pad_const_fp"})
-      if (Attribute a = rw.attrs.get(k)) {
-        std::optional<double> x = floatValue(a);
-        if (!x)
-          return false;
-        if (isa<FloatType>(storageType(in)) == (k[10] == 'f'))
-          v = *x;
-      }
-    std::optional<DenseElementsAttr> c = scalarTensor(storageType(in), v);
+    std::optional<double> v = oldPadValue(rw, storageType(in));
+    if (!v)
+      return false;
+    std::optional<DenseElementsAttr> c = scalarTensor(storageType(in), *v);
     if (!c)
       return false;
     rw.addConstOperand(*c, "pad_const");
+    if (*v != 0 && !rw.attrs.get("pad_const_int") &&
+        !rw.attrs.get("pad_const_fp"))
+      how += " holding the input zero point";
   }
-  rw.attrs.erase("pad_const_int");
-  rw.attrs.erase("pad_const_fp");
-  rw.changes.push_back("padding as tosa.const_shape, pad_const operand");
+  for (const char *k : {"pad_const_int", "pad_const_fp", "input_zp"})
+    rw.attrs.erase(k);
+  rw.changes.push_back(how);
   return true;
 }
 
@@ -426,8 +442,19 @@ bool migrateResizeMode(Rewrite &rw) {
   return true;
 }
 
+/// A reshape's shape for `t`: MLIR 22 infers a -1 from the input, which
+/// is how a dynamic batch stays dynamic (`tosa.const_shape` holds no `?`).
+static std::vector<int64_t> reshapeDims(RankedTensorType t) {
+  std::vector<int64_t> dims(t.getShape().begin(), t.getShape().end());
+  for (int64_t &d : dims)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  return dims;
+}
+
 /// tosa.fully_connected (removed in TOSA 1.0): the same sums as a 1x1
-/// tosa.conv2d on Nx1x1xIC, between two reshapes. Static shapes only.
+/// tosa.conv2d on Nx1x1xIC, between two reshapes. The batch N may be
+/// dynamic (a -1 in the reshapes); the weights must be static.
 bool migrateFullyConnected(Rewrite &rw) {
   if (rw.op->getNumOperands() != 3 || rw.op->getNumResults() != 1)
     return false;
@@ -435,10 +462,17 @@ bool migrateFullyConnected(Rewrite &rw) {
   auto w = dyn_cast<RankedTensorType>(rw.op->getOperand(1).getType());
   auto out = dyn_cast<RankedTensorType>(rw.op->getResult(0).getType());
   if (!in || !w || !out || in.getRank() != 2 || w.getRank() != 2 ||
-      out.getRank() != 2 || !in.hasStaticShape() || !w.hasStaticShape() ||
-      !out.hasStaticShape())
+      out.getRank() != 2)
     return false;
-  int64_t n = in.getDimSize(0), ic = in.getDimSize(1), oc = w.getDimSize(0);
+  if (!w.hasStaticShape()) {
+    rw.why = "tosa.fully_connected was removed in TOSA 1.0 (MLIR 22) and "
+             "its weights' shape is not static, so their reshape to "
+             "OCx1x1xIC cannot be written: give the weights a static type";
+    return false;
+  }
+  int64_t n = in.getDimSize(0), ic = w.getDimSize(1), oc = w.getDimSize(0);
+  if (ShapedType::isDynamic(n))
+    n = out.getDimSize(0); // A static result batch says it too.
   auto in4 = RankedTensorType::get({n, 1, 1, ic}, in.getElementType());
   auto w4 = RankedTensorType::get({oc, 1, 1, ic}, w.getElementType());
   auto out4 = RankedTensorType::get({n, 1, 1, oc}, out.getElementType());
@@ -448,7 +482,7 @@ bool migrateFullyConnected(Rewrite &rw) {
                      RankedTensorType to, const char *what) {
     rw.operands.assign(1, value);
     rw.operandTypes.assign(1, type);
-    rw.addShapeOperand(to.getShape(), "shape");
+    rw.addShapeOperand(reshapeDims(to), "shape");
     std::string name = rw.freshName(what);
     rw.prologue += name + " = tosa.reshape " + value + ", " + rw.operands[1] +
                    " : (" + type + ", " + rw.operandTypes[1] + ") -> " +
@@ -481,7 +515,7 @@ bool migrateFullyConnected(Rewrite &rw) {
                  print(out4) + "\n" + rw.indent;
   rw.operands.assign(1, conv);
   rw.operandTypes.assign(1, print(out4));
-  rw.addShapeOperand(out.getShape(), "shape");
+  rw.addShapeOperand(reshapeDims(out), "shape");
   rw.attrs = NamedAttrList();
   for (NamedAttribute a : rw.op->getDiscardableAttrDictionary())
     if (!llvm::is_contained(

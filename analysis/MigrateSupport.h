@@ -9,11 +9,14 @@
 #ifndef TOSA_LSP_ANALYSIS_MIGRATESUPPORT_H
 #define TOSA_LSP_ANALYSIS_MIGRATESUPPORT_H
 
+#include "Migrate.h"
+
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,6 +47,9 @@ struct SectionCtx {
   std::string fresh; // prefix of new value names, unused in the section
   unsigned counter = 0;
   std::map<mlir::Operation *, mlir::NamedAttrList> attrsCache;
+  /// tosa.variable declarations at module level (moved there or written
+  /// there), by name: their text.
+  std::map<std::string, std::string> variables;
 
   size_t offset(llvm::SMLoc loc) const {
     return static_cast<size_t>(loc.getPointer() - buf.data());
@@ -130,6 +136,18 @@ bool hasStrideRule(llvm::StringRef name);
 std::optional<bool> strideRemainders(Operation *op, const NamedAttrList &attrs);
 /// Trailing pad lowered (input sliced) so that the stride divides.
 bool migrateStride(Rewrite &rw);
+
+// Forms outside TOSA ops' operands (MigrateModule.cpp).
+using PositionAt = std::function<Position(size_t)>;
+/// Stand-ins for syntax MLIR 22 no longer parses (custom
+/// tosa.fully_connected, `func @f`, tosa.variable.read/.write), registered
+/// in the migration's own context only.
+void registerOldSyntaxOps(mlir::MLIRContext *ctx);
+/// The rewrite of `func`, `tosa.variable.read`/`.write` or a tosa.variable
+/// declared inside a function (or with old attributes) into `plan`; false
+/// when `op` is none of them.
+bool planModuleForm(SectionCtx &sc, mlir::Operation *op, MigrationFix fix,
+                    MigrationPlan &plan, const PositionAt &pos);
 
 // Text scanning (MigrateText.cpp).
 /// Where the op's trailing `loc(...)` starts in its text, or npos.

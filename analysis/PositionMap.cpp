@@ -2,6 +2,7 @@
 //------===//
 
 #include "PositionMap.h"
+#include "TextDiff.h"
 
 #include <algorithm>
 
@@ -52,6 +53,25 @@ std::string PositionMap::apply(const std::string &text,
     map->newLines = LineIndex(out);
   }
   return out;
+}
+
+PositionMap PositionMap::between(const std::string &before,
+                                 const std::string &after) {
+  size_t most = std::min(before.size(), after.size());
+  size_t prefix = detail::commonPrefix(before, after, most);
+  size_t suffix = detail::commonSuffix(before, after, most - prefix);
+  PositionMap map;
+  if (prefix == before.size() && prefix == after.size()) {
+    map.oldLines = LineIndex(before);
+    map.newLines = LineIndex(after);
+    return map;
+  }
+  LineIndex lines(before);
+  TextEditData edit{
+      {lines.position(prefix), lines.position(before.size() - suffix)},
+      after.substr(prefix, after.size() - suffix - prefix)};
+  apply(before, {edit}, &map);
+  return map;
 }
 
 namespace {

@@ -40,6 +40,12 @@ public:
                            const std::vector<TextEditData> &edits,
                            PositionMap *map);
 
+  /// The map from `before` to `after` as one edit: what lies between
+  /// their common prefix and suffix (a document's previous version to its
+  /// current one).
+  static PositionMap between(const std::string &before,
+                             const std::string &after);
+
   /// Where `p` of the old text is in the new one; std::nullopt outside the
   /// text. `exact` (if given) is false where `p` lies in text an edit
   /// rewrote and the answer is the edit's start.

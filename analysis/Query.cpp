@@ -112,6 +112,29 @@ PositionIndex::PositionIndex(const FileAnalysis &fa) {
       [](const std::pair<unsigned, unsigned> &e) { return e.first; });
 }
 
+int PositionIndex::findOp(const FileAnalysis &fa, Position pos) const {
+  if (size_t(pos.line) + 1 >= lineStart.size())
+    return -1;
+  int lineMatch = -1;
+  // A line's entries start with its ops, in the order of `fa.ops`.
+  for (uint32_t at = lineStart[pos.line], end = lineStart[pos.line + 1];
+       at < end && entries[at].kind() == Op; ++at) {
+    int i = static_cast<int>(entries[at].item());
+    const Range &r = fa.ops[i].range;
+    if (pos.column == 0 ||
+        (pos.column >= r.begin.column &&
+         (pos.column <= r.end.column || r.end.line > r.begin.line)))
+      return i;
+    if (lineMatch < 0)
+      lineMatch = i;
+  }
+  return lineMatch;
+}
+
+int FileAnalysis::findOp(Position pos) const {
+  return positionIndex().findOp(*this, pos);
+}
+
 Lookup PositionIndex::lookup(const FileAnalysis &fa, Position pos) const {
   Lookup l;
   // Every token lies on one line: only entries starting on pos's line can

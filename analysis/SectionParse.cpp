@@ -384,13 +384,19 @@ void SectionRun::inspectPart() {
                      fn->getNumRegions() == 1 && fn->getRegion(0).hasOneBlock();
   if (!around->oneBlock)
     return;
-  for (Operation &op : fn->getRegion(0).front())
+  Block &body = fn->getRegion(0).front();
+  around->entryArgs = body.getNumArguments();
+  for (Operation &op : body) {
+    around->topLevelResults += op.getNumResults();
     if (const auto *def = ps.state.getOpDef(&op);
-        def && !def->resultGroups.empty())
+        def && !def->resultGroups.empty()) {
       around->topLevelDefs.push_back(
           ps.section.beginOffset - sec.beginOffset +
           (def->resultGroups[0].definition.loc.Start.getPointer() -
            ps.bufferStart - ps.prefixLen));
+      around->topLevelDefResults.push_back(op.getNumResults());
+    }
+  }
 }
 
 } // namespace tosa_lsp::detail

@@ -49,8 +49,8 @@ bool SectionRun::verifyAndCollect(
     SectionResult &index, std::optional<ConcurrentUse> &concurrent,
     std::optional<TaskThread::Running> &bodiesGone) {
   // Validation needs the bodies the parallel path destroys beside it.
-  if (!job && !part && body.size() >= impl.parallelSectionBytes &&
-      !config.validate.enabled)
+  if (!job && (!part || (around && around->alone)) &&
+      body.size() >= impl.parallelSectionBytes && !config.validate.enabled)
     return verifyBesideReports(index, concurrent, bodiesGone);
   verifyThenReport(index);
   validate();

@@ -440,6 +440,14 @@ BackgroundInference::infer(const std::shared_ptr<OpenDocument> &doc,
   ShapeInference known = doc->shapes.cache.lookup(keys, &missing, refineEdits);
   if (missing.empty())
     return std::make_shared<const ShapeInference>(std::move(known));
+  {
+    // The fill, which a hover moves here (focusOn), takes other functions
+    // meanwhile: it took the same one, inferred twice (a sixth of an
+    // open's inferences at 50k lines, many functions).
+    std::lock_guard<std::mutex> lock(doc->shapes.mu);
+    for (const FunctionKey &k : missing)
+      doc->shapes.inflight.insert(k.hash);
+  }
   std::optional<bool> gained = inferOnRequestInferrer(
       *doc, s, worker, missing, /*stopWhenEdited=*/false, refineEdits);
   if (!gained)

@@ -9,6 +9,7 @@
 
 #include "TosaServer.h"
 
+#include "OldSyntax.h"
 #include "ServerSupport.h"
 
 #include "Bytecode.h"
@@ -649,6 +650,33 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
     if (!sp)
       return cb(sp.takeError());
     const Snapshot &s = **sp;
+    // An old-syntax version: the migrated form's graph (OldSyntax.cpp), its
+    // ranges in the user's text.
+    if (std::shared_ptr<const MigratedView> v = migratedView(s)) {
+      if (!stage) {
+        if (std::optional<FunctionGraph> g =
+                migratedGraph(s, *v, pos, function)) {
+          GraphReply r;
+          r.graph = std::move(*g);
+          r.snapshot = std::move(*sp);
+          r.migrated = true;
+          return cb(std::move(r));
+        }
+      } else if (std::optional<std::string> name =
+                     migratedGraphFunction(s, *v, pos, function)) {
+        // Lowered from the migrated text; answered for the user's.
+        return loweredGraph(v->snapshot, *name, *stage, mode,
+                            [v, old = std::move(*sp), cb = std::move(cb)](
+                                Expected<GraphReply> r) mutable {
+                              if (!r)
+                                return cb(r.takeError());
+                              mapGraphBack(*v, r->graph);
+                              r->snapshot = std::move(old);
+                              r->migrated = true;
+                              cb(std::move(*r));
+                            });
+      }
+    }
     const SymbolInfo *fn = nullptr;
     if (function) {
       fn = graphFunctionNamed(s.analysis, *function);

@@ -676,6 +676,8 @@ private:
               extra["stage"] = *stage;
               extra["mode"] = mode;
             }
+            if (r->migrated) // the graph of the old file once migrated
+              extra["migrated"] = true;
             json::OStream os(out, litTest ? 2 : 0);
             os.object([&] {
               if (id)

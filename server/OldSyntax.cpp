@@ -6,6 +6,8 @@
 #include "Hover.h"
 #include "InlayHints.h"
 #include "Migrate.h"
+#include "Navigation.h"
+#include "TextDiff.h"
 #include "Timing.h"
 
 using namespace llvm;
@@ -30,6 +32,7 @@ migrateVersion(Analyzer &analyzer, const Snapshot &s,
   auto view = std::make_shared<MigratedView>();
   view->version = s.version;
   view->config = s.config.fingerprint();
+  view->text = s.sharedText;
   view->outcome = migrateAndCheck(analyzer, s.analysis, s.text, s.config, stop);
   if (view->outcome.stopped)
     return nullptr;
@@ -88,6 +91,126 @@ migratedInlayHints(const Snapshot &s, const MigratedView &v, lsp::Range range) {
   return out;
 }
 
+std::optional<Diagnostic> carriedSummary(const MigratedView &v,
+                                         const Snapshot &s) {
+  if (!v.summary || !v.text)
+    return std::nullopt;
+  PositionMap edit = PositionMap::between(*v.text, s.text);
+  Diagnostic d = *v.summary;
+  bool lost = false;
+  detail::forEachRange(d, [&](Range &r) {
+    bool exactBegin = false, exactEnd = false;
+    std::optional<Position> b = edit.toNew(r.begin, &exactBegin),
+                            e = edit.toNew(r.end, &exactEnd);
+    if (!b || !e || !exactBegin || !exactEnd)
+      lost = true;
+    else
+      r = {*b, *e};
+  });
+  if (lost)
+    return std::nullopt;
+  return d;
+}
+
+namespace {
+/// `rs` (names: one line each) of the migrated text in the old one; those
+/// the migration wrote (inexact) left out. A name that ends where an
+/// edit's shared start ends (`%m` in `tosa.mul %0, %m {shift...}`) is the
+/// user's, so only its start needs to map exactly.
+std::vector<Range> mappedBack(const MigratedView &v,
+                              const std::vector<Range> &rs) {
+  std::vector<Range> out;
+  for (const Range &r : rs) {
+    if (!r.begin.valid() || r.begin.line != r.end.line)
+      continue;
+    bool exact = false;
+    std::optional<Position> b = v.outcome.map.toOld(r.begin, &exact);
+    if (b && exact)
+      out.push_back(
+          {*b, {b->line, b->column + (r.end.column - r.begin.column)}});
+  }
+  return out;
+}
+
+std::optional<Position> inMigrated(const Snapshot &s, const MigratedView &v,
+                                   lsp::Position pos) {
+  std::optional<Position> p = s.lines.fromLsp(pos);
+  if (!p || !v.snapshot)
+    return std::nullopt;
+  return v.outcome.map.toNew(*p);
+}
+
+/// A range of the migrated text in the old one, inexact ends included (a
+/// graph node the migration inserted still needs somewhere to point).
+Range mappedRange(const MigratedView &v, const Range &r) {
+  std::optional<Range> old = v.outcome.map.toOld(r);
+  return old ? *old : Range{};
+}
+} // namespace
+
+std::vector<Range> migratedDefinition(const Snapshot &s, const MigratedView &v,
+                                      lsp::Position pos) {
+  std::optional<Position> at = inMigrated(s, v, pos);
+  if (!at)
+    return {};
+  std::optional<Range> d = tosa_lsp::definition(v.snapshot->analysis, *at);
+  return d ? mappedBack(v, {*d}) : std::vector<Range>();
+}
+
+std::vector<Range> migratedReferences(const Snapshot &s, const MigratedView &v,
+                                      lsp::Position pos,
+                                      bool includeDeclaration) {
+  std::optional<Position> at = inMigrated(s, v, pos);
+  if (!at)
+    return {};
+  return mappedBack(
+      v, tosa_lsp::references(v.snapshot->analysis, *at, includeDeclaration));
+}
+
+namespace {
+const SymbolInfo *migratedFunction(const Snapshot &s, const MigratedView &v,
+                                   std::optional<lsp::Position> pos,
+                                   const std::optional<std::string> &function) {
+  if (!v.snapshot)
+    return nullptr;
+  const FileAnalysis &fa = v.snapshot->analysis;
+  if (function)
+    return graphFunctionNamed(fa, *function);
+  if (pos)
+    if (std::optional<Position> at = inMigrated(s, v, *pos))
+      return graphFunctionAt(fa, *at);
+  return nullptr;
+}
+} // namespace
+
+void mapGraphBack(const MigratedView &v, FunctionGraph &g) {
+  g.scope = mappedRange(v, g.scope);
+  for (GraphNode &n : g.nodes) {
+    n.range = mappedRange(v, n.range);
+    n.scope = mappedRange(v, n.scope);
+  }
+}
+
+std::optional<FunctionGraph>
+migratedGraph(const Snapshot &s, const MigratedView &v,
+              std::optional<lsp::Position> pos,
+              const std::optional<std::string> &function) {
+  const SymbolInfo *fn = migratedFunction(s, v, pos, function);
+  if (!fn)
+    return std::nullopt;
+  FunctionGraph g = buildGraph(v.snapshot->analysis, *fn, v.shapes().get());
+  mapGraphBack(v, g);
+  return g;
+}
+
+std::optional<std::string>
+migratedGraphFunction(const Snapshot &s, const MigratedView &v,
+                      std::optional<lsp::Position> pos,
+                      const std::optional<std::string> &function) {
+  const SymbolInfo *fn = migratedFunction(s, v, pos, function);
+  return fn ? std::optional<std::string>(fn->name) : std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // TosaServer: the background migration
 //===----------------------------------------------------------------------===//
@@ -103,9 +226,17 @@ TosaServer::migratedView(const Snapshot &s) const {
 
 void TosaServer::addOldFormSummary(OpenDocument &doc, const Snapshot &s,
                                    std::vector<Diagnostic> &extra) {
-  if (std::shared_ptr<const MigratedView> v = doc.migrated(s.version))
-    if (v->summary && v->config == s.config.fingerprint())
-      extra.push_back(*v->summary);
+  std::shared_ptr<const MigratedView> v = doc.latestMigrated();
+  if (!v || !v->summary || v->config != s.config.fingerprint() ||
+      v->version > s.version)
+    return;
+  if (v->version == s.version)
+    return extra.push_back(*v->summary);
+  // This version's migration is still running: the last summary until it
+  // is replaced, if the file still has old forms.
+  if (worthMigrating(s))
+    if (std::optional<Diagnostic> d = carriedSummary(*v, s))
+      extra.push_back(std::move(*d));
 }
 
 void TosaServer::migrateInBackground(std::shared_ptr<OpenDocument> doc,

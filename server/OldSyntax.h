@@ -15,6 +15,7 @@
 #ifndef TOSA_LSP_SERVER_OLDSYNTAX_H
 #define TOSA_LSP_SERVER_OLDSYNTAX_H
 
+#include "Graph.h"
 #include "MigrateCheck.h"
 #include "ShapeInference.h"
 #include "Snapshot.h"
@@ -31,6 +32,7 @@ namespace tosa_lsp {
 struct MigratedView {
   int64_t version = 0;
   std::string config; // Config::fingerprint() of the version
+  SharedString text;  // the version's own (old-syntax) text
   /// The migration of the version's text, checked (its `text` moved into
   /// `snapshot`).
   MigrationOutcome outcome;
@@ -74,6 +76,38 @@ std::optional<llvm::lsp::Hover> migratedHover(const Snapshot &s,
 std::vector<llvm::lsp::InlayHint> migratedInlayHints(const Snapshot &s,
                                                      const MigratedView &v,
                                                      llvm::lsp::Range range);
+
+/// `v`'s summary moved to where its text is in `s`, a later version still
+/// in old syntax whose own migration has not arrived: shown meanwhile, so
+/// that it does not blink out at each keystroke. None where its range was
+/// edited away.
+std::optional<Diagnostic> carriedSummary(const MigratedView &v,
+                                         const Snapshot &s);
+
+/// Definition and references at `pos` of the old text `s`, from `v`'s
+/// migrated text; ranges the migration wrote (which are nowhere in the
+/// user's text) are left out.
+std::vector<Range> migratedDefinition(const Snapshot &s, const MigratedView &v,
+                                      llvm::lsp::Position pos);
+std::vector<Range> migratedReferences(const Snapshot &s, const MigratedView &v,
+                                      llvm::lsp::Position pos,
+                                      bool includeDeclaration);
+
+/// The graph of the function at `pos` (or named `function`) of the old
+/// text, built from `v`'s migrated text with its shapes; ranges mapped back
+/// to the old text (ops the migration inserted point at the op they
+/// replace). Null when the migrated text has no such function.
+std::optional<FunctionGraph>
+migratedGraph(const Snapshot &s, const MigratedView &v,
+              std::optional<llvm::lsp::Position> pos,
+              const std::optional<std::string> &function);
+/// The name of that function in `v`'s migrated text, if it has it.
+std::optional<std::string>
+migratedGraphFunction(const Snapshot &s, const MigratedView &v,
+                      std::optional<llvm::lsp::Position> pos,
+                      const std::optional<std::string> &function);
+/// A graph of `v`'s migrated text with its ranges in the old text.
+void mapGraphBack(const MigratedView &v, FunctionGraph &g);
 
 /// What hover adds to an answer from the migrated form.
 extern const char *const kMigratedFormNote;

@@ -134,6 +134,11 @@ std::shared_ptr<const MigratedView> OpenDocument::migrated(int64_t v) const {
   return migratedView && migratedView->version == v ? migratedView : nullptr;
 }
 
+std::shared_ptr<const MigratedView> OpenDocument::latestMigrated() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return migratedView;
+}
+
 bool OpenDocument::setMigrated(std::shared_ptr<const MigratedView> v) {
   std::lock_guard<std::mutex> lock(mu);
   if (!open || (migratedView && migratedView->version > v->version))

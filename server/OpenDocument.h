@@ -110,6 +110,8 @@ public:
   /// The migrated form of `version` (a pre-MLIR-22 file), when the
   /// background has it for that version.
   std::shared_ptr<const MigratedView> migrated(int64_t version) const;
+  /// The last migrated form kept, of whichever version.
+  std::shared_ptr<const MigratedView> latestMigrated() const;
   /// Keeps `v` unless the document is closed or a newer version's is kept;
   /// whether it was kept.
   bool setMigrated(std::shared_ptr<const MigratedView> v);

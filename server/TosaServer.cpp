@@ -506,7 +506,7 @@ static std::vector<lsp::Range> toLsp(const Snapshot &s,
 
 void TosaServer::definition(const std::string &uri, lsp::Position pos,
                             Callback<std::vector<DefinitionTarget>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [pos](const Snapshot &s) {
+  withSnapshot(uri, answer(std::move(cb), [this, pos](const Snapshot &s) {
                  std::vector<DefinitionTarget> out;
                  std::optional<Position> p = s.lines.fromLsp(pos);
                  if (!p)
@@ -515,8 +515,13 @@ void TosaServer::definition(const std::string &uri, lsp::Position pos,
                    out.push_back({"", s.lines.toLsp(a->def)});
                    return out;
                  }
-                 if (std::optional<tosa_lsp::Range> d =
-                         tosa_lsp::definition(s.analysis, *p))
+                 // An old-syntax version: as if migrated (OldSyntax.cpp).
+                 if (std::shared_ptr<const MigratedView> v = migratedView(s))
+                   for (const tosa_lsp::Range &d :
+                        migratedDefinition(s, *v, pos))
+                     out.push_back({"", s.lines.toLsp(d)});
+                 else if (std::optional<tosa_lsp::Range> d =
+                              tosa_lsp::definition(s.analysis, *p))
                    if (d->begin.valid())
                      out.push_back({"", s.lines.toLsp(*d)});
                  // The model's source, as upstream's definition does.
@@ -530,7 +535,8 @@ void TosaServer::references(const std::string &uri, lsp::Position pos,
                             bool includeDeclaration,
                             Callback<std::vector<lsp::Range>> cb) {
   withSnapshot(
-      uri, answer(std::move(cb), [pos, includeDeclaration](const Snapshot &s) {
+      uri,
+      answer(std::move(cb), [this, pos, includeDeclaration](const Snapshot &s) {
         std::optional<Position> p = s.lines.fromLsp(pos);
         if (p)
           if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
@@ -540,6 +546,8 @@ void TosaServer::references(const std::string &uri, lsp::Position pos,
             rs.insert(rs.end(), a->uses.begin(), a->uses.end());
             return toLsp(s, rs);
           }
+        if (std::shared_ptr<const MigratedView> v = migratedView(s))
+          return toLsp(s, migratedReferences(s, *v, pos, includeDeclaration));
         return toLsp(
             s, p ? tosa_lsp::references(s.analysis, *p, includeDeclaration)
                  : std::vector<tosa_lsp::Range>());

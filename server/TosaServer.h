@@ -284,6 +284,9 @@ public:
   struct GraphReply {
     Scheduler::SnapshotPtr snapshot; // the text `graph` is of
     FunctionGraph graph;
+    /// From the migrated form of an old-syntax version (ranges mapped back
+    /// to `snapshot`'s text).
+    bool migrated = false;
   };
   /// With `stage`: the function after that lowering stage (lowered on the
   /// pool, as the preview is; refused while the function has errors).

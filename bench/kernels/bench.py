@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from results import cpu_model, write_readme
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = ["fast", "versioned", "safe", "upstream"]
 # Before issue 11: upstream's pipeline and a generic x86-64 back end.
@@ -326,27 +328,12 @@ def main():
     text = report(rows, floor, args, load0, load1, ctime)
     print(text)
     if args.write:
-        readme = os.path.join(HERE, "README.md")
-        old = open(readme).read() if os.path.exists(readme) else ""
-        begin, end = "<!-- results:begin -->", "<!-- results:end -->"
-        if begin in old and end in old:
-            new = old[:old.index(begin) + len(begin)] + "\n" + text + old[old.index(end):]
-        else:
-            new = old + "\n" + begin + "\n" + text + end + "\n"
-        with open(readme, "w") as fout:
-            fout.write(new)
+        write_readme(text, "results")
     return 1 if failures else 0
 
 
 def report(rows, floor, args, load0, load1, ctime):
-    cpu = ""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     out = []
     out.append("Run: %s, n = %d, median of %d, %d cores (%s), load average "
                "%.1f at start, %.1f at end; copy (np.copyto, %d MiB) %.2f ms, median of "

@@ -67,6 +67,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "test", "lit", "tools"))
 from memref_desc import descriptor, make_desc, read  # noqa: E402
+from results import cpu_model, write_readme  # noqa: E402
 
 
 def cases(smoke):
@@ -325,27 +326,12 @@ def main():
     text = report(rows, args, load0, os.getloadavg(), ctime)
     print(text)
     if args.write:
-        readme = os.path.join(HERE, "README.md")
-        old = open(readme).read()
-        begin, end = "<!-- compute:begin -->", "<!-- compute:end -->"
-        if begin in old and end in old:
-            new = old[:old.index(begin) + len(begin)] + "\n" + text + old[old.index(end):]
-        else:
-            new = old + "\n" + begin + "\n" + text + end + "\n"
-        with open(readme, "w") as fout:
-            fout.write(new)
+        write_readme(text, "compute")
     return 1 if failures else 0
 
 
 def report(rows, args, load0, load1, ctime):
-    cpu = ""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     out = ["Run: %s, median of %d (%s), %d cores (%s), load average %.1f at start, "
            "%.1f at end; numpy %s with %s, OPENBLAS_NUM_THREADS=%s; FMA peak from "
            "fma_peak.c (cc -O3 -march=native), timed among the contenders of each "

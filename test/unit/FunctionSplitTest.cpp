@@ -245,3 +245,51 @@ TEST(FunctionSplit, WorkTargetIsTheByteUnlessLinesAreLong) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(FunctionSplit, PartValuesRenamedAsTheWholeFunctionNamesThem) {
+  PartNumbering n;
+  n.topLevel = 3;       // %0..%2 at the part's top level
+  n.shiftTopLevel = 10; // the first part's results
+  n.shiftNested = 12;
+  n.args = 2;                                    // %arg0, %arg1: the function's
+  n.declaredIds = {4, PartNumbering::kUnmapped}; // %arg2, %arg3: declared
+  auto r = [&](const char *t) {
+    return renumberPartValues(t, n).value_or("<refused>");
+  };
+  EXPECT_EQ(r("%2 = \"tosa.abs\"(%arg1) : (f32) -> f32"),
+            "%12 = \"tosa.abs\"(%arg1) : (f32) -> f32");
+  // Nested values, nested block arguments, a group's result.
+  EXPECT_EQ(r("%3:2 = \"x.y\"(%3#1, %arg4, %arg2)"),
+            "%15:2 = \"x.y\"(%15#1, %arg2, %4)");
+  // Strings are copied; `%` not before a name is text.
+  EXPECT_EQ(r("%0 = \"x\"() {s = \"%1 \\\" %2\"} : 100 % 3"),
+            "%10 = \"x\"() {s = \"%1 \\\" %2\"} : 100 % 3");
+  // A constant's declared value, names an op chose, blocks: not known.
+  EXPECT_EQ(r("\"x\"(%arg3)"), "<refused>");
+  EXPECT_EQ(r("\"x\"(%cst)"), "<refused>");
+  EXPECT_EQ(r("\"cf.br\"()[^bb1]"), "<refused>");
+  n.nestedKnown = false;
+  EXPECT_EQ(r("\"x\"(%2)"), "\"x\"(%12)");
+  EXPECT_EQ(r("\"x\"(%3)"), "<refused>");
+}
+
+TEST(FunctionSplit, DeclaredValuesOfConstants) {
+  std::string t = "  %a = tosa.const_shape {values = dense<1> : "
+                  "tensor<1xindex>} : () -> !tosa.shape<1>\n"
+                  "  %b = \"tosa.const\"() <{values = dense<1.0> : "
+                  "tensor<f32>}> : () -> tensor<f32>\n"
+                  "  %c = tosa.abs %x : (tensor<f32>) -> tensor<f32>\n";
+  auto at = [&](const char *name) {
+    CrossCutValue v;
+    v.name = std::string_view(t).substr(t.find(name), 2);
+    v.def = t.find(name);
+    return definedByConstant(t, v);
+  };
+  EXPECT_TRUE(at("%a"));
+  EXPECT_TRUE(at("%b"));
+  EXPECT_FALSE(at("%c"));
+}
+
+} // namespace

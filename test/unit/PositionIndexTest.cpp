@@ -42,6 +42,23 @@ func.func @h(%a: tensor<2x1xf32>, %b: tensor<1x4xf32>) -> tensor<2x4xf32> {
 }
 )";
 
+/// FileAnalysis::findOp's meaning, by a walk over every op.
+int findOpScan(const FileAnalysis &fa, Position pos) {
+  int lineMatch = -1;
+  for (size_t i = 0; i < fa.ops.size(); ++i) {
+    const Range &r = fa.ops[i].range;
+    if (r.begin.line != pos.line)
+      continue;
+    if (pos.column == 0 ||
+        (pos.column >= r.begin.column &&
+         (pos.column <= r.end.column || r.end.line > r.begin.line)))
+      return static_cast<int>(i);
+    if (lineMatch < 0)
+      lineMatch = static_cast<int>(i);
+  }
+  return lineMatch;
+}
+
 void expectSameAtEveryPosition(const std::string &text) {
   Analyzer analyzer;
   FileAnalysis fa = analyzer.analyze(text, "q.mlir", Config());
@@ -51,6 +68,8 @@ void expectSameAtEveryPosition(const std::string &text) {
   for (size_t i = 0; i <= text.size(); ++i) {
     Position p{line, static_cast<unsigned>(col)};
     Lookup fast = lookup(fa, p), slow = lookupScan(fa, p);
+    EXPECT_EQ(fa.findOp(p), findOpScan(fa, p)) << p.line << ":" << p.column;
+    EXPECT_EQ(fa.findOp({p.line, 0}), findOpScan(fa, {p.line, 0}));
     EXPECT_EQ(fast.op, slow.op) << p.line << ":" << p.column;
     EXPECT_EQ(fast.value, slow.value) << p.line << ":" << p.column;
     EXPECT_EQ(fast.onValueDef, slow.onValueDef);

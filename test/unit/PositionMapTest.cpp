@@ -146,4 +146,26 @@ TEST(PositionMap, UneditedCharactersRoundTrip) {
   }
 }
 
+// Two versions of a document as one edit between their common prefix and
+// suffix: lines below it move by the lines it added; inside it, inexact.
+TEST(PositionMap, BetweenTwoVersions) {
+  std::string before = kOld;
+  std::string after = before;
+  after.insert(after.find("  return"), "  // a comment\n  // another\n");
+  PositionMap map = PositionMap::between(before, after);
+  bool exact = false;
+  std::optional<Position> p = map.toNew(Position{3, 3}, &exact);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->line, 5u);
+  EXPECT_EQ(p->column, 3u);
+  EXPECT_TRUE(exact);
+  p = map.toNew(Position{1, 5}, &exact);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->line, 1u);
+  EXPECT_TRUE(exact);
+  PositionMap same = PositionMap::between(before, before);
+  EXPECT_TRUE(same.empty());
+  EXPECT_EQ(same.toNew(Position{2, 4})->line, 2u);
+}
+
 } // namespace
