@@ -27,6 +27,7 @@
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -60,6 +61,9 @@ namespace {
 constexpr const char *kTag = "tosa_lsp.kernel";
 
 constexpr const char *kRelayoutTag = "tosa_lsp.relayout";
+
+/// Elements from which a transpose outside the kernels is vectorised.
+constexpr int64_t kMinVectorTranspose = 1 << 16;
 
 constexpr const char *kHeader = R"mlir(
 module attributes {transform.with_named_sequence} {
@@ -716,8 +720,11 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       }
       planned.push_back({op, plan->script});
     }
-    if (planned.empty())
+    if (planned.empty()) {
+      if (!vectoriseTransposes(module))
+        signalPassFailure();
       return;
+    }
     if (packedAny && !apply(module, prepareScript()))
       return signalPassFailure();
     for (auto &[op, text] : planned) {
@@ -745,6 +752,33 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       }
     });
     module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
+    if (!vectoriseTransposes(module))
+      return signalPassFailure();
+  }
+
+  /// Big static f32 transposes outside the kernels (tosa.transpose, a
+  /// filter's HWCF relayout the kernel did not take) as the packing's vector
+  /// copies: convert-linalg-to-loops gives scalar loops reading one of the
+  /// two sides with a large stride (NHWC -> NCHW of 64 MiB: 10x the copy
+  /// time). Small ones are left alone: each costs a schedule's run.
+  bool vectoriseTransposes(ModuleOp module) {
+    SmallVector<linalg::TransposeOp> transposes;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      // Not where a result is materialised in a caller's buffer (F_into):
+      // one-shot bufferization refused the tiled loops there ("cannot
+      // avoid RaW conflict").
+      bool into = false;
+      fn.walk([&](bufferization::MaterializeInDestinationOp) { into = true; });
+      if (!into && !fn.getSymName().starts_with(kKernelPrefix))
+        fn.walk([&](linalg::TransposeOp t) {
+          auto type = dyn_cast<RankedTensorType>(t.getInit().getType());
+          if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
+              type.getElementType().isF32() &&
+              type.getNumElements() >= kMinVectorTranspose)
+            transposes.push_back(t);
+        });
+    }
+    return vectoriseEach(module, transposes);
   }
 
   /// After the first part of a two-part schedule (a tagged nest): its
@@ -775,6 +809,11 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.getSymName().starts_with(kKernelPrefix))
         fn.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
+    return vectoriseEach(module, transposes);
+  }
+
+  bool vectoriseEach(ModuleOp module,
+                     ArrayRef<linalg::TransposeOp> transposes) {
     for (linalg::TransposeOp t : transposes) {
       std::optional<SmallVector<int64_t>> tiles = relayoutTiles(t);
       if (!tiles || llvm::all_of(*tiles, [](int64_t s) { return s == 0; }))

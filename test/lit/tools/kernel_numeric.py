@@ -33,6 +33,7 @@ from memref_desc import descriptor, read, make_desc as make  # noqa: E402
 #   matmul: (B, M, K, N)
 #   conv2d: (N, H, W, C, F, KH, KW, pad, stride)
 #   blocks: (N, H, W, C, blocks)
+#   transpose: (shape, perms): big enough (>= 65536 elements) to be vectorised
 CASES = [
     ("mm_square", "matmul", (1, 64, 64, 64), True),
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
@@ -57,6 +58,9 @@ CASES = [
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
     ("blocks2", "blocks", (1, 6, 5, 16, 2), True),
     ("blocks4", "blocks", (2, 5, 6, 16, 4), True),
+    # Vectorised outside the kernels: 8x8 register transposes, row copies.
+    ("transpose_nchw", "transpose", ((1, 32, 48, 64), (0, 3, 1, 2)), False),
+    ("transpose_hw", "transpose", ((2, 40, 24, 40), (0, 2, 1, 3)), False),
 ]
 
 
@@ -90,6 +94,13 @@ def blocks(name, s, zp):
 
 
 def function(name, kind, s):
+    if kind == "transpose":
+        shape, perms = s
+        out = tuple(shape[p] for p in perms)
+        return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.transpose %%x {perms = "
+                "array<i32: %s>} : (%s) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(shape), ttype(out), ", ".join(map(str, perms)),
+                   ttype(shape), ttype(out), ttype(out)))
     zp = '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>\n'
     if kind == "blocks":
         return blocks(name, s, zp)
@@ -114,6 +125,8 @@ def function(name, kind, s):
 
 
 def inputs(kind, s, rng):
+    if kind == "transpose":
+        return [rng.uniform(-1, 1, s[0])]
     if kind == "blocks":
         n, h, w, c, _ = s
         # Small weights: the chain's values stay of the inputs' magnitude.
@@ -130,6 +143,8 @@ def inputs(kind, s, rng):
 
 def reference(kind, s, ins):
     ins = [a.astype(np.float64) for a in ins]
+    if kind == "transpose":
+        return ins[0].transpose(s[1])
     if kind == "blocks":
         x, w3, w1, bias = ins
         n, h, w, c, count = s
