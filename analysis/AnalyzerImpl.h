@@ -79,8 +79,9 @@ struct SectionUnits {
   /// second half keeps what lies before the last of them before the edit
   /// (analyzeFunctionTail).
   std::vector<size_t> cutDefs;
-  /// Per cutDefs entry, its op's results (how MLIR numbers the values).
-  std::vector<unsigned> cutDefResults;
+  /// Per cutDefs entry, the numbers MLIR's printer gives its op's results
+  /// (PartNumbering).
+  std::vector<unsigned> cutDefIds;
 };
 
 /// Input and output of re-analysing one unit on its own.
@@ -106,10 +107,11 @@ struct PartText {
   /// offsets in the section of the result names of the block's ops.
   bool oneBlock = false;
   std::vector<size_t> topLevelDefs;
-  /// Per topLevelDefs entry, its op's results; and the results of all the
-  /// block's ops (equal sums: every op with results has a definition).
-  std::vector<unsigned> topLevelDefResults;
-  unsigned topLevelResults = 0;
+  /// Per topLevelDefs entry, the numbers MLIR's printer gives its op's
+  /// results (one: a group, %5:2); and those of all the block's ops (equal
+  /// sums: every op with results has a definition).
+  std::vector<unsigned> topLevelDefIds;
+  unsigned topLevelIds = 0;
   /// The function's entry block arguments (the second part: the
   /// function's own, then the values declared for it).
   unsigned entryArgs = 0;

@@ -46,10 +46,10 @@ void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
   units = SectionUnits();
   units.cutDefs = std::move(a.topLevelDefs);
   appendMoved(units.cutDefs, b.topLevelDefs);
-  units.cutDefResults = std::move(a.topLevelDefResults);
-  appendMoved(units.cutDefResults, b.topLevelDefResults);
-  if (units.cutDefResults.size() != units.cutDefs.size())
-    units.cutDefResults.clear(); // not known: a tail's errors are not taken
+  units.cutDefIds = std::move(a.topLevelDefIds);
+  appendMoved(units.cutDefIds, b.topLevelDefIds);
+  if (units.cutDefIds.size() != units.cutDefs.size())
+    units.cutDefIds.clear(); // not known: a tail's errors are not taken
 }
 
 /// How the values MLIR prints in each part's diagnostics map to the whole
@@ -59,7 +59,7 @@ std::optional<std::pair<detail::PartNumbering, detail::PartNumbering>>
 partNumberings(const PartText &first, const PartText &second,
                const std::vector<detail::CrossCutValue> &crossing) {
   const std::vector<size_t> &defs = first.topLevelDefs;
-  const std::vector<unsigned> &results = first.topLevelDefResults;
+  const std::vector<unsigned> &results = first.topLevelDefIds;
   if (results.size() != defs.size() || second.entryArgs < crossing.size() ||
       second.declaredConstant.size() != crossing.size())
     return std::nullopt;
@@ -70,17 +70,17 @@ partNumberings(const PartText &first, const PartText &second,
     before[i] = sum;
     sum += results[i];
   }
-  if (sum != first.topLevelResults)
+  if (sum != first.topLevelIds)
     return std::nullopt;
   detail::PartNumbering a, b;
-  a.topLevel = first.topLevelResults;
-  a.shiftNested = second.topLevelResults;
+  a.topLevel = first.topLevelIds;
+  a.shiftNested = second.topLevelIds;
   // Kept from an earlier version, whose second part may have had another
   // number of top-level results.
   a.nestedKnown = !first.diagnosticsKept;
   a.args = b.args = second.entryArgs - static_cast<unsigned>(crossing.size());
-  b.topLevel = second.topLevelResults;
-  b.shiftTopLevel = b.shiftNested = first.topLevelResults;
+  b.topLevel = second.topLevelIds;
+  b.shiftTopLevel = b.shiftNested = first.topLevelIds;
   for (size_t i = 0; i < crossing.size(); ++i) {
     auto it = std::lower_bound(defs.begin(), defs.end(), crossing[i].def);
     if (it == defs.end() || *it != crossing[i].def)
@@ -159,14 +159,20 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
       continue;
     if (!numbering && !(numbering = partNumberings(first, second, crossing)))
       return std::nullopt;
-    if (!renumbered(d, numbering->first))
+    // Not an error: its op is printed in the custom form, where ops may
+    // name their results (%cst) and take no number: only the top level
+    // before them is known to be numbered alike.
+    detail::PartNumbering n = numbering->first;
+    n.nestedKnown &= d.severity == Severity::Error;
+    if (!renumbered(d, n))
       return std::nullopt;
     firstFailed |= d.severity == Severity::Error;
   }
   for (Diagnostic &d : b.diagnostics) {
     if (d.source == DiagSource::Broadcast)
       continue;
-    if (d.source != DiagSource::Verifier || firstFailed)
+    if (d.source != DiagSource::Verifier || firstFailed ||
+        d.severity != Severity::Error)
       return std::nullopt;
     if (!numbering && !(numbering = partNumberings(first, second, crossing)))
       return std::nullopt;
@@ -510,12 +516,12 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   aroundA.diagnosticsKept = true;
   aroundA.topLevelDefs.assign(defs.begin(),
                               std::lower_bound(defs.begin(), defs.end(), cut));
-  const std::vector<unsigned> &defResults = old.units->cutDefResults;
+  const std::vector<unsigned> &defResults = old.units->cutDefIds;
   if (defResults.size() == defs.size()) {
-    aroundA.topLevelDefResults.assign(
+    aroundA.topLevelDefIds.assign(
         defResults.begin(), defResults.begin() + aroundA.topLevelDefs.size());
-    for (unsigned r : aroundA.topLevelDefResults)
-      aroundA.topLevelResults += r;
+    for (unsigned r : aroundA.topLevelDefIds)
+      aroundA.topLevelIds += r;
   }
   SectionResult b;
   std::optional<std::string> crash;

@@ -81,13 +81,13 @@ std::string firstPartSuffix(std::string_view section, const FunctionCut &cut);
 extern const char kCutTerminator[];
 
 /// How MLIR numbers a cut function's values when it prints one of its ops
-/// (a diagnostic's "see current operation"): over the whole function, the
-/// body's top-level results from %0 on, each nested region's from where
-/// the top level ends, block arguments from %arg0 (nested blocks' after
-/// the entry block's). A part numbers within itself: how to map its
-/// numbers to the whole function's.
+/// (a diagnostic's "see current operation"): over the whole function, one
+/// number per op with results (a group: %5:2, %5#1), the body's top level
+/// from %0 on, each nested region's from where the top level ends; block
+/// arguments from %arg0 (nested blocks' after the entry block's). A part
+/// numbers within itself: how to map its numbers to the whole function's.
 struct PartNumbering {
-  /// The part's top-level results: %0 .. %(topLevel - 1).
+  /// The part's top-level numbers: %0 .. %(topLevel - 1).
   unsigned topLevel = 0;
   /// Added to a top-level value's number, and to a nested one's; or, with
   /// nestedKnown false, a nested value is not mapped (std::nullopt).

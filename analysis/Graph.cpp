@@ -6,9 +6,12 @@
 #include "ShapeInference.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace tosa_lsp {
 
@@ -46,91 +49,131 @@ std::string withShape(const std::string &declared, const std::string &shape) {
   return "tensor<" + (shape.empty() ? "" : shape + "x") + element + ">";
 }
 
-/// Nodes for the ops of `fn`, in text order, with their parents.
-void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
-            const ShapeInference *shapes, FunctionGraph &g) {
-  struct Found {
-    Position at;
-    GraphNode node;
-  };
-  std::vector<Found> found;
-  found.reserve(fa.ops.size() + fa.opSpans.size());
+/// An op of the function before it is a node: found, sorted and nested
+/// without allocating, so that a function over the node limit makes nodes
+/// of the ops it sends only.
+struct OpEntry {
+  Position at; // range().begin, kept here: sorting and bisecting 50k
+               // entries would chase a pointer per comparison
+  const OpReport *report = nullptr;
+  const OpSpan *span = nullptr;
+  int parent = -1;     // the entry whose region holds it
+  int node = -1;       // its node; -1: drawn as its region op, or omitted
+  std::string_view id; // its first result's name ("": none)
+  const Range &range() const {
+    return report ? report->range : span->nameRange;
+  }
+  const Range &scope() const { return report ? report->scope : span->scope; }
+  const std::string &name() const {
+    return report ? report->name.str() : span->name.str();
+  }
+};
+
+/// The ops of `fn` in text order, with their parents.
+std::vector<OpEntry> collectOps(const FileAnalysis &fa, const SymbolInfo &fn) {
+  std::vector<OpEntry> found;
   auto inside = [&](const Range &r) {
     return contains(fn.scope, r.begin) &&
            !(r.begin.line == fn.nameRange.begin.line &&
              r.begin.column <= fn.nameRange.begin.column);
   };
-  for (const OpReport &op : fa.ops) {
-    if (op.section != fn.section || !inside(op.range))
-      continue;
-    GraphNode n;
-    n.label = op.name.str();
-    n.range = op.range;
-    n.scope = op.scope;
-    n.types.push_back(op.resultType.str());
+  for (const OpReport &op : fa.ops)
+    if (op.section == fn.section && inside(op.range))
+      found.push_back({op.range.begin, &op, nullptr});
+  for (const OpSpan &op : fa.opSpans)
+    if (op.section == fn.section && inside(op.nameRange) &&
+        op.nameRange.begin.line != fn.nameRange.begin.line)
+      found.push_back({op.nameRange.begin, nullptr, &op});
+  std::stable_sort(
+      found.begin(), found.end(),
+      [](const OpEntry &a, const OpEntry &b) { return before(a.at, b.at); });
+  // The innermost earlier op whose text holds each op: op texts nest, so a
+  // stack of the open ones (a 4,000-op function: one pass, not 10^7
+  // comparisons).
+  std::vector<int> open;
+  for (size_t i = 0; i < found.size(); ++i) {
+    const Position at = found[i].range().begin;
+    while (!open.empty()) {
+      const OpEntry &o = found[open.back()];
+      if (contains(o.scope(), at) && !(o.range().begin.line == at.line &&
+                                       o.range().begin.column == at.column))
+        break;
+      open.pop_back();
+    }
+    found[i].parent = open.empty() ? -1 : open.back();
+    if (found[i].scope().begin.valid())
+      open.push_back(static_cast<int>(i));
+  }
+  return found;
+}
+
+/// The entry whose op name starts at `p` (entries are sorted by it), or -1.
+int entryAt(const std::vector<OpEntry> &ops, Position p) {
+  auto it = std::lower_bound(
+      ops.begin(), ops.end(), p,
+      [](const OpEntry &e, Position q) { return before(e.at, q); });
+  if (it == ops.end() || it->at.line != p.line || it->at.column != p.column)
+    return -1;
+  return static_cast<int>(it - ops.begin());
+}
+
+/// Which ops become nodes (the first `nArgs` nodes are the arguments): all
+/// of them up to `limit` nodes; above it the top-level ops only, their
+/// regions collapsed, and past `limit` top-level nodes the rest omitted.
+void planNodes(std::vector<OpEntry> &ops, size_t nArgs, size_t limit,
+               FunctionGraph &g) {
+  g.truncated = nArgs + ops.size() > limit;
+  size_t kept = std::min(nArgs, limit);
+  g.omitted = nArgs - kept;
+  for (OpEntry &e : ops) {
+    if (g.truncated && e.parent >= 0)
+      continue; // drawn as its region op
+    if (kept < limit)
+      e.node = static_cast<int>(kept++);
+    else
+      ++g.omitted;
+  }
+}
+
+/// The node of one op (without its results, errors or id).
+GraphNode opNode(const OpEntry &e) {
+  GraphNode n;
+  const std::string &name = e.name();
+  bool ret = name == "func.return" || name == "return";
+  n.kind = ret ? GraphNode::Return : GraphNode::Op;
+  n.label = ret ? "return" : name;
+  n.range = e.range();
+  n.scope = e.scope();
+  if (const OpReport *op = e.report) {
+    n.types.push_back(op->resultType.str());
     n.inferred.push_back("");
-    if (op.kind == OpKind::Implicit && op.summary) {
-      const BroadcastSummary &s = *op.summary;
+    if (op->kind == OpKind::Implicit && op->summary) {
+      const BroadcastSummary &s = *op->summary;
       n.broadcast = !s.ok               ? "incompatible"
                     : s.anyRuntimeCheck ? "runtime-check"
                     : s.anyRefinable    ? "refinable"
                                         : "";
       if (s.anyRefinable)
-        if (MaybeShape inf = op.inferredShape())
+        if (MaybeShape inf = op->inferredShape())
           n.inferred[0] = withShape(n.types[0], formatShape(inf));
     }
-    found.push_back({op.range.begin, std::move(n)});
+    return n;
   }
-  for (const OpSpan &op : fa.opSpans) {
-    if (op.section != fn.section || !inside(op.nameRange) ||
-        op.nameRange.begin.line == fn.nameRange.begin.line)
-      continue;
-    GraphNode n;
-    std::string name = op.name.str();
-    bool ret = name == "func.return" || name == "return";
-    n.kind = ret ? GraphNode::Return : GraphNode::Op;
-    n.label = ret ? "return" : name;
-    n.range = op.nameRange;
-    n.scope = op.scope;
-    n.constant = name == "tosa.const" || name == "arith.constant";
-    if (n.constant && op.scope.end.valid())
-      n.constantBytes =
-          op.scope.end.line == op.scope.begin.line
-              ? op.scope.end.column - op.scope.begin.column
-              : 80 * (op.scope.end.line - op.scope.begin.line + 1);
-    found.push_back({op.nameRange.begin, std::move(n)});
-  }
-  // Sorted by index: a GraphNode is ~300 bytes to move.
-  std::vector<uint32_t> order(found.size());
-  for (uint32_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return before(found[a].at, found[b].at);
-  });
-  g.nodes.reserve(found.size() + fn.scope.end.line - fn.scope.begin.line);
-  for (uint32_t i : order)
-    g.nodes.push_back(std::move(found[i].node));
-  // The innermost earlier node whose text holds each node: op texts nest,
-  // so a stack of the open ones (a 4,000-op function: one pass, not 10^7
-  // comparisons).
-  std::vector<int> open;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Position at = g.nodes[i].range.begin;
-    while (!open.empty()) {
-      const GraphNode &o = g.nodes[open.back()];
-      if (contains(o.scope, at) &&
-          !(o.range.begin.line == at.line && o.range.begin.column == at.column))
-        break;
-      open.pop_back();
-    }
-    g.nodes[i].parent = open.empty() ? -1 : open.back();
-    if (g.nodes[i].scope.begin.valid())
-      open.push_back(static_cast<int>(i));
-  }
-  if (!shapes)
-    return;
+  n.constant = name == "tosa.const" || name == "arith.constant";
+  const Range &scope = e.scope();
+  if (n.constant && scope.end.valid())
+    n.constantBytes = scope.end.line == scope.begin.line
+                          ? scope.end.column - scope.begin.column
+                          : 80 * (scope.end.line - scope.begin.line + 1);
+  return n;
+}
+
+/// tosa-infer-shapes' types on the nodes.
+void addInferred(const ShapeInference &shapes, FunctionGraph &g) {
   for (GraphNode &n : g.nodes) {
-    const InferredOp *op = shapes->opAt(n.range.begin);
+    if (n.kind == GraphNode::Argument)
+      continue;
+    const InferredOp *op = shapes.opAt(n.range.begin);
     if (!op)
       continue;
     std::vector<InferredResult> rs = op->resultTypes();
@@ -142,6 +185,41 @@ void addOps(const FileAnalysis &fa, const SymbolInfo &fn,
       if (rs[i].refined())
         n.inferred[i] = rs[i].inferred;
     }
+  }
+}
+
+/// Ids that survive edits elsewhere: the first result's name, the
+/// argument's, or `<label>#<k>` for the k-th op of that label without
+/// results; a name repeated (sibling regions may both define `%2`) gets
+/// `#2`, `#3`... in text order. Counted over every op, sent or not, so a
+/// node has the same id whether its function is cut or not.
+void assignIds(const std::vector<OpEntry> &ops, FunctionGraph &g,
+               size_t nArgs) {
+  // Keyed by views (of the analysis' names, or of `made`): a 50k-op
+  // function's ids are counted without a string each.
+  std::deque<std::string> made;
+  std::unordered_map<std::string_view, unsigned> seen, labels;
+  seen.reserve(ops.size() + nArgs);
+  auto unique = [&](std::string_view id) {
+    unsigned k = ++seen[id];
+    return k == 1 ? std::string(id) : std::string(id) + "#" + std::to_string(k);
+  };
+  for (size_t i = 0; i < nArgs && i < g.nodes.size(); ++i)
+    g.nodes[i].id = unique(g.nodes[i].label);
+  for (const OpEntry &e : ops) {
+    std::string_view raw = e.id;
+    if (raw.empty()) {
+      const std::string &name = e.name();
+      std::string_view label = name;
+      if (name == "func.return")
+        label = "return";
+      raw = made.emplace_back(std::string(label) + "#" +
+                              std::to_string(labels[label]++));
+    }
+    if (e.node >= 0)
+      g.nodes[e.node].id = unique(raw);
+    else
+      ++seen[raw]; // counted, not made
   }
 }
 
@@ -175,87 +253,65 @@ private:
 
 } // namespace
 
-FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
-                         const ShapeInference *shapes) {
-  FunctionGraph g;
-  g.function = fn.name;
-  g.scope = fn.scope;
-  addOps(fa, fn, shapes, g);
-  // Arguments: the values defined in the signature (before the first op).
-  Position firstOp =
-      g.nodes.empty() ? fn.scope.end : g.nodes.front().range.begin;
-  std::map<std::pair<unsigned, unsigned>, unsigned> argNode;
-  std::vector<GraphNode> args;
+namespace {
+
+/// The arguments: the values defined in the signature (before the first
+/// op) that no op defines.
+std::vector<const ValueInfo *> argumentsOf(const FileAnalysis &fa,
+                                           const SymbolInfo &fn,
+                                           const std::vector<OpEntry> &ops) {
+  Position firstOp = ops.empty() ? fn.scope.end : ops.front().range().begin;
+  std::vector<const ValueInfo *> args;
   // The first op's results are written before its name (`%w = "tosa.const"`)
   // and have no report when it is not Broadcastable: known by their owner.
-  std::set<std::pair<unsigned, unsigned>> opNames;
-  for (const GraphNode &n : g.nodes)
-    opNames.insert({n.range.begin.line, n.range.begin.column});
   for (const ValueInfo &v : fa.values)
     if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
         before(v.def.begin, firstOp) && fa.opOf(v) == nullptr &&
-        !opNames.count({v.ownerRange.begin.line, v.ownerRange.begin.column})) {
-      GraphNode n;
-      n.kind = GraphNode::Argument;
-      n.label = v.name.str();
-      n.range = v.def;
-      n.types.push_back(v.type.str());
-      n.inferred.push_back("");
-      args.push_back(std::move(n));
-    }
-  g.nodes.insert(g.nodes.begin(), args.begin(), args.end());
-  for (GraphNode &n : g.nodes)
-    if (n.parent >= 0)
-      n.parent += static_cast<int>(args.size());
-  for (size_t i = 0; i < args.size(); ++i)
-    argNode[{args[i].range.begin.line, args[i].range.begin.column}] =
-        static_cast<unsigned>(i);
-  NodeLocator locate(g);
-  // Errors on the innermost node holding them.
-  for (uint32_t i : fa.errorIndices()) {
-    const Diagnostic &d = fa.diagnostics[i];
-    if (!contains(fn.scope, d.range.begin))
+        entryAt(ops, v.ownerRange.begin) < 0)
+      args.push_back(&v);
+  return args;
+}
+
+/// Result names on their ops (the first one is the op's id), declared
+/// types where neither a report nor inference gave one.
+void addResults(const FileAnalysis &fa, const SymbolInfo &fn,
+                std::vector<OpEntry> &ops, FunctionGraph &g) {
+  for (const ValueInfo &v : fa.values) {
+    if (v.section != fn.section || !contains(fn.scope, v.def.begin) ||
+        !v.ownerRange.begin.valid())
       continue;
-    int n = locate.at(d.range.begin);
-    if (n >= 0)
-      g.nodes[n].errors.push_back(d.message.str());
+    int e = entryAt(ops, v.ownerRange.begin);
+    if (e < 0)
+      continue;
+    if (ops[e].id.empty())
+      ops[e].id = v.name.view();
+    if (ops[e].node < 0)
+      continue;
+    GraphNode &n = g.nodes[ops[e].node];
+    n.results.push_back(v.name.str());
+    size_t k = n.results.size() - 1;
+    if (n.types.size() <= k)
+      n.types.resize(k + 1);
+    n.inferred.resize(n.types.size());
+    if (n.types[k].empty())
+      n.types[k] = v.type.str();
   }
-  // Result names, then ids.
-  std::map<std::pair<unsigned, unsigned>, size_t> opAtName;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == GraphNode::Op)
-      opAtName.emplace(std::make_pair(g.nodes[i].range.begin.line,
-                                      g.nodes[i].range.begin.column),
-                       i);
-  for (const ValueInfo &v : fa.values)
-    if (v.section == fn.section && contains(fn.scope, v.def.begin) &&
-        v.ownerRange.begin.valid())
-      if (auto it = opAtName.find(
-              {v.ownerRange.begin.line, v.ownerRange.begin.column});
-          it != opAtName.end()) {
-        GraphNode &n = g.nodes[it->second];
-        n.results.push_back(v.name.str());
-        // Declared types of ops without a report or an inference.
-        size_t k = n.results.size() - 1;
-        if (n.types.size() <= k)
-          n.types.resize(k + 1);
-        n.inferred.resize(n.types.size());
-        if (n.types[k].empty())
-          n.types[k] = v.type.str();
-      }
-  std::map<std::string, unsigned> seen;
-  for (GraphNode &n : g.nodes)
-    n.id = n.kind == GraphNode::Argument ? n.label
-           : !n.results.empty()
-               ? n.results.front()
-               : n.label + "#" + std::to_string(seen[n.label]++);
-  // Edges: each value from its producer to the node of each use.
+}
+
+/// Each value from its producer's node to the node of each use (a node
+/// drawn for a collapsed region stands for what it holds).
+void addEdges(const FileAnalysis &fa, const SymbolInfo &fn,
+              const std::vector<const ValueInfo *> &args,
+              const NodeLocator &locate, FunctionGraph &g) {
+  std::unordered_map<const ValueInfo *, unsigned> argNode;
+  for (size_t i = 0; i < args.size() && i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == GraphNode::Argument)
+      argNode[args[i]] = static_cast<unsigned>(i);
   for (const ValueInfo &v : fa.values) {
     if (v.section != fn.section || !contains(fn.scope, v.def.begin))
       continue;
     int from = -1;
-    if (auto it = argNode.find({v.def.begin.line, v.def.begin.column});
-        it != argNode.end())
+    if (auto it = argNode.find(&v); it != argNode.end())
       from = static_cast<int>(it->second);
     else
       from = locate.at(v.ownerRange.begin.valid() ? v.ownerRange.begin
@@ -274,6 +330,59 @@ FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
                          v.name.str(), type, dynamicType(type), refinable});
     }
   }
+}
+
+} // namespace
+
+FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
+                         const ShapeInference *shapes, size_t nodeLimit) {
+  FunctionGraph g;
+  g.function = fn.name;
+  g.scope = fn.scope;
+  std::vector<OpEntry> ops = collectOps(fa, fn);
+  std::vector<const ValueInfo *> args = argumentsOf(fa, fn, ops);
+  planNodes(ops, args.size(), nodeLimit, g);
+  size_t keptArgs = std::min(args.size(), nodeLimit);
+  g.nodes.reserve(keptArgs + ops.size());
+  for (size_t i = 0; i < keptArgs; ++i) {
+    GraphNode n;
+    n.kind = GraphNode::Argument;
+    n.label = args[i]->name.str();
+    n.range = args[i]->def;
+    n.types.push_back(args[i]->type.str());
+    n.inferred.push_back("");
+    g.nodes.push_back(std::move(n));
+  }
+  for (const OpEntry &e : ops)
+    if (e.node >= 0) {
+      g.nodes.push_back(opNode(e));
+      g.nodes.back().parent = e.parent >= 0 ? ops[e.parent].node : -1;
+    }
+  // A region op sent without its contents.
+  if (g.truncated)
+    for (const OpEntry &e : ops)
+      if (e.node < 0 && e.parent >= 0) {
+        int top = e.parent;
+        while (ops[top].parent >= 0)
+          top = ops[top].parent;
+        if (ops[top].node >= 0)
+          g.nodes[ops[top].node].collapsed = true;
+      }
+  if (shapes)
+    addInferred(*shapes, g);
+  addResults(fa, fn, ops, g);
+  assignIds(ops, g, keptArgs);
+  NodeLocator locate(g);
+  // Errors on the innermost node holding them.
+  for (uint32_t i : fa.errorIndices()) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (!contains(fn.scope, d.range.begin))
+      continue;
+    int n = locate.at(d.range.begin);
+    if (n >= 0)
+      g.nodes[n].errors.push_back(d.message.str());
+  }
+  addEdges(fa, fn, args, locate, g);
   return g;
 }
 

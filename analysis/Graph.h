@@ -15,6 +15,8 @@
 
 #include "Analysis.h"
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,8 @@ struct GraphNode {
   enum Kind { Argument, Op, Return } kind = Op;
   std::string label; // tosa.add, %arg0, return
   /// A name that survives edits elsewhere: the first result's (`%0`), the
-  /// argument's, or `<label>#<k>` for the k-th such op without results.
+  /// argument's, or `<label>#<k>` for the k-th such op without results; a
+  /// name repeated in the function (sibling regions) `#2`, `#3`... after.
   std::string id;
   std::vector<std::string> results; // result names as written
   Range range; // what a click selects: the op name, the argument
@@ -40,6 +43,8 @@ struct GraphNode {
   bool constant = false; // tosa.const / arith.constant
   size_t constantBytes = 0;
   int parent = -1; // the op whose region holds it
+  /// A region op sent without its contents (the function was too big).
+  bool collapsed = false;
 };
 
 struct GraphEdge {
@@ -55,12 +60,21 @@ struct FunctionGraph {
   Range scope;
   std::vector<GraphNode> nodes;
   std::vector<GraphEdge> edges;
+  /// Cut to a node limit: top-level nodes only (regions collapsed), and
+  /// `omitted` top-level nodes past the limit left out.
+  bool truncated = false;
+  size_t omitted = 0;
 };
 
 /// The graph of function `fn` of `fa`; `shapes`, when given, adds
-/// tosa-infer-shapes' types. Nodes in text order.
+/// tosa-infer-shapes' types. Nodes in text order. Over `nodeLimit` nodes
+/// only what is sent is built: the top-level nodes, region ops marked
+/// `collapsed` (their contents' edges attached to them), and past
+/// `nodeLimit` top-level nodes the first ones (`omitted` counts the rest).
+/// Ids do not depend on the cut: they are counted over every op.
 FunctionGraph buildGraph(const FileAnalysis &fa, const SymbolInfo &fn,
-                         const ShapeInference *shapes = nullptr);
+                         const ShapeInference *shapes = nullptr,
+                         size_t nodeLimit = std::numeric_limits<size_t>::max());
 
 /// One op of a function as a walk of any module sees it: what the graph of
 /// a lowered function is built from (lowering/LoweredGraph.h makes it; the

@@ -386,15 +386,17 @@ void SectionRun::inspectPart() {
     return;
   Block &body = fn->getRegion(0).front();
   around->entryArgs = body.getNumArguments();
+  // MLIR's printer numbers an op's results as one group (%5:2, %5#1) in
+  // the generic form that errors print ops in: one number per op.
   for (Operation &op : body) {
-    around->topLevelResults += op.getNumResults();
+    around->topLevelIds += op.getNumResults() ? 1 : 0;
     if (const auto *def = ps.state.getOpDef(&op);
         def && !def->resultGroups.empty()) {
       around->topLevelDefs.push_back(
           ps.section.beginOffset - sec.beginOffset +
           (def->resultGroups[0].definition.loc.Start.getPointer() -
            ps.bufferStart - ps.prefixLen));
-      around->topLevelDefResults.push_back(op.getNumResults());
+      around->topLevelDefIds.push_back(1);
     }
   }
 }

@@ -5,9 +5,11 @@ drawn by `tosa-lsp graph`.
 Reports, per run: the CLI's phases (TOSA_LSP_TIMING=1: the graph model, the
 model + streamed JSON a `tosa/graph` reply writes, and the whole command),
 then the page (`--format=html`) in headless Chromium: first band drawn, all
-bands laid out and drawn, the longest gap between animation frames during a
-scripted pan and zoom (bench/graph_render.js, puppeteer-core from
-test/editors/vscode-e2e/node_modules).
+bands laid out and drawn, which thread laid it out, the longest gap between
+animation frames during a scripted pan and zoom, also while it is laid out
+again (bench/graph_render.js, puppeteer-core from
+test/editors/vscode-e2e/node_modules); --no-worker: the same page without
+Worker, for comparison.
 
     python3 bench/graph_bench.py --tosa-lsp build/bin/tosa-lsp [--lines 4100]
 """
@@ -102,9 +104,9 @@ def page_times(tosa_lsp, model, d, name):
     return page_html(page)
 
 
-def page_html(page):
+def page_html(page, *flags):
     env = {**os.environ, "NODE_PATH": os.environ.get("NODE_PATH") or os.path.join(HERE, "..", "test", "editors", "vscode-e2e", "node_modules")}
-    r = subprocess.run(["node", os.path.join(HERE, "graph_render.js"), page], env=env,
+    r = subprocess.run(["node", os.path.join(HERE, "graph_render.js"), page, *flags], env=env,
                        capture_output=True, text=True, timeout=900)
     return json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-500:]}
 
@@ -135,6 +137,8 @@ def main():
     ap.add_argument("--big-lines", default="50000")
     ap.add_argument("--static-ops", default="4000")
     ap.add_argument("--no-big", action="store_true")
+    ap.add_argument("--no-worker", action="store_true",
+                    help="also draw the 4,000-op page without Worker (the layout on the page's thread)")
     ap.add_argument("--stage", action="append", default=[],
                     help="also time tosa/graph with this stage (linalg)")
     a = ap.parse_args()
@@ -168,6 +172,8 @@ def main():
                     out["request-" + st]["page"] = page_html(lowered)
         if not a.no_browser:
             out["page"] = page_times(a.tosa_lsp, model, d, "g")
+            if a.no_worker:
+                out["page-no-worker"] = page_html(os.path.join(d, "g.html"), "--no-worker")
         if not a.no_big:
             big_files(a, d, out)
         out["load"] = os.getloadavg()[0]

@@ -16,6 +16,7 @@
 #include "Completion.h"
 #include "Folding.h"
 #include "Format.h"
+#include "GraphJSON.h"
 #include "Highlight.h"
 #include "Hover.h"
 #include "Lexer.h"
@@ -657,7 +658,7 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
         if (std::optional<FunctionGraph> g =
                 migratedGraph(s, *v, pos, function)) {
           GraphReply r;
-          r.graph = std::move(*g);
+          r.graph = std::make_shared<const FunctionGraph>(std::move(*g));
           r.snapshot = std::move(*sp);
           r.migrated = true;
           return cb(std::move(r));
@@ -670,7 +671,11 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                                 Expected<GraphReply> r) mutable {
                               if (!r)
                                 return cb(r.takeError());
-                              mapGraphBack(*v, r->graph);
+                              // A copy: the lowered graph is kept as made.
+                              auto g =
+                                  std::make_shared<FunctionGraph>(*r->graph);
+                              mapGraphBack(*v, *g);
+                              r->graph = std::move(g);
                               r->snapshot = std::move(old);
                               r->migrated = true;
                               cb(std::move(*r));
@@ -710,7 +715,10 @@ void TosaServer::graph(const std::string &uri, std::optional<lsp::Position> pos,
                  if (!f)
                    return cb(failed("@" + name + " is gone from the file"));
                  GraphReply r;
-                 r.graph = buildGraph((*sp2)->analysis, *f, shapes.get());
+                 // Built cut to what is sent: a 50k-op function's
+                 // model is not made whole first.
+                 r.graph = std::make_shared<const FunctionGraph>(buildGraph(
+                     (*sp2)->analysis, *f, shapes.get(), kGraphNodeLimit));
                  r.snapshot = std::move(*sp2);
                  cb(std::move(r));
                });

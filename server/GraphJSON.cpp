@@ -82,7 +82,8 @@ struct Plan {
   bool truncated = false;
   std::vector<int> drawnAs;
   std::vector<bool> collapsed;
-  size_t kept = 0, omitted = 0;
+  size_t kept = 0;
+  size_t omitted = 0;
 
   Plan(const FunctionGraph &g, size_t nodeLimit);
   /// Calls `f(from, to, edge)` for each edge sent.
@@ -101,10 +102,14 @@ struct Plan {
   }
 };
 
+// A graph built cut (buildGraph's nodeLimit) is sent as it is, with what
+// it says was cut; one built whole is cut here.
 Plan::Plan(const FunctionGraph &g, size_t nodeLimit)
-    : ids(uniqueIds(g)), truncated(g.nodes.size() > nodeLimit),
-      drawnAs(g.nodes.size(), -1), collapsed(g.nodes.size(), false) {
+    : ids(uniqueIds(g)), truncated(g.truncated || g.nodes.size() > nodeLimit),
+      drawnAs(g.nodes.size(), -1), collapsed(g.nodes.size(), false),
+      omitted(g.omitted) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    collapsed[i] = g.nodes[i].collapsed;
     int top =
         truncated ? topLevel(g, static_cast<int>(i)) : static_cast<int>(i);
     if (top != static_cast<int>(i)) {

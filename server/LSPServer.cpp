@@ -686,13 +686,14 @@ private:
               os.attributeBegin("result");
               if (litTest) { // pretty, for FileCheck
                 json::Object o =
-                    graphToJSON(r->graph, s.lines, kGraphNodeLimit);
+                    graphToJSON(*r->graph, s.lines, kGraphNodeLimit);
                 for (auto &kv : extra)
                   o[kv.first] = kv.second;
                 os.value(std::move(o));
               } else {
                 os.rawValue([&](raw_ostream &o) {
-                  writeGraphJSON(o, r->graph, s.lines, kGraphNodeLimit, &extra);
+                  writeGraphJSON(o, *r->graph, s.lines, kGraphNodeLimit,
+                                 &extra);
                 });
               }
               os.attributeEnd();

@@ -115,7 +115,16 @@ void TosaServer::loweredGraph(Scheduler::SnapshotPtr snap,
       return cb(graphFailed("@" + name +
                             " has errors: fix them to see it after " + stage +
                             " lowering"));
-  runHeavy([snap = std::move(snap), name, st = *st, md = *md,
+  // Kept per version: the view asks again after each publish.
+  std::shared_ptr<OpenDocument> doc = scheduler->document(snap->uri);
+  std::string key = name + "\n" + stage + "\n" + mode;
+  if (doc)
+    if (std::shared_ptr<const FunctionGraph> g =
+            doc->loweredGraph(snap->version, key)) {
+      ++loweredGraphsReused;
+      return cb(GraphReply{std::move(snap), std::move(g)});
+    }
+  runHeavy([this, doc, key, snap = std::move(snap), name, st = *st, md = *md,
             cb = std::move(cb)](unsigned) mutable {
     LowerOptions opts;
     opts.function = name;
@@ -131,7 +140,11 @@ void TosaServer::loweredGraph(Scheduler::SnapshotPtr snap,
       return cb(graphFailed("@" + name + " is gone from the file"));
     FunctionGraph source = buildGraph(snap->analysis, *f);
     GraphReply r;
-    r.graph = buildGraph(*lowered, &source);
+    r.graph =
+        std::make_shared<const FunctionGraph>(buildGraph(*lowered, &source));
+    ++loweredGraphsMade;
+    if (doc)
+      doc->setLoweredGraph(snap->version, key, r.graph);
     r.snapshot = std::move(snap);
     cb(std::move(r));
   });

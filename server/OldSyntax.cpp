@@ -3,6 +3,7 @@
 #include "OldSyntax.h"
 #include "TosaServer.h"
 
+#include "GraphJSON.h"
 #include "Hover.h"
 #include "InlayHints.h"
 #include "Migrate.h"
@@ -198,7 +199,8 @@ migratedGraph(const Snapshot &s, const MigratedView &v,
   const SymbolInfo *fn = migratedFunction(s, v, pos, function);
   if (!fn)
     return std::nullopt;
-  FunctionGraph g = buildGraph(v.snapshot->analysis, *fn, v.shapes().get());
+  FunctionGraph g =
+      buildGraph(v.snapshot->analysis, *fn, v.shapes().get(), kGraphNodeLimit);
   mapGraphBack(v, g);
   return g;
 }

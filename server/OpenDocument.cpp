@@ -1,6 +1,8 @@
 //===- OpenDocument.cpp - what the server knows of one open document ------===//
 
 #include "OpenDocument.h"
+
+#include "Graph.h"
 #include "OldSyntax.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -156,9 +158,31 @@ std::string OpenDocument::previewStem(const std::string &function,
   return stem;
 }
 
+std::shared_ptr<const FunctionGraph>
+OpenDocument::loweredGraph(int64_t version, const std::string &key) const {
+  std::lock_guard<std::mutex> lock(mu);
+  if (version != loweredVersion)
+    return nullptr;
+  auto it = lowered.find(key);
+  return it == lowered.end() ? nullptr : it->second;
+}
+
+void OpenDocument::setLoweredGraph(int64_t version, const std::string &key,
+                                   std::shared_ptr<const FunctionGraph> g) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!open || version < loweredVersion)
+    return;
+  if (version > loweredVersion) {
+    lowered.clear();
+    loweredVersion = version;
+  }
+  lowered[key] = std::move(g);
+}
+
 void OpenDocument::close() {
   std::lock_guard<std::mutex> lock(mu);
   open = false;
+  lowered.clear();
   text = client = nullptr;
   verdicts.clear();
   verdictsVersion = -1;

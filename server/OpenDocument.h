@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,7 +31,8 @@
 
 namespace tosa_lsp {
 
-struct MigratedView; // OldSyntax.h
+struct MigratedView;  // OldSyntax.h
+struct FunctionGraph; // Graph.h
 
 /// One document's shape inference, kept by BackgroundInference. The cache
 /// locks itself; the rest is under `mu`.
@@ -125,6 +127,15 @@ public:
   std::string previewStem(const std::string &function,
                           llvm::function_ref<std::string()> make);
 
+  /// A function's graph after lowering (tosa/graph's "stage"), kept for
+  /// one version by `key` (function, stage, mode): the view asks again
+  /// after every publish, and lowering a big function takes seconds.
+  std::shared_ptr<const FunctionGraph>
+  loweredGraph(int64_t version, const std::string &key) const;
+  /// Keeps `g` unless a newer version's are kept (an older version's go).
+  void setLoweredGraph(int64_t version, const std::string &key,
+                       std::shared_ptr<const FunctionGraph> g);
+
   DocumentShapes shapes;
 
   /// The semantic tokens last sent (for a delta against them) and what
@@ -162,6 +173,8 @@ private:
   std::map<size_t, bool> verdicts;
   std::shared_ptr<const MigratedView> migratedView;
   std::map<std::string, std::string> previewStems; // by function
+  int64_t loweredVersion = -1;
+  std::map<std::string, std::shared_ptr<const FunctionGraph>> lowered;
   std::mutex tokensMu; // held through a whole token request
   TokenState tokens;
 };

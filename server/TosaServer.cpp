@@ -594,6 +594,8 @@ TosaServer::Stats TosaServer::stats() const {
   s.slotsDropped = slotsDroppedCount;
   s.migrations = migrationsCount;
   s.migrationsCancelled = migrationsCancelledCount;
+  s.loweredGraphsMade = loweredGraphsMade;
+  s.loweredGraphsReused = loweredGraphsReused;
   s.warmInferrersMade = bg.warmInferrersMade;
   s.requestInferrersMade = bg.requestInferrersMade;
   s.fillInferrersMade = bg.fillInferrersMade;

@@ -283,7 +283,7 @@ public:
   /// `function`; with tosa-infer-shapes' types where they are known.
   struct GraphReply {
     Scheduler::SnapshotPtr snapshot; // the text `graph` is of
-    FunctionGraph graph;
+    std::shared_ptr<const FunctionGraph> graph;
     /// From the migrated form of an old-syntax version (ranges mapped back
     /// to `snapshot`'s text).
     bool migrated = false;
@@ -339,6 +339,9 @@ public:
     /// because a newer version came (OldSyntax.cpp).
     unsigned migrations = 0;
     unsigned migrationsCancelled = 0;
+    /// Graphs after lowering made, and served again for the same version.
+    unsigned loweredGraphsMade = 0;
+    unsigned loweredGraphsReused = 0;
     /// Functions whose inference is known, over all open documents.
     size_t functionsKnown = 0;
     Scheduler::Stats scheduler;
@@ -425,6 +428,7 @@ private:
   std::atomic<unsigned> validationCount{0};
   std::atomic<unsigned> slotsDroppedCount{0};
   std::atomic<unsigned> migrationsCount{0}, migrationsCancelledCount{0};
+  std::atomic<unsigned> loweredGraphsMade{0}, loweredGraphsReused{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;
   /// the last one is the inline (sync mode) caller's.
   std::vector<std::unique_ptr<Analyzer>> validators;

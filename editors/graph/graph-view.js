@@ -121,6 +121,30 @@ ${svgCSS()}`;
   // collapsed as asked (`collapsed`: a Set of region op ids), each node's
   // lines of text and size.
   function prepare(model, collapsed) {
+    const steps = prepareSteps(model, collapsed);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+  // The same on the page, in slices of a few ms each a task of its own
+  // (4,000 nodes take 30-60 ms: frames would be late); null once `alive()`
+  // is false.
+  async function prepareSliced(model, collapsed, alive) {
+    const steps = prepareSteps(model, collapsed);
+    let t0 = Date.now();
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      if (Date.now() - t0 < 8) continue;
+      await nextTask();
+      if (alive && !alive()) return null;
+      t0 = Date.now();
+    }
+  }
+  // prepare()'s work, yielding now and then (the caller decides whether
+  // to let the page run).
+  function* prepareSteps(model, collapsed) {
     const nodes = model.nodes || [], edges = model.edges || [];
     const byId = new Map(nodes.map(n => [n.id, n]));
     const children = new Map();
@@ -155,6 +179,7 @@ ${svgCSS()}`;
     };
     // What each node is drawn as: itself, its nearest collapsed ancestor,
     // or nothing (a folded constant).
+    yield;
     const shownAs = new Map();
     for (const n of nodes) {
       if (isFolded.has(n.id)) continue;
@@ -163,26 +188,32 @@ ${svgCSS()}`;
         if (collapsed.has(p)) as = p;
       shownAs.set(n.id, as);
     }
-    const view = { model, byId, nodes: [], index: new Map(), edges: [], children: new Map(), top: [] };
+    // `collapsed` kept: a layout worker prepares the same view from it.
+    const view = { model, collapsed: [...collapsed], byId, nodes: [], index: new Map(), edges: [], children: new Map(), top: [] };
+    yield;
+    let k = 0;
     for (const n of nodes) {
+      if (++k % 256 === 0) yield;
       if (shownAs.get(n.id) !== n.id) continue;
       const kids = (children.get(n.id) || []).filter(c => shownAs.get(c) === c);
       const v = describe(n, typesOf(n), folded.get(n.id) || [], collapsed.has(n.id) || (n.collapsed && !kids.length),
         (children.get(n.id) || []).length);
       v.kids = kids;
       v.parent = n.parent != null && shownAs.get(n.parent) === n.parent ? n.parent : null;
+      v.n = view.nodes.length;
       view.nodes.push(v);
       view.index.set(n.id, v);
       if (v.parent == null) view.top.push(v);
     }
     const seen = new Set();
     for (const e of edges) {
+      if (++k % 1024 === 0) yield;
       const from = shownAs.get(e.from), to = shownAs.get(e.to);
       if (from == null || to == null || from === to) continue;
       const key = from + '\u0000' + to + '\u0000' + e.value;
       if (seen.has(key)) continue;
       seen.add(key);
-      view.edges.push({ ...e, from, to });
+      view.edges.push({ ...e, from, to, i: view.edges.length });
     }
     return view;
   }
@@ -339,18 +370,144 @@ ${svgCSS()}`;
     return !!Layered && view.nodes.length > FAST_NODES;
   }
 
+  // A fast layout as typed arrays for postMessage (transferred, not
+  // copied: unpacking 4,000 nodes' objects on the page costs ~50 ms, and
+  // the page is what must stay free). Nodes and edges by their index in
+  // the view: the page's prepare() of the same model and collapsed set
+  // makes the same view.
+  function packLayout(r) {
+    const buffers = [];
+    const typed = (T, a) => { const t = T.from(a); buffers.push(t.buffer); return t; };
+    const bands = r.bands.map(b => {
+      const box = [], ptOff = [0], pts = [];
+      for (const n of b.nodes) box.push(n.x, n.y, n.w, n.h);
+      for (const e of b.edges) {
+        for (const p of e.pts) pts.push(p.x, p.y);
+        ptOff.push(pts.length);
+      }
+      return {
+        k: b.k, y: b.y, width: b.width, height: b.height,
+        nodes: typed(Int32Array, b.nodes.map(n => n.v.n)), box: typed(Float64Array, box),
+        edges: typed(Int32Array, b.edges.map(e => (e.edge ? e.edge.i : -1))),
+        ptOff: typed(Int32Array, ptOff), pts: typed(Float64Array, pts),
+        inputs: b.inputs.map(i => ({ ...i, edge: i.edge.i })),
+        crossing: b.crossing.map(c => ({ from: c.from, to: c.to, edge: c.edge.i })),
+      };
+    });
+    return { laid: { width: r.width, height: r.height, bands }, buffers };
+  }
+  function unpackLayout(view, p) {
+    const pos = new Map();
+    const bands = p.bands.map(b => {
+      const nodes = [], edges = [];
+      for (let j = 0; j < b.nodes.length; j++) {
+        const v = view.nodes[b.nodes[j]];
+        const box = { x: b.box[4 * j], y: b.box[4 * j + 1], w: b.box[4 * j + 2], h: b.box[4 * j + 3] };
+        if (!v) continue;
+        pos.set(v.id, box);
+        nodes.push({ v, ...box });
+      }
+      for (let j = 0; j < b.edges.length; j++) {
+        const pts = [];
+        for (let q = b.ptOff[j]; q < b.ptOff[j + 1]; q += 2) pts.push({ x: b.pts[q], y: b.pts[q + 1] });
+        edges.push({ id: 'e' + b.edges[j], pts, edge: view.edges[b.edges[j]] });
+      }
+      for (const i of b.inputs) {
+        i.edge = view.edges[i.edge];
+        pos.set(i.id, { x: i.x, y: i.y, w: i.w, h: i.h });
+      }
+      for (const c of b.crossing) c.edge = view.edges[c.edge];
+      return { k: b.k, y: b.y, width: b.width, height: b.height, nodes, edges, inputs: b.inputs, crossing: b.crossing };
+    });
+    return { width: p.width, height: p.height, bands, pos };
+  }
+
+  // The worker's side (`scope`: its global): {seq, model (or its JSON
+  // text), collapsed} in, {seq, laid, ms} or {seq, error} out.
+  function serveLayouts(scope) {
+    scope.onmessage = e => {
+      const { seq, model, collapsed } = e.data || {};
+      try {
+        const t0 = Date.now();
+        const m = typeof model === 'string' ? JSON.parse(model) : model;
+        const { laid, buffers } = packLayout(fastLayout(prepare(m, new Set(collapsed || []))));
+        scope.postMessage({ seq, laid, ms: Date.now() - t0 }, buffers);
+      } catch (err) {
+        scope.postMessage({ seq, error: String((err && err.message) || err) });
+      }
+    };
+  }
+
+  // Big layouts off the page's thread: a worker made from the text of
+  // layered.js and this file (`sources`; a blob URL, which the webview's
+  // CSP allows as `worker-src blob:` and the offline page needs no server
+  // for). Null where there are no workers; a worker that fails (a CSP that
+  // refuses it) rejects, and the page lays out itself.
+  function makeLayoutWorker(sources) {
+    if (typeof Worker === 'undefined' || typeof Blob === 'undefined' || typeof URL === 'undefined' ||
+        !sources || !sources.length || !sources.every(s => typeof s === 'string' && s))
+      return null;
+    let worker;
+    try {
+      const text = sources.map(s => s + '\n;\n').join('') + 'TosaGraph.serveLayouts(self);\n';
+      worker = new Worker(URL.createObjectURL(new Blob([text], { type: 'text/javascript' })));
+    } catch (e) {
+      return null;
+    }
+    let seq = 0, broken = null;
+    const waiting = new Map();
+    worker.onmessage = e => {
+      const m = e.data || {}, w = waiting.get(m.seq);
+      if (!w) return;
+      waiting.delete(m.seq);
+      if (m.error) w.reject(new Error(m.error)); else w.resolve(m);
+    };
+    worker.onerror = e => {
+      broken = (e && e.message) || 'the layout worker failed';
+      for (const w of waiting.values()) w.reject(new Error(broken));
+      waiting.clear();
+    };
+    const api = {
+      // The packed layout of `model` (an object, or its JSON text: a
+      // string is copied to the worker, an object cloned node by node).
+      request(model, collapsed) {
+        if (broken) return Promise.reject(new Error(broken));
+        return new Promise((resolve, reject) => {
+          const s = ++seq;
+          waiting.set(s, { resolve: m => resolve(m.laid), reject });
+          worker.postMessage({ seq: s, model, collapsed });
+        });
+      },
+      layout: view => api.request(view.model, view.collapsed).then(laid => unpackLayout(view, laid)),
+      terminate() { worker.terminate(); },
+    };
+    return api;
+  }
+
   // Lays the view out band after band; `onBand(band)` sees each as it is
   // placed (the page draws it at once). `alive()` false stops the work.
-  // Big views: layered.js at once, then its bands.
-  async function layout(view, elk, onBand, alive) {
+  // Big views: layered.js at once (in `worker` when given, else here),
+  // then its bands. The result's `where` says which thread laid it out.
+  async function layout(view, elk, onBand, alive, worker) {
     if (isBig(view)) {
       const t0 = Date.now();
-      const r = fastLayout(view);
+      let r = null, where = 'page';
+      if (worker) {
+        try {
+          r = await worker.layout(view);
+          where = 'worker';
+        } catch (e) {
+          r = null; // refused or failed: here instead
+        }
+        if (alive && !alive()) return null;
+      }
+      if (!r) r = fastLayout(view);
       for (const b of r.bands) {
         b.ms = Date.now() - t0;
         if (onBand) onBand(b, r.pos);
       }
       r.fast = true;
+      r.where = where;
       return r;
     }
     const all = bands(view);
@@ -393,7 +550,8 @@ ${svgCSS()}`;
       if (onBand) onBand(band, pos);
       y += r.height + BAND_GAP;
     }
-    return { bands: placed, pos, width, height: Math.max(0, y - BAND_GAP) };
+    const where = elk && elk.where ? elk.where() : 'page';
+    return { bands: placed, pos, width, height: Math.max(0, y - BAND_GAP), where };
   }
 
   function path(pts) {
@@ -502,7 +660,18 @@ ${svgCSS()}`;
     } catch (e) {
       return inPage();
     }
-    return { layout: graph => (ready || inPage()).layout(graph) };
+    return { layout: graph => (ready || inPage()).layout(graph), where: () => (ready ? 'worker' : 'page') };
+  }
+
+  // After the tasks queued now (a message, not a timer: timers of hidden
+  // pages are throttled).
+  function nextTask() {
+    return new Promise(resolve => {
+      if (typeof MessageChannel === 'undefined') return setTimeout(resolve, 0);
+      const c = new MessageChannel();
+      c.port1.onmessage = () => { c.port1.close(); resolve(); };
+      c.port2.postMessage(0);
+    });
   }
 
   function summary(model) {
@@ -511,8 +680,9 @@ ${svgCSS()}`;
     return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
 
-  // The interactive view in `container`. options: {elk, onSelect(node),
-  // onState(state), state, onStage(stage)}: with onStage, a toggle asks the
+  // The interactive view in `container`. options: {elk, layoutWorker (a
+  // makeLayoutWorker() or a promise of one), onSelect(node), onState(state),
+  // state, onStage(stage)}: with onStage, a toggle asks the
   // host for the function after linalg lowering (stage "linalg") or as
   // written (null); the host answers with update(model of that stage).
   // Returns {update(model), showError(msg),
@@ -545,7 +715,7 @@ ${svgCSS()}`;
     showStage();
     let collapsed = new Set(state.collapsed);
     let current = null, svg = null, viewport = null, view = null, laid = null, generation = 0;
-    let matches = [], matchAt = -1, lastModel = null, lastPos = new Map();
+    let matches = [], matchAt = -1, lastModel = null, lastText = null, lastPos = new Map();
     const saveState = () => options.onState && options.onState({ tx: state.tx, ty: state.ty, k: state.k, collapsed: [...collapsed], placed: state.placed, stage: state.stage });
 
     // Zoomed out this far, a big graph is drawn on a canvas (boxes and
@@ -730,11 +900,34 @@ ${svgCSS()}`;
       status.textContent = summary(lastModel) + (extra ? ' \u2014 ' + extra : '');
     }
 
-    async function render(model) {
+    // `text`: the model's JSON text when the host has it (the offline page,
+    // the webview), sent to the layout worker as it is.
+    async function render(model, text) {
       const gen = ++generation;
       lastModel = model;
+      lastText = text;
       errorBox.hidden = true;
-      view = prepare(model, collapsed);
+      // A big function's layout starts in the worker at once; the page
+      // prepares its own view of it in the next task (tasks of tens of ms,
+      // not one long one).
+      let job = null;
+      if (Layered && options.layoutWorker && (model.nodes || []).length > FAST_NODES) {
+        const w = await options.layoutWorker;
+        if (gen !== generation) return;
+        if (w) {
+          job = w.request(text || model, [...collapsed]);
+          job.catch(() => {}); // awaited below, or dropped with a small view
+          await nextTask();
+          if (gen !== generation) return;
+        }
+      }
+      if (job) {
+        const v = await prepareSliced(model, collapsed, () => gen === generation);
+        if (!v) return;
+        view = v;
+      } else {
+        view = prepare(model, collapsed);
+      }
       const notes = [];
       if (model.truncated)
         notes.push(`This function is too big to draw whole: only its top-level ops are shown, regions collapsed` +
@@ -759,6 +952,8 @@ ${svgCSS()}`;
       const nBands = Math.ceil(view.top.length / BAND);
       // A big view does not wait for ELK (a worker compiling 1.6 MB).
       const elk = isBig(view) ? null : await options.elk;
+      // A big view: layered.js in the worker (the page pans meanwhile).
+      const worker = job && isBig(view) ? { layout: v => job.then(laid => unpackLayout(v, laid)) } : null;
       const result = await layout(view, elk, (band, pos) => {
         if (gen !== generation) return;
         bandsDone++;
@@ -779,9 +974,9 @@ ${svgCSS()}`;
         laid.height = band.y + band.height;
         if (bandsDone === 1) {
           if (!state.placed) { initialView(); state.placed = true; saveState(); } else applyTransform();
-        } else cull();
+        } else if (!laid.fast) cull(); // a fast layout's bands come at once: one cull after them
         if (nBands > 1 && !laid.fast) showStatus(`laying out ${bandsDone}/${nBands}`);
-      }, () => gen === generation);
+      }, () => gen === generation, worker);
       if (!result || gen !== generation) return;
       laid = result;
       laid.fast = isBig(view);
@@ -791,6 +986,8 @@ ${svgCSS()}`;
       if (q) search(q); else showStatus();
       applyTransform();
       container.dataset.layoutMs = String(Date.now() - t0);
+      // Which thread laid it out (tests: a big graph must not be the page's).
+      container.dataset.layoutIn = result.where || 'page';
       container.dataset.rendered = String(gen);
       container.dataset.nodes = String(view.nodes.length);
       if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
@@ -847,7 +1044,7 @@ ${svgCSS()}`;
     function toggle(id) {
       if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
       saveState();
-      if (lastModel) render(lastModel);
+      if (lastModel) render(lastModel, lastText);
     }
     container.querySelector('.tg-bar').addEventListener('click', e => {
       const act = e.target.closest && e.target.closest('button') && e.target.closest('button').dataset.act;
@@ -871,7 +1068,7 @@ ${svgCSS()}`;
         if (act === 'collapse' && lastModel)
           for (const n of lastModel.nodes) if (n.parent != null) collapsed.add(n.parent);
         saveState();
-        if (lastModel) render(lastModel);
+        if (lastModel) render(lastModel, lastText);
       }
     });
     const input = $('.tg-search');
@@ -880,7 +1077,8 @@ ${svgCSS()}`;
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => cull()).observe(canvas);
 
     const api = {
-      update(m) { return render(m); },
+      // `m`: the model, or its JSON text.
+      update(m) { return typeof m === 'string' ? render(JSON.parse(m), m) : render(m); },
       showError(message) {
         errorBox.hidden = false;
         errorBox.textContent = message;
@@ -915,9 +1113,12 @@ ${svgCSS()}`;
       state: () => ({ ...state, collapsed: [...collapsed] }),
       rendered: () => !!laid,
     };
-    if (model) render(model);
+    if (model) api.update(model);
     return api;
   }
 
-  return { prepare, layout, renderSVG, bandSVG, mount, makeElk, summary, CSS, ELK_OPTIONS, ELK_BIG, BAND };
+  return {
+    prepare, layout, fastLayout, packLayout, unpackLayout, serveLayouts, makeLayoutWorker,
+    renderSVG, bandSVG, mount, makeElk, summary, CSS, ELK_OPTIONS, ELK_BIG, BAND, FAST_NODES,
+  };
 });

@@ -105,6 +105,11 @@ TEST(Analyzer, OneFunctionCutTakesVerifierErrorsInBothParts) {
                      "  %z = tosa.abs %a : (tensor<4x?xf32>) -> "
                      "tensor<2x?xf32>\n";
   EXPECT_TRUE(cutEqualsWhole(oneFunction(60, {{50, late}})));
+  // After an op of two results in the first part (one number for both).
+  EXPECT_TRUE(cutEqualsWhole(oneFunction(
+      60, {{5, "  %g:2 = \"foo.two\"(%v4) : (tensor<4x?xf32>) -> "
+               "(tensor<4x?xf32>, tensor<4x?xf32>)\n"},
+           {50, late}})));
   // Inside a region (nested values are numbered after the whole body's
   // top level), in either part.
   std::string lateIf =
@@ -317,8 +322,8 @@ TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
                 "tensor<4x?xf32>) -> tensor<4x?xf32>\n"},
        {130, mul("%n", "%k", "tensor<4x?xf32>")}});
   std::mt19937 rng(20261125);
-  unsigned compared = 0, tails = 0;
-  for (int trial = 0; trial < 60; ++trial) {
+  unsigned compared = 0, tails = 0, tailsWithErrors = 0;
+  for (int trial = 0; trial < 70; ++trial) {
     std::string text = base;
     size_t at = text.size() / 2 + std::uniform_int_distribution<size_t>(
                                       0, text.size() / 2 - 1)(rng);
@@ -328,7 +333,7 @@ TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
       if (k != std::string::npos)
         text.replace(k, from.size(), to);
     };
-    switch (trial % 6) {
+    switch (trial % 7) {
     case 0: // columns move on one line
       text.insert(lineBegin, " ");
       break;
@@ -344,6 +349,13 @@ TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
     case 4: // a result more static: other findings, or an error
       replaceNext("-> tensor<4x?xf32>", "-> tensor<4x4xf32>");
       break;
+    case 5: { // a verifier error (its note prints the op's values)
+      size_t def = text.rfind("  %v", lineBegin - 1);
+      std::string v = text.substr(def + 2, text.find(' ', def + 2) - def - 2);
+      text.insert(lineBegin, "  %err = tosa.abs " + v +
+                                 " : (tensor<4x?xf32>) -> tensor<5x?xf32>\n");
+      break;
+    }
     default: // anything: mostly a parse error
       text.erase(at, 1 + rng() % 3);
       break;
@@ -359,6 +371,7 @@ TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
     whole.setParallelSectionBytes(SIZE_MAX);
     FileAnalysis w = whole.analyze(text, "one.mlir", Config());
     tails += fa.sections[0].tail;
+    tailsWithErrors += fa.sections[0].tail && !errors(fa).empty();
     if (!w.sections[0].parsed)
       continue;
     ++compared;
@@ -366,8 +379,9 @@ TEST(Analyzer, OneFunctionRandomEditsInItsSecondHalfEqualTheWhole) {
         << "trial " << trial << ": " << text.substr(lineBegin, 120);
   }
   // Not vacuous: most edits parse, and some were analysed from the edit on.
-  EXPECT_GE(compared, 35u);
-  EXPECT_GE(tails, 30u);
+  EXPECT_GE(compared, 40u);
+  EXPECT_GE(tails, 35u);
+  EXPECT_GE(tailsWithErrors, 3u);
 }
 
 } // namespace

@@ -233,7 +233,7 @@ TEST(GraphCommand, FormatsAndTheFunction) {
   EXPECT_NE(html.out.find("elk"), std::string::npos);
   EXPECT_EQ(html.out.find("<script src"), std::string::npos);
   EXPECT_EQ(html.out.find("</script", html.out.find("tosa-graph-model")),
-            html.out.find("</script>\n<script>\nTosaGraph"));
+            html.out.find("</script>\n<script>\nconst text = id =>"));
 }
 
 TEST(GraphCommand, Errors) {

@@ -186,6 +186,72 @@ TEST(GraphJSON, AboveTheLimitRegionsAreLeftOut) {
   }
 }
 
+// A region defines %5 and the function after it again; the region holds
+// an error.
+const char *kCut =
+    R"(func.func @f(%a: tensor<2x3xf32>, %c: tensor<i1>, %d: tensor<3x2xf32>) -> tensor<2x3xf32> {
+  %1 = tosa.cond_if %c : tensor<i1> -> tensor<2x3xf32> {
+    %5 = tosa.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %6 = tosa.sub %5, %d : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+    tosa.yield %5 : tensor<2x3xf32>
+  } else {
+    tosa.yield %a : tensor<2x3xf32>
+  }
+  %5 = tosa.exp %1 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = tosa.add %5, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %7 : tensor<2x3xf32>
+}
+)";
+
+std::vector<std::string> idsOf(const json::Object &g) {
+  std::vector<std::string> ids;
+  for (const json::Value &n : *g.getArray("nodes"))
+    ids.push_back(
+        n.getAsObject()->getString("id")->str() +
+        (n.getAsObject()->getBoolean("collapsed") ? " collapsed" : ""));
+  return ids;
+}
+
+// The server builds the model cut to the node limit (a 50k-op function's
+// model is not made whole first): what it sends is the whole model cut.
+TEST(GraphJSON, AModelBuiltCutIsTheWholeModelCut) {
+  const std::string text = kCut;
+  FileAnalysis fa = analyzeText(text);
+  const SymbolInfo *fn = graphFunctionNamed(fa, "f");
+  ASSERT_TRUE(fn);
+  LineTable lines(text, fa.lineIndex);
+  FunctionGraph whole = buildGraph(fa, *fn);
+  size_t n = whole.nodes.size();
+  ASSERT_EQ(n, 11u);
+  EXPECT_FALSE(whole.truncated);
+  // Under the limit: the same model.
+  EXPECT_EQ(str(graphToJSON(buildGraph(fa, *fn, nullptr, n), lines, n)),
+            str(graphToJSON(whole, lines, n)));
+  for (size_t limit : {n - 1, size_t(6), size_t(3), size_t(1)}) {
+    FunctionGraph cut = buildGraph(fa, *fn, nullptr, limit);
+    EXPECT_TRUE(cut.truncated) << limit;
+    EXPECT_LE(cut.nodes.size(), limit);
+    json::Object a = graphToJSON(cut, lines, limit),
+                 b = graphToJSON(whole, lines, limit);
+    EXPECT_EQ(idsOf(a), idsOf(b)) << limit;
+    EXPECT_EQ(edgeSet(a), edgeSet(b)) << limit;
+    EXPECT_EQ(a.getBoolean("truncated"), true);
+    EXPECT_EQ(a.getInteger("omitted"), b.getInteger("omitted")) << limit;
+  }
+  // Ids are counted over every op, sent or not: the function's own %5
+  // comes second in text order.
+  json::Object top =
+      graphToJSON(buildGraph(fa, *fn, nullptr, n - 1), lines, n - 1);
+  EXPECT_EQ(idsOf(top),
+            (std::vector<std::string>{"%a", "%c", "%d", "%1 collapsed", "%5#2",
+                                      "%7", "return#0"}));
+  // An error inside a collapsed region shows on the region op.
+  const json::Array *errors = nodeWithId(top, "%1")->getArray("errors");
+  ASSERT_TRUE(errors);
+  EXPECT_EQ(errors->size(), 1u);
+  EXPECT_EQ(nodeWithId(top, "%5#2")->getArray("errors")->size(), 0u);
+}
+
 } // namespace
 
 namespace {

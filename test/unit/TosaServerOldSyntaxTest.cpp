@@ -231,9 +231,9 @@ TEST(TosaServerOldSyntax, GraphFromTheMigratedForm) {
   ASSERT_TRUE(bool(g)) << errorText(g.takeError());
   EXPECT_TRUE(g->migrated);
   EXPECT_EQ(g->snapshot->version, 1);
-  EXPECT_EQ(g->graph.function, "f");
+  EXPECT_EQ(g->graph->function, "f");
   bool add = false, conv = false;
-  for (const GraphNode &n : g->graph.nodes) {
+  for (const GraphNode &n : g->graph->nodes) {
     if (n.label == "tosa.add") {
       add = true;
       EXPECT_EQ(n.range.begin.line, 4u); // 1-based: the user's line
@@ -252,7 +252,7 @@ TEST(TosaServerOldSyntax, GraphFromTheMigratedForm) {
   EXPECT_TRUE(lowered->migrated);
   EXPECT_EQ(lowered->snapshot->version, 1);
   EXPECT_EQ(lowered->snapshot->text, std::string(kOld));
-  EXPECT_FALSE(lowered->graph.nodes.empty());
+  EXPECT_FALSE(lowered->graph->nodes.empty());
 }
 
 // While a newer version's migration runs, the last summary stays, moved

@@ -320,6 +320,44 @@ TEST(TosaServer, PreviewByPositionAndChecksNames) {
   EXPECT_EQ(errorText(nowhere.takeError()), "no function at this position");
 }
 
+// The graph view asks for the lowered graph after every publish: lowered
+// once per version (and stage, mode), again after an edit.
+TEST(TosaServer, LoweredGraphsAreKeptPerVersion) {
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kDynamic);
+  auto graph = [&](const std::string &mode) {
+    return await<TosaServer::GraphReply>([&](auto cb) {
+      server.graph("test:///a.mlir", std::nullopt, std::string("f"),
+                   std::string("linalg"), mode, std::move(cb));
+    });
+  };
+  auto first = graph("fast");
+  ASSERT_TRUE(bool(first)) << errorText(first.takeError());
+  bool generic = false;
+  for (const GraphNode &n : first->graph->nodes)
+    generic |= n.label == "linalg.generic";
+  EXPECT_TRUE(generic);
+  auto again = graph("fast");
+  ASSERT_TRUE(bool(again)) << errorText(again.takeError());
+  EXPECT_EQ(again->graph, first->graph); // the same object, not lowered again
+  EXPECT_EQ(server.stats().loweredGraphsMade, 1u);
+  EXPECT_EQ(server.stats().loweredGraphsReused, 1u);
+  // Another mode is another graph.
+  ASSERT_TRUE(bool(graph("upstream")));
+  EXPECT_EQ(server.stats().loweredGraphsMade, 2u);
+  // A new version lowers again.
+  lsp::TextDocumentContentChangeEvent edit;
+  edit.range = lsp::Range(lsp::Position(4, 0), lsp::Position(4, 0));
+  edit.text = "// edited\n";
+  ASSERT_FALSE(bool(server.changeDocument("test:///a.mlir", 2, {edit})));
+  auto edited = graph("fast");
+  ASSERT_TRUE(bool(edited)) << errorText(edited.takeError());
+  EXPECT_NE(edited->graph, first->graph);
+  EXPECT_EQ(edited->snapshot->version, 2);
+  EXPECT_EQ(server.stats().loweredGraphsMade, 3u);
+}
+
 TEST(TosaServer, CompileChecksEmitAndModeAgainstTheTable) {
   Recorder rec;
   TosaServer server(syncOptions(), rec);

@@ -345,16 +345,23 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          escaped +
          "</title>\n</head>\n<body class=\"tosa-graph-page\">\n"
          "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\">\n" +
-         std::string(kElkJS) + "\n</script>\n<script>\n" +
-         std::string(kGraphLayeredJS) + "\n</script>\n<script>\n" +
+         std::string(kElkJS) + "\n</script>\n<script id=\"tosa-layered\">\n" +
+         std::string(kGraphLayeredJS) +
+         "\n</script>\n<script id=\"tosa-view\">\n" +
          std::string(kGraphViewJS) +
          "\n</script>\n<script id=\"tosa-graph-model\" "
          "type=\"application/json\">" +
          safe +
-         "</script>\n<script>\nTosaGraph.mount(document.getElementById("
-         "'tosa-graph'), JSON.parse(document.getElementById("
-         "'tosa-graph-model').textContent), { elk: TosaGraph.makeElk(ELK, "
-         "document.getElementById('tosa-elk').textContent) });\n"
+         "</script>\n<script>\n"
+         "const text = id => document.getElementById(id).textContent;\n"
+         "// The model as text: parsed by the page and by the layout worker.\n"
+         "TosaGraph.mount(document.getElementById('tosa-graph'), "
+         "text('tosa-graph-model'), {\n"
+         "  elk: TosaGraph.makeElk(ELK, text('tosa-elk')),\n"
+         "  // Big layouts in a worker made from these scripts' text.\n"
+         "  layoutWorker: TosaGraph.makeLayoutWorker([text('tosa-layered'), "
+         "text('tosa-view')]),\n"
+         "});\n"
          "</script>\n</body>\n</html>\n";
 }
 
@@ -407,18 +414,18 @@ int runGraph(const GraphOptions &opts, raw_ostream &out, raw_ostream &err) {
   // bench/graph_bench.py reads with TOSA_LSP_TIMING=1).
   std::optional<PhaseTimer> timer(std::in_place, "graph model + JSON");
   std::optional<PhaseTimer> modelTimer(std::in_place, "graph model");
-  FunctionGraph g = buildGraph(fa, *fn, &shapes);
+  size_t limit = opts.nodeLimit.value_or(kGraphNodeLimit);
+  FunctionGraph g = buildGraph(fa, *fn, &shapes, limit);
   modelTimer.reset();
-  json::Object graph =
-      graphToJSON(g, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+  json::Object graph = graphToJSON(g, lines, limit);
   timer.reset();
   if (PhaseTimer::enabled()) {
     // What a reply would write: the streamed form.
     PhaseTimer streamed("graph model + streamed JSON");
-    FunctionGraph again = buildGraph(fa, *fn, &shapes);
+    FunctionGraph again = buildGraph(fa, *fn, &shapes, limit);
     std::string wire;
     raw_string_ostream ws(wire);
-    writeGraphJSON(ws, again, lines, opts.nodeLimit.value_or(kGraphNodeLimit));
+    writeGraphJSON(ws, again, lines, limit);
   }
   return draw(opts, *fmt, path, std::move(graph), out, err);
 }

@@ -80,8 +80,9 @@ export function functionLines(text: string): { line: number; name: string; chara
 }
 
 /** The webview's page: the renderer and ELK from the extension (no
- * network), a nonce'd bootstrap, a CSP that allows only those (and a
- * worker made from ELK's own source, for layout off the page's thread). */
+ * network), a nonce'd bootstrap, a CSP that allows only those (and blob:
+ * workers made from ELK's and the renderer's own text, for layout off the
+ * page's thread). */
 export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; layeredUri: string; viewUri: string; title: string }): string {
   const csp = [
     `default-src 'none'`,
@@ -111,9 +112,14 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
 (function () {
   const vscode = acquireVsCodeApi();
   // ELK in a worker made from its own text when the page allows one.
-  const elk = fetch(${JSON.stringify(o.elkUri)}).then(r => r.text()).then(src => TosaGraph.makeElk(ELK, src), () => new ELK());
+  const text = u => fetch(u).then(r => r.text());
+  const elk = text(${JSON.stringify(o.elkUri)}).then(src => TosaGraph.makeElk(ELK, src), () => new ELK());
+  // Big functions laid out in a worker made from the renderer's own text.
+  const layoutWorker = Promise.all([text(${JSON.stringify(o.layeredUri)}), text(${JSON.stringify(o.viewUri)})])
+    .then(s => TosaGraph.makeLayoutWorker(s), () => null);
   const view = TosaGraph.mount(document.getElementById('tosa-graph'), null, {
     elk,
+    layoutWorker,
     state: vscode.getState() || undefined,
     onState: s => vscode.setState(s),
     onSelect: n => vscode.postMessage({ type: 'select', id: n.id, range: n.range }),
@@ -124,7 +130,7 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
   window.addEventListener('message', e => {
     const m = e.data || {};
     if (m.type === 'graph') {
-      view.update(m.graph).then(() => { if (pendingCursor) view.highlight(view.nodeAt(pendingCursor), false); });
+      view.update(m.text || m.graph).then(() => { if (pendingCursor) view.highlight(view.nodeAt(pendingCursor), false); });
     } else if (m.type === 'error') {
       view.showError(m.message);
     } else if (m.type === 'cursor') {

@@ -80,7 +80,9 @@ class GraphPanel {
       }
       this.fn = r.function;
       this.panel.title = `Graph: @${r.function}` + (r.stage ? ` (${r.stage})` : '');
-      this.post({ type: 'graph', graph: r });
+      // As JSON text: the page copies a string to its layout worker instead
+      // of cloning thousands of node objects on its own thread.
+      this.post({ type: 'graph', text: JSON.stringify(r) });
     } catch (e) {
       if (seq === this.seq)
         this.post({ type: 'error', message: graphErrorMessage(e) });

@@ -543,6 +543,33 @@ async function graphSteps(page, goTo) {
   log('graph done');
 }
 
+// A big function (over FAST_NODES: layered.js) is laid out in the page's
+// worker, not on its thread: the webview's CSP must let the blob: worker
+// run, and the page must use it. Then a pan while it is laid out again.
+async function bigGraphSteps(page, goTo) {
+  check(await openFile(page, 'bigfn.mlir', 'func.func @f0'), 'Quick Open opens bigfn.mlir');
+  await goTo(3, 5);
+  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on a big function');
+  const drawn = async () => {
+    for (const f of page.frames()) {
+      const d = await f.evaluate(() => {
+        const c = document.querySelector('#tosa-graph');
+        return c && c.dataset.rendered && document.querySelector('#tosa-graph svg g.node')
+          ? { nodes: +c.dataset.nodes, layoutIn: c.dataset.layoutIn, rendered: c.dataset.rendered, ms: +c.dataset.layoutMs } : null;
+      }).catch(() => null);
+      if (d) return { frame: f, ...d };
+    }
+    return null;
+  };
+  let g = null;
+  for (const stop = Date.now() + 60000; !g && Date.now() < stop;) { g = await drawn(); if (!g) await sleep(500); }
+  check(g && g.nodes > 250, 'the big function is drawn (layered.js)', g && JSON.stringify({ nodes: g.nodes, ms: g.ms }));
+  if (!g) return;
+  check(g.layoutIn === 'worker', 'the big function was laid out in the webview\'s worker, not on the page\'s thread', g.layoutIn);
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-graph-big.png') });
+  await closeAll(page);
+}
+
 // The graph's titles once `want(titles)` holds (the frame is looked up
 // again: a redraw may replace it), else null after `ms`.
 async function graphTitlesWhen(page, want, ms) {
@@ -874,6 +901,7 @@ async function bytecodeSteps(page, goTo) {
     await editingSteps(page, goTo);
     await closeAll(page);
     await graphSteps(page, goTo);
+    await bigGraphSteps(page, goTo);
     await bytecodeSteps(page, goTo);
   } catch (e) {
     failed++;

@@ -61,6 +61,9 @@ cp "$here"/workspace/*.mlir "$ws/"
 # Problems must stay empty (informational findings are not published).
 python3 "$here/../../../bench/gen.py" --lines 10k --shape multi -o "$ws/many.mlir" >/dev/null \
   || die "bench/gen.py failed"
+# One function of ~800 ops: the graph view lays it out in its worker.
+python3 "$here/../../../bench/gen.py" --lines 800 --shape one -o "$ws/bigfn.mlir" >/dev/null \
+  || die "bench/gen.py failed"
 # `.mlirbc` files: bytecode of a small model (mlir-opt-22 writes it) and
 # the same cut short (bad bytecode).
 cat > "$tmp/model.mlir" <<'EOF'

@@ -115,6 +115,68 @@ test('graph: a big function is laid out by layered.js, in layers, without overla
   assert.match(svg, /class="node input"/);
 });
 
+test('graph: a big layout made in a worker is the page\'s own, after a structured clone with transfers', async () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const G = require(path.join(graphDir, 'graph-view.js'));
+  const r = { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } };
+  const nodes: Record<string, unknown>[] = [];
+  const edges: Record<string, unknown>[] = [];
+  const op = (id: string, extra = {}) => ({ id, kind: 'op', label: 'tosa.exp', results: [id], range: r, types: ['tensor<2xf32>'],
+    inferred: [''], errors: [], broadcast: '', constant: false, constantBytes: 0, parent: null, ...extra });
+  nodes.push({ ...op('%a'), kind: 'argument', label: '%a', results: [] });
+  for (let i = 0; i < 400; i++) {
+    // Every 50th op a region holding one op: nested positions too.
+    nodes.push(op(`%${i}`, i % 50 ? {} : { label: 'tosa.cond_if' }));
+    if (i % 50 === 0) nodes.push(op(`%in${i}`, { parent: `%${i}` }));
+    edges.push({ from: i ? `%${i - 1}` : '%a', to: `%${i}`, value: 'v', type: 'tensor<2xf32>', dynamic: i % 7 === 0, refinable: false });
+    edges.push({ from: '%a', to: `%${i}`, value: '%a', type: 'tensor<2xf32>', dynamic: false, refinable: false });
+  }
+  const model = { function: 'big', range: r, truncated: false, nodes, edges };
+  const collapsed = new Set(['%100']);
+  // The worker's side, with postMessage's copy (and its transfer list).
+  const replies: { seq: number; laid: unknown; error?: string }[] = [];
+  const scope: { onmessage?: (e: { data: unknown }) => void; postMessage: (m: unknown, t?: ArrayBuffer[]) => void } = {
+    postMessage: (m, transfer = []) => {
+      if (!(m as { error?: string }).error) assert.ok(transfer.length > 0, 'the typed arrays are transferred');
+      replies.push(structuredClone(m, { transfer }) as typeof replies[0]);
+    },
+  };
+  G.serveLayouts(scope);
+  scope.onmessage!({ data: structuredClone({ seq: 3, model, collapsed: [...collapsed] }) });
+  assert.equal(replies.length, 1);
+  assert.equal(replies[0].seq, 3);
+  assert.equal(replies[0].error, undefined);
+  const view = G.prepare(model, collapsed);
+  const got = G.unpackLayout(view, replies[0].laid);
+  const want = G.fastLayout(G.prepare(model, collapsed));
+  assert.equal(got.width, want.width);
+  assert.equal(got.height, want.height);
+  assert.equal(got.bands.length, want.bands.length);
+  type Band = { nodes: { v: { id: string }; x: number; y: number }[]; edges: { edge: { from: string; to: string }; pts: unknown[] }[]; inputs: { id: string; edge: { from: string } }[] };
+  const flat = (bands: Band[]) => bands.map(b => ({
+    nodes: b.nodes.map(n => [n.v.id, n.x, n.y]),
+    edges: b.edges.map(e => [e.edge.from, e.edge.to, e.pts]),
+    inputs: b.inputs.map(i => [i.id, i.edge.from]),
+  }));
+  assert.deepEqual(flat(got.bands), flat(want.bands));
+  assert.deepEqual([...got.pos.keys()].sort(), [...want.pos.keys()].sort());
+  // Every node drawn is the page's own object (its picture, its click).
+  for (const b of got.bands as Band[]) for (const n of b.nodes) assert.equal(n.v, view.index.get(n.v.id));
+  // A bad request is an error reply, not a dead worker.
+  scope.onmessage!({ data: { seq: 4, model: null } });
+  assert.equal(replies[1].seq, 4);
+  assert.ok(replies[1].error);
+  // layout() with a worker that fails lays out in the page, and says so.
+  const failing = { layout: () => Promise.reject(new Error('refused')) };
+  const here = await G.layout(G.prepare(model, collapsed), null, null, null, failing);
+  assert.equal(here.where, 'page');
+  const there = await G.layout(G.prepare(model, collapsed), null, null, null,
+    { layout: (v: unknown) => Promise.resolve(G.unpackLayout(v, G.packLayout(G.fastLayout(v)).laid)) });
+  assert.equal(there.where, 'worker');
+  // No workers in node: none made.
+  assert.equal(G.makeLayoutWorker(['a', 'b']), null);
+});
+
 test('graph: package.json contributes the command, its lens setting and the title button; the page ships', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   assert.ok(pkg.contributes.commands.some((c: { command: string }) => c.command === 'tosaLsp.showGraph'));
