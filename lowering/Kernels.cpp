@@ -27,6 +27,7 @@
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -61,6 +62,9 @@ constexpr const char *kTag = "tosa_lsp.kernel";
 
 constexpr const char *kRelayoutTag = "tosa_lsp.relayout";
 
+/// Elements from which a transpose outside the kernels is vectorised.
+constexpr int64_t kMinVectorTranspose = 1 << 16;
+
 constexpr const char *kHeader = R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -85,7 +89,7 @@ constexpr const char *kEpilogue = R"mlir(
 /// vector.fma. Slices of slices are folded last: before hoisting they hide
 /// the loop-invariant accumulator, after it they spare bufferization a copy
 /// of each tile.
-constexpr const char *kVectorise = R"mlir(
+constexpr const char *kVectoriseTile = R"mlir(
     transform.structured.vectorize %vec : !transform.any_op
     transform.apply_patterns to %nest {
       transform.apply_patterns.vector.reduction_to_contract
@@ -96,9 +100,25 @@ constexpr const char *kVectorise = R"mlir(
       transform.apply_patterns.vector.cast_away_vector_leading_one_dim
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+)mlir";
+
+/// The rest of kVectorise; with `unitDims`, the loop-carried accumulator
+/// of a tile whose C rows are strided (vector<MRx1xNR>) loses its unit dim
+/// after the hoisting.
+std::string lowerTile(bool unitDims) {
+  return std::string(R"mlir(
     %loops = transform.structured.match interface{LoopLikeInterface} in %nest : (!transform.any_op) -> !transform.any_op
     transform.apply_licm to %loops : !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+)mlir") +
+         (unitDims ? R"mlir(
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+)mlir"
+                   : "") +
+         R"mlir(
     transform.apply_patterns to %nest {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
@@ -108,6 +128,12 @@ constexpr const char *kVectorise = R"mlir(
       transform.apply_patterns.tensor.merge_consecutive_insert_extract_slice
     } : !transform.any_op
 )mlir";
+}
+
+const std::string kVectorise = std::string(kVectoriseTile) + lowerTile(false);
+
+/// Marks the loop nest of a schedule in two parts (KernelsPass::finishTile).
+constexpr const char *kNestTag = "tosa_lsp.nest";
 
 constexpr const char *kMatchOp = R"mlir(
     %op = transform.structured.match attributes{tosa_lsp.kernel} in %root : (!transform.any_op) -> !transform.any_op
@@ -117,19 +143,91 @@ constexpr const char *kMatchOp = R"mlir(
 /// [b, M/MR, K, MR, 1], B [b, N/NR, K, NR, 1], a B panel contiguous along K,
 /// C [b, M/MR, N/NR, MR, NR]; dims b, m1, n1, k1, m0, n0, k0). Loops: b, K
 /// blocks of KC, N panels, M panels, k: an NR-column panel of B (KC x NR)
-/// stays in L1 across the M panels.
-std::string matmulSchedule(int64_t kc) {
+/// stays in L1/L2 across the M panels. With `panelB`, B is packed panel by
+/// panel inside the N-panel loop (its pack fused there) into one KC x NR
+/// buffer, instead of whole into a fresh matrix-sized one before the loops:
+/// B is then read once and the packed copy never leaves the cache (on
+/// 1x128x768 . 1x768x3072, where each B panel serves only 16 M panels, the
+/// whole-B packing took a quarter of the time).
+std::string matmulSchedule(int64_t kc, bool panelB, bool inPlaceC) {
+  std::string fuse = panelB ? R"mlir(
+    %pb, %pbloop = transform.structured.fuse_into_containing_op %packB into %nloop
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %nest {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+)mlir"
+                            : "";
   return std::string(kHeader) + kMatchOp +
          llvm::formatv(R"mlir(
-    %blocks, %nest, %outer:3 = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
+    %packB = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %blocks, %nest, %kblocks, %nloop, %mloop = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %vec, %kloop = transform.structured.tile_using_for %blocks tile_sizes [0, 0, 0, 1, 0, 0, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir",
                        kc)
              .str() +
-         kVectorise + kEpilogue;
+         fuse + R"mlir(
+    %vec, %kloop = transform.structured.tile_using_for %blocks tile_sizes [0, 0, 0, 1, 0, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir" +
+         (inPlaceC ? std::string(kVectoriseTile) + R"mlir(
+    transform.annotate %nest "tosa_lsp.nest" : !transform.any_op
+)mlir"
+                   : kVectorise) +
+         kEpilogue;
 }
+
+/// The second part of a two-part schedule: the tagged nest's lowering.
+std::string finishScript() {
+  return std::string(kHeader) + R"mlir(
+    %nest = transform.structured.match attributes{tosa_lsp.nest} in %root : (!transform.any_op) -> !transform.any_op
+)mlir" + lowerTile(true) +
+         kEpilogue;
+}
+
+/// A contraction into an M x N accumulator that may carry unit dims (C's
+/// rows in place: vector<MRx1xNR>), of an M and an N vector (after unit
+/// dims), every reduction dim of size 1: an outer product on the shapes
+/// without the unit dims (lower_outerproduct: an FMA per row), which MLIR's
+/// leading-unit-dim patterns do not reach.
+struct UnitDimsToOuterProduct : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto acc = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD || !acc || acc.getRank() < 3)
+      return failure();
+    auto nonUnit = [](VectorType t) {
+      SmallVector<int64_t> dims;
+      for (auto [i, d] : llvm::enumerate(t.getShape()))
+        if (d != 1)
+          dims.push_back(i);
+      return dims;
+    };
+    SmallVector<int64_t> a = nonUnit(op.getLhsType()),
+                         b = nonUnit(op.getRhsType()), c = nonUnit(acc);
+    if (a.size() != 1 || b.size() != 1 || c.size() != 2)
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (maps[0].getResult(a[0]) != maps[2].getResult(c[0]) ||
+        maps[1].getResult(b[0]) != maps[2].getResult(c[1]))
+      return failure();
+    int64_t m = acc.getDimSize(c[0]), n = acc.getDimSize(c[1]);
+    Type elem = acc.getElementType();
+    Location loc = op.getLoc();
+    Value lhs = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({m}, elem), op.getLhs());
+    Value rhs = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({n}, elem), op.getRhs());
+    Value acc2 = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({m, n}, elem), op.getAcc());
+    Value outer = vector::OuterProductOp::create(rewriter, loc, acc2.getType(),
+                                                 lhs, rhs, acc2)
+                      .getResult();
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, acc, outer);
+    return success();
+  }
+};
 
 /// conv_2d_nhwc_hwcf (n, oh, ow, f, kh, kw, c): loops n, F blocks of FT, oh,
 /// OW blocks of OWT, kh, c; the KW taps and the OWT x FT tile in registers.
@@ -333,6 +431,8 @@ struct Plan {
   std::string script;
   /// MR, NR, 1 for a matmul, packed before the script runs; else empty.
   SmallVector<int64_t, 3> blockFactors;
+  /// The matmul accumulates into C's own layout (accumulateInPlace).
+  bool inPlaceC = false;
 };
 
 /// The schedule for `op`, or none (the op keeps upstream's scalar loops).
@@ -345,12 +445,23 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     // 16 lanes (AVX-512, 32 registers): 8x32, 16 accumulators. 8 lanes
     // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
-    // K blocks: a 512 x NR panel of B stays in L1/L2 across the M panels
-    // (measured on 1024^3: 128 and 256 were slower by 5-10%; after the
-    // vectorised packing 256, and 256 with M blocks of 32 panels, were
-    // within the noise of 512 on 1024^3 and 1x128x768 . 1x768x3072).
-    return Plan{matmulSchedule(std::min<int64_t>(k, 512)),
-                {mr, 2 * static_cast<int64_t>(lanes), 1}};
+    // K blocks of at most 512: a 512 x NR panel of B stays in L1/L2 across
+    // the M panels (measured on 1024^3: 128 and 256 were slower by 5-10%;
+    // after the vectorised packing 128-1024 and M blocks of 64 or 128
+    // panels were within 3% of 512 on 1024^3 and 2048^3). B in panels when
+    // the panels are whole: a divisor of K from 128 up, and N a multiple of
+    // NR (a partial K block would give the panel a dynamic size, which the
+    // packing's vector copies do not take).
+    int64_t nr = 2 * static_cast<int64_t>(lanes);
+    int64_t n =
+        cast<RankedTensorType>(mm.getInputs()[1].getType()).getDimSize(2);
+    int64_t kc = largestDivisor(k, 512);
+    bool panelB = kc >= 128 && n % nr == 0;
+    if (!panelB)
+      kc = std::min<int64_t>(k, 512);
+    // C accumulated in place (accumulateInPlace) when the tiles divide it.
+    bool inPlaceC = m % mr == 0 && n % nr == 0;
+    return Plan{matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC};
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
     if (!staticF32Operands(conv))
@@ -477,6 +588,61 @@ Operation *outline(Operation *op, const std::string &script,
   return inside;
 }
 
+/// The packed matmul accumulating into C's own layout, viewed as [b, M/MR,
+/// MR, N/NR, NR] (an expand_shape, no copy), instead of into a packed C
+/// [b, M/MR, N/NR, MR, NR] unpacked afterwards: a fresh C-sized buffer, its
+/// zero fill and the unpacking copy less; a register tile reads and writes
+/// MR rows of NR floats. Only when MR and NR divide M and N (no padding).
+/// Returns the new op, or null when it does not apply.
+Operation *accumulateInPlace(RewriterBase &rewriter,
+                             const linalg::PackResult &packed) {
+  auto generic = dyn_cast<linalg::GenericOp>(packed.packedLinalgOp);
+  if (!generic || packed.unPackOps.size() != 1 || generic.getNumDpsInits() != 1)
+    return nullptr;
+  linalg::UnPackOp unpack = packed.unPackOps.front();
+  auto cPack = generic.getDpsInits()[0].getDefiningOp<linalg::PackOp>();
+  if (!cPack || cPack.getPaddingValue() || !cPack->hasOneUse() ||
+      unpack.getSource() != generic->getResult(0) ||
+      !generic->getResult(0).hasOneUse())
+    return nullptr;
+  auto cType = cast<RankedTensorType>(cPack.getSource().getType());
+  auto packedType = cast<RankedTensorType>(cPack.getDest().getType());
+  // [b, M, N] packed as [b, M/MR, N/NR, MR, NR], dims in place.
+  if (cType.getRank() != 3 || packedType.getRank() != 5 ||
+      !cPack.getOuterDimsPerm().empty() ||
+      cPack.getInnerDimsPos() != ArrayRef<int64_t>{1, 2} ||
+      !cType.hasStaticShape() || !packedType.hasStaticShape())
+    return nullptr;
+  ArrayRef<int64_t> ps = packedType.getShape();
+  if (cType.getDimSize(1) != ps[1] * ps[3] ||
+      cType.getDimSize(2) != ps[2] * ps[4])
+    return nullptr;
+  Location loc = generic.getLoc();
+  rewriter.setInsertionPoint(generic);
+  auto viewType = RankedTensorType::get({ps[0], ps[1], ps[3], ps[2], ps[4]},
+                                        cType.getElementType());
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3, 4}};
+  Value view = tensor::ExpandShapeOp::create(rewriter, loc, viewType,
+                                             cPack.getSource(), groups);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap c = maps.back();
+  maps.back() = AffineMap::get(c.getNumDims(), 0,
+                               {c.getResult(0), c.getResult(1), c.getResult(3),
+                                c.getResult(2), c.getResult(4)},
+                               c.getContext());
+  auto direct = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{viewType}, generic.getDpsInputs(),
+      ValueRange{view}, maps, generic.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(generic.getRegion(), direct.getRegion(),
+                              direct.getRegion().begin());
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, cType,
+                                                 direct->getResult(0), groups);
+  rewriter.replaceOp(unpack, result);
+  rewriter.eraseOp(generic);
+  rewriter.eraseOp(cPack);
+  return direct;
+}
+
 struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
   KernelsPass() = default;
@@ -542,19 +708,30 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
         for (linalg::UnPackOp u : packed->unPackOps)
           u->setAttr(kRelayoutTag, UnitAttr::get(ctx));
         op = packed->packedLinalgOp;
+        if (plan->inPlaceC) {
+          op = accumulateInPlace(rewriter, *packed);
+          if (!op) {
+            packed->packedLinalgOp->emitError(
+                "internal error: the matmul's C could not be kept in place");
+            return signalPassFailure();
+          }
+        }
         packedAny = true;
       }
       planned.push_back({op, plan->script});
     }
-    if (planned.empty())
+    if (planned.empty()) {
+      if (!vectoriseTransposes(module))
+        signalPassFailure();
       return;
+    }
     if (packedAny && !apply(module, prepareScript()))
       return signalPassFailure();
     for (auto &[op, text] : planned) {
       // One op at a time, found by its tag: the schedule's handles then
       // name that op alone.
       op->setAttr(kTag, UnitAttr::get(ctx));
-      if (!apply(module, text))
+      if (!apply(module, text) || !finishTile(module))
         return signalPassFailure();
       // Tiling copies the tag onto the tiles; none may reach the next op's
       // match.
@@ -575,6 +752,55 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       }
     });
     module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
+    if (!vectoriseTransposes(module))
+      return signalPassFailure();
+  }
+
+  /// Big static f32 transposes outside the kernels (tosa.transpose, a
+  /// filter's HWCF relayout the kernel did not take) as the packing's vector
+  /// copies: convert-linalg-to-loops gives scalar loops reading one of the
+  /// two sides with a large stride (NHWC -> NCHW of 64 MiB: 10x the copy
+  /// time). Small ones are left alone: each costs a schedule's run.
+  bool vectoriseTransposes(ModuleOp module) {
+    SmallVector<linalg::TransposeOp> transposes;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      // Not where a result is materialised in a caller's buffer (F_into):
+      // one-shot bufferization refused the tiled loops there ("cannot
+      // avoid RaW conflict").
+      bool into = false;
+      fn.walk([&](bufferization::MaterializeInDestinationOp) { into = true; });
+      if (!into && !fn.getSymName().starts_with(kKernelPrefix))
+        fn.walk([&](linalg::TransposeOp t) {
+          auto type = dyn_cast<RankedTensorType>(t.getInit().getType());
+          if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
+              type.getElementType().isF32() &&
+              type.getNumElements() >= kMinVectorTranspose)
+            transposes.push_back(t);
+        });
+    }
+    return vectoriseEach(module, transposes);
+  }
+
+  /// After the first part of a two-part schedule (a tagged nest): its
+  /// contractions as outer products, then the second part.
+  bool finishTile(ModuleOp module) {
+    SmallVector<Operation *> nests;
+    module.walk([&](Operation *o) {
+      if (o->hasAttr(kNestTag))
+        nests.push_back(o);
+    });
+    if (nests.empty())
+      return true;
+    for (Operation *nest : nests) {
+      RewritePatternSet patterns(&getContext());
+      patterns.add<UnitDimsToOuterProduct>(&getContext());
+      vector::ShapeCastOp::getCanonicalizationPatterns(patterns, &getContext());
+      vector::BroadcastOp::getCanonicalizationPatterns(patterns, &getContext());
+      (void)applyPatternsGreedily(nest, std::move(patterns));
+    }
+    bool ok = apply(module, finishScript());
+    module.walk([](Operation *o) { o->removeAttr(kNestTag); });
+    return ok;
   }
 
   /// The packing's transposes (in the kernel functions) as vector copies.
@@ -583,6 +809,11 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.getSymName().starts_with(kKernelPrefix))
         fn.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
+    return vectoriseEach(module, transposes);
+  }
+
+  bool vectoriseEach(ModuleOp module,
+                     ArrayRef<linalg::TransposeOp> transposes) {
     for (linalg::TransposeOp t : transposes) {
       std::optional<SmallVector<int64_t>> tiles = relayoutTiles(t);
       if (!tiles || llvm::all_of(*tiles, [](int64_t s) { return s == 0; }))

@@ -294,81 +294,11 @@ static SourceDiagnostic silentParseError(const std::string &text,
           "custom parser failed silently)"};
 }
 
-/// Adds `F_into(args..., dest...)`: F writing its results into buffers the
-/// caller provides (repeated calls allocate nothing). A private copy of F
-/// returns `materialize_in_destination` of each result into its
-/// destination; eliminate-empty-tensors then makes the producing loops write
-/// there directly, and drop-equivalent-buffer-results (private functions
-/// only) removes the returns. The public `F_into` calls it.
-static void addDestinationTwin(LoweredSection &out, func::FuncOp fn) {
-  FunctionType type = fn.getFunctionType();
-  if (type.getNumResults() == 0 ||
-      !llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>))
-    return;
-  std::string name = fn.getSymName().str() + kIntoSuffix,
-              implName = "__tosa_lsp_" + name;
-  if (out.module->lookupSymbol(name) || out.module->lookupSymbol(implName))
-    return; // The user's own function of that name wins.
-  MLIRContext *ctx = fn.getContext();
-  ctx->getOrLoadDialect<bufferization::BufferizationDialect>();
-  SmallVector<Type> inputs(type.getInputs());
-  inputs.append(type.getResults().begin(), type.getResults().end());
-
-  OpBuilder b(fn);
-  b.setInsertionPointAfter(fn);
-  auto impl = cast<func::FuncOp>(b.clone(*fn));
-  impl.setSymName(implName);
-  impl.setPrivate();
-  impl->removeAttr("llvm.emit_c_interface");
-  // Through the interface, so that argument attributes (`{foo.name}` on
-  // F's arguments) get an entry for each destination too.
-  unsigned numArgs = type.getNumInputs(), numResults = type.getNumResults();
-  SmallVector<unsigned> at(numResults, numArgs);
-  SmallVector<DictionaryAttr> attrs(numResults, DictionaryAttr());
-  SmallVector<Location> locs(numResults, impl.getLoc());
-  if (failed(impl.insertArguments(at, type.getResults(), attrs, locs))) {
-    impl.erase();
-    return;
-  }
-  SmallVector<Value> dests(impl.getArguments().drop_front(numArgs));
-  impl.walk([&](func::ReturnOp ret) {
-    OpBuilder rb(ret);
-    // A value returned twice (`return %0, %0`) cannot be computed in place
-    // into two destinations: later occurrences copy the first destination.
-    llvm::DenseMap<Value, Value> written;
-    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-      Value source = written.lookup(v);
-      Value result = bufferization::MaterializeInDestinationOp::create(
-                         rb, ret.getLoc(), dests[i].getType(),
-                         source ? source : v, dests[i])
-                         .getResult();
-      if (!source)
-        written[v] = result;
-      ret.setOperand(i, result);
-    }
-  });
-
-  b.setInsertionPointAfter(impl);
-  auto twin = func::FuncOp::create(b, fn.getLoc(), name,
-                                   FunctionType::get(ctx, inputs, {}));
-  twin->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  Block *entry = twin.addEntryBlock();
-  OpBuilder eb = OpBuilder::atBlockEnd(entry);
-  func::CallOp::create(eb, fn.getLoc(), impl, entry->getArguments());
-  func::ReturnOp::create(eb, fn.getLoc());
-
-  out.entryPoints.push_back(name);
-  out.signatures[name] = twin.getFunctionType();
-  out.destinationEntries.insert(name);
-}
-
-LoweredSection::LoweredSection()
-    : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
-
-llvm::Error lowerSection(const std::string &text, const std::string &path,
-                         const Section &sec, const LowerOptions &options,
-                         LoweredSection &out) {
-  registerPassesOnce();
+/// Text MLIR's parser would overflow its stack on, or allocate without
+/// bound for: refused before parsing, at its file position.
+static llvm::Error refuseBeforeParsing(const std::string &text,
+                                       const std::string &path,
+                                       const Section &sec) {
   std::string_view secView = std::string_view(text).substr(
       sec.beginOffset, sec.endOffset - sec.beginOffset);
   if (auto deep = findExcessiveNesting(secView)) {
@@ -401,6 +331,119 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
     return sourceError(path, line, column + 1,
                        describeWideIntegers(*wide) + "; not lowered");
   }
+  return llvm::Error::success();
+}
+
+/// Erases the module's symbols `fn` does not reference (transitively).
+static void keepOnly(ModuleOp module, Operation *fn) {
+  llvm::SmallPtrSet<Operation *, 8> keep;
+  SmallVector<Operation *> work{fn};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!keep.insert(op).second)
+      continue;
+    if (auto uses = SymbolTable::getSymbolUses(op))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        if (Operation *callee =
+                SymbolTable::lookupNearestSymbolFrom(op, use.getSymbolRef()))
+          if (callee->getParentOp() == module.getOperation())
+            work.push_back(callee);
+  }
+  // tosa.variable stays: variable_read/write name it by a string, not a
+  // symbol reference, so the walk above cannot see the use.
+  for (Operation &op :
+       llvm::make_early_inc_range(module.getBody()->getOperations()))
+    if (isa<SymbolOpInterface>(op) && !keep.contains(&op) &&
+        op.getName().getStringRef() != "tosa.variable")
+      op.erase();
+}
+
+/// Which arguments index a tosa.gather or tosa.scatter, with their bound
+/// (LoweredSection::indexBounds).
+static void
+recordIndexBounds(ModuleOp module,
+                  std::map<std::string, std::map<unsigned, int64_t>> &bounds) {
+  module.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if ((name != "tosa.gather" && name != "tosa.scatter") ||
+        op->getNumOperands() < 2)
+      return;
+    auto idx = dyn_cast<BlockArgument>(op->getOperand(1));
+    auto fn = op->getParentOfType<func::FuncOp>();
+    if (!idx || !fn || idx.getOwner() != &fn.getBody().front())
+      return;
+    Value values = op->getOperand(0);
+    auto type = dyn_cast<RankedTensorType>(values.getType());
+    int64_t bound = 0;
+    if (type && type.getRank() == 3 && !type.isDynamicDim(1))
+      bound = type.getDimSize(1);
+    else if (auto v = dyn_cast<BlockArgument>(values);
+             v && v.getOwner() == idx.getOwner())
+      bound = -1 - static_cast<int64_t>(v.getArgNumber());
+    else
+      return;
+    auto &fnBounds = bounds[fn.getSymName().str()];
+    auto [it, inserted] = fnBounds.emplace(idx.getArgNumber(), bound);
+    // Indices of two ops: the smaller static bound holds for both.
+    if (!inserted && bound > 0 && (it->second < 0 || bound < it->second))
+      it->second = bound;
+  });
+}
+
+/// C interfaces for the public functions (with --function, only F: the
+/// others become private, so symbol-dce drops those F does not call and they
+/// are neither exported nor able to break F's build); outside upstream mode
+/// each gets its `F_into` twin.
+static void addEntryPoints(LoweredSection &out, const LowerOptions &options) {
+  MLIRContext *ctx = &out.context;
+  out.module->walk([&](func::FuncOp fn) {
+    if (fn.isExternal())
+      return;
+    if (!options.function.empty() && fn.getSymName() != options.function)
+      fn.setPrivate();
+    if (fn.isPublic()) {
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+      out.entryPoints.push_back(fn.getSymName().str());
+      out.signatures[fn.getSymName().str()] = fn.getFunctionType();
+    }
+  });
+  if (options.mode != LowerMode::Upstream)
+    for (const std::string &name : std::vector<std::string>(out.entryPoints))
+      addDestinationTwin(out, out.module->lookupSymbol<func::FuncOp>(name));
+}
+
+/// A conversion gap leaves ops of other dialects behind without an error;
+/// the LLVM IR translation would reject them later, and a preview of this
+/// stage would pass for LLVM dialect. Reports the first; false if any.
+static bool allConvertedToLLVM(ModuleOp module) {
+  Operation *left = nullptr;
+  unsigned count = 0;
+  Dialect *llvmDialect =
+      module.getContext()->getLoadedDialect<LLVM::LLVMDialect>();
+  module.walk([&](Operation *op) {
+    if (op == module.getOperation() || op->getDialect() == llvmDialect)
+      return;
+    if (!left)
+      left = op;
+    ++count;
+  });
+  if (left)
+    emitError(left->getLoc())
+        << "the LLVM stage left " << count << " op(s) unconverted, first '"
+        << left->getName()
+        << "': MLIR 22's conversions do not cover this program";
+  return !left;
+}
+
+LoweredSection::LoweredSection()
+    : context(loweringRegistry(), MLIRContext::Threading::DISABLED) {}
+
+llvm::Error lowerSection(const std::string &text, const std::string &path,
+                         const Section &sec, const LowerOptions &options,
+                         LoweredSection &out) {
+  registerPassesOnce();
+  if (llvm::Error e = refuseBeforeParsing(text, path, sec))
+    return e;
   MLIRContext &ctx = out.context;
   ctx.allowUnregisteredDialects();
   out.firstLine = sec.firstLine;
@@ -458,26 +501,7 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
     Operation *fn = out.module->lookupSymbol(options.function);
     if (!fn)
       return noFunctionError(options.function, path);
-    llvm::SmallPtrSet<Operation *, 8> keep;
-    SmallVector<Operation *> work{fn};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      if (!keep.insert(op).second)
-        continue;
-      if (auto uses = SymbolTable::getSymbolUses(op))
-        for (const SymbolTable::SymbolUse &use : *uses)
-          if (Operation *callee =
-                  SymbolTable::lookupNearestSymbolFrom(op, use.getSymbolRef()))
-            if (callee->getParentOp() == out.module->getOperation())
-              work.push_back(callee);
-    }
-    // tosa.variable stays: variable_read/write name it by a string, not a
-    // symbol reference, so the walk above cannot see the use.
-    for (Operation &op :
-         llvm::make_early_inc_range(out.module->getBody()->getOperations()))
-      if (isa<SymbolOpInterface>(op) && !keep.contains(&op) &&
-          op.getName().getStringRef() != "tosa.variable")
-        op.erase();
+    keepOnly(*out.module, fn);
     if (failed(verify(*out.module)))
       return failure();
   }
@@ -502,50 +526,9 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   // Before the passes: which arguments index a gather or scatter (for
   // `run`'s random inputs; it lowers with the C interface).
   if (options.cInterface)
-    out.module->walk([&](Operation *op) {
-      StringRef name = op->getName().getStringRef();
-      if ((name != "tosa.gather" && name != "tosa.scatter") ||
-          op->getNumOperands() < 2)
-        return;
-      auto idx = dyn_cast<BlockArgument>(op->getOperand(1));
-      auto fn = op->getParentOfType<func::FuncOp>();
-      if (!idx || !fn || idx.getOwner() != &fn.getBody().front())
-        return;
-      Value values = op->getOperand(0);
-      auto type = dyn_cast<RankedTensorType>(values.getType());
-      int64_t bound = 0;
-      if (type && type.getRank() == 3 && !type.isDynamicDim(1))
-        bound = type.getDimSize(1);
-      else if (auto v = dyn_cast<BlockArgument>(values);
-               v && v.getOwner() == idx.getOwner())
-        bound = -1 - static_cast<int64_t>(v.getArgNumber());
-      else
-        return;
-      auto &bounds = out.indexBounds[fn.getSymName().str()];
-      auto [it, inserted] = bounds.emplace(idx.getArgNumber(), bound);
-      // Indices of two ops: the smaller static bound holds for both.
-      if (!inserted && bound > 0 && (it->second < 0 || bound < it->second))
-        it->second = bound;
-    });
-  if (options.cInterface) {
-    // With --function, only F is an entry point: the others become private
-    // (symbol-dce drops those F does not call) so they are neither exported
-    // nor able to break F's build.
-    out.module->walk([&](func::FuncOp fn) {
-      if (fn.isExternal())
-        return;
-      if (!options.function.empty() && fn.getSymName() != options.function)
-        fn.setPrivate();
-      if (fn.isPublic()) {
-        fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
-        out.entryPoints.push_back(fn.getSymName().str());
-        out.signatures[fn.getSymName().str()] = fn.getFunctionType();
-      }
-    });
-    if (options.mode != LowerMode::Upstream)
-      for (const std::string &name : std::vector<std::string>(out.entryPoints))
-        addDestinationTwin(out, out.module->lookupSymbol<func::FuncOp>(name));
-  }
+    recordIndexBounds(*out.module, out.indexBounds);
+  if (options.cInterface)
+    addEntryPoints(out, options);
 
   // Beyond upstream, result types are refined first (MLIR's shape
   // inference), before the versions are made from them: MLIR 22's lowering
@@ -590,26 +573,8 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   if (failed(pm.run(*out.module)))
     return failure();
   if (options.stage == LowerStage::LLVM) {
-    // A conversion gap leaves ops of other dialects behind without an
-    // error; the LLVM IR translation would reject them later, and a
-    // preview of this stage would pass for LLVM dialect.
-    Operation *left = nullptr;
-    unsigned count = 0;
-    Dialect *llvmDialect = ctx.getLoadedDialect<LLVM::LLVMDialect>();
-    out.module->walk([&](Operation *op) {
-      if (op == out.module->getOperation() || op->getDialect() == llvmDialect)
-        return;
-      if (!left)
-        left = op;
-      ++count;
-    });
-    if (left) {
-      emitError(left->getLoc())
-          << "the LLVM stage left " << count << " op(s) unconverted, first '"
-          << left->getName()
-          << "': MLIR 22's conversions do not cover this program";
+    if (!allConvertedToLLVM(*out.module))
       return failure();
-    }
     flushBeforeAbort(*out.module);
   }
   return llvm::Error::success();

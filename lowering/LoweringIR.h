@@ -12,6 +12,7 @@
 #include "Elided.h"
 #include "Lowering.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -104,6 +105,12 @@ llvm::Error handleElided(
 /// followed by `FILE:L:C: note: elided: ...` lines for the first five.
 SourceDiagnostic elidedSummary(const std::vector<SourceDiagnostic> &elided,
                                const std::string &key, const std::string &path);
+
+/// Outside upstream mode, for each entry point F returning tensors: a
+/// public `F_into(args..., dest...)` writing its results into the caller's
+/// buffers (DestinationTwin.cpp), listed in `out`'s entry points. A big F
+/// becomes a call of F_into's implementation, so the body exists once.
+void addDestinationTwin(LoweredSection &out, mlir::func::FuncOp fn);
 
 /// --mode=safe: a `cf.assert` before each element-wise op for every
 /// dimension whose runtime sizes could disagree (or miss a static result

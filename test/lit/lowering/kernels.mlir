@@ -23,22 +23,28 @@
 // CHECK-LABEL: func.func @convp(
 // CHECK-NOT:     linalg.transpose
 // CHECK:         call @[[CONVP:__tosa_lsp_kernel[0-9]+]](%padded, %arg1, %arg2)
+// CHECK-LABEL: func.func @mmp(
+// CHECK:         call @[[MMP:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
 // CHECK-NOT:   func.func private @__tosa_lsp_kernel
 // CHECK:       func.func private @[[MM]](
 // The packing of A and B as vector copies: A's 8-row panels by 8x8
 // register transposes, B's panels in rows of 32 (or 16) floats; then C's
-// tiles: 8 rows by 32 or 16 columns.
+// tiles, 8 rows by 32 or 16 columns, accumulated in C itself (a view of its
+// rows in tiles, no packed copy of C).
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x48x8x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<8x8x1xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x{{2|4}}x48x{{32|16}}x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<{{32|16}}xf32>
-// CHECK:         scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
-// CHECK:           scf.for {{.*}} -> (tensor<1x8x{{2|4}}x8x{{32|16}}xf32>)
+// CHECK:         tensor.expand_shape %{{[0-9]+}} {{.*}} output_shape [1, 8, 8, {{2|4}}, {{32|16}}] : tensor<1x64x64xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK:             vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
 // CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     linalg.unpack
 // CHECK-NOT:     linalg.batch_matmul
 // One output row, 8 columns by 32 (or 16) channels in registers across the
 // taps and input channels; the input read in place.
@@ -51,6 +57,16 @@
 // CHECK:           vector.transfer_read %arg1{{.*}} : tensor<64x3x3x16xf32>, vector<{{16|8}}x1x1x{{16|8}}xf32>
 // CHECK:           vector.fma {{.*}} : vector<{{16|32}}xf32>
 // CHECK-NOT:     linalg.conv_2d
+// K a multiple of a block from 128 up: B packed one panel at a time into a
+// KC x NR buffer, inside the N-panel loop, before the M panels use it.
+// CHECK:       func.func private @[[MMP]](
+// CHECK:         %[[PANEL:[0-9]+]] = tensor.empty() : tensor<1x1x256x{{32|16}}x1xf32>
+// CHECK:         scf.for {{.*}} -> (tensor<1x2x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK-NEXT:      affine.apply
+// CHECK-NEXT:      tensor.extract_slice %arg1[0, 0, %{{[0-9]+}}] [1, 256, {{32|16}}]
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[PANEL]]) -> (tensor<1x1x256x{{32|16}}x1xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<1x2x8x{{2|4}}x{{32|16}}xf32>)
+// CHECK:             vector.fma {{.*}} : vector<{{16|32}}xf32>
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
 // FN: func.func private @__tosa_lsp_kernel{{[0-9]+}}(
@@ -80,4 +96,10 @@ func.func @convp(%x: tensor<1x8x8x16xf32>, %w: tensor<64x3x3x16xf32>, %bias: ten
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<64x3x3x16xf32>, tensor<64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x64xf32>
   return %r : tensor<1x8x8x64xf32>
+}
+
+func.func @mmp(%a: tensor<1x16x256xf32>, %b: tensor<1x256x64xf32>) -> tensor<1x16x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x256xf32>, tensor<1x256x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
+  return %r : tensor<1x16x64xf32>
 }
