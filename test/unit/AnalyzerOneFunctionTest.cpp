@@ -106,10 +106,10 @@ TEST(Analyzer, OneFunctionCutTakesVerifierErrorsInBothParts) {
                      "tensor<2x?xf32>\n";
   EXPECT_TRUE(cutEqualsWhole(oneFunction(60, {{50, late}})));
   // After an op of two results in the first part (one number for both).
-  EXPECT_TRUE(cutEqualsWhole(oneFunction(
-      60, {{5, "  %g:2 = \"foo.two\"(%v4) : (tensor<4x?xf32>) -> "
-               "(tensor<4x?xf32>, tensor<4x?xf32>)\n"},
-           {50, late}})));
+  EXPECT_TRUE(cutEqualsWhole(
+      oneFunction(60, {{5, "  %g:2 = \"foo.two\"(%v4) : (tensor<4x?xf32>) -> "
+                           "(tensor<4x?xf32>, tensor<4x?xf32>)\n"},
+                       {50, late}})));
   // Inside a region (nested values are numbered after the whole body's
   // top level), in either part.
   std::string lateIf =
