@@ -213,14 +213,18 @@ static void printSnippet(llvm::raw_ostream &os, const std::string &text,
 
 void printDiagnosticText(llvm::raw_ostream &os, const FileAnalysis &fa,
                          const std::string &text, const Diagnostic &d) {
+  // As MLIR's SourceMgrDiagnosticHandler: a note shows the source line
+  // only where its location differs from the one printed before it.
+  Position shown;
   auto header = [&](Position p, const char *sev, const std::string &msg) {
     if (p.valid())
       os << fa.path << ":" << p.line << ":" << p.column << ": ";
     else
       os << fa.path << ": ";
     os << sev << ": " << msg << "\n";
-    if (p.valid())
+    if (p.valid() && !(p.line == shown.line && p.column == shown.column))
       printSnippet(os, text, p.line, p.column);
+    shown = p;
   };
   const char *sev =
       d.severity == Severity::Info ? "remark" : severityName(d.severity);
