@@ -79,9 +79,10 @@ struct SectionUnits {
   /// second half keeps what lies before the last of them before the edit
   /// (analyzeFunctionTail).
   std::vector<size_t> cutDefs;
-  /// Per cutDefs entry, the numbers MLIR's printer gives its op's results
+  /// Every op of the body with results had a definition in cutDefs: the
+  /// number MLIR's printer gives an op's results is its entry's index
   /// (PartNumbering).
-  std::vector<unsigned> cutDefIds;
+  bool cutDefsNumbered = false;
 };
 
 /// Input and output of re-analysing one unit on its own.
@@ -107,10 +108,9 @@ struct PartText {
   /// offsets in the section of the result names of the block's ops.
   bool oneBlock = false;
   std::vector<size_t> topLevelDefs;
-  /// Per topLevelDefs entry, the numbers MLIR's printer gives its op's
-  /// results (one: a group, %5:2); and those of all the block's ops (equal
-  /// sums: every op with results has a definition).
-  std::vector<unsigned> topLevelDefIds;
+  /// The block's ops with results: MLIR's printer numbers each op's results
+  /// as one group (%5:2, %5#1). Equal to topLevelDefs' size when every one
+  /// has a definition (then an entry's index is its number).
   unsigned topLevelIds = 0;
   /// The function's entry block arguments (the second part: the
   /// function's own, then the values declared for it).

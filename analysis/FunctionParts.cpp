@@ -44,12 +44,10 @@ PartText secondPartText(std::string_view section, const detail::FunctionCut &fc,
 /// top-level definitions.
 void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
   units = SectionUnits();
+  units.cutDefsNumbered = a.topLevelIds == a.topLevelDefs.size() &&
+                          b.topLevelIds == b.topLevelDefs.size();
   units.cutDefs = std::move(a.topLevelDefs);
   appendMoved(units.cutDefs, b.topLevelDefs);
-  units.cutDefIds = std::move(a.topLevelDefIds);
-  appendMoved(units.cutDefIds, b.topLevelDefIds);
-  if (units.cutDefIds.size() != units.cutDefs.size())
-    units.cutDefIds.clear(); // not known: a tail's errors are not taken
 }
 
 /// How the values MLIR prints in each part's diagnostics map to the whole
@@ -58,19 +56,11 @@ void rememberCut(SectionUnits &units, PartText &a, PartText &b) {
 std::optional<std::pair<detail::PartNumbering, detail::PartNumbering>>
 partNumberings(const PartText &first, const PartText &second,
                const std::vector<detail::CrossCutValue> &crossing) {
+  // Each numbered op of the first part has a definition: the whole
+  // function's number of one is its index.
   const std::vector<size_t> &defs = first.topLevelDefs;
-  const std::vector<unsigned> &results = first.topLevelDefIds;
-  if (results.size() != defs.size() || second.entryArgs < crossing.size() ||
+  if (first.topLevelIds != defs.size() || second.entryArgs < crossing.size() ||
       second.declaredConstant.size() != crossing.size())
-    return std::nullopt;
-  // The whole function's number of each of the first part's definitions.
-  std::vector<unsigned> before(defs.size());
-  unsigned sum = 0;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    before[i] = sum;
-    sum += results[i];
-  }
-  if (sum != first.topLevelIds)
     return std::nullopt;
   detail::PartNumbering a, b;
   a.topLevel = first.topLevelIds;
@@ -87,7 +77,7 @@ partNumberings(const PartText &first, const PartText &second,
       return std::nullopt;
     b.declaredIds.push_back(second.declaredConstant[i]
                                 ? detail::PartNumbering::kUnmapped
-                                : before[it - defs.begin()]);
+                                : static_cast<unsigned>(it - defs.begin()));
   }
   return std::make_pair(std::move(a), std::move(b));
 }
@@ -516,13 +506,11 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionTail(
   aroundA.diagnosticsKept = true;
   aroundA.topLevelDefs.assign(defs.begin(),
                               std::lower_bound(defs.begin(), defs.end(), cut));
-  const std::vector<unsigned> &defResults = old.units->cutDefIds;
-  if (defResults.size() == defs.size()) {
-    aroundA.topLevelDefIds.assign(
-        defResults.begin(), defResults.begin() + aroundA.topLevelDefs.size());
-    for (unsigned r : aroundA.topLevelDefIds)
-      aroundA.topLevelIds += r;
-  }
+  // Not known numbered: a count no list of definitions has, which
+  // partNumberings refuses.
+  aroundA.topLevelIds = old.units->cutDefsNumbered
+                            ? static_cast<unsigned>(aroundA.topLevelDefs.size())
+                            : ~0u;
   SectionResult b;
   std::optional<std::string> crash;
   {

@@ -396,7 +396,6 @@ void SectionRun::inspectPart() {
           ps.section.beginOffset - sec.beginOffset +
           (def->resultGroups[0].definition.loc.Start.getPointer() -
            ps.bufferStart - ps.prefixLen));
-      around->topLevelDefIds.push_back(1);
     }
   }
 }
