@@ -301,21 +301,23 @@ static llvm::Error refuseBeforeParsing(const std::string &text,
                                        const Section &sec) {
   std::string_view secView = std::string_view(text).substr(
       sec.beginOffset, sec.endOffset - sec.beginOffset);
-  if (auto deep = findExcessiveNesting(secView)) {
-    size_t off = sec.beginOffset + *deep;
-    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
-    return sourceError(path, line, 0,
-                       "nesting deeper than " + std::to_string(kMaxNesting) +
-                           " levels; not lowered (the MLIR parser would "
-                           "overflow its stack)");
-  }
-  if (auto big = findExcessiveResultNumber(secView, secView.size())) {
-    size_t off = sec.beginOffset + big->first;
+  // The 1-based line and column of an offset in the section.
+  auto at = [&](size_t inSection) {
+    size_t off = sec.beginOffset + inSection;
     unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
     size_t lineStart = text.rfind('\n', off);
     unsigned column =
-        off - (lineStart == std::string::npos ? 0 : lineStart + 1);
-    return sourceError(path, line, column + 1,
+        off - (lineStart == std::string::npos ? 0 : lineStart + 1) + 1;
+    return std::make_pair(line, column);
+  };
+  if (auto deep = findExcessiveNesting(secView))
+    return sourceError(path, at(*deep).first, 0,
+                       "nesting deeper than " + std::to_string(kMaxNesting) +
+                           " levels; not lowered (the MLIR parser would "
+                           "overflow its stack)");
+  if (auto big = findExcessiveResultNumber(secView, secView.size())) {
+    auto [line, column] = at(big->first);
+    return sourceError(path, line, column,
                        "result number #" + std::to_string(big->second) +
                            " is more than this text can define; not lowered "
                            "(MLIR's parser would allocate 16 bytes for every "
@@ -323,12 +325,8 @@ static llvm::Error refuseBeforeParsing(const std::string &text,
   }
   if (auto wide =
           findExcessiveIntegerWidth(secView, secView.size(), text.size())) {
-    size_t off = sec.beginOffset + wide->offset;
-    unsigned line = 1 + std::count(text.begin(), text.begin() + off, '\n');
-    size_t lineStart = text.rfind('\n', off);
-    unsigned column =
-        off - (lineStart == std::string::npos ? 0 : lineStart + 1);
-    return sourceError(path, line, column + 1,
+    auto [line, column] = at(wide->offset);
+    return sourceError(path, line, column,
                        describeWideIntegers(*wide) + "; not lowered");
   }
   return llvm::Error::success();
