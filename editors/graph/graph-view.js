@@ -117,6 +117,40 @@ ${svgCSS()}`;
     return n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + ' MB' : n >= 1024 ? (n / 1024).toFixed(1) + ' KB' : n + ' B';
   }
 
+  // The `tosa/graph` result as sent (server/GraphJSON.h: defaults left
+  // out, types by index in `types`, ranges [l, c, l, c], edges [from, to,
+  // value, type, flags] by node index) as one object per node and edge
+  // with every field, which the rest of this file reads. A model already
+  // in that form (no `types` table: another server) is returned as it is.
+  function decode(model) {
+    if (!model || !Array.isArray(model.types)) return model;
+    const types = model.types;
+    const type = i => (typeof i === 'number' && types[i]) || '';
+    const range = r => (Array.isArray(r) ? { start: { line: r[0], character: r[1] }, end: { line: r[2], character: r[3] } } : r);
+    const wire = model.nodes || [];
+    const nodes = wire.map(n => {
+      const results = n.results || [];
+      const declared = (n.types || []).map(type);
+      return {
+        id: n.id != null ? n.id : results.length ? results[0] : n.label,
+        kind: n.kind || 'op', label: n.label, results, range: range(n.range),
+        types: declared, inferred: n.inferred ? n.inferred.map(type) : declared.map(() => ''),
+        errors: n.errors || [], broadcast: n.broadcast || '', constant: !!n.constant,
+        constantBytes: n.constantBytes || 0, parent: n.parent, collapsed: !!n.collapsed,
+      };
+    });
+    for (const n of nodes) n.parent = typeof n.parent === 'number' && nodes[n.parent] ? nodes[n.parent].id : null;
+    const edges = [];
+    for (const e of model.edges || []) {
+      const from = nodes[e[0]], to = nodes[e[1]];
+      if (!from || !to) continue;
+      edges.push({ from: from.id, to: to.id, value: e[2], type: type(e[3]), dynamic: !!(e[4] & 1), refinable: !!(e[4] & 2) });
+    }
+    const out = { ...model, range: range(model.range), nodes, edges };
+    delete out.types;
+    return out;
+  }
+
   // The model as drawn: constants folded into their consumers, regions
   // collapsed as asked (`collapsed`: a Set of region op ids), each node's
   // lines of text and size.
@@ -429,7 +463,7 @@ ${svgCSS()}`;
       const { seq, model, collapsed } = e.data || {};
       try {
         const t0 = Date.now();
-        const m = typeof model === 'string' ? JSON.parse(model) : model;
+        const m = decode(typeof model === 'string' ? JSON.parse(model) : model);
         const { laid, buffers } = packLayout(fastLayout(prepare(m, new Set(collapsed || []))));
         scope.postMessage({ seq, laid, ms: Date.now() - t0 }, buffers);
       } catch (err) {
@@ -628,6 +662,7 @@ ${svgCSS()}`;
 
   // The whole picture as one SVG document (render.js; tests).
   async function renderSVG(model, elk) {
+    model = decode(model);
     const view = prepare(model, new Set());
     const laid = await layout(view, elk);
     const w = Math.ceil(laid.width + 20), h = Math.ceil(laid.height + 50);
@@ -903,6 +938,7 @@ ${svgCSS()}`;
     // `text`: the model's JSON text when the host has it (the offline page,
     // the webview), sent to the layout worker as it is.
     async function render(model, text) {
+      model = decode(model);
       const gen = ++generation;
       lastModel = model;
       lastText = text;
@@ -1118,7 +1154,7 @@ ${svgCSS()}`;
   }
 
   return {
-    prepare, layout, fastLayout, packLayout, unpackLayout, serveLayouts, makeLayoutWorker,
+    decode, prepare, layout, fastLayout, packLayout, unpackLayout, serveLayouts, makeLayoutWorker,
     renderSVG, bandSVG, mount, makeElk, summary, CSS, ELK_OPTIONS, ELK_BIG, BAND, FAST_NODES,
   };
 });
