@@ -66,6 +66,25 @@ export function isGraphResult(r: unknown): r is GraphResult {
   return !!g && typeof g === 'object' && typeof g.function === 'string' && Array.isArray(g.nodes) && Array.isArray(g.edges);
 }
 
+/** The graph text last posted to a webview: a publish that brings the
+ * same graph again (a second publish of a version: the server publishes
+ * more than once per edit) is not drawn again, which would lay out and
+ * redraw thousands of nodes for nothing. */
+export class PostedGraph {
+  private last: string | undefined;
+  /** Whether `text` differs from what the view shows (and remember it). */
+  changed(text: string): boolean {
+    if (text === this.last)
+      return false;
+    this.last = text;
+    return true;
+  }
+  /** The view shows something else now (an error, a reload). */
+  forget(): void {
+    this.last = undefined;
+  }
+}
+
 /** What the panel says for a failed request. */
 export function graphErrorMessage(e: unknown): string {
   const raw = e instanceof Error ? e.message : typeof e === 'object' && e && 'message' in e ? String((e as { message: unknown }).message) : String(e);

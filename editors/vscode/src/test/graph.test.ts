@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { functionLines, graphErrorMessage, graphParams, isGraphResult, webviewHtml } from '../graph';
+import { functionLines, graphErrorMessage, graphParams, isGraphResult, PostedGraph, webviewHtml } from '../graph';
 
 const root = path.join(__dirname, '..', '..');
 const graphDir = path.join(root, '..', 'graph');
@@ -44,6 +44,15 @@ test('graph: the webview page loads only the extension\'s scripts, with a nonce'
   assert.match(html, /worker-src blob:/);
   assert.equal((html.match(/<script nonce="N0"/g) || []).length, 4);
   assert.doesNotMatch(html, /https?:/);
+});
+
+test('graph: the same graph text is posted once, again after the view showed something else', () => {
+  const p = new PostedGraph();
+  assert.equal(p.changed('{"version":1}'), true);
+  assert.equal(p.changed('{"version":1}'), false); // a second publish of version 1
+  assert.equal(p.changed('{"version":2}'), true);
+  p.forget(); // an error shown, or the page reloaded
+  assert.equal(p.changed('{"version":2}'), true);
 });
 
 test('graph: the page reads the compact tosa/graph result as the full model', () => {
