@@ -27,7 +27,7 @@ TEST(Scheduler, SyncAnalysesInlineAndPublishes) {
   EXPECT_EQ(s.latest("test:///a.mlir")->version, 1);
   EXPECT_EQ(published, std::vector<int64_t>{1});
   EXPECT_EQ(s.latest("test:///other.mlir"), nullptr);
-  EXPECT_FALSE(s.withSnapshot("test:///other.mlir", [](auto) {}));
+  EXPECT_FALSE(s.withCurrentSnapshot("test:///other.mlir", [](auto) {}));
 }
 
 /// The versions a Scheduler published, in order.
@@ -58,9 +58,10 @@ TEST(Scheduler, OpenIsImmediateAndABurstOfEditsCoalesces) {
   Scheduler s(/*sync=*/false, std::chrono::seconds(2), rec.callback());
   s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   std::promise<int64_t> first;
-  ASSERT_TRUE(s.withSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
-    first.set_value(p ? p->version : -1);
-  }));
+  ASSERT_TRUE(
+      s.withCurrentSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
+        first.set_value(p ? p->version : -1);
+      }));
   std::future<int64_t> f = first.get_future();
   ASSERT_EQ(f.wait_for(std::chrono::milliseconds(1500)),
             std::future_status::ready);
@@ -110,9 +111,10 @@ TEST(Scheduler, RequestsWaitForTheFirstSnapshot) {
   Scheduler s(/*sync=*/false, std::chrono::milliseconds(100), nullptr);
   s.update("test:///a.mlir", "/a.mlir", 7, kText, Config());
   std::promise<int64_t> got;
-  ASSERT_TRUE(s.withSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
-    got.set_value(p ? p->version : -1);
-  }));
+  ASSERT_TRUE(
+      s.withCurrentSnapshot("test:///a.mlir", [&](Scheduler::SnapshotPtr p) {
+        got.set_value(p ? p->version : -1);
+      }));
   std::future<int64_t> f = got.get_future();
   ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_EQ(f.get(), 7);
@@ -125,8 +127,8 @@ TEST(Scheduler, ClosingAnswersEveryWaiter) {
     Scheduler s(/*sync=*/false, std::chrono::seconds(30), nullptr);
     s.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
     std::atomic<int> calls{0};
-    bool queued = s.withSnapshot("test:///a.mlir",
-                                 [&](Scheduler::SnapshotPtr) { ++calls; });
+    bool queued = s.withCurrentSnapshot(
+        "test:///a.mlir", [&](Scheduler::SnapshotPtr) { ++calls; });
     ASSERT_TRUE(queued);
     s.remove("test:///a.mlir");
     s.waitIdle();

@@ -457,4 +457,37 @@ TEST(TosaServer, EditingRequestsRightAfterAnEditSeeTheEdit) {
   server.waitIdle();
 }
 
+/// Reading requests too: their positions are in the text just typed. A
+/// line added above the function moves it; answered from the version
+/// before, the outline would name the old line and a hover the wrong op.
+TEST(TosaServer, ReadingRequestsRightAfterAnEditSeeTheEdit) {
+  Recorder rec;
+  TosaServer::Options o = pooledOptions();
+  o.debounce = std::chrono::milliseconds(300);
+  TosaServer server(o, rec);
+  server.addDocument("file:///t.mlir", "/t.mlir", 1, kWrongResult);
+  server.waitIdle();
+  for (int64_t v = 2; v <= 3; ++v) {
+    lsp::TextDocumentContentChangeEvent change;
+    change.range = lsp::Range(lsp::Position(0, 0), lsp::Position(0, 0));
+    change.text = "// a line above\n";
+    ASSERT_FALSE(server.changeDocument("file:///t.mlir", v, {change}));
+    auto symbols = await<std::vector<lsp::DocumentSymbol>>([&](auto cb) {
+      server.documentSymbols("file:///t.mlir", std::move(cb));
+    });
+    ASSERT_TRUE(bool(symbols));
+    ASSERT_EQ(symbols->size(), 1u);
+    EXPECT_EQ((*symbols)[0].range.start.line, v - 1);
+    // The op's name, on the line the edit moved it to.
+    auto hover = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover("file:///t.mlir", lsp::Position(v, 10), std::move(cb));
+    });
+    ASSERT_TRUE(bool(hover));
+    ASSERT_TRUE(hover->has_value());
+    EXPECT_NE((*hover)->contents.value.find("tosa.abs"), std::string::npos)
+        << (*hover)->contents.value;
+  }
+  server.waitIdle();
+}
+
 } // namespace
