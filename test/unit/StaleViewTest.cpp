@@ -66,7 +66,7 @@ TEST(StaleView, AnEditInAnotherFunctionMovesTheAnswer) {
 // snapshot does not answer (its types and shapes may no longer hold).
 TEST(StaleView, NotInTheEditedFunction) {
   StaleView v = viewOf(edited(kOld, "%0 = x", "%0 = xyz"));
-  EXPECT_FALSE(v.answers(lsp::Position(1, 3))); // the edited line
+  EXPECT_FALSE(v.answers(lsp::Position(1, 3)));  // the edited line
   EXPECT_FALSE(v.answers(lsp::Position(0, 11))); // @a's name
   EXPECT_TRUE(v.answers(lsp::Position(5, 3)));   // in @b
   // A line inserted right above @b touches it.
@@ -82,7 +82,7 @@ TEST(StaleView, NotInTheEditedFunction) {
 TEST(StaleView, RangesInTheEditAreDroppedOtherDocumentsKept) {
   StaleView v = viewOf(edited(kOld, "  %1 = y\n", "  %1 = w\n  %2 = q\n"));
   std::vector<DefinitionTarget> ts = {
-      {"", lsp::Range(lsp::Position(5, 7), {5, 8})},      // `y`: replaced
+      {"", lsp::Range(lsp::Position(5, 7), {5, 8})}, // `y`: replaced
       {"file:///other.mlir", lsp::Range(lsp::Position(5, 7), {5, 8})},
       {"file:///t.mlir", lsp::Range(lsp::Position(1, 2), {1, 4})}};
   v.forward(ts);
@@ -91,7 +91,8 @@ TEST(StaleView, RangesInTheEditAreDroppedOtherDocumentsKept) {
   EXPECT_EQ(ts[0].range, lsp::Range(lsp::Position(5, 7), {5, 8}));
   EXPECT_EQ(ts[1].range, lsp::Range(lsp::Position(1, 2), {1, 4}));
   // A hover over replaced text keeps its text, without a range.
-  std::optional<lsp::Hover> h(lsp::Hover(lsp::Range(lsp::Position(5, 7), {5, 8})));
+  std::optional<lsp::Hover> h(
+      lsp::Hover(lsp::Range(lsp::Position(5, 7), {5, 8})));
   h->contents.value = "y";
   v.forward(h);
   ASSERT_TRUE(h);
