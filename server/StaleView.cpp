@@ -5,6 +5,8 @@
 #include "TextDiff.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 namespace lsp = llvm::lsp;
 
@@ -63,9 +65,36 @@ std::optional<lsp::Range> StaleView::toCurrent(const lsp::Range &r) const {
                     lines.toLsp(now.position(ne)));
 }
 
+unsigned StaleView::lineToCurrent(unsigned line) const {
+  const LineIndex &old = snapshot->lines.index();
+  if (line == 0 || line > old.lineCount())
+    return line;
+  size_t o = old.lineStart(line - 1);
+  // A line the edit rewrote: where the edit starts.
+  size_t n = o < prefix ? o : o >= oldEnd ? o - oldEnd + newEnd : prefix;
+  return lines.index().position(n).line;
+}
+
 void StaleView::forward(std::optional<lsp::Hover> &h) const {
-  if (h && h->range)
+  if (!h)
+    return;
+  if (h->range)
     h->range = toCurrent(*h->range);
+  // The text names places as "(line N)" (a value's definition, the
+  // function): numbers of the snapshot's text.
+  std::string &md = h->contents.value;
+  static constexpr std::string_view kLine = "(line ";
+  for (size_t at = md.find(kLine); at != std::string::npos;
+       at = md.find(kLine, at + 1)) {
+    size_t b = at + kLine.size(), e = b;
+    while (e < md.size() && std::isdigit(static_cast<unsigned char>(md[e])))
+      ++e;
+    if (e == b || e == md.size() || md[e] != ')' || e - b > 9)
+      continue;
+    std::string moved =
+        std::to_string(lineToCurrent(std::stoul(md.substr(b, e - b))));
+    md.replace(b, e - b, moved);
+  }
 }
 
 void StaleView::forward(std::vector<lsp::Range> &rs) const {

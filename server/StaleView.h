@@ -38,7 +38,7 @@ public:
 
   /// The answer's ranges, of the snapshot's text, in the client's. A range
   /// inside the changed text has no place there: dropped (a hover keeps
-  /// its text without a range).
+  /// its text without a range, and the lines its text names move too).
   void forward(std::optional<llvm::lsp::Hover> &h) const;
   void forward(std::vector<llvm::lsp::Range> &rs) const;
   /// Only targets in this document (an empty uri or its own) move.
@@ -46,6 +46,8 @@ public:
 
 private:
   std::optional<llvm::lsp::Range> toCurrent(const llvm::lsp::Range &r) const;
+  /// A 1-based line of the snapshot's text in the client's.
+  unsigned lineToCurrent(unsigned line) const;
 
   SharedString text; // the client's, held for `lines`
   LineTable lines;

@@ -1,6 +1,8 @@
 //===- StaleViewTest.cpp - an older snapshot under the client's text ------===//
 
 #include "StaleView.h"
+#include "Hover.h"
+#include "Navigation.h"
 
 #include <gtest/gtest.h>
 
@@ -103,4 +105,143 @@ TEST(StaleView, RangesInTheEditAreDroppedOtherDocumentsKept) {
   v.forward(rs);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0], lsp::Range(lsp::Position(7, 0), {7, 1}));
+}
+
+namespace {
+
+/// Four functions of broadcasts, values used across lines.
+std::string fourFunctions() {
+  std::string out;
+  for (int f = 0; f < 4; ++f)
+    out += "func.func @f" + std::to_string(f) +
+           "(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>) -> tensor<2x3xf32> {\n"
+           "  %0 = tosa.add %a, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> "
+           "tensor<2x3xf32>\n"
+           "  %1 = tosa.sub %0, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> "
+           "tensor<2x3xf32>\n"
+           "  %2 = tosa.maximum %1, %0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> "
+           "tensor<2x3xf32>\n"
+           "  return %2 : tensor<2x3xf32>\n}\n";
+  return out;
+}
+
+std::shared_ptr<const Snapshot> analysed(Analyzer &a, const std::string &text,
+                                         int64_t version,
+                                         AnalysisCache &cache) {
+  auto shared = std::make_shared<const std::string>(text);
+  return std::make_shared<const Snapshot>(
+      "file:///t.mlir", "/t.mlir", version, shared, Config(),
+      a.analyzeShared(shared, "/t.mlir", Config(), cache));
+}
+
+} // namespace
+
+// Differential: wherever the older snapshot answers, its hover, definition
+// and references, moved into the client's text, equal those of the
+// analysis of that text the server makes next. Edits of each kind in each
+// function: a line added, one removed, a type changed (an error), a comment at
+// the top.
+TEST(StaleView, AnswersEqualAFreshAnalysisWhereItAnswers) {
+  Analyzer analyzer;
+  std::string old = fourFunctions();
+  AnalysisCache first;
+  std::shared_ptr<const Snapshot> before = analysed(analyzer, old, 1, first);
+  struct Edit {
+    std::string what, with;
+  };
+  std::vector<Edit> edits;
+  for (int f = 0; f < 4; ++f) {
+    std::string at = "@f" + std::to_string(f) + "(";
+    size_t fn = old.find(at);
+    size_t sub = old.find("  %1 = tosa.sub", fn);
+    size_t line = old.substr(sub, old.find('\n', sub) - sub + 1).size();
+    std::string subLine = old.substr(sub, line);
+    // Each edit names text unique to function f by what precedes it.
+    edits.push_back({old.substr(fn, sub - fn) + subLine,
+                     old.substr(fn, sub - fn) + subLine +
+                         "  %9 = tosa.abs %1 : (tensor<2x3xf32>) -> "
+                         "tensor<2x3xf32>\n"});
+    edits.push_back(
+        {old.substr(fn, sub - fn) + subLine, old.substr(fn, sub - fn)});
+    edits.push_back({old.substr(fn, sub - fn) + subLine,
+                     old.substr(fn, sub - fn) +
+                         "  %1 = tosa.sub %0, %b : (tensor<2x3xf32>, "
+                         "tensor<4x3xf32>) -> tensor<2x3xf32>\n"});
+  }
+  edits.push_back({"func.func @f0", "// a comment\nfunc.func @f0"});
+  int answered = 0, waited = 0;
+  for (const Edit &e : edits) {
+    std::string now = edited(old, e.what, e.with);
+    auto text = std::make_shared<const std::string>(now);
+    StaleView v(before, text, 2);
+    // The server's next analysis: after the snapshot's, with its cache (a
+    // section that stops parsing keeps its last good results).
+    AnalysisCache cache;
+    analysed(analyzer, old, 1, cache);
+    std::shared_ptr<const Snapshot> fresh = analysed(analyzer, now, 2, cache);
+    LineTable lines(now);
+    for (unsigned l = 0; l < fresh->lines.index().lineCount(); ++l)
+      for (unsigned c = 0; c < 90; ++c) {
+        lsp::Position p(l, c);
+        std::optional<lsp::Position> at = v.answers(p);
+        if (!at) {
+          ++waited;
+          continue;
+        }
+        ++answered;
+        std::optional<Position> po = before->lines.fromLsp(*at),
+                                pn = fresh->lines.fromLsp(p);
+        ASSERT_TRUE(po && pn);
+        auto hoverOf = [](const Snapshot &s, Position q) {
+          std::optional<lsp::Hover> h;
+          if (std::optional<HoverResult> r = tosa_lsp::hover(s.analysis, q)) {
+            h.emplace(s.lines.toLsp(r->range));
+            h->contents.value = r->markdown;
+          }
+          return h;
+        };
+        std::optional<lsp::Hover> ho = hoverOf(*before, *po),
+                                  hn = hoverOf(*fresh, *pn);
+        v.forward(ho);
+        // Where the edit broke the section's parse, the next analysis
+        // serves its last good results with a note the older snapshot
+        // cannot know of.
+        static const std::string kStale =
+            "\n\n_Stale: this section does not parse now; shown from the "
+            "last version that did._\n";
+        if (hn && llvm::StringRef(hn->contents.value).ends_with(kStale))
+          hn->contents.value.resize(hn->contents.value.size() - kStale.size());
+        ASSERT_EQ(bool(ho), bool(hn)) << now << l << ":" << c;
+        if (ho) {
+          EXPECT_EQ(ho->contents.value, hn->contents.value) << l << ":" << c;
+          EXPECT_EQ(ho->range, hn->range) << l << ":" << c;
+        }
+        auto rangesOf = [](const Snapshot &s, std::vector<Range> rs) {
+          std::vector<lsp::Range> out;
+          for (const Range &r : rs)
+            out.push_back(s.lines.toLsp(r));
+          return out;
+        };
+        std::vector<lsp::Range> ro = rangesOf(
+            *before, tosa_lsp::references(before->analysis, *po, true));
+        v.forward(ro);
+        EXPECT_EQ(ro, rangesOf(*fresh, tosa_lsp::references(fresh->analysis,
+                                                            *pn, true)))
+            << l << ":" << c;
+        std::optional<Range> d = tosa_lsp::definition(before->analysis, *po),
+                             dn = tosa_lsp::definition(fresh->analysis, *pn);
+        std::vector<DefinitionTarget> to, tn;
+        if (d)
+          to.push_back({"", before->lines.toLsp(*d)});
+        if (dn)
+          tn.push_back({"", fresh->lines.toLsp(*dn)});
+        v.forward(to);
+        ASSERT_EQ(to.size(), tn.size()) << l << ":" << c;
+        if (!to.empty())
+          EXPECT_EQ(to[0].range, tn[0].range) << l << ":" << c;
+      }
+  }
+  // Most of the text is outside the edited function; the rest waits.
+  EXPECT_GT(answered, 3 * waited);
+  EXPECT_GT(waited, 0);
 }
