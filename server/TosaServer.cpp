@@ -290,7 +290,9 @@ void TosaServer::removeDocument(const std::string &uri) {
   // file. Dropped when the last document closes; each slot belongs to one
   // pool thread, so only while the pool is idle (its tasks come from this
   // thread, which is here).
-  drops->left += background->fillThreads();
+  // Counted before any of them can finish (they decrement under the lock).
+  drops->left = background->fillThreads() +
+                (pool ? static_cast<unsigned>(pool->size()) : 0u);
   background->dropAfterLastClose(
       [this, drops] { drops->one(slotsDroppedCount); });
   auto dropSlot = [this](unsigned worker) {
@@ -307,7 +309,6 @@ void TosaServer::removeDocument(const std::string &uri) {
     // requests' results allocated lives there. Freed under the delay, its
     // pages would wait for the thread's next allocation, which an idle
     // pool thread does not make (15-42 MiB after a 200k-line file).
-    drops->left += static_cast<unsigned>(pool->size());
     pool->runOnEachWhenIdle([this, dropSlot, drops](unsigned worker) {
       GiveBackFreePages now;
       dropSlot(worker);
