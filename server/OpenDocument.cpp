@@ -156,16 +156,31 @@ bool OpenDocument::setMigrated(std::shared_ptr<const MigratedView> v) {
 
 std::shared_ptr<const StaleView> OpenDocument::staleView() const {
   std::shared_ptr<const StaleView> old; // released after the lock
-  std::lock_guard<std::mutex> lock(mu);
-  if (!open || !latestSnapshot || latestSnapshot->version >= version) {
-    old = std::move(stale);
-    return nullptr;
+  SnapshotPtr snap;
+  SharedString now;
+  int64_t v;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!open || !latestSnapshot || latestSnapshot->version >= version) {
+      old = std::move(stale);
+      return nullptr;
+    }
+    if (stale && stale->snapshot == latestSnapshot && stale->version == version)
+      return stale;
+    snap = latestSnapshot;
+    now = text;
+    v = version;
   }
-  if (!stale || stale->snapshot != latestSnapshot || stale->version != version)
-    // Under the lock: a text compare and a line scan (~5 ms at 50k lines),
-    // once per (snapshot, version).
-    stale = std::make_shared<const StaleView>(latestSnapshot, text, version);
-  return stale;
+  // Outside the lock: a text compare and a line scan (~5 ms at 50k lines),
+  // once per (snapshot, version); the analysis publishing meanwhile needs
+  // the lock.
+  auto made = std::make_shared<const StaleView>(std::move(snap), now, v);
+  std::lock_guard<std::mutex> lock(mu);
+  if (open && latestSnapshot == made->snapshot && version == v) {
+    old = std::move(stale);
+    stale = made;
+  }
+  return made;
 }
 
 std::string OpenDocument::previewStem(const std::string &function,
