@@ -163,6 +163,7 @@ std::string matmulSchedule(int64_t kc, bool panelB, bool inPlaceC) {
     %packB = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
     %blocks, %nest, %kblocks, %nloop, %mloop = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %kblocks "tosa_lsp.kblocks" : !transform.any_op
 )mlir",
                        kc)
              .str() +
@@ -433,6 +434,8 @@ struct Plan {
   SmallVector<int64_t, 3> blockFactors;
   /// The matmul accumulates into C's own layout (accumulateInPlace).
   bool inPlaceC = false;
+  /// The matmul's K is one block (no K-block loop).
+  bool singleKBlock = false;
 };
 
 /// The schedule for `op`, or none (the op keeps upstream's scalar loops).
@@ -445,23 +448,25 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     // 16 lanes (AVX-512, 32 registers): 8x32, 16 accumulators. 8 lanes
     // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
-    // K blocks of at most 512: a 512 x NR panel of B stays in L1/L2 across
-    // the M panels (measured on 1024^3: 128 and 256 were slower by 5-10%;
-    // after the vectorised packing 128-1024 and M blocks of 64 or 128
-    // panels were within 3% of 512 on 1024^3 and 2048^3). B in panels when
-    // the panels are whole: a divisor of K from 128 up, and N a multiple of
-    // NR (a partial K block would give the panel a dynamic size, which the
-    // packing's vector copies do not take).
+    // K blocks of at most 1024: a KC x NR panel of B stays in L2 across
+    // the M panels, and each K block reads and writes C's tiles once more.
+    // Measured on 1024^3 and 2048^3 once C's tiles were prefetched
+    // (KernelTiles.cpp): 1024 3-5% faster than 512, 128 and 256 slower by
+    // 5-20%; M blocks of 32-128 panels with A packed per M block, within
+    // the noise. B in panels when the panels are whole: a divisor of K from
+    // 128 up, and N a multiple of NR (a partial K block would give the
+    // panel a dynamic size, which the packing's vector copies do not take).
     int64_t nr = 2 * static_cast<int64_t>(lanes);
     int64_t n =
         cast<RankedTensorType>(mm.getInputs()[1].getType()).getDimSize(2);
-    int64_t kc = largestDivisor(k, 512);
+    int64_t kc = largestDivisor(k, 1024);
     bool panelB = kc >= 128 && n % nr == 0;
     if (!panelB)
       kc = std::min<int64_t>(k, 512);
     // C accumulated in place (accumulateInPlace) when the tiles divide it.
     bool inPlaceC = m % mr == 0 && n % nr == 0;
-    return Plan{matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC};
+    return Plan{
+        matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC, kc == k};
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
     if (!staticF32Operands(conv))
@@ -682,6 +687,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     bool packedAny = false;
     llvm::StringMap<func::FuncOp> kernels;
     SmallVector<Operation *> candidates;
+    SmallVector<std::pair<func::FuncOp, bool>> matmuls;
     module.walk([&](Operation *op) {
       if (isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(op))
         candidates.push_back(op);
@@ -694,6 +700,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       if (!op)
         continue; // the same kernel as an earlier call site
       if (!plan->blockFactors.empty()) {
+        matmuls.push_back(
+            {op->getParentOfType<func::FuncOp>(), plan->singleKBlock});
         IRRewriter rewriter(ctx);
         rewriter.setInsertionPoint(op);
         linalg::BlockPackMatmulOptions options;
@@ -737,6 +745,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       // match.
       module.walk([](Operation *o) { o->removeAttr(kTag); });
     }
+    for (auto [fn, single] : matmuls)
+      startTilesFromZero(fn, single);
     if (packedAny && !apply(module, relayoutScript()))
       return signalPassFailure();
     if (packedAny && !vectoriseRelayouts(module))
@@ -868,6 +878,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
       vector::populateVectorTransferDropUnitDimsPatterns(patterns);
       vector::ShapeCastOp::getCanonicalizationPatterns(patterns, &getContext());
       (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+      prefetchTiles(getOperation());
     }
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });

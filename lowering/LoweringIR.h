@@ -143,6 +143,17 @@ inline constexpr const char *kKernelPrefix = "__tosa_lsp_kernel";
 /// convolutions) and tosa-lsp-copy-loops (strided copies as loops).
 void registerKernelPasses();
 
+/// Loops carrying a register tile read from a tensor (the matmul kernel's
+/// K loop) start it from zero and add the read after the loop
+/// (KernelTiles.cpp); a tile of a zero fill is not read in the first K
+/// block (the loop the schedule tagged `tosa_lsp.kblocks`; none when
+/// `singleKBlock`), and the fill goes. Returns how many loops changed.
+unsigned startTilesFromZero(mlir::Operation *root, bool singleKBlock);
+
+/// After bufferization: prefetches, before such a loop, of the rows of the
+/// tile read after it.
+void prefetchTiles(mlir::Operation *root);
+
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.
 unsigned hostKernelLanes();

@@ -39,9 +39,15 @@ CASES = [
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
     ("mm_batch", "matmul", (3, 16, 24, 48), True),
     ("mm_thin", "matmul", (1, 1, 96, 33), True),
-    # B packed panel by panel (K blocks of 384 and 256, several N panels).
+    # B packed panel by panel (one K block, several N panels).
     ("mm_panels", "matmul", (1, 24, 768, 96), True),
     ("mm_panels_batch", "matmul", (2, 16, 512, 64), True),
+    # Several K blocks (KernelTiles.cpp): tiles from zero, C read and added
+    # from the second block on. 2 blocks of 1024; 3, batch 2; a packed C
+    # (N = 40) with blocks of 512, 512 and 76.
+    ("mm_kblocks", "matmul", (1, 16, 2048, 64), True),
+    ("mm_kblocks_batch", "matmul", (2, 8, 3072, 32), True),
+    ("mm_kblocks_packed", "matmul", (1, 16, 1100, 40), True),
     ("conv3x3", "conv2d", (1, 14, 14, 16, 32, 3, 3, 1, 1), True),
     ("conv3x3_s2", "conv2d", (2, 15, 13, 8, 64, 3, 3, 1, 2), True),
     ("conv1x1", "conv2d", (1, 7, 7, 32, 16, 1, 1, 0, 1), True),
