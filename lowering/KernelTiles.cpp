@@ -53,8 +53,7 @@ bool onlyAccumulates(Value acc) {
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (isa<vector::ExtractOp, vector::InsertOp, vector::ShapeCastOp>(
-              user) ||
+      if (isa<vector::ExtractOp, vector::InsertOp, vector::ShapeCastOp>(user) ||
           (isa<vector::FMAOp>(user) && use.getOperandNumber() == 2)) {
         work.push_back(user->getResult(0));
       } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
@@ -133,8 +132,8 @@ bool skipFirstRead(scf::ForOp loop, TileSum sum, bool singleKBlock) {
     src = outer.getTiedLoopInit(arg)->get();
   }
   auto fill = src.getDefiningOp<linalg::FillOp>();
-  auto value = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
-                    : nullptr;
+  auto value =
+      fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>() : nullptr;
   auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : nullptr;
   if (!zero || !zero.getValue().isZero() || !fill->hasOneUse() ||
       kLoops.size() > 1 || (kLoops.empty() && !singleKBlock))
@@ -150,9 +149,8 @@ bool skipFirstRead(scf::ForOp loop, TileSum sum, bool singleKBlock) {
     OpBuilder b(sum.read);
     Location loc = sum.read.getLoc();
     scf::ForOp k = kLoops.front();
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                              k.getInductionVar(), k.getLowerBound());
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        k.getInductionVar(), k.getLowerBound());
     auto branch = scf::IfOp::create(b, loc, acc.getType(), first, true, true);
     OpBuilder then = OpBuilder::atBlockEnd(branch.thenBlock());
     scf::YieldOp::create(then, loc, acc);
@@ -248,9 +246,9 @@ void prefetchTiles(Operation *root) {
                         std::pair(add.getRhs(), add.getLhs())}) {
       auto loop = y.getDefiningOp<scf::ForOp>();
       vector::TransferReadOp read = readOf(x);
-      Operation *after =
-          loop && read ? loop->getBlock()->findAncestorOpInBlock(*read)
-                       : nullptr;
+      Operation *after = loop && read
+                             ? loop->getBlock()->findAncestorOpInBlock(*read)
+                             : nullptr;
       if (after && loop->isBeforeInBlock(after))
         found.push_back({loop, read});
     }

@@ -729,7 +729,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       planned.push_back({op, plan->script});
     }
     if (planned.empty()) {
-      if (!vectoriseTransposes(module))
+      if (!vectoriseTransposes(module) || !vectoriseReductions(module))
         signalPassFailure();
       return;
     }
@@ -762,8 +762,26 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       }
     });
     module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
-    if (!vectoriseTransposes(module))
+    if (!vectoriseTransposes(module) || !vectoriseReductions(module))
       return signalPassFailure();
+  }
+
+  /// Reductions over the innermost dim as vector reductions
+  /// (MemoryKernels.cpp).
+  bool vectoriseReductions(ModuleOp module) {
+    SmallVector<std::pair<linalg::GenericOp, std::string>> found;
+    module.walk([&](linalg::GenericOp g) {
+      if (std::optional<std::string> script = reductionSchedule(g, lanes))
+        found.push_back({g, *script});
+    });
+    for (auto &[g, script] : found) {
+      g->setAttr(kTag, UnitAttr::get(&getContext()));
+      bool ok = apply(module, script);
+      module.walk([](Operation *o) { o->removeAttr(kTag); });
+      if (!ok)
+        return false;
+    }
+    return true;
   }
 
   /// Big static f32 transposes outside the kernels (tosa.transpose, a

@@ -156,7 +156,10 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
        "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
        "finalize-memref-to-llvm,";
   if (!upstream)
-    p += "convert-vector-to-llvm,convert-ub-to-llvm,";
+    // Float reductions reassociated (MemoryKernels.cpp: a row's sum as a
+    // tree of vector adds, not one lane after the other).
+    p += "convert-vector-to-llvm{reassociate-fp-reductions},"
+         "convert-ub-to-llvm,";
   p += "convert-math-to-llvm,convert-math-to-libm,"
        "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
        "convert-index-to-llvm,reconcile-unrealized-casts";

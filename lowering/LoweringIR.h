@@ -154,6 +154,12 @@ unsigned startTilesFromZero(mlir::Operation *root, bool singleKBlock);
 /// tile read after it.
 void prefetchTiles(mlir::Operation *root);
 
+/// The transform script that vectorises `op` when it reduces the innermost
+/// dim of a static f32 tensor (a vector.reduction per row; the op tagged
+/// `tosa_lsp.kernel` when it runs), else none (MemoryKernels.cpp).
+std::optional<std::string> reductionSchedule(mlir::Operation *op,
+                                             unsigned lanes);
+
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.
 unsigned hostKernelLanes();

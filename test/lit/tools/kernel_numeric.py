@@ -34,6 +34,7 @@ from memref_desc import descriptor, read, make_desc as make  # noqa: E402
 #   conv2d: (N, H, W, C, F, KH, KW, pad, stride)
 #   blocks: (N, H, W, C, blocks)
 #   transpose: (shape, perms): big enough (>= 65536 elements) to be vectorised
+#   reduce: (shape, axis, "sum" or "max")
 CASES = [
     ("mm_square", "matmul", (1, 64, 64, 64), True),
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
@@ -67,6 +68,11 @@ CASES = [
     # Vectorised outside the kernels: 8x8 register transposes, row copies.
     ("transpose_nchw", "transpose", ((1, 32, 48, 64), (0, 3, 1, 2)), False),
     ("transpose_hw", "transpose", ((2, 40, 24, 40), (0, 2, 1, 3)), False),
+    # Innermost reductions as vector reductions (MemoryKernels.cpp): a row
+    # of 64, rows of 2048 in chunks of 512; over H: the loops.
+    ("reduce_sum_c", "reduce", ((2, 5, 6, 64), 3, "sum"), False),
+    ("reduce_max_c", "reduce", ((1, 4, 3, 2048), 3, "max"), False),
+    ("reduce_sum_h", "reduce", ((1, 8, 4, 32), 1, "sum"), False),
 ]
 
 
@@ -100,6 +106,13 @@ def blocks(name, s, zp):
 
 
 def function(name, kind, s):
+    if kind == "reduce":
+        shape, axis, op = s
+        out = tuple(1 if i == axis else d for i, d in enumerate(shape))
+        return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.reduce_%s %%x {axis = %d : i32}"
+                " : (%s) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(shape), ttype(out), op, axis, ttype(shape), ttype(out),
+                   ttype(out)))
     if kind == "transpose":
         shape, perms = s
         out = tuple(shape[p] for p in perms)
@@ -131,7 +144,7 @@ def function(name, kind, s):
 
 
 def inputs(kind, s, rng):
-    if kind == "transpose":
+    if kind in ("transpose", "reduce"):
         return [rng.uniform(-1, 1, s[0])]
     if kind == "blocks":
         n, h, w, c, _ = s
@@ -149,6 +162,9 @@ def inputs(kind, s, rng):
 
 def reference(kind, s, ins):
     ins = [a.astype(np.float64) for a in ins]
+    if kind == "reduce":
+        f = np.sum if s[2] == "sum" else np.max
+        return f(ins[0], axis=s[1], keepdims=True)
     if kind == "transpose":
         return ins[0].transpose(s[1])
     if kind == "blocks":
