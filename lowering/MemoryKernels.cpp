@@ -59,8 +59,8 @@ std::optional<std::string> reductionSchedule(Operation *generic,
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   AffineMap inMap = op.getIndexingMapsArray()[0];
   if (op.getNumReductionLoops() != 1 ||
-      iters.back() != utils::IteratorType::reduction ||
-      !inMap.isIdentity() || !op.getIndexingMapsArray()[1].isProjectedPermutation())
+      iters.back() != utils::IteratorType::reduction || !inMap.isIdentity() ||
+      !op.getIndexingMapsArray()[1].isProjectedPermutation())
     return std::nullopt;
   int64_t c = in.getShape().back();
   if (c < static_cast<int64_t>(lanes) || c % lanes)

@@ -65,8 +65,10 @@ CASES = [
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
     ("blocks2", "blocks", (1, 6, 5, 16, 2), True),
     ("blocks4", "blocks", (2, 5, 6, 16, 4), True),
-    # Vectorised outside the kernels: 8x8 register transposes, row copies.
+    # Vectorised outside the kernels: 16x16 register transposes with
+    # AVX-512 (8x8 when 16 does not divide a blocked dim), row copies.
     ("transpose_nchw", "transpose", ((1, 32, 48, 64), (0, 3, 1, 2)), False),
+    ("transpose_nchw8", "transpose", ((1, 40, 48, 40), (0, 3, 1, 2)), False),
     ("transpose_hw", "transpose", ((2, 40, 24, 40), (0, 2, 1, 3)), False),
     # Innermost reductions as vector reductions (MemoryKernels.cpp): a row
     # of 64, rows of 2048 in chunks of 512; over H: the loops.
