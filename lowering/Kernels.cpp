@@ -952,6 +952,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
 } // namespace
 
 void registerKernelPasses() {
+  registerWindowPasses();
   PassRegistration<KernelsPass>();
   PassRegistration<CopyLoopsPass>();
 }

@@ -113,8 +113,12 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // decided (cse makes them the same value, canonicalize propagates scf.if
   // conditions), then fuse element-wise chains on tensors, so a chain is one
   // loop nest and broadcast operands are read in place (projected maps).
+  // With kernels, small depthwise and max-pool windows unrolled into
+  // element-wise ops first (WindowOps.cpp), so a bias add fuses into them.
   if (!upstream)
-    p += ",canonicalize,cse,canonicalize,linalg-fuse-elementwise-ops";
+    p += std::string(",canonicalize,cse,canonicalize") +
+         (lanes ? ",func.func(tosa-lsp-unroll-windows)" : "") +
+         ",linalg-fuse-elementwise-ops";
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
   // Matmuls and convolutions tiled, packed and vectorised (Kernels.cpp).

@@ -160,6 +160,9 @@ void prefetchTiles(mlir::Operation *root);
 std::optional<std::string> reductionSchedule(mlir::Operation *op,
                                              unsigned lanes);
 
+/// Registers tosa-lsp-unroll-windows (WindowOps.cpp).
+void registerWindowPasses();
+
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.
 unsigned hostKernelLanes();

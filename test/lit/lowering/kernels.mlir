@@ -12,6 +12,8 @@
 // RUN: %tosa-lsp lower %s --stage=llvm | FileCheck %s --check-prefix=LLVM
 // RUN: %tosa-lsp lower %s --stage=vector --function=mmk | FileCheck %s --check-prefix=KB
 // RUN: %tosa-lsp lower %s --stage=loops --function=mmk | FileCheck %s --check-prefix=PF
+// RUN: %tosa-lsp lower %s --function=dw | FileCheck %s --check-prefix=DW
+// RUN: %tosa-lsp lower %s --function=dw --mode=upstream | FileCheck %s --check-prefix=DWUP
 
 // CHECK-LABEL: func.func @mm(
 // CHECK:         call @[[MM:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
@@ -90,6 +92,16 @@
 // PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
 // PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data
 // PF:             scf.for {{.*}} -> (vector<8x{{32|16}}xf32>)
+// A depthwise 3x3 (WindowOps.cpp): one element-wise generic over the
+// output, each tap a strided view of the padded input, the bias add fused;
+// upstream keeps the named op.
+// DW-LABEL:   func.func @dw(
+// DW-COUNT-9:   tensor.extract_slice %padded
+// DW-NOT:       linalg.depthwise_conv
+// DW:           linalg.generic
+// DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]
+// DW-NOT:       linalg.generic
+// DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
 // FN: func.func private @__tosa_lsp_kernel{{[0-9]+}}(
@@ -131,4 +143,10 @@ func.func @mmk(%a: tensor<1x16x2048xf32>, %b: tensor<1x2048x64xf32>) -> tensor<1
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x2048xf32>, tensor<1x2048x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
   return %r : tensor<1x16x64xf32>
+}
+
+func.func @dw(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16x1xf32>, %bias: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.depthwise_conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x16x1xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x16xf32>
+  return %r : tensor<1x8x8x16xf32>
 }

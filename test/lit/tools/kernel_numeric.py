@@ -35,6 +35,8 @@ from memref_desc import descriptor, read, make_desc as make  # noqa: E402
 #   blocks: (N, H, W, C, blocks)
 #   transpose: (shape, perms): big enough (>= 65536 elements) to be vectorised
 #   reduce: (shape, axis, "sum" or "max")
+#   dwconv: (N, H, W, C, M, KH, KW, pad, stride)
+#   maxpool: (N, H, W, C, KH, KW, (top, bottom, left, right), stride)
 CASES = [
     ("mm_square", "matmul", (1, 64, 64, 64), True),
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
@@ -75,6 +77,13 @@ CASES = [
     ("reduce_sum_c", "reduce", ((2, 5, 6, 64), 3, "sum"), False),
     ("reduce_max_c", "reduce", ((1, 4, 3, 2048), 3, "max"), False),
     ("reduce_sum_h", "reduce", ((1, 8, 4, 32), 1, "sum"), False),
+    # Windows unrolled into element-wise ops (WindowOps.cpp): one input per
+    # tap, strided views of the (padded) input; multiplier 2: the loops.
+    ("dw3x3", "dwconv", (2, 9, 7, 24, 1, 3, 3, 1, 1), False),
+    ("dw3x3_s2", "dwconv", (1, 11, 9, 16, 1, 3, 3, 1, 2), False),
+    ("dw3x3_m2", "dwconv", (1, 6, 5, 8, 2, 3, 3, 1, 1), False),
+    ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
+    ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
 ]
 
 
@@ -107,7 +116,31 @@ def blocks(name, s, zp):
             % (name, x, w3, w1, c, x, zp, body, count, x))
 
 
+ZP = '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>\n'
+
+
 def function(name, kind, s):
+    if kind == "dwconv":
+        n, h, w, c, m, kh, kw, p, st = s
+        oh, ow = (h + 2 * p - kh) // st + 1, (w + 2 * p - kw) // st + 1
+        x, wt, r = (n, h, w, c), (kh, kw, c, m), (n, oh, ow, c * m)
+        return ("func.func @%s(%%x: %s, %%w: %s, %%bias: tensor<%dxf32>) -> %s {\n%s"
+                "  %%r = tosa.depthwise_conv2d %%x, %%w, %%bias, %%zp, %%zp {acc_type = f32, "
+                "dilation = array<i64: 1, 1>, pad = array<i64: %d, %d, %d, %d>, "
+                "stride = array<i64: %d, %d>} : (%s, %s, tensor<%dxf32>, tensor<1xf32>, "
+                "tensor<1xf32>) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(x), ttype(wt), c * m, ttype(r), ZP, p, p, p, p, st, st,
+                   ttype(x), ttype(wt), c * m, ttype(r), ttype(r)))
+    if kind == "maxpool":
+        n, h, w, c, kh, kw, pads, st = s
+        oh = (h + pads[0] + pads[1] - kh) // st + 1
+        ow = (w + pads[2] + pads[3] - kw) // st + 1
+        x, r = (n, h, w, c), (n, oh, ow, c)
+        return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.max_pool2d %%x {kernel = "
+                "array<i64: %d, %d>, pad = array<i64: %s>, stride = array<i64: %d, %d>}"
+                " : (%s) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(x), ttype(r), kh, kw, ", ".join(map(str, pads)), st, st,
+                   ttype(x), ttype(r), ttype(r)))
     if kind == "reduce":
         shape, axis, op = s
         out = tuple(1 if i == axis else d for i, d in enumerate(shape))
@@ -146,6 +179,12 @@ def function(name, kind, s):
 
 
 def inputs(kind, s, rng):
+    if kind == "dwconv":
+        n, h, w, c, m, kh, kw, _, _ = s
+        return [rng.uniform(-1, 1, (n, h, w, c)), rng.uniform(-1, 1, (kh, kw, c, m)),
+                rng.uniform(-1, 1, (c * m,))]
+    if kind == "maxpool":
+        return [rng.uniform(-1, 1, s[:4])]
     if kind in ("transpose", "reduce"):
         return [rng.uniform(-1, 1, s[0])]
     if kind == "blocks":
@@ -164,6 +203,24 @@ def inputs(kind, s, rng):
 
 def reference(kind, s, ins):
     ins = [a.astype(np.float64) for a in ins]
+    if kind == "dwconv":
+        x, w, bias = ins
+        n, h, wd, c, m, kh, kw, p, st = s
+        # Output channel c * M + j: input channel c, multiplier j.
+        wf = np.zeros((c * m, kh, kw, c))
+        for ci in range(c):
+            for j in range(m):
+                wf[ci * m + j, :, :, ci] = w[:, :, ci, j]
+        return conv(x, wf, bias, (n, h, wd, c, c * m, kh, kw, p, st))
+    if kind == "maxpool":
+        n, h, w, c, kh, kw, pads, st = s
+        xp = np.pad(ins[0], ((0, 0), pads[:2], pads[2:], (0, 0)), constant_values=-np.inf)
+        oh, ow = (xp.shape[1] - kh) // st + 1, (xp.shape[2] - kw) // st + 1
+        out = np.full((n, oh, ow, c), -np.inf)
+        for i in range(kh):
+            for j in range(kw):
+                out = np.maximum(out, xp[:, i:i + st * (oh - 1) + 1:st, j:j + st * (ow - 1) + 1:st, :])
+        return out
     if kind == "reduce":
         f = np.sum if s[2] == "sum" else np.max
         return f(ins[0], axis=s[1], keepdims=True)
