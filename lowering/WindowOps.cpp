@@ -89,36 +89,32 @@ void unroll(linalg::LinalgOp op, const Window &w) {
   SmallVector<AffineMap> maps;
   auto out = cast<RankedTensorType>(init.getType());
   auto in = cast<RankedTensorType>(w.input.getType());
-  auto tapType = RankedTensorType::get(
-      {out.getDimSize(0), out.getDimSize(1), out.getDimSize(2),
-       out.getDimSize(3)},
-      in.getElementType());
+  auto tapType = RankedTensorType::get({out.getDimSize(0), out.getDimSize(1),
+                                        out.getDimSize(2), out.getDimSize(3)},
+                                       in.getElementType());
   AffineMap tapMap = AffineMap::get(rank, 0, {d(0), d(1), d(2), d(3)}, ctx);
   for (int64_t i = 0; i < w.kh; ++i)
     for (int64_t j = 0; j < w.kw; ++j) {
       // The tap's input elements for the whole output, a strided view of
       // the input [n, h, w, c]: the output's dims n, oh, ow, c (, m).
-      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
-                                           b.getIndexAttr(i * w.dh),
-                                           b.getIndexAttr(j * w.dw),
-                                           b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes, strides = {
-                                           b.getIndexAttr(1),
-                                           b.getIndexAttr(w.sh),
-                                           b.getIndexAttr(w.sw),
-                                           b.getIndexAttr(1)};
+      SmallVector<OpFoldResult> offsets = {
+          b.getIndexAttr(0), b.getIndexAttr(i * w.dh), b.getIndexAttr(j * w.dw),
+          b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes,
+          strides = {b.getIndexAttr(1), b.getIndexAttr(w.sh),
+                     b.getIndexAttr(w.sw), b.getIndexAttr(1)};
       for (int64_t s : tapType.getShape())
         sizes.push_back(b.getIndexAttr(s));
-      inputs.push_back(tensor::ExtractSliceOp::create(
-          b, loc, tapType, w.input, offsets, sizes, strides));
+      inputs.push_back(tensor::ExtractSliceOp::create(b, loc, tapType, w.input,
+                                                      offsets, sizes, strides));
       maps.push_back(tapMap);
       if (w.weights) {
         inputs.push_back(w.weights);
-        maps.push_back(AffineMap::get(
-            rank, 0,
-            {getAffineConstantExpr(i, ctx), getAffineConstantExpr(j, ctx),
-             d(3), d(4)},
-            ctx));
+        maps.push_back(
+            AffineMap::get(rank, 0,
+                           {getAffineConstantExpr(i, ctx),
+                            getAffineConstantExpr(j, ctx), d(3), d(4)},
+                           ctx));
       }
     }
   // The accumulator starts from the fill's constant (the output is then
@@ -135,8 +131,8 @@ void unroll(linalg::LinalgOp op, const Window &w) {
   if (!start) {
     inputs.push_back(init);
     maps.push_back(identity);
-    dest = tensor::EmptyOp::create(b, loc, out.getShape(),
-                                   out.getElementType());
+    dest =
+        tensor::EmptyOp::create(b, loc, out.getShape(), out.getElementType());
   }
   maps.push_back(identity);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
