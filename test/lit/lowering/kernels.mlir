@@ -92,15 +92,20 @@
 // PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
 // PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data
 // PF:             scf.for {{.*}} -> (vector<8x{{32|16}}xf32>)
-// A depthwise 3x3 (WindowOps.cpp): one element-wise generic over the
-// output, each tap a strided view of the padded input, the bias add fused;
-// upstream keeps the named op.
+// A depthwise 3x3 (WindowOps.cpp): element-wise generics over the output,
+// each tap a strided view: the interior (every tap in bounds) straight from
+// the input, no padded copy of it; then the border strips, each from a small
+// padded slice, all inserted into one result. Upstream keeps the named op.
 // DW-LABEL:   func.func @dw(
-// DW-COUNT-9:   tensor.extract_slice %padded
 // DW-NOT:       linalg.depthwise_conv
+// DW-COUNT-9:   tensor.extract_slice %arg0{{.*}} [1, 6, 6, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x6x6x16xf32>
 // DW:           linalg.generic
 // DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]
-// DW-NOT:       linalg.generic
+// DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0, 0] [1, 6, 6, 16, 1]
+// DW:           tensor.extract_slice %arg0[0, 0, 0, 0] [1, 2, 8, 16]
+// DW-NEXT:      tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
+// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0, 0] [1, 1, 8, 16, 1]
+// DW-NOT:       tensor.pad %arg0
 // DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
