@@ -176,7 +176,7 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                   const Start &from) {
   auto pad = w.input.getDefiningOp<tensor::PadOp>();
   if (!pad || !from.start || !pad.getConstantPaddingValue() ||
-      pad.hasZeroLowPad() && pad.hasZeroHighPad())
+      (pad.hasZeroLowPad() && pad.hasZeroHighPad()))
     return nullptr;
   SmallVector<int64_t> low(pad.getStaticLow()), high(pad.getStaticHigh());
   if (llvm::is_contained(low, ShapedType::kDynamic) ||
