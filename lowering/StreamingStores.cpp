@@ -72,6 +72,7 @@ std::optional<uint64_t> hostL2Size() {
 struct Stream {
   SmallVector<StoreInst *> stores;
   const SCEV *bytes;
+  Value *buffer;
 };
 
 /// The buffers `ptr` may point into: its underlying objects (through phis
@@ -190,9 +191,43 @@ SmallVector<Stream> findStreams(Loop *outer, LoopInfo &li,
     const SCEV *bytes = bytesPerRun(key.first, outer, g.bytes, se);
     if (!bytes)
       continue;
-    streams.push_back({std::move(g.stores), bytes});
+    streams.push_back(
+        {std::move(g.stores), bytes, const_cast<Value *>(key.second)});
   }
   return streams;
+}
+
+/// The alignment the streaming twin's stores get when their buffer has it
+/// at run time (malloc's and numpy's: large numpy arrays start 16 bytes
+/// into a page). x86 has no unaligned non-temporal vector store: a 256-bit
+/// store at 4-byte alignment became four 8-byte `movnti` of extracted
+/// lanes (most of a depthwise conv's time); at 16, two `vmovntps`.
+constexpr uint64_t kStreamAlign = 16;
+
+/// The streams' stores below kStreamAlign whose offset from their buffer
+/// is a multiple of it on every iteration (SCEV), with the buffer known
+/// before the nest: aligned once the buffer is.
+SmallVector<StoreInst *> alignableStores(ArrayRef<Stream> streams,
+                                         BasicBlock *check, DominatorTree &dt,
+                                         ScalarEvolution &se) {
+  SmallVector<StoreInst *> aligned;
+  for (const Stream &s : streams) {
+    auto *def = dyn_cast<Instruction>(s.buffer);
+    if (!s.buffer->getType()->isPointerTy() ||
+        (def && !dt.dominates(def, check->getTerminator())) ||
+        (!def && !isa<Argument>(s.buffer)))
+      continue;
+    for (StoreInst *store : s.stores) {
+      if (store->getAlign().value() >= kStreamAlign)
+        continue;
+      const SCEV *offset = se.getMinusSCEV(
+          se.getSCEV(store->getPointerOperand()), se.getSCEV(s.buffer));
+      if (!isa<SCEVCouldNotCompute>(offset) &&
+          se.getMinTrailingZeros(offset) >= Log2_64(kStreamAlign))
+        aligned.push_back(store);
+    }
+  }
+  return aligned;
 }
 
 /// Versions `outer` (in loop-simplify and LCSSA form): the preheader
@@ -216,6 +251,17 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
   Value *bytes = expander.expandCodeFor(total, i64, check->getTerminator());
   IRBuilder<> b(check->getTerminator());
   Value *big = b.CreateICmpUGE(bytes, b.getInt64(threshold), "stream.big");
+  SmallVector<StoreInst *> aligned = alignableStores(streams, check, dt, se);
+  SmallPtrSet<Value *, 4> bases;
+  for (const Stream &s : streams)
+    if (llvm::any_of(
+            s.stores,
+            [&](StoreInst *st) { return llvm::is_contained(aligned, st); }) &&
+        bases.insert(s.buffer).second) {
+      Value *low = b.CreateAnd(b.CreatePtrToInt(s.buffer, i64),
+                               b.getInt64(kStreamAlign - 1));
+      big = b.CreateAnd(big, b.CreateICmpEQ(low, b.getInt64(0)));
+    }
 
   BasicBlock *preheader =
       SplitBlock(check, check->getTerminator(), &dt, &li, nullptr,
@@ -247,9 +293,12 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
   MDNode *nontemporal = MDNode::get(
       ctx, ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), 1)));
   for (const Stream &s : streams)
-    for (StoreInst *store : s.stores)
-      cast<StoreInst>(map[store])
-          ->setMetadata(LLVMContext::MD_nontemporal, nontemporal);
+    for (StoreInst *store : s.stores) {
+      auto *twinStore = cast<StoreInst>(map[store]);
+      twinStore->setMetadata(LLVMContext::MD_nontemporal, nontemporal);
+      if (llvm::is_contained(aligned, store))
+        twinStore->setAlignment(Align(kStreamAlign));
+    }
 
   // A fence on every way out of the nest, so the streamed result is ordered
   // before any later store (such as a flag another thread waits for).
