@@ -930,6 +930,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
       (void)applyPatternsGreedily(getOperation(), std::move(patterns));
       prefetchTiles(getOperation());
     }
+    prefetchWindows(getOperation());
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies) {

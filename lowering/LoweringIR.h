@@ -25,6 +25,10 @@
 #include <map>
 #include <set>
 
+namespace mlir::linalg {
+class GenericOp;
+} // namespace mlir::linalg
+
 namespace tosa_lsp::detail {
 
 struct LoweredSection {
@@ -162,6 +166,15 @@ std::optional<std::string> reductionSchedule(mlir::Operation *op,
 
 /// Registers tosa-lsp-unroll-windows (WindowOps.cpp).
 void registerWindowPasses();
+
+/// Marks a window generic over (n, oh, ow, c) whose `inputs` read input rows
+/// no earlier output row read: after bufferization, prefetchWindows makes
+/// it loops whose channel loop prefetches them a few pixels ahead, line by
+/// line (`stride` input pixels per output pixel; WindowPrefetch.cpp).
+void markWindowPrefetch(mlir::linalg::GenericOp generic,
+                        llvm::ArrayRef<int64_t> inputs, int64_t channels,
+                        int64_t stride, int64_t elemBytes);
+void prefetchWindows(mlir::Operation *root);
 
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.

@@ -7,16 +7,20 @@
 // ow * sw + kw * dw), and the body applies the op's own body once per tap,
 // in the loops' order (kh, then kw). The result is element-wise in the
 // output: the channels are the innermost loop, which LLVM vectorises, the
-// window is in registers, and the bias add fuses into it
-// (linalg-fuse-elementwise-ops runs next). Before, the window loops were
-// innermost: a scalar 3x3 loop per output element (depthwise 3x3 of
-// 1x256x256x256: 5.9x the memory floor; max pool 3x3 s2: 6.1x).
+// window is in registers (each tap's multiply and add contracted to an
+// FMA). A depthwise conv's output drops TOSA's multiplier dim (1), and the
+// bias add after it becomes the accumulator's start: no second pass over
+// the output, no collapse between them (which made F_into compute into a
+// fresh buffer and copy). Before, the window loops were innermost: a
+// scalar 3x3 loop per output element (depthwise 3x3 of 1x256x256x256:
+// 5.9x the memory floor; max pool 3x3 s2: 6.1x).
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -82,13 +86,19 @@ std::optional<Window> windowOf(linalg::LinalgOp op) {
 /// result behind), else the op's initial value read as one more input.
 struct Start {
   Value start, initInput;
+  /// A bias added to the result (the element-wise add after TOSA's
+  /// depthwise conv), folded in as the accumulator's start: no second pass
+  /// over the output. `biasMap` reads it in the output's dims.
+  Value bias;
+  AffineMap biasMap;
 };
 
 /// The generic computing `op` over an output of `outType` from `input`,
 /// tap (i, j) read at (row0 + i * dh, col0 + j * dw) with the op's strides.
 Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                   Value input, int64_t row0, int64_t col0,
-                  RankedTensorType outType, const Start &from) {
+                  RankedTensorType outType, const Start &from,
+                  Value dest = nullptr, bool prefetch = false) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   unsigned rank = outType.getRank();
@@ -115,11 +125,11 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       maps.push_back(tapMap);
       if (w.weights) {
         inputs.push_back(w.weights);
-        maps.push_back(
-            AffineMap::get(rank, 0,
-                           {getAffineConstantExpr(i, ctx),
-                            getAffineConstantExpr(j, ctx), d(3), d(4)},
-                           ctx));
+        maps.push_back(AffineMap::get(rank, 0,
+                                      {getAffineConstantExpr(i, ctx),
+                                       getAffineConstantExpr(j, ctx), d(3),
+                                       getAffineConstantExpr(0, ctx)},
+                                      ctx));
       }
     }
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -128,28 +138,51 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     inputs.push_back(from.initInput);
     maps.push_back(identity);
   }
+  if (from.bias) {
+    inputs.push_back(from.bias);
+    maps.push_back(from.biasMap);
+  }
   maps.push_back(identity);
-  Value dest = tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                       outType.getElementType());
+  if (!dest)
+    dest = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                   outType.getElementType());
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   Block &body = op->getRegion(0).front();
   unsigned perTap = w.weights ? 2 : 1;
   auto generic = linalg::GenericOp::create(
       b, loc, outType, inputs, ValueRange{dest}, maps, iters,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value acc = from.start ? from.start : args[taps];
+        Value acc = from.bias    ? args[inputs.size() - 1]
+                    : from.start ? from.start
+                                 : args[taps];
         for (unsigned t = 0; t < taps; t += perTap) {
           IRMapping map;
           map.map(body.getArgument(0), args[t]);
           if (w.weights)
             map.map(body.getArgument(1), args[t + 1]);
           map.map(body.getArgument(body.getNumArguments() - 1), acc);
-          for (Operation &o : body.without_terminator())
-            nb.clone(o, map);
+          for (Operation &o : body.without_terminator()) {
+            Operation *c = nb.clone(o, map);
+            // A tap's multiply and add as one FMA (rounded once: closer to
+            // the exact sum, not further).
+            if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
+              c->setAttr(fm.getFastMathAttrName(),
+                         arith::FastMathFlagsAttr::get(
+                             c->getContext(), arith::FastMathFlags::contract));
+          }
           acc = map.lookupOrDefault(body.getTerminator()->getOperand(0));
         }
         linalg::YieldOp::create(nb, l, acc);
       });
+  if (prefetch) {
+    // The taps of the last column in rows no earlier output row read.
+    SmallVector<int64_t> fresh;
+    for (int64_t i = 0; i < w.kh; ++i)
+      if (i * w.dh > (w.kh - 1) * w.dh - w.sh)
+        fresh.push_back((i * w.kw + w.kw - 1) * perTap);
+    markWindowPrefetch(generic, fresh, outType.getDimSize(3), w.sw,
+                       outType.getElementTypeBitWidth() / 8);
+  }
   return generic->getResult(0);
 }
 
@@ -173,7 +206,7 @@ std::pair<int64_t, int64_t> inBounds(int64_t p, int64_t n, int64_t k,
 /// result (insert_slice). Returns the result, or null when it does not
 /// apply.
 Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
-                  const Start &from) {
+                  RankedTensorType out, const Start &from, Value into) {
   auto pad = w.input.getDefiningOp<tensor::PadOp>();
   if (!pad || !from.start || !pad.getConstantPaddingValue() ||
       (pad.hasZeroLowPad() && pad.hasZeroHighPad()))
@@ -186,7 +219,6 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   Location loc = op.getLoc();
   Value src = pad.getSource();
   auto in = cast<RankedTensorType>(src.getType());
-  auto out = cast<RankedTensorType>(op.getDpsInits()[0].getType());
   int64_t n = out.getDimSize(0), c = out.getDimSize(3);
   int64_t h = in.getDimSize(1), wd = in.getDimSize(2);
   int64_t oh = out.getDimSize(1), ow = out.getDimSize(2);
@@ -194,8 +226,10 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   auto [ow0, ow1] = inBounds(low[2], wd, w.kw, w.dw, w.sw, ow);
   if (oh1 <= oh0 || ow1 <= ow0)
     return nullptr;
-  Value result =
-      tensor::EmptyOp::create(b, loc, out.getShape(), out.getElementType());
+  Value result = into ? into
+                      : tensor::EmptyOp::create(b, loc, out.getShape(),
+                                                out.getElementType())
+                            .getResult();
   auto ofr = [&](ArrayRef<int64_t> v) {
     SmallVector<OpFoldResult> r;
     for (int64_t x : v)
@@ -219,10 +253,15 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     SmallVector<int64_t> at(out.getRank(), 0), ones(out.getRank(), 1);
     at[1] = ra;
     at[2] = ca;
+    // Each piece is computed in its place in the result (an empty tensor
+    // there is turned into the caller's buffer by eliminate-empty-tensors
+    // in F_into, but not the pieces' own: each was a copy).
+    Value place = tensor::ExtractSliceOp::create(b, loc, type, result, ofr(at),
+                                                 ofr(shape), ofr(ones));
     Value piece;
     if (k == 0) {
       piece = tapsGeneric(b, op, w, src, ra * w.sh - low[1], ca * w.sw - low[2],
-                          type, from);
+                          type, from, place, /*prefetch=*/true);
     } else {
       // The input rows and columns the strip reads, padded where they
       // leave the input.
@@ -242,7 +281,7 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       Value padded =
           tensor::PadOp::create(b, loc, padType, slice, ofr(lo), ofr(hi),
                                 pad.getConstantPaddingValue());
-      piece = tapsGeneric(b, op, w, padded, 0, 0, type, from);
+      piece = tapsGeneric(b, op, w, padded, 0, 0, type, from, place);
     }
     result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(at),
                                            ofr(shape), ofr(ones));
@@ -250,21 +289,142 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   return result;
 }
 
-/// The generic(s) replacing `op` (see the file comment).
+/// Whether `v` can be used at `op`: defined before it, or by an op of its
+/// block (TOSA's reshape of the bias) whose operands are, moved before it.
+bool availableAt(Value v, Operation *op) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return v.getParentRegion()->isAncestor(op->getParentRegion());
+  if (def->getBlock() != op->getBlock())
+    return false;
+  if (def->isBeforeInBlock(op))
+    return true;
+  for (Value operand : def->getOperands())
+    if (Operation *d = operand.getDefiningOp();
+        d && d->getBlock() == op->getBlock() && !d->isBeforeInBlock(op))
+      return false;
+  if (def->getNumRegions())
+    return false;
+  def->moveBefore(op);
+  return true;
+}
+
+/// The collapse of [n, oh, ow, c, 1] to [n, oh, ow, c] that is `conv`'s
+/// only use, if it is.
+tensor::CollapseShapeOp dropsMultiplier(Value conv) {
+  if (!conv.hasOneUse())
+    return nullptr;
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(*conv.user_begin());
+  if (!collapse || collapse.getSrcType().getRank() != 5 ||
+      collapse.getResultType().getRank() != 4 ||
+      collapse.getSrcType().getDimSize(4) != 1)
+    return nullptr;
+  return collapse;
+}
+
+/// The element-wise add of a bias that is `op`'s only use (through the
+/// collapse of the multiplier dim TOSA's lowering puts between them), when
+/// the accumulator starts from zero and the bias does not vary along the
+/// output's rows and columns (dims 1 and 2: the pieces of splitPadded each
+/// cover some of them). Sets `from.bias`; returns the add, or null.
+linalg::GenericOp foldableBias(linalg::LinalgOp op, Start &from) {
+  auto zero = from.start ? from.start.getDefiningOp<arith::ConstantOp>()
+                         : arith::ConstantOp();
+  auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+  Value conv = op->getResult(0);
+  if (!value || !value.getValue().isZero() || !conv.hasOneUse())
+    return nullptr;
+  // TOSA's form: the add reads the output without its multiplier dim.
+  auto collapse = dropsMultiplier(conv);
+  if (!collapse || !collapse->hasOneUse())
+    return nullptr;
+  conv = collapse.getResult();
+  auto add = dyn_cast<linalg::GenericOp>(*conv.user_begin());
+  if (!add || add.getNumDpsInputs() != 2 || add.getNumDpsInits() != 1 ||
+      add.getNumParallelLoops() != add.getNumLoops() ||
+      add->getResult(0).getType() != conv.getType())
+    return nullptr;
+  Block &body = add.getRegion().front();
+  auto sum = dyn_cast<arith::AddFOp>(&body.front());
+  auto args = body.getArguments().take_front(2);
+  if (body.getOperations().size() != 2 || !sum ||
+      body.getTerminator()->getOperand(0) != sum.getResult() ||
+      !llvm::is_contained(args, sum.getLhs()) ||
+      !llvm::is_contained(args, sum.getRhs()) || sum.getLhs() == sum.getRhs())
+    return nullptr;
+  unsigned self = add.getDpsInputOperand(0)->get() == conv ? 0 : 1;
+  OpOperand *bias = add.getDpsInputOperand(1 - self);
+  AffineMap map = add.getMatchingIndexingMap(bias);
+  if (!add.getMatchingIndexingMap(add.getDpsInputOperand(self)).isIdentity() ||
+      bias->get() == conv || map.isFunctionOfDim(1) || map.isFunctionOfDim(2) ||
+      !availableAt(bias->get(), op))
+    return nullptr;
+  from.bias = bias->get();
+  from.biasMap = map;
+  return add;
+}
+
+/// The caller's buffer (F_into's destination argument) that `result` is
+/// materialized in, if it is its only use. The pieces of splitPadded are
+/// inserted into it: eliminate-empty-tensors then computes each in place,
+/// whereas from an empty tensor it made the first piece's empty a slice of
+/// that tensor before replacing it by the buffer (a 64 MiB alloc + copy).
+Value callersBuffer(Value result, RankedTensorType type) {
+  if (!result.hasOneUse())
+    return nullptr;
+  auto into =
+      dyn_cast<bufferization::MaterializeInDestinationOp>(*result.user_begin());
+  auto dest = into ? dyn_cast<BlockArgument>(into.getDest()) : nullptr;
+  if (!dest || dest.getType() != type || !dest.hasOneUse() ||
+      dest.getParentBlock() != into->getBlock())
+    return nullptr;
+  return dest;
+}
+
+/// The generic(s) replacing `op` (see the file comment). They compute the
+/// output without a depthwise conv's multiplier dim (1): then TOSA's
+/// collapse of that dim goes away, and `F_into` writes the caller's buffer
+/// in place (with it, eliminate-empty-tensors left a copy: 1.4x the time).
 void unroll(linalg::LinalgOp op, const Window &w) {
   OpBuilder b(op);
+  Location loc = op.getLoc();
   Value init = op.getDpsInits()[0];
+  auto full = cast<RankedTensorType>(init.getType());
+  auto out = RankedTensorType::get(full.getShape().take_front(4),
+                                   full.getElementType());
+  SmallVector<ReassociationIndices> dropM = {{0}, {1}, {2}, {3, 4}};
   Start from;
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
     if (fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
       from.start = fill.getInputs()[0];
   if (!from.start)
-    from.initInput = init;
-  Value result = splitPadded(b, op, w, from);
+    from.initInput =
+        full.getRank() == 4
+            ? init
+            : tensor::CollapseShapeOp::create(b, loc, out, init, dropM)
+                  .getResult();
+  linalg::GenericOp biasAdd = w.weights ? foldableBias(op, from) : nullptr;
+  Value conv = op->getResult(0);
+  Value final = biasAdd                 ? biasAdd->getResult(0)
+                : dropsMultiplier(conv) ? dropsMultiplier(conv).getResult()
+                                        : conv;
+  Value result = splitPadded(b, op, w, out, from, callersBuffer(final, out));
   if (!result)
-    result = tapsGeneric(b, op, w, w.input, 0, 0,
-                         cast<RankedTensorType>(init.getType()), from);
-  op->getResult(0).replaceAllUsesWith(result);
+    result = tapsGeneric(b, op, w, w.input, 0, 0, out, from, nullptr,
+                         /*prefetch=*/true);
+  if (biasAdd) {
+    biasAdd->getResult(0).replaceAllUsesWith(result);
+    biasAdd->erase();
+  } else if (tensor::CollapseShapeOp collapse =
+                 full.getRank() == 4 ? nullptr : dropsMultiplier(conv)) {
+    collapse.getResult().replaceAllUsesWith(result);
+  } else if (full.getRank() != 4) {
+    result = tensor::ExpandShapeOp::create(b, loc, full, result, dropM);
+  }
+  if (tensor::CollapseShapeOp collapse = dropsMultiplier(conv);
+      collapse && collapse->use_empty())
+    collapse->erase();
+  conv.replaceAllUsesWith(result);
   op->erase();
 }
 

@@ -13,6 +13,7 @@
 // RUN: %tosa-lsp lower %s --stage=vector --function=mmk | FileCheck %s --check-prefix=KB
 // RUN: %tosa-lsp lower %s --stage=loops --function=mmk | FileCheck %s --check-prefix=PF
 // RUN: %tosa-lsp lower %s --function=dw | FileCheck %s --check-prefix=DW
+// RUN: %tosa-lsp lower %s --function=dw --stage=loops | FileCheck %s --check-prefix=DWLOOPS
 // RUN: %tosa-lsp lower %s --function=dw --mode=upstream | FileCheck %s --check-prefix=DWUP
 
 // CHECK-LABEL: func.func @mm(
@@ -99,13 +100,34 @@
 // DW-LABEL:   func.func @dw(
 // DW-NOT:       linalg.depthwise_conv
 // DW-COUNT-9:   tensor.extract_slice %arg0{{.*}} [1, 6, 6, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x6x6x16xf32>
+// The bias is the accumulator's start (an input read by d3), not a
+// second pass; the output has no multiplier dim (no collapse after it);
+// the interior generic is marked for prefetching.
 // DW:           linalg.generic
-// DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]
-// DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0, 0] [1, 6, 6, 16, 1]
+// DW-SAME:        affine_map<(d0, d1, d2, d3) -> (d3)>
+// DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// DW-SAME:        ins({{.*}}, %arg2 : {{.*}}tensor<16xf32>)
+// DW-SAME:        tosa_lsp.prefetch_window = array<i64: 64, 16, 1, 16>
+// DW:             %[[M:[0-9]+]] = arith.mulf {{.*}} fastmath<contract>
+// DW-NEXT:        arith.addf %in_{{[0-9]+}}, %[[M]] fastmath<contract>
+// DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0] [1, 6, 6, 16]
 // DW:           tensor.extract_slice %arg0[0, 0, 0, 0] [1, 2, 8, 16]
 // DW-NEXT:      tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
-// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0, 0] [1, 1, 8, 16, 1]
+// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0] [1, 1, 8, 16]
 // DW-NOT:       tensor.pad %arg0
+// DW:           %[[LAST:.*]] = tensor.insert_slice {{.*}}[0, 1, 7, 0] [1, 6, 1, 16]
+// DW-NEXT:      return %[[LAST]]
+// At the loops stage the interior's channel loop runs by cache lines, each
+// prefetching the newest input row's line 64 pixels (4 KB) ahead.
+// DWLOOPS-LABEL: func.func @dw(
+// DWLOOPS:         scf.for %{{.*}} = %c0 to %c1 step %c1 {
+// DWLOOPS-NEXT:      scf.for %{{.*}} = %c0 to %c6 step %c1 {
+// DWLOOPS-NEXT:        scf.for %[[OW:arg[0-9]+]] = %c0 to %c6 step %c1 {
+// DWLOOPS-NEXT:          scf.for %[[C:arg[0-9]+]] = %c0 to %c16 step %c16 {
+// DWLOOPS-NEXT:            arith.addi %[[C]], %c16
+// DWLOOPS-NEXT:            %[[AHEAD:[0-9]+]] = arith.addi %[[OW]], %c64
+// DWLOOPS-NEXT:        memref.prefetch %subview_7[%{{.*}}, %{{.*}}, %[[AHEAD]], %[[C]]], read, locality<3>, data
+// DWLOOPS-NEXT:        scf.for %{{.*}} = %[[C]] to
 // DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(

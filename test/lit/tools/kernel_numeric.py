@@ -82,6 +82,11 @@ CASES = [
     ("dw3x3", "dwconv", (2, 9, 7, 24, 1, 3, 3, 1, 1), False),
     ("dw3x3_s2", "dwconv", (1, 11, 9, 16, 1, 3, 3, 1, 2), False),
     ("dw3x3_m2", "dwconv", (1, 6, 5, 8, 2, 3, 3, 1, 1), False),
+    # 32 channels (whole cache lines): the interior's channel loop is strip
+    # mined and prefetches (WindowPrefetch.cpp); no padding: no split, the
+    # bias still folded; F_into computing the pieces in the caller's buffer.
+    ("dw3x3_c32", "dwconv", (2, 9, 7, 32, 1, 3, 3, 1, 1), False),
+    ("dw3x3_nopad", "dwconv", (1, 8, 10, 48, 1, 3, 3, 0, 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
 ]
