@@ -809,6 +809,28 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     return true;
   }
 
+  /// Whether `t` now writes the caller's buffer that its result (its only
+  /// use) is materialised in: its init becomes that buffer, and the
+  /// materialisation, a copy onto itself, goes (with it, one-shot
+  /// bufferization refused the tiled loops on the buffer too). The result
+  /// returned is then the buffer itself, which drop-equivalent-buffer-results
+  /// removes; kernel_numeric.py checks F_into writes every element.
+  static bool intoCallersBuffer(linalg::TransposeOp t) {
+    Value result = t->getResult(0);
+    if (!result.hasOneUse())
+      return false;
+    auto m = dyn_cast<bufferization::MaterializeInDestinationOp>(
+        *result.user_begin());
+    auto dest = m ? dyn_cast<BlockArgument>(m.getDest()) : nullptr;
+    if (!dest || !dest.hasOneUse() || dest.getType() != result.getType() ||
+        dest.getParentBlock() != t->getBlock())
+      return false;
+    t.getInitMutable().assign(dest);
+    m.getResult().replaceAllUsesWith(result);
+    m.erase();
+    return true;
+  }
+
   /// Big static f32 transposes outside the kernels (tosa.transpose, a
   /// filter's HWCF relayout the kernel did not take) as the packing's vector
   /// copies: convert-linalg-to-loops gives scalar loops reading one of the
@@ -817,19 +839,23 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   bool vectoriseTransposes(ModuleOp module) {
     SmallVector<linalg::TransposeOp> transposes;
     for (auto fn : module.getOps<func::FuncOp>()) {
-      // Not where a result is materialised in a caller's buffer (F_into):
-      // one-shot bufferization refused the tiled loops there ("cannot
-      // avoid RaW conflict").
+      // Where a result is materialised in a caller's buffer (F_into),
+      // one-shot bufferization refused the tiled loops of a transpose into
+      // an empty tensor ("cannot avoid RaW conflict"): only a transpose
+      // that is the result, written into the buffer itself.
       bool into = false;
       fn.walk([&](bufferization::MaterializeInDestinationOp) { into = true; });
-      if (!into && !fn.getSymName().starts_with(kKernelPrefix))
-        fn.walk([&](linalg::TransposeOp t) {
-          auto type = dyn_cast<RankedTensorType>(t.getInit().getType());
-          if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
-              type.getElementType().isF32() &&
-              type.getNumElements() >= kMinVectorTranspose)
-            transposes.push_back(t);
-        });
+      SmallVector<linalg::TransposeOp> found;
+      if (!fn.getSymName().starts_with(kKernelPrefix))
+        fn.walk([&](linalg::TransposeOp t) { found.push_back(t); });
+      for (linalg::TransposeOp t : found) {
+        auto type = dyn_cast<RankedTensorType>(t.getInit().getType());
+        if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
+            type.getElementType().isF32() &&
+            type.getNumElements() >= kMinVectorTranspose &&
+            (!into || intoCallersBuffer(t)))
+          transposes.push_back(t);
+      }
     }
     return vectoriseEach(module, transposes, lanes >= 16 ? 16 : 8, true);
   }
