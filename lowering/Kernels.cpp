@@ -957,6 +957,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
       prefetchTiles(getOperation());
     }
     prefetchWindows(getOperation());
+    jamOuterReductions(getOperation());
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies) {

@@ -176,6 +176,10 @@ void markWindowPrefetch(mlir::linalg::GenericOp generic,
                         int64_t stride, int64_t elemBytes);
 void prefetchWindows(mlir::Operation *root);
 
+/// After bufferization: reductions over an outer dim (reduce_max over H)
+/// as loops combining 4 rows per pass over the result (OuterReductions.cpp).
+void jamOuterReductions(mlir::Operation *root);
+
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.
 unsigned hostKernelLanes();

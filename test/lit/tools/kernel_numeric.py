@@ -77,6 +77,10 @@ CASES = [
     ("reduce_sum_c", "reduce", ((2, 5, 6, 64), 3, "sum"), False),
     ("reduce_max_c", "reduce", ((1, 4, 3, 2048), 3, "max"), False),
     ("reduce_sum_h", "reduce", ((1, 8, 4, 32), 1, "sum"), False),
+    # Big enough for 4 rows per pass over the result (OuterReductions.cpp);
+    # 36 rows: 9 passes; a sum over W of 2 images (an outer dim, not H).
+    ("reduce_max_h", "reduce", ((1, 36, 40, 64), 1, "max"), False),
+    ("reduce_sum_w", "reduce", ((2, 12, 32, 96), 2, "sum"), False),
     # Windows unrolled into element-wise ops (WindowOps.cpp): one input per
     # tap, strided views of the (padded) input; multiplier 2: the loops.
     ("dw3x3", "dwconv", (2, 9, 7, 24, 1, 3, 3, 1, 1), False),
