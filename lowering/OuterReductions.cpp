@@ -55,10 +55,9 @@ std::optional<unsigned> outerReduction(linalg::GenericOp op) {
   int64_t total = 1;
   for (int64_t r : ranges)
     total = ShapedType::isDynamic(r) ? -1 : total * r;
-  unsigned red = llvm::find(iters, utils::IteratorType::reduction) -
-                 iters.begin();
-  if (total < kMinIterations || red + 1 == iters.size() ||
-      ranges[red] % kJam)
+  unsigned red =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
+  if (total < kMinIterations || red + 1 == iters.size() || ranges[red] % kJam)
     return std::nullopt;
   return red;
 }

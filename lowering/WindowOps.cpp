@@ -1,7 +1,8 @@
 //===- WindowOps.cpp - small windows unrolled into element-wise ops ------===//
 //
 // A depthwise convolution (linalg.depthwise_conv_2d_nhwc_hwcm, channel
-// multiplier 1) or a max pool (linalg.pooling_nhwc_max) with a small static
+// multiplier 1), a max pool (linalg.pooling_nhwc_max) or the sum of an
+// average pool (linalg.pooling_nhwc_sum) with a small static
 // window becomes one linalg.generic over the output: each of the KH x KW
 // taps is an input of its own, the same tensor read at (oh * sh + kh * dh,
 // ow * sw + kw * dw), and the body applies the op's own body once per tap,
@@ -55,6 +56,12 @@ std::optional<Window> windowOf(linalg::LinalgOp op) {
     w.input = pool.getInputs()[0];
     strides = attrs(pool.getStrides());
     dilations = attrs(pool.getDilations());
+  } else if (auto sum = dyn_cast<linalg::PoolingNhwcSumOp>(*op)) {
+    // TOSA's average pool: this sum, then an element-wise divide that
+    // fuses into the generic (it was a zeroed buffer, a pass per tap).
+    w.input = sum.getInputs()[0];
+    strides = attrs(sum.getStrides());
+    dilations = attrs(sum.getDilations());
   } else {
     return std::nullopt;
   }

@@ -86,10 +86,20 @@ void prefetchWindows(Operation *root) {
     g->removeAttr(kPrefetchTag);
     if (!g.hasPureBufferSemantics())
       continue;
-    // The inputs, before the generic's operands go with it.
+    // The inputs, before the generic's operands go with it. A pass between
+    // the mark and here may have dropped an operand (an unused one): then
+    // an index is out of range or names another input, which only makes
+    // a prefetch useless.
     SmallVector<Value> reads;
-    for (int64_t i : v.drop_front(3))
-      reads.push_back(g.getDpsInputs()[i]);
+    for (int64_t i : v.drop_front(3)) {
+      auto type = i < g.getNumDpsInputs()
+                      ? dyn_cast<MemRefType>(g.getDpsInputs()[i].getType())
+                      : MemRefType();
+      if (type && type.getRank() == 4)
+        reads.push_back(g.getDpsInputs()[i]);
+    }
+    if (reads.empty())
+      continue;
     auto elemBits = cast<MemRefType>(reads.front().getType())
                         .getElementType()
                         .getIntOrFloatBitWidth();

@@ -36,7 +36,7 @@ from memref_desc import descriptor, read, make_desc as make  # noqa: E402
 #   transpose: (shape, perms): big enough (>= 65536 elements) to be vectorised
 #   reduce: (shape, axis, "sum" or "max")
 #   dwconv: (N, H, W, C, M, KH, KW, pad, stride)
-#   maxpool: (N, H, W, C, KH, KW, (top, bottom, left, right), stride)
+#   maxpool, avgpool: (N, H, W, C, KH, KW, (top, bottom, left, right), stride)
 CASES = [
     ("mm_square", "matmul", (1, 64, 64, 64), True),
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
@@ -93,6 +93,10 @@ CASES = [
     ("dw3x3_nopad", "dwconv", (1, 8, 10, 48, 1, 3, 3, 0, 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
+    # Average pools: the window generic with the divide fused (no padding),
+    # and split around a padded border (the count varies there).
+    ("avgpool2x2_s2", "avgpool", (2, 8, 12, 32, 2, 2, (0, 0, 0, 0), 2), False),
+    ("avgpool3x3_pad", "avgpool", (1, 9, 7, 16, 3, 3, (1, 1, 1, 1), 1), False),
 ]
 
 
@@ -140,6 +144,17 @@ def function(name, kind, s):
                 "tensor<1xf32>) -> %s\n  return %%r : %s\n}\n"
                 % (name, ttype(x), ttype(wt), c * m, ttype(r), ZP, p, p, p, p, st, st,
                    ttype(x), ttype(wt), c * m, ttype(r), ttype(r)))
+    if kind == "avgpool":
+        n, h, w, c, kh, kw, pads, st = s
+        oh = (h + pads[0] + pads[1] - kh) // st + 1
+        ow = (w + pads[2] + pads[3] - kw) // st + 1
+        x, r = (n, h, w, c), (n, oh, ow, c)
+        return ("func.func @%s(%%x: %s) -> %s {\n%s  %%r = tosa.avg_pool2d %%x, %%zp, %%zp "
+                "{acc_type = f32, kernel = array<i64: %d, %d>, pad = array<i64: %s>, "
+                "stride = array<i64: %d, %d>} : (%s, tensor<1xf32>, tensor<1xf32>) -> %s\n"
+                "  return %%r : %s\n}\n"
+                % (name, ttype(x), ttype(r), ZP, kh, kw, ", ".join(map(str, pads)), st, st,
+                   ttype(x), ttype(r), ttype(r)))
     if kind == "maxpool":
         n, h, w, c, kh, kw, pads, st = s
         oh = (h + pads[0] + pads[1] - kh) // st + 1
@@ -192,7 +207,7 @@ def inputs(kind, s, rng):
         n, h, w, c, m, kh, kw, _, _ = s
         return [rng.uniform(-1, 1, (n, h, w, c)), rng.uniform(-1, 1, (kh, kw, c, m)),
                 rng.uniform(-1, 1, (c * m,))]
-    if kind == "maxpool":
+    if kind in ("maxpool", "avgpool"):
         return [rng.uniform(-1, 1, s[:4])]
     if kind in ("transpose", "reduce"):
         return [rng.uniform(-1, 1, s[0])]
@@ -221,6 +236,20 @@ def reference(kind, s, ins):
             for j in range(m):
                 wf[ci * m + j, :, :, ci] = w[:, :, ci, j]
         return conv(x, wf, bias, (n, h, wd, c, c * m, kh, kw, p, st))
+    if kind == "avgpool":
+        # The sum over the window's in-bounds elements over their count.
+        n, h, w, c, kh, kw, pads, st = s
+        xp = np.pad(ins[0], ((0, 0), pads[:2], pads[2:], (0, 0)))
+        ones = np.pad(np.ones((1, h, w, 1)), ((0, 0), pads[:2], pads[2:], (0, 0)))
+        oh, ow = (xp.shape[1] - kh) // st + 1, (xp.shape[2] - kw) // st + 1
+        total, count = np.zeros((n, oh, ow, c)), np.zeros((1, oh, ow, 1))
+        for i in range(kh):
+            for j in range(kw):
+                win = (slice(None), slice(i, i + st * (oh - 1) + 1, st),
+                       slice(j, j + st * (ow - 1) + 1, st), slice(None))
+                total += xp[win]
+                count += ones[win]
+        return total / count
     if kind == "maxpool":
         n, h, w, c, kh, kw, pads, st = s
         xp = np.pad(ins[0], ((0, 0), pads[:2], pads[2:], (0, 0)), constant_values=-np.inf)
