@@ -7,6 +7,7 @@
 #include "StreamingStores.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -276,6 +277,25 @@ void useHugePagesForLargeAllocations(llvm::Module &m) {
   b.CreateRet(p);
 }
 
+/// convert-scf-to-cf carries an scf.for's `llvm.loop_annotation`
+/// (WindowPrefetch.cpp's vector width) to its latch branch as a discardable
+/// attribute, which the translation ignores: it reads the branch's own
+/// `loop_annotation`.
+void adoptLoopAnnotations(mlir::ModuleOp module) {
+  constexpr llvm::StringLiteral kName = "llvm.loop_annotation";
+  module.walk([&](mlir::Operation *op) {
+    auto a = op->getDiscardableAttr(kName);
+    auto loop = llvm::dyn_cast_or_null<mlir::LLVM::LoopAnnotationAttr>(a);
+    if (!loop)
+      return;
+    if (auto br = llvm::dyn_cast<mlir::LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(loop);
+    else if (auto cbr = llvm::dyn_cast<mlir::LLVM::CondBrOp>(op))
+      cbr.setLoopAnnotationAttr(loop);
+    op->removeDiscardableAttr(kName);
+  });
+}
+
 /// MLIR stores an i1 element as one byte, but LLVM's loop vectoriser does
 /// not widen loads and stores of i1 (not a byte-sized type): it gathers
 /// them byte by byte. Accessing the byte as i8 (trunc after the load, zext
@@ -532,6 +552,7 @@ llvm::Expected<std::string> translate(detail::LoweredSection &ls,
     return out;
   }
   step("translating to LLVM IR");
+  adoptLoopAnnotations(*ls.module);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*ls.module, llvmContext, path);

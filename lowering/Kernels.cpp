@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -945,7 +946,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<linalg::LinalgDialect, memref::MemRefDialect,
-                    vector::VectorDialect>();
+                    vector::VectorDialect, LLVM::LLVMDialect>();
   }
   void runOnOperation() override {
     if (getOperation().getSymName().starts_with(kKernelPrefix)) {

@@ -15,6 +15,7 @@
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -115,6 +116,16 @@ void prefetchWindows(Operation *root) {
       continue;
     int64_t perLine = 512 / elemBits;
     scf::ForOp inner = stripMine(rewriter, fors[3], perLine);
+    // One line, one vector: LLVM would pick 256-bit vectors (its default on
+    // this CPU), two per line (measured with 512: depthwise F_into -11%,
+    // max pool -17%).
+    MLIRContext *ctx = rewriter.getContext();
+    auto vectorize = LLVM::LoopVectorizeAttr::get(
+        ctx, {}, {}, {}, rewriter.getI32IntegerAttr(perLine), {}, {}, {});
+    inner->setAttr("llvm.loop_annotation",
+                   LLVM::LoopAnnotationAttr::get(ctx, {}, vectorize, {}, {}, {},
+                                                 {}, {}, {}, {}, {}, {}, {}, {},
+                                                 {}, {}));
     // Each line of channels prefetches the same line `ahead` pixels on
     // (one line per 64 bytes computed: spread out, not a burst per pixel).
     rewriter.setInsertionPoint(inner);

@@ -14,6 +14,7 @@
 // RUN: %tosa-lsp lower %s --stage=loops --function=mmk | FileCheck %s --check-prefix=PF
 // RUN: %tosa-lsp lower %s --function=dw | FileCheck %s --check-prefix=DW
 // RUN: %tosa-lsp lower %s --function=dw --stage=loops | FileCheck %s --check-prefix=DWLOOPS
+// RUN: %tosa-lsp compile %s -o %t.ll --emit=llvm-ir -O0 --quiet --force && FileCheck %s --check-prefix=DWVEC --input-file=%t.ll
 // RUN: %tosa-lsp lower %s --function=dw --mode=upstream | FileCheck %s --check-prefix=DWUP
 
 // CHECK-LABEL: func.func @mm(
@@ -128,6 +129,10 @@
 // DWLOOPS-NEXT:            %[[AHEAD:[0-9]+]] = arith.addi %[[OW]], %c64
 // DWLOOPS-NEXT:        memref.prefetch %subview_7[%{{.*}}, %{{.*}}, %[[AHEAD]], %[[C]]], read, locality<3>, data
 // DWLOOPS-NEXT:        scf.for %{{.*}} = %[[C]] to
+// The line's loop asks LLVM for one 16-lane vector (its default here is
+// 256-bit vectors), through to the LLVM IR's loop metadata.
+// DWLOOPS:             } {llvm.loop_annotation = #llvm.loop_annotation<vectorize = <width = 16 : i32>>}
+// DWVEC: !{!"llvm.loop.vectorize.width", i32 16}
 // DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
