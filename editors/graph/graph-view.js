@@ -100,8 +100,11 @@ ${svgCSS()}`;
 .tosa-graph.far text{display:none}`;
   }
 
+  // Also drops the control characters XML does not allow: one in an SVG
+  // file (render.js) ends the picture there.
+  const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
   function esc(s) {
-    return String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+    return String(s).replace(/[&<>"\x00-\x08\x0b\x0c\x0e-\x1f]/g, c => ESC[c] || '');
   }
   function shapeOf(type) {
     const m = /^tensor<(.*)>$/.exec(type || '');
@@ -387,7 +390,8 @@ ${svgCSS()}`;
       farInput: ge => {
         const e = view.edges[ge.index];
         const label = clip(e.value + ' : ' + shapeOf(e.type));
-        return { key: e.from + '\u0000' + e.value, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e };
+        // A space: in no SSA name, and allowed in the SVG's XML (a NUL is not).
+        return { key: e.from + ' ' + e.value, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e };
       },
     });
     const pos = r.pos;
@@ -1132,7 +1136,10 @@ ${svgCSS()}`;
     }
     // Double-click on a region (or a collapsed one) folds or unfolds it.
     canvas.addEventListener('dblclick', e => {
-      const el = e.target.closest && e.target.closest('[data-id]');
+      // The canvas holds the pointer's capture (for a drag): the event's
+      // target is the canvas, so the element under the pointer it is.
+      const target = doc.elementFromPoint ? doc.elementFromPoint(e.clientX, e.clientY) : e.target;
+      const el = target && target.closest && target.closest('[data-id]');
       const id = el && el.getAttribute('data-id');
       if (id && view && ((view.index.get(id) || {}).kids || []).length + (collapsed.has(id) ? 1 : 0)) toggle(id);
     });

@@ -154,6 +154,10 @@ test('graph: a big function is laid out by layered.js, in layers, without overla
   const svg: string = await G.renderSVG(model, null);
   assert.match(svg, /<g class="node op error" data-id="%7">/);
   assert.match(svg, /class="node input"/);
+  // Well-formed XML: no control character (an input node's id had a NUL,
+  // which ended the SVG file's picture at the first far edge).
+  // eslint-disable-next-line no-control-regex
+  assert.doesNotMatch(svg, /[\x00-\x08\x0b\x0c\x0e-\x1f]/);
 });
 
 test('graph: a big layout made in a worker is the page\'s own, after a structured clone with transfers', async () => {
