@@ -561,7 +561,7 @@ ${svgCSS()}`;
   // Big views: layered.js at once (in `worker` when given, else here),
   // then its bands. The result's `where` says which thread laid it out.
   async function layout(view, elk, onBand, alive, worker) {
-    if (isBig(view)) {
+    if (isBig(view) || (!elk && Layered)) {
       const t0 = Date.now();
       let r = null, where = 'page';
       if (worker) {
@@ -753,7 +753,9 @@ ${svgCSS()}`;
     return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
 
-  // The interactive view in `container`. options: {elk, layoutWorker (a
+  // The interactive view in `container`. options: {elk (an ELK, a promise
+  // of one, or a function returning either, called when a small view first
+  // needs it), layoutWorker (a
   // makeLayoutWorker() or a promise of one), onSelect(node), onState(state),
   // state, onStage(stage)}: with onStage, a toggle asks the
   // host for the function after linalg lowering (stage "linalg") or as
@@ -1046,8 +1048,18 @@ ${svgCSS()}`;
       const vp = fresh.querySelector('.viewport');
       let first = true, bandsDone = 0;
       const nBands = Math.ceil(view.top.length / BAND);
-      // A big view does not wait for ELK (a worker compiling 1.6 MB).
-      const elk = isBig(view) ? null : await options.elk;
+      // A big view does not wait for ELK (1.6 MB to load and compile); a
+      // host may load it only now (`elk` a function), when a small view
+      // needs it: a big function's first picture never waits for it.
+      let elk = null;
+      if (!isBig(view)) {
+        try {
+          elk = await (typeof options.elk === 'function' ? options.elk() : options.elk);
+        } catch (e) {
+          elk = null; // no ELK: layered.js draws it (a plainer picture, not none)
+        }
+        if (!alive()) return;
+      }
       // A big view: layered.js in the worker (the page pans meanwhile).
       const worker = job && isBig(view) ? { layout: v => job.then(laid => sliced('unpack', unpackSteps(v, laid), alive)) } : null;
       const result = await layout(view, elk, (band, pos) => timed('band', () => {
@@ -1087,6 +1099,8 @@ ${svgCSS()}`;
       container.dataset.layoutMs = String(Date.now() - t0);
       // Which thread laid it out (tests: a big graph must not be the page's).
       container.dataset.layoutIn = result.where || 'page';
+      // Which layout (tests: a small function's is ELK's, unless it failed to load).
+      container.dataset.layoutBy = result.fast ? 'layered' : 'elk';
       container.dataset.rendered = String(gen);
       container.dataset.nodes = String(view.nodes.length);
       if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
