@@ -29,6 +29,10 @@
   const FAST_NODES = 250;
   const STRIPE = 800;       // height of a drawn band of a fast layout
   const FAR_K = 0.35;       // below this zoom: no text (a big graph: a canvas)
+  // Below this zoom a big graph's edge labels (10 px) are under 6 px on
+  // screen, too small to read: not drawn, which halves the text a pan
+  // frame paints (software rendering: glyphs are most of a frame).
+  const LABEL_K = 0.6;
   const BAND_GAP = 60;      // between bands
   const BIG_CONST = 1024;   // bytes of a folded constant worth a badge
   const SLICE_MS = 6;       // the page's work between two chances of a frame
@@ -97,7 +101,9 @@ ${svgCSS()}`;
 .tosa-graph .node.match rect{stroke:#0969da;stroke-width:3}
 .tosa-graph .node.current rect,.tosa-graph .region.current>rect{stroke:#0969da;stroke-width:3;fill:#ddf4ff}
 .tosa-graph .node,.tosa-graph .region .head{cursor:pointer}
-.tosa-graph.far text{display:none}`;
+.tosa-graph.far text{display:none}
+.tosa-graph.nolabels .elabel{display:none}
+.tosa-graph.big .elabel{stroke:none}`;
   }
 
   // Also drops the control characters XML does not allow: one in an SVG
@@ -806,6 +812,7 @@ ${svgCSS()}`;
       // rasterised worse in software.
       svg.style.transform = `translate(${state.tx.toFixed(1)}px,${state.ty.toFixed(1)}px) scale(${state.k.toFixed(4)})`;
       svg.classList.toggle('far', state.k < FAR_K);
+      svg.classList.toggle('nolabels', !!(laid && laid.fast) && state.k < LABEL_K);
       cull();
     }
     // Only the bands on screen are in the document (added the first time
@@ -1043,7 +1050,9 @@ ${svgCSS()}`;
       }
       const t0 = Date.now();
       const fresh = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
-      fresh.setAttribute('class', 'tosa-graph');
+      // A big graph's edge labels without their halo (a stroke around
+      // each glyph, painted again every pan frame).
+      fresh.setAttribute('class', isBig(view) ? 'tosa-graph big' : 'tosa-graph');
       fresh.innerHTML = DEFS + '<g class="viewport"></g>';
       const vp = fresh.querySelector('.viewport');
       let first = true, bandsDone = 0;

@@ -188,6 +188,17 @@ async function bigPages(browser) {
     shown: document.querySelectorAll('#tosa-graph svg g.node').length, note: document.querySelector('.tg-note').hidden }));
   check(+d.nodes > 4000 && d.shown > 0 && d.layoutBy === 'layered' && d.note, 'a 4,000-op function is drawn (layered.js, no note)', JSON.stringify(d));
   check(d.elk === 'undefined', 'ELK is not loaded for it', d.elk);
+  // Edge labels (10 px) only where they are readable: not below 60%.
+  const labels = () => page.evaluate(() => {
+    const t = document.querySelector('#tosa-graph svg text.elabel');
+    return { k: window.tosaGraphView.state().k, shown: !!t && getComputedStyle(t).display !== 'none' };
+  });
+  const low = await labels();
+  await page.click('button[data-act="in"]');
+  await page.click('button[data-act="in"]');
+  await new Promise(r => setTimeout(r, 200));
+  const high = await labels();
+  check(low.k < 0.6 && !low.shown && high.k >= 0.6 && high.shown, 'a big graph\'s edge labels: hidden below 60% zoom, shown above', JSON.stringify([low, high]));
   check(page.errors.length === 0, 'no page errors (4,000 ops)', JSON.stringify(page.errors));
   await page.close();
 
