@@ -59,6 +59,14 @@ export function graphParams(uri: string, target: { function?: string; position?:
   return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 }, ...stage };
 }
 
+/** `p` when it is a position: the editor title's button calls the command
+ * with the resource and an object naming the editor group, not a position
+ * (sent as one, the server found no function at line NaN). */
+export function lspPosition(p: unknown): LspPosition | undefined {
+  const q = p as LspPosition;
+  return q && typeof q === 'object' && Number.isInteger(q.line) && Number.isInteger(q.character) ? { line: q.line, character: q.character } : undefined;
+}
+
 /** Whether `r` looks like a graph (a server of another version may answer
  * something else). */
 export function isGraphResult(r: unknown): r is GraphResult {

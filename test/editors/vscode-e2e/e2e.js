@@ -566,7 +566,15 @@ async function graphSteps(page, goTo) {
 async function bigGraphSteps(page, goTo) {
   check(await openFile(page, 'bigfn.mlir', 'func.func @f0'), 'Quick Open opens bigfn.mlir');
   await goTo(3, 5);
-  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on a big function');
+  // The editor title's button.
+  const button = await poll(page, () => {
+    const b = [...document.querySelectorAll('.editor-actions .action-label')].find(a => /Show Graph/.test(a.getAttribute('aria-label') || a.title || ''));
+    if (!b) return null;
+    const r = b.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  }, null, 10000);
+  if (button) await page.mouse.click(button.x, button.y);
+  check(button, 'the editor title\'s "Show Graph" button on a big function');
   const drawn = async () => {
     for (const f of page.frames()) {
       const d = await f.evaluate(() => {
@@ -608,7 +616,14 @@ async function graphTitlesWhen(page, want, ms) {
 // click on a lowered node selects the tosa op it came from, and back.
 async function loweredGraphSteps(page, goTo, lineIn) {
   await goTo(lineIn('%t = tosa.tanh'), 5);
-  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on @clean');
+  // The code lens above `func.func @clean` (the second function's).
+  const lens = await poll(page, () => {
+    const ls = [...document.querySelectorAll('.editor-instance .codelens-decoration a')].filter(a => a.textContent.trim() === 'Show Graph')
+      .map(a => a.getBoundingClientRect()).sort((a, b) => a.top - b.top);
+    return ls.length >= 2 ? { x: ls[1].left + ls[1].width / 2, y: ls[1].top + ls[1].height / 2 } : null;
+  }, null, 10000);
+  if (lens) await page.mouse.click(lens.x, lens.y);
+  check(lens, 'the "Show Graph" code lens above func.func @clean');
   let g = await graphTitlesWhen(page, t => t.includes('tosa.tanh'), 30000);
   check(g, 'the graph follows to @clean', g && JSON.stringify(g.titles));
   if (!g) return;

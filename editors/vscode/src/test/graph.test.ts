@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { functionLines, graphErrorMessage, graphParams, isGraphResult, PostedGraph, webviewHtml } from '../graph';
+import { functionLines, graphErrorMessage, graphParams, isGraphResult, lspPosition, PostedGraph, webviewHtml } from '../graph';
 
 const root = path.join(__dirname, '..', '..');
 const graphDir = path.join(root, '..', 'graph');
@@ -20,6 +20,14 @@ test('graph: tosa/graph params name the function once known, else the position',
   assert.equal(isGraphResult({ function: 'f', nodes: [], edges: [] }), true);
   assert.equal(isGraphResult({ text: 'x' }), false);
   assert.equal(isGraphResult(null), false);
+});
+
+test('graph: the command\'s position argument is used only when it is one', () => {
+  assert.deepEqual(lspPosition({ line: 3, character: 4 }), { line: 3, character: 4 });
+  // The editor title's button: the resource, then its editor group.
+  assert.equal(lspPosition({ groupId: 1, editorIndex: 0 }), undefined);
+  assert.equal(lspPosition(undefined), undefined);
+  assert.equal(lspPosition({ line: '3', character: 4 }), undefined);
 });
 
 test('graph: error responses become a message in the panel', () => {
