@@ -819,6 +819,9 @@ ${svgCSS()}`;
     // they show, taken out when they leave): panning a 4,000-op graph
     // repaints a screenful, and its document stays small.
     let bandEls = new Map(), matchSet = new Set();
+    // A band was built since the last frame: the next waits for a frame
+    // (a new picture's first task places it and finishes it, two culls).
+    let builtThisFrame = false;
     function cull() {
       timed('cull', cullNow);
     }
@@ -837,7 +840,7 @@ ${svgCSS()}`;
       for (const b of order) {
         const visible = !far && b.y + b.height >= top && b.y <= bottom;
         let g = bandEls.get(b.k);
-        if (visible && !g && built) {
+        if (visible && !g && (built || builtThisFrame)) {
           more = true;
         } else if (visible && !g) {
           viewport.insertAdjacentHTML('beforeend', bandSVG(b, laid.pos));
@@ -845,6 +848,8 @@ ${svgCSS()}`;
           bandEls.set(b.k, g);
           restyle(g);
           built++;
+          builtThisFrame = true;
+          requestAnimationFrame(() => { builtThisFrame = false; });
         } else if (visible && !g.isConnected) {
           viewport.appendChild(g);
         } else if (!visible && g && g.isConnected) {
