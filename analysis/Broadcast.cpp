@@ -312,6 +312,121 @@ BroadcastSummary summarizeBroadcast(const std::vector<MaybeShape> &operands,
   return s;
 }
 
+/// One dimension of the n-ary fold: sizes, steps, conflicts (appended to
+/// `a.violations`), where the size came from and who got stretched.
+static DimReport foldDim(BroadcastAnalysis &a, unsigned d,
+                         const std::vector<unsigned> &ranked,
+                         const std::vector<Shape> &expanded) {
+  const std::vector<MaybeShape> &operands = a.operands;
+  DimReport r;
+  r.index = d;
+  r.operandSizes.resize(operands.size());
+  r.expanded.resize(operands.size(), false);
+  for (unsigned i : ranked) {
+    r.operandSizes[i] = expanded[i][d];
+    r.expanded[i] = d < a.rank - operands[i]->size();
+  }
+  // `accFrom` remembers which operand the accumulated size came from so a
+  // conflict can name both sides.
+  int64_t acc = expanded[ranked[0]][d];
+  unsigned accFrom = ranked[0];
+  for (size_t k = 1; k < ranked.size(); ++k) {
+    unsigned i = ranked[k];
+    FoldStep step{acc, expanded[i][d], i, inferDim(acc, expanded[i][d])};
+    r.steps.push_back(step);
+    if (step.result.error) {
+      r.operandConflict = true;
+      Violation v{ViolationKind::IncompatibleOperands, d, {accFrom, i}, "", ""};
+      v.message =
+          "operands are not broadcast-compatible in dimension " +
+          std::to_string(d) + ": " +
+          operandDimPhrase(accFrom, d, a.rank, operands[accFrom]->size()) +
+          " has size " + formatDim(acc) + " but " +
+          operandDimPhrase(i, d, a.rank, operands[i]->size()) + " has size " +
+          formatDim(expanded[i][d]) + "; sizes must be equal or one of them 1";
+      v.fix = "make both sizes equal, or make one of them 1 to broadcast it";
+      a.violations.push_back(std::move(v));
+    } else if (step.result.tookSecond) {
+      accFrom = i;
+    }
+    acc = step.result.size;
+  }
+  r.inferred = acc;
+
+  DimClass ic = classifyDim(acc);
+  for (unsigned i : ranked) {
+    int64_t s = expanded[i][d];
+    bool from = ic == DimClass::Greater ? s == acc
+                : ic == DimClass::One   ? true
+                                        : s == kDynamic;
+    if (from && !r.expanded[i])
+      r.sources.push_back(i);
+    if (s == 1 && ic != DimClass::One)
+      r.stretched.push_back(i);
+  }
+  if (r.sources.empty() && ic == DimClass::One)
+    r.sources = ranked; // Every operand was an implicit 1.
+  r.staticBroadcast = !r.stretched.empty() && !r.operandConflict;
+
+  // A dynamic size that may be 1 while another operand's is not 1.
+  for (unsigned i : ranked) {
+    if (expanded[i][d] != kDynamic)
+      continue;
+    for (unsigned j : ranked)
+      if (j != i && expanded[j][d] != 1)
+        r.runtimeCheck = true;
+  }
+  return r;
+}
+
+/// The declared result against the inferred shape (no operand conflict).
+static void verifyDeclared(BroadcastAnalysis &a, const Shape &actual,
+                           const BroadcastOptions &options) {
+  if (actual.size() != a.rank) {
+    if (!options.requireEqualRanks) { // TOSA already named this constraint.
+      Violation v{ViolationKind::ResultRankMismatch, std::nullopt, {}, "", ""};
+      v.message = "result rank " + std::to_string(actual.size()) +
+                  " does not match the inferred rank " +
+                  std::to_string(a.rank) + " (inferred shape " +
+                  formatShape(a.inferred) + ")";
+      v.fix = "declare the result as " + formatShape(a.inferred);
+      a.violations.push_back(std::move(v));
+    }
+    return;
+  }
+  for (unsigned d = 0; d < a.rank; ++d) {
+    DimReport &r = a.dims[d];
+    int64_t act = actual[d];
+    r.declared = act;
+    bool inferredStatic = r.inferred != kDynamic;
+    bool actualStatic = act != kDynamic;
+    r.dynamicToStatic = !inferredStatic && actualStatic;
+    r.refinable = inferredStatic && !actualStatic;
+    if (!inferredStatic || !actualStatic || act == r.inferred)
+      continue;
+    r.resultConflict = true;
+    if (r.inferred == 1) {
+      Violation v{ViolationKind::ResultBroadcast, d, r.sources, "", ""};
+      v.message = "result dimension " + std::to_string(d) + " is declared " +
+                  formatDim(act) +
+                  " but every operand has size 1 there; broadcasting "
+                  "stretches operands, never the result";
+      v.fix = "declare result dimension " + std::to_string(d) +
+              " as 1, or give an operand size " + formatDim(act);
+      a.violations.push_back(std::move(v));
+    } else {
+      Violation v{ViolationKind::ResultDimMismatch, d, r.sources, "", ""};
+      v.message = "result dimension " + std::to_string(d) + " is declared " +
+                  formatDim(act) + " but the operands give " +
+                  formatDim(r.inferred) + " (from operand " +
+                  operandList(r.sources) + ")";
+      v.fix = "declare result dimension " + std::to_string(d) + " as " +
+              formatDim(r.inferred) + " (or ? to relax it)";
+      a.violations.push_back(std::move(v));
+    }
+  }
+}
+
 BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
                                    const MaybeShape &declared,
                                    const BroadcastOptions &options) {
@@ -349,70 +464,9 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
   bool conflict = false;
   Shape inferred(a.rank);
   for (unsigned d = 0; d < a.rank; ++d) {
-    DimReport r;
-    r.index = d;
-    r.operandSizes.resize(operands.size());
-    r.expanded.resize(operands.size(), false);
-    for (unsigned i : ranked) {
-      r.operandSizes[i] = expanded[i][d];
-      r.expanded[i] = d < a.rank - operands[i]->size();
-    }
-    // The n-ary fold; `accFrom` remembers which operand the accumulated size
-    // came from so a conflict can name both sides.
-    int64_t acc = expanded[ranked[0]][d];
-    unsigned accFrom = ranked[0];
-    for (size_t k = 1; k < ranked.size(); ++k) {
-      unsigned i = ranked[k];
-      FoldStep step{acc, expanded[i][d], i, inferDim(acc, expanded[i][d])};
-      r.steps.push_back(step);
-      if (step.result.error) {
-        r.operandConflict = true;
-        Violation v{
-            ViolationKind::IncompatibleOperands, d, {accFrom, i}, "", ""};
-        v.message =
-            "operands are not broadcast-compatible in dimension " +
-            std::to_string(d) + ": " +
-            operandDimPhrase(accFrom, d, a.rank, operands[accFrom]->size()) +
-            " has size " + formatDim(acc) + " but " +
-            operandDimPhrase(i, d, a.rank, operands[i]->size()) + " has size " +
-            formatDim(expanded[i][d]) +
-            "; sizes must be equal or one of them 1";
-        v.fix = "make both sizes equal, or make one of them 1 to broadcast it";
-        a.violations.push_back(std::move(v));
-      } else if (step.result.tookSecond) {
-        accFrom = i;
-      }
-      acc = step.result.size;
-    }
-    r.inferred = acc;
-    conflict |= r.operandConflict;
-    inferred[d] = acc;
-
-    // Where the inferred size came from, and who got stretched.
-    DimClass ic = classifyDim(acc);
-    for (unsigned i : ranked) {
-      int64_t s = expanded[i][d];
-      bool from = ic == DimClass::Greater ? s == acc
-                  : ic == DimClass::One   ? true
-                                          : s == kDynamic;
-      if (from && !r.expanded[i])
-        r.sources.push_back(i);
-      if (s == 1 && ic != DimClass::One)
-        r.stretched.push_back(i);
-    }
-    if (r.sources.empty() && ic == DimClass::One)
-      r.sources = ranked; // Every operand was an implicit 1.
-    r.staticBroadcast = !r.stretched.empty() && !r.operandConflict;
-
-    // A dynamic size that may be 1 while another operand's is not 1.
-    for (unsigned i : ranked) {
-      if (expanded[i][d] != kDynamic)
-        continue;
-      for (unsigned j : ranked)
-        if (j != i && expanded[j][d] != 1)
-          r.runtimeCheck = true;
-    }
-    a.dims.push_back(std::move(r));
+    a.dims.push_back(foldDim(a, d, ranked, expanded));
+    conflict |= a.dims.back().operandConflict;
+    inferred[d] = a.dims.back().inferred;
   }
   if (!conflict)
     a.inferred = inferred;
@@ -424,50 +478,7 @@ BroadcastAnalysis analyzeBroadcast(const std::vector<MaybeShape> &operands,
   // is ranked (handled above).
   if (conflict || !declared)
     return a;
-  const Shape &actual = *declared;
-  if (actual.size() != a.rank) {
-    if (!options.requireEqualRanks) { // TOSA already named this constraint.
-      Violation v{ViolationKind::ResultRankMismatch, std::nullopt, {}, "", ""};
-      v.message = "result rank " + std::to_string(actual.size()) +
-                  " does not match the inferred rank " +
-                  std::to_string(a.rank) + " (inferred shape " +
-                  formatShape(a.inferred) + ")";
-      v.fix = "declare the result as " + formatShape(a.inferred);
-      a.violations.push_back(std::move(v));
-    }
-    return a;
-  }
-  for (unsigned d = 0; d < a.rank; ++d) {
-    DimReport &r = a.dims[d];
-    int64_t act = actual[d];
-    r.declared = act;
-    bool inferredStatic = r.inferred != kDynamic;
-    bool actualStatic = act != kDynamic;
-    r.dynamicToStatic = !inferredStatic && actualStatic;
-    r.refinable = inferredStatic && !actualStatic;
-    if (!inferredStatic || !actualStatic || act == r.inferred)
-      continue;
-    r.resultConflict = true;
-    if (r.inferred == 1) {
-      Violation v{ViolationKind::ResultBroadcast, d, r.sources, "", ""};
-      v.message = "result dimension " + std::to_string(d) + " is declared " +
-                  formatDim(act) +
-                  " but every operand has size 1 there; broadcasting "
-                  "stretches operands, never the result";
-      v.fix = "declare result dimension " + std::to_string(d) +
-              " as 1, or give an operand size " + formatDim(act);
-      a.violations.push_back(std::move(v));
-    } else {
-      Violation v{ViolationKind::ResultDimMismatch, d, r.sources, "", ""};
-      v.message = "result dimension " + std::to_string(d) + " is declared " +
-                  formatDim(act) + " but the operands give " +
-                  formatDim(r.inferred) + " (from operand " +
-                  operandList(r.sources) + ")";
-      v.fix = "declare result dimension " + std::to_string(d) + " as " +
-              formatDim(r.inferred) + " (or ? to relax it)";
-      a.violations.push_back(std::move(v));
-    }
-  }
+  verifyDeclared(a, *declared, options);
   return a;
 }
 

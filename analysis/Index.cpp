@@ -91,6 +91,87 @@ void linkReports(const std::vector<Operation *> &owners,
   spans.erase(spans.begin() + kept, spans.end());
 }
 
+/// A symbol-defining op's name, the range of its `@name` and its uses.
+static SymbolInfo symbolInfo(const ParsedSection &ps,
+                             const AsmParserState::OperationDefinition &def,
+                             StringAttr symName, const SharedText &opName,
+                             Range ownerRange, unsigned section) {
+  SymbolInfo s;
+  s.name = symName.str();
+  s.opName = opName;
+  s.scope = ps.toFileRange(def.scopeLoc);
+  s.nameRange = ownerRange;
+  llvm::StringRef scope(def.scopeLoc.Start.getPointer(),
+                        def.scopeLoc.End.getPointer() -
+                            def.scopeLoc.Start.getPointer());
+  for (std::string spelled : {"@" + s.name, "@\"" + s.name + "\""}) {
+    size_t at = scope.find(spelled);
+    if (at == llvm::StringRef::npos)
+      continue;
+    const char *p = def.scopeLoc.Start.getPointer() + at;
+    s.nameRange =
+        ps.toFileRange({llvm::SMLoc::getFromPointer(p),
+                        llvm::SMLoc::getFromPointer(p + spelled.size())});
+    break;
+  }
+  s.uses = toRanges(ps, def.symbolUses).vec();
+  // The definition's own `@name` is recorded as a use too.
+  s.uses.erase(std::remove_if(s.uses.begin(), s.uses.end(),
+                              [&](const Range &u) {
+                                return u.begin.line == s.nameRange.begin.line &&
+                                       u.begin.column ==
+                                           s.nameRange.begin.column;
+                              }),
+               s.uses.end());
+  s.section = section;
+  return s;
+}
+
+/// Block labels and block arguments (as values).
+template <typename TypeNameFn, typename SharedFn>
+static void collectBlocks(const ParsedSection &ps, TypeNameFn &typeName,
+                          SharedFn &shared, SectionResult &out,
+                          std::vector<Operation *> *owners) {
+  unsigned section = ps.section.index;
+  for (const AsmParserState::BlockDefinition &def : ps.state.getBlockDefs()) {
+    Block *block = def.block;
+    std::string label = textOf(def.definition.loc);
+    if (def.definition.loc.isValid()) {
+      out.blocks.push_back({label, ps.toFileRange(def.definition.loc),
+                            toRanges(ps, def.definition.uses), section});
+    }
+    Operation *parent = block->getParentOp();
+    bool entry = block->isEntryBlock();
+    std::string where =
+        entry && parent
+            ? "of the entry block of `" +
+                  parent->getName().getStringRef().str() + "`"
+            : "of " + (label.empty() ? std::string("a block") : label);
+    for (unsigned i = 0; i < def.arguments.size(); ++i) {
+      const AsmParserState::SMDefinition &arg = def.arguments[i];
+      if (!arg.loc.isValid() || i >= block->getNumArguments())
+        continue;
+      ValueInfo v;
+      v.name = textOf(arg.loc);
+      v.def = ps.toFileRange(arg.loc);
+      v.uses = toRanges(ps, arg.uses);
+      v.type = typeName(block->getArgument(i).getType());
+      v.origin = shared("argument #" + std::to_string(i) + " " + where);
+      // "(line N)" in a hover: the block's label for a block of its own,
+      // the op for an entry block.
+      if (!entry && def.definition.loc.isValid())
+        v.ownerRange = ps.toFileRange(def.definition.loc);
+      else if (parent)
+        if (const auto *pd = ps.state.getOpDef(parent))
+          v.ownerRange = ps.toFileRange(pd->loc);
+      v.section = section;
+      out.values.push_back(std::move(v));
+      if (owners)
+        owners->push_back(nullptr);
+    }
+  }
+}
+
 void collectIndex(const ParsedSection &ps,
                   const llvm::DenseMap<Operation *, unsigned> &reports,
                   SectionResult &out, std::vector<Operation *> *owners,
@@ -176,75 +257,11 @@ void collectIndex(const ParsedSection &ps,
         owners->push_back(op);
     }
     if (auto symName =
-            op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {
-      SymbolInfo s;
-      s.name = symName.str();
-      s.opName = opName;
-      s.scope = ps.toFileRange(def.scopeLoc);
-      s.nameRange = ownerRange;
-      llvm::StringRef scope(def.scopeLoc.Start.getPointer(),
-                            def.scopeLoc.End.getPointer() -
-                                def.scopeLoc.Start.getPointer());
-      for (std::string spelled : {"@" + s.name, "@\"" + s.name + "\""}) {
-        size_t at = scope.find(spelled);
-        if (at == llvm::StringRef::npos)
-          continue;
-        const char *p = def.scopeLoc.Start.getPointer() + at;
-        s.nameRange =
-            ps.toFileRange({llvm::SMLoc::getFromPointer(p),
-                            llvm::SMLoc::getFromPointer(p + spelled.size())});
-        break;
-      }
-      s.uses = toRanges(ps, def.symbolUses).vec();
-      // The definition's own `@name` is recorded as a use too.
-      s.uses.erase(
-          std::remove_if(s.uses.begin(), s.uses.end(),
-                         [&](const Range &u) {
-                           return u.begin.line == s.nameRange.begin.line &&
-                                  u.begin.column == s.nameRange.begin.column;
-                         }),
-          s.uses.end());
-      s.section = section;
-      out.symbols.push_back(std::move(s));
-    }
+            op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      out.symbols.push_back(
+          symbolInfo(ps, def, symName, opName, ownerRange, section));
   }
-  for (const AsmParserState::BlockDefinition &def : ps.state.getBlockDefs()) {
-    Block *block = def.block;
-    std::string label = textOf(def.definition.loc);
-    if (def.definition.loc.isValid()) {
-      out.blocks.push_back({label, ps.toFileRange(def.definition.loc),
-                            toRanges(ps, def.definition.uses), section});
-    }
-    Operation *parent = block->getParentOp();
-    bool entry = block->isEntryBlock();
-    std::string where =
-        entry && parent
-            ? "of the entry block of `" +
-                  parent->getName().getStringRef().str() + "`"
-            : "of " + (label.empty() ? std::string("a block") : label);
-    for (unsigned i = 0; i < def.arguments.size(); ++i) {
-      const AsmParserState::SMDefinition &arg = def.arguments[i];
-      if (!arg.loc.isValid() || i >= block->getNumArguments())
-        continue;
-      ValueInfo v;
-      v.name = textOf(arg.loc);
-      v.def = ps.toFileRange(arg.loc);
-      v.uses = toRanges(ps, arg.uses);
-      v.type = typeName(block->getArgument(i).getType());
-      v.origin = shared("argument #" + std::to_string(i) + " " + where);
-      // "(line N)" in a hover: the block's label for a block of its own,
-      // the op for an entry block.
-      if (!entry && def.definition.loc.isValid())
-        v.ownerRange = ps.toFileRange(def.definition.loc);
-      else if (parent)
-        if (const auto *pd = ps.state.getOpDef(parent))
-          v.ownerRange = ps.toFileRange(pd->loc);
-      v.section = section;
-      out.values.push_back(std::move(v));
-      if (owners)
-        owners->push_back(nullptr);
-    }
-  }
+  collectBlocks(ps, typeName, shared, out, owners);
 }
 
 } // namespace tosa_lsp::detail
