@@ -65,7 +65,7 @@
 .tg-status{opacity:.85;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tg-note{padding:3px 8px;background:var(--vscode-inputValidation-warningBackground,#fff4ce);border-bottom:1px solid var(--vscode-inputValidation-warningBorder,#e0b000);font-size:12px}
 .tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
-.tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none}
+.tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none;user-select:none;-webkit-user-select:none}
 .tg-canvas.panning{cursor:grabbing}
 .tg-canvas svg{position:absolute;left:0;top:0;overflow:visible;transform-origin:0 0}
 .tg-canvas .tg-sketch{position:absolute;left:0;top:0}
@@ -815,6 +815,13 @@ ${svgCSS()}`;
       svg.classList.toggle('nolabels', !!(laid && laid.fast) && state.k < LABEL_K);
       cull();
     }
+    // The canvas' size as the ResizeObserver last saw it: reading
+    // clientHeight after the DOM changed forces a style and layout in the
+    // middle of a task (~6 ms with a new band; traces of a redraw).
+    let size = null;
+    function viewSize() {
+      return size || { w: canvas.clientWidth, h: canvas.clientHeight };
+    }
     // Only the bands on screen are in the document (added the first time
     // they show, taken out when they leave): panning a 4,000-op graph
     // repaints a screenful, and its document stays small.
@@ -827,7 +834,7 @@ ${svgCSS()}`;
     }
     function cullNow() {
       if (!laid || !svg) return;
-      const h = canvas.clientHeight || 800;
+      const h = viewSize().h || 800;
       const top = -state.ty / state.k - 200, bottom = (h - state.ty) / state.k + 200;
       const far = sketchy();
       viewport.style.display = far ? 'none' : '';
@@ -877,7 +884,7 @@ ${svgCSS()}`;
       if (sketch.parentNode !== canvas) canvas.appendChild(sketch);
       sketch.hidden = false;
       const dpr = (doc.defaultView && doc.defaultView.devicePixelRatio) || 1;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       if (sketch.width !== Math.round(w * dpr) || sketch.height !== Math.round(h * dpr)) {
         sketch.width = Math.round(w * dpr);
         sketch.height = Math.round(h * dpr);
@@ -934,7 +941,7 @@ ${svgCSS()}`;
     }
     function fit() {
       if (!laid) return;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       const k = Math.min(2, Math.max(0.02, Math.min((w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height))));
       state.k = k;
       state.tx = (w - laid.width * k) / 2;
@@ -945,7 +952,7 @@ ${svgCSS()}`;
     // A start that shows something readable: the whole graph when it fits
     // at a useful scale, else the top of it at its full width.
     function initialView() {
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       const k = Math.min(1, (w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height));
       if (k >= 0.5) return fit();
       state.k = Math.max(0.5, Math.min(1, (w - 40) / Math.max(1, laid.width)));
@@ -956,7 +963,7 @@ ${svgCSS()}`;
     function centerOn(id) {
       const p = laid && laid.pos.get(id);
       if (!p) return;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       if (state.k < 0.6) state.k = 0.9;
       state.tx = w / 2 - (p.x + p.w / 2) * state.k;
       state.ty = h / 2 - (p.y + p.h / 2) * state.k;
@@ -1178,7 +1185,7 @@ ${svgCSS()}`;
     }
     container.querySelector('.tg-bar').addEventListener('click', e => {
       const act = e.target.closest && e.target.closest('button') && e.target.closest('button').dataset.act;
-      const w = canvas.clientWidth / 2, h = canvas.clientHeight / 2;
+      const w = viewSize().w / 2, h = viewSize().h / 2;
       if (act === 'fit') fit();
       else if (act === 'in') zoomAt(1.25, w, h);
       else if (act === 'out') zoomAt(0.8, w, h);
@@ -1204,7 +1211,12 @@ ${svgCSS()}`;
     const input = $('.tg-search');
     input.addEventListener('input', () => search(input.value));
     input.addEventListener('keydown', e => { if (e.key === 'Enter') step(e.shiftKey ? -1 : 1); });
-    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => cull()).observe(canvas);
+    if (typeof ResizeObserver !== 'undefined')
+      new ResizeObserver(es => {
+        const r = es[es.length - 1].contentRect;
+        size = { w: r.width, h: r.height };
+        cull();
+      }).observe(canvas);
 
     const api = {
       // `m`: the model, or its JSON text.

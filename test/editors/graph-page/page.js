@@ -134,6 +134,18 @@ async function smallPage(browser) {
   await new Promise(r => setTimeout(r, 100));
   after = await state(page);
   check(Math.abs(after.tx - before.tx - 50) < 1 && Math.abs(after.ty - before.ty + 30) < 1, 'a drag pans', JSON.stringify([before, after]));
+  // A drag that starts on a node's text pans, and selects no text (the
+  // browser's selection work on each move was most of a drag's frame).
+  const t = await page.evaluate(() => {
+    const r = document.querySelector('#tosa-graph g.node[data-id="%bad"] text.title').getBoundingClientRect();
+    return { x: r.left + 2, y: r.top + r.height / 2 };
+  });
+  await page.mouse.move(t.x, t.y);
+  await page.mouse.down();
+  for (let i = 1; i <= 5; i++) await page.mouse.move(t.x + 40 * i, t.y + 3 * i);
+  await page.mouse.up();
+  const sel = await page.evaluate(() => ({ text: String(window.getSelection()), css: getComputedStyle(document.querySelector('.tg-canvas')).userSelect }));
+  check(sel.text === '' && sel.css === 'none', 'a drag over text selects none of it', JSON.stringify(sel));
 
   // The cursor's node (the webview calls these on each cursor move).
   const cur = await page.evaluate(() => {
