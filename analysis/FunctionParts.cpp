@@ -108,23 +108,11 @@ bool samePosition(Position x, Position y) {
   return x.line == y.line && x.column == y.column;
 }
 
-/// The two parts of a cut function as the whole section would have them
-/// (see analyzeFunctionInParts); std::nullopt where they could differ.
-std::optional<SectionResult>
-mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
-                   const Section &sec, const detail::FunctionCut &fc,
-                   const std::vector<detail::CrossCutValue> &crossing,
-                   const PartText &first, const PartText &second) {
-  // Each part is one function of one block (the cut is in the body of the
-  // only function, and in its entry block), and each value declared for
-  // the second part is a result of an op of that block.
-  if (!first.oneBlock || !second.oneBlock)
-    return std::nullopt;
-  for (const detail::CrossCutValue &c : crossing)
-    if (!std::binary_search(first.topLevelDefs.begin(),
-                            first.topLevelDefs.end(), c.def))
-      return std::nullopt;
-  Position body = lines.position(sec.beginOffset + fc.bodyOpen);
+/// MLIR's diagnostics of both parts with the values renumbered as in the
+/// whole function; false where they could differ.
+bool renumberPartDiagnostics(SectionResult &a, SectionResult &b, Position body,
+                             const std::vector<detail::CrossCutValue> &crossing,
+                             const PartText &first, const PartText &second) {
   auto mentionsCut = [](const std::string &m) {
     return m.find(detail::kCutTerminator) != std::string::npos;
   };
@@ -134,8 +122,16 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
   // or refused). After an error in the first part, the whole function's
   // verification skips the ops it feeds (Verify.cpp), which the second
   // part cannot tell: its errors are refused then.
+  // Made once, when the first diagnostic needs it.
   std::optional<std::pair<detail::PartNumbering, detail::PartNumbering>>
       numbering;
+  bool made = false;
+  auto numbers = [&]() {
+    if (!made)
+      numbering = partNumberings(first, second, crossing);
+    made = true;
+    return numbering ? &*numbering : nullptr;
+  };
   bool firstFailed = false;
   for (Diagnostic &d : a.diagnostics) {
     if (d.source == DiagSource::Broadcast)
@@ -144,18 +140,19 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
         mentionsCut(d.message) || llvm::any_of(d.notes, [&](const DiagNote &n) {
           return mentionsCut(n.message);
         }))
-      return std::nullopt;
+      return false;
     if (!fromMLIR(d))
       continue;
-    if (!numbering && !(numbering = partNumberings(first, second, crossing)))
-      return std::nullopt;
+    const auto *nums = numbers();
+    if (!nums)
+      return false;
     // Not an error: its op is printed in the custom form, where ops may
     // name their results (%cst) and take no number: only the top level
     // before them is known to be numbered alike.
-    detail::PartNumbering n = numbering->first;
+    detail::PartNumbering n = nums->first;
     n.nestedKnown &= d.severity == Severity::Error;
     if (!renumbered(d, n))
-      return std::nullopt;
+      return false;
     firstFailed |= d.severity == Severity::Error;
   }
   for (Diagnostic &d : b.diagnostics) {
@@ -163,19 +160,20 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
       continue;
     if (d.source != DiagSource::Verifier || firstFailed ||
         d.severity != Severity::Error)
-      return std::nullopt;
-    if (!numbering && !(numbering = partNumberings(first, second, crossing)))
-      return std::nullopt;
-    if (!renumbered(d, numbering->second))
-      return std::nullopt;
+      return false;
+    const auto *nums = numbers();
+    if (!nums || !renumbered(d, nums->second))
+      return false;
   }
-  for (const SectionResult *part : {&a, &b})
-    for (const OpReport &op : part->ops)
-      if (!op.range.begin.valid())
-        return std::nullopt;
+  return true;
+}
 
-  // The second part's arguments are the function's and the first part's
-  // values: their uses go to those, where the types agree.
+/// The second part's arguments are the function's and the first part's
+/// values: their uses go to those, where the types agree.
+bool joinCrossingValues(SectionResult &a, SectionResult &b,
+                        const LineIndex &lines, const Section &sec,
+                        Position body,
+                        const std::vector<detail::CrossCutValue> &crossing) {
   std::unordered_map<std::string_view, Position> crossingDef;
   for (const detail::CrossCutValue &c : crossing)
     crossingDef.emplace(c.name, lines.position(sec.beginOffset + c.def));
@@ -197,10 +195,10 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
       continue;
     auto it = target.find(v.name.view());
     if (it == target.end())
-      return std::nullopt;
+      return false;
     ValueInfo &to = a.values[it->second];
     if (to.type != v.type)
-      return std::nullopt;
+      return false;
     if (v.uses.empty())
       continue;
     std::vector<Range> uses(to.uses.begin(), to.uses.end());
@@ -214,7 +212,12 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
     llvm::erase_if(part->blocks,
                    [](const BlockInfo &bl) { return !bl.def.begin.valid(); });
 
-  // The function (and its module) end in the second part.
+  return true;
+}
+
+/// The function (and its module) end in the second part: the first part's
+/// open symbols and spans get their ends from it.
+bool closeOpenScopes(SectionResult &a, SectionResult &b) {
   for (SymbolInfo &s : a.symbols) {
     if (!s.nameRange.begin.valid() || s.scope.end.valid())
       continue;
@@ -222,7 +225,7 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
       return o.name == s.name && !o.nameRange.begin.valid();
     });
     if (it == b.symbols.end() || !it->scope.end.valid())
-      return std::nullopt;
+      return false;
     s.scope.end = it->scope.end;
     s.uses.insert(s.uses.end(), it->uses.begin(), it->uses.end());
   }
@@ -239,14 +242,45 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
     if (o.nameRange.begin.valid())
       continue;
     if (k == open.size() || open[k]->name != o.name || !o.scope.end.valid())
-      return std::nullopt;
+      return false;
     open[k++]->scope.end = o.scope.end;
   }
   if (k != open.size())
-    return std::nullopt;
+    return false;
   for (SectionResult *part : {&a, &b})
     llvm::erase_if(part->opSpans,
                    [](const OpSpan &o) { return !o.nameRange.begin.valid(); });
+
+  return true;
+}
+
+/// The two parts of a cut function as the whole section would have them
+/// (see analyzeFunctionInParts); std::nullopt where they could differ.
+std::optional<SectionResult>
+mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
+                   const Section &sec, const detail::FunctionCut &fc,
+                   const std::vector<detail::CrossCutValue> &crossing,
+                   const PartText &first, const PartText &second) {
+  // Each part is one function of one block (the cut is in the body of the
+  // only function, and in its entry block), and each value declared for
+  // the second part is a result of an op of that block.
+  if (!first.oneBlock || !second.oneBlock)
+    return std::nullopt;
+  for (const detail::CrossCutValue &c : crossing)
+    if (!std::binary_search(first.topLevelDefs.begin(),
+                            first.topLevelDefs.end(), c.def))
+      return std::nullopt;
+  Position body = lines.position(sec.beginOffset + fc.bodyOpen);
+  if (!renumberPartDiagnostics(a, b, body, crossing, first, second))
+    return std::nullopt;
+  for (const SectionResult *part : {&a, &b})
+    for (const OpReport &op : part->ops)
+      if (!op.range.begin.valid())
+        return std::nullopt;
+
+  if (!joinCrossingValues(a, b, lines, sec, body, crossing) ||
+      !closeOpenScopes(a, b))
+    return std::nullopt;
 
   // As the whole section would have them: MLIR's diagnostics (the first
   // part's, then the second's), then the findings of both.

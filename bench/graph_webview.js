@@ -44,7 +44,9 @@ async function graphFrame(page) {
   for (const f of page.frames()) {
     const d = await f.evaluate(() => {
       const c = document.querySelector('#tosa-graph');
-      return c && c.dataset.rendered ? { rendered: +c.dataset.rendered, nodes: +c.dataset.nodes, layoutIn: c.dataset.layoutIn } : null;
+      return c && c.dataset.rendered ? { rendered: +c.dataset.rendered, nodes: +c.dataset.nodes, layoutIn: c.dataset.layoutIn,
+        // When the page started, and drew (epoch ms: node's clock too).
+        pageAt: performance.timeOrigin, drawnAt: performance.timeOrigin + +c.dataset.renderedAt } : null;
     }).catch(() => null);
     if (d) return { frame: f, ...d };
   }
@@ -129,11 +131,15 @@ async function main(page) {
   const asked = Date.now();
   await quickInput(page, ['Control', 'Shift'], 'KeyP', 'TOSA: Show Graph');
   await sleep(500);
+  const entered = Date.now();
   await page.keyboard.press('Enter');
   let g = null;
   while (!g && Date.now() - asked < 120000) { g = await graphFrame(page); if (!g) await sleep(200); }
   if (!g) throw new Error('no graph within 120 s');
-  const out = { nodes: g.nodes, layoutIn: g.layoutIn, shownMs: Date.now() - asked };
+  const out = { nodes: g.nodes, layoutIn: g.layoutIn, shownMs: Date.now() - asked,
+    // From the command (Enter in the palette) to the webview's page
+    // starting, and to its picture drawn (the page's own clock).
+    pageStartMs: Math.round(g.pageAt - entered), drawnMs: Math.round(g.drawnAt - entered) };
   log(`graph shown: ${JSON.stringify(out)}`);
   // The webview's box on the page: the pan happens over its middle.
   const box = await page.evaluate(() => {

@@ -29,6 +29,10 @@
   const FAST_NODES = 250;
   const STRIPE = 800;       // height of a drawn band of a fast layout
   const FAR_K = 0.35;       // below this zoom: no text (a big graph: a canvas)
+  // Below this zoom a big graph's edge labels (10 px) are under 6 px on
+  // screen, too small to read: not drawn, which halves the text a pan
+  // frame paints (software rendering: glyphs are most of a frame).
+  const LABEL_K = 0.6;
   const BAND_GAP = 60;      // between bands
   const BIG_CONST = 1024;   // bytes of a folded constant worth a badge
   const SLICE_MS = 6;       // the page's work between two chances of a frame
@@ -61,7 +65,7 @@
 .tg-status{opacity:.85;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tg-note{padding:3px 8px;background:var(--vscode-inputValidation-warningBackground,#fff4ce);border-bottom:1px solid var(--vscode-inputValidation-warningBorder,#e0b000);font-size:12px}
 .tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
-.tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none}
+.tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none;user-select:none;-webkit-user-select:none}
 .tg-canvas.panning{cursor:grabbing}
 .tg-canvas svg{position:absolute;left:0;top:0;overflow:visible;transform-origin:0 0}
 .tg-canvas .tg-sketch{position:absolute;left:0;top:0}
@@ -97,11 +101,16 @@ ${svgCSS()}`;
 .tosa-graph .node.match rect{stroke:#0969da;stroke-width:3}
 .tosa-graph .node.current rect,.tosa-graph .region.current>rect{stroke:#0969da;stroke-width:3;fill:#ddf4ff}
 .tosa-graph .node,.tosa-graph .region .head{cursor:pointer}
-.tosa-graph.far text{display:none}`;
+.tosa-graph.far text{display:none}
+.tosa-graph.nolabels .elabel{display:none}
+.tosa-graph.big .elabel{stroke:none}`;
   }
 
+  // Also drops the control characters XML does not allow: one in an SVG
+  // file (render.js) ends the picture there.
+  const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
   function esc(s) {
-    return String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+    return String(s).replace(/[&<>"\x00-\x08\x0b\x0c\x0e-\x1f]/g, c => ESC[c] || '');
   }
   function shapeOf(type) {
     const m = /^tensor<(.*)>$/.exec(type || '');
@@ -387,7 +396,8 @@ ${svgCSS()}`;
       farInput: ge => {
         const e = view.edges[ge.index];
         const label = clip(e.value + ' : ' + shapeOf(e.type));
-        return { key: e.from + '\u0000' + e.value, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e };
+        // A space: in no SSA name, and allowed in the SVG's XML (a NUL is not).
+        return { key: e.from + ' ' + e.value, width: Math.ceil(label.length * CHAR_W + 2 * PAD_X), height: LINE_H + 2 * PAD_Y, label, edge: e };
       },
     });
     const pos = r.pos;
@@ -557,7 +567,7 @@ ${svgCSS()}`;
   // Big views: layered.js at once (in `worker` when given, else here),
   // then its bands. The result's `where` says which thread laid it out.
   async function layout(view, elk, onBand, alive, worker) {
-    if (isBig(view)) {
+    if (isBig(view) || (!elk && Layered)) {
       const t0 = Date.now();
       let r = null, where = 'page';
       if (worker) {
@@ -749,7 +759,9 @@ ${svgCSS()}`;
     return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
 
-  // The interactive view in `container`. options: {elk, layoutWorker (a
+  // The interactive view in `container`. options: {elk (an ELK, a promise
+  // of one, or a function returning either, called when a small view first
+  // needs it), layoutWorker (a
   // makeLayoutWorker() or a promise of one), onSelect(node), onState(state),
   // state, onStage(stage)}: with onStage, a toggle asks the
   // host for the function after linalg lowering (stage "linalg") or as
@@ -800,18 +812,29 @@ ${svgCSS()}`;
       // rasterised worse in software.
       svg.style.transform = `translate(${state.tx.toFixed(1)}px,${state.ty.toFixed(1)}px) scale(${state.k.toFixed(4)})`;
       svg.classList.toggle('far', state.k < FAR_K);
+      svg.classList.toggle('nolabels', !!(laid && laid.fast) && state.k < LABEL_K);
       cull();
+    }
+    // The canvas' size as the ResizeObserver last saw it: reading
+    // clientHeight after the DOM changed forces a style and layout in the
+    // middle of a task (~6 ms with a new band; traces of a redraw).
+    let size = null;
+    function viewSize() {
+      return size || { w: canvas.clientWidth, h: canvas.clientHeight };
     }
     // Only the bands on screen are in the document (added the first time
     // they show, taken out when they leave): panning a 4,000-op graph
     // repaints a screenful, and its document stays small.
     let bandEls = new Map(), matchSet = new Set();
+    // A band was built since the last frame: the next waits for a frame
+    // (a new picture's first task places it and finishes it, two culls).
+    let builtThisFrame = false;
     function cull() {
       timed('cull', cullNow);
     }
     function cullNow() {
       if (!laid || !svg) return;
-      const h = canvas.clientHeight || 800;
+      const h = viewSize().h || 800;
       const top = -state.ty / state.k - 200, bottom = (h - state.ty) / state.k + 200;
       const far = sketchy();
       viewport.style.display = far ? 'none' : '';
@@ -824,7 +847,7 @@ ${svgCSS()}`;
       for (const b of order) {
         const visible = !far && b.y + b.height >= top && b.y <= bottom;
         let g = bandEls.get(b.k);
-        if (visible && !g && built) {
+        if (visible && !g && (built || builtThisFrame)) {
           more = true;
         } else if (visible && !g) {
           viewport.insertAdjacentHTML('beforeend', bandSVG(b, laid.pos));
@@ -832,6 +855,8 @@ ${svgCSS()}`;
           bandEls.set(b.k, g);
           restyle(g);
           built++;
+          builtThisFrame = true;
+          requestAnimationFrame(() => { builtThisFrame = false; });
         } else if (visible && !g.isConnected) {
           viewport.appendChild(g);
         } else if (!visible && g && g.isConnected) {
@@ -859,7 +884,7 @@ ${svgCSS()}`;
       if (sketch.parentNode !== canvas) canvas.appendChild(sketch);
       sketch.hidden = false;
       const dpr = (doc.defaultView && doc.defaultView.devicePixelRatio) || 1;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       if (sketch.width !== Math.round(w * dpr) || sketch.height !== Math.round(h * dpr)) {
         sketch.width = Math.round(w * dpr);
         sketch.height = Math.round(h * dpr);
@@ -916,7 +941,7 @@ ${svgCSS()}`;
     }
     function fit() {
       if (!laid) return;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       const k = Math.min(2, Math.max(0.02, Math.min((w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height))));
       state.k = k;
       state.tx = (w - laid.width * k) / 2;
@@ -927,7 +952,7 @@ ${svgCSS()}`;
     // A start that shows something readable: the whole graph when it fits
     // at a useful scale, else the top of it at its full width.
     function initialView() {
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       const k = Math.min(1, (w - 40) / Math.max(1, laid.width), (h - 40) / Math.max(1, laid.height));
       if (k >= 0.5) return fit();
       state.k = Math.max(0.5, Math.min(1, (w - 40) / Math.max(1, laid.width)));
@@ -938,7 +963,7 @@ ${svgCSS()}`;
     function centerOn(id) {
       const p = laid && laid.pos.get(id);
       if (!p) return;
-      const w = canvas.clientWidth || 800, h = canvas.clientHeight || 600;
+      const { w: cw, h: ch } = viewSize(), w = cw || 800, h = ch || 600;
       if (state.k < 0.6) state.k = 0.9;
       state.tx = w / 2 - (p.x + p.w / 2) * state.k;
       state.ty = h / 2 - (p.y + p.h / 2) * state.k;
@@ -1037,13 +1062,25 @@ ${svgCSS()}`;
       }
       const t0 = Date.now();
       const fresh = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
-      fresh.setAttribute('class', 'tosa-graph');
+      // A big graph's edge labels without their halo (a stroke around
+      // each glyph, painted again every pan frame).
+      fresh.setAttribute('class', isBig(view) ? 'tosa-graph big' : 'tosa-graph');
       fresh.innerHTML = DEFS + '<g class="viewport"></g>';
       const vp = fresh.querySelector('.viewport');
       let first = true, bandsDone = 0;
       const nBands = Math.ceil(view.top.length / BAND);
-      // A big view does not wait for ELK (a worker compiling 1.6 MB).
-      const elk = isBig(view) ? null : await options.elk;
+      // A big view does not wait for ELK (1.6 MB to load and compile); a
+      // host may load it only now (`elk` a function), when a small view
+      // needs it: a big function's first picture never waits for it.
+      let elk = null;
+      if (!isBig(view)) {
+        try {
+          elk = await (typeof options.elk === 'function' ? options.elk() : options.elk);
+        } catch (e) {
+          elk = null; // no ELK: layered.js draws it (a plainer picture, not none)
+        }
+        if (!alive()) return;
+      }
       // A big view: layered.js in the worker (the page pans meanwhile).
       const worker = job && isBig(view) ? { layout: v => job.then(laid => sliced('unpack', unpackSteps(v, laid), alive)) } : null;
       const result = await layout(view, elk, (band, pos) => timed('band', () => {
@@ -1083,6 +1120,8 @@ ${svgCSS()}`;
       container.dataset.layoutMs = String(Date.now() - t0);
       // Which thread laid it out (tests: a big graph must not be the page's).
       container.dataset.layoutIn = result.where || 'page';
+      // Which layout (tests: a small function's is ELK's, unless it failed to load).
+      container.dataset.layoutBy = result.fast ? 'layered' : 'elk';
       container.dataset.rendered = String(gen);
       container.dataset.nodes = String(view.nodes.length);
       if (typeof performance !== 'undefined') container.dataset.renderedAt = performance.now().toFixed(0);
@@ -1132,7 +1171,10 @@ ${svgCSS()}`;
     }
     // Double-click on a region (or a collapsed one) folds or unfolds it.
     canvas.addEventListener('dblclick', e => {
-      const el = e.target.closest && e.target.closest('[data-id]');
+      // The canvas holds the pointer's capture (for a drag): the event's
+      // target is the canvas, so the element under the pointer it is.
+      const target = doc.elementFromPoint ? doc.elementFromPoint(e.clientX, e.clientY) : e.target;
+      const el = target && target.closest && target.closest('[data-id]');
       const id = el && el.getAttribute('data-id');
       if (id && view && ((view.index.get(id) || {}).kids || []).length + (collapsed.has(id) ? 1 : 0)) toggle(id);
     });
@@ -1143,7 +1185,7 @@ ${svgCSS()}`;
     }
     container.querySelector('.tg-bar').addEventListener('click', e => {
       const act = e.target.closest && e.target.closest('button') && e.target.closest('button').dataset.act;
-      const w = canvas.clientWidth / 2, h = canvas.clientHeight / 2;
+      const w = viewSize().w / 2, h = viewSize().h / 2;
       if (act === 'fit') fit();
       else if (act === 'in') zoomAt(1.25, w, h);
       else if (act === 'out') zoomAt(0.8, w, h);
@@ -1169,7 +1211,12 @@ ${svgCSS()}`;
     const input = $('.tg-search');
     input.addEventListener('input', () => search(input.value));
     input.addEventListener('keydown', e => { if (e.key === 'Enter') step(e.shiftKey ? -1 : 1); });
-    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => cull()).observe(canvas);
+    if (typeof ResizeObserver !== 'undefined')
+      new ResizeObserver(es => {
+        const r = es[es.length - 1].contentRect;
+        size = { w: r.width, h: r.height };
+        cull();
+      }).observe(canvas);
 
     const api = {
       // `m`: the model, or its JSON text.

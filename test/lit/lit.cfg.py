@@ -71,6 +71,11 @@ if shutil.which("vim") and _runs(["vim", "-N", "-u", "NONE", "-i", "NONE", "-es"
     config.available_features.add("vim9")
 if shutil.which("nvim"):
     config.available_features.add("nvim")
+# Headless Chromium and puppeteer-core (the VS Code e2e's node_modules):
+# the graph page's test in a browser.
+if os.path.exists("/usr/bin/chromium") and os.path.isdir(os.path.join(
+        config.test_source_root, "..", "editors", "vscode-e2e", "node_modules", "puppeteer-core")):
+    config.available_features.add("chromium")
 if shutil.which("emacs") and _runs(["emacs", "--batch", "-q", "--eval", "(require 'eglot)"]):
     config.available_features.add("emacs-eglot")
 # The install and Debian package tests (test/lit/install/).

@@ -343,7 +343,10 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          "content=\"width=device-width\">\n<title>" +
          escaped +
          "</title>\n</head>\n<body class=\"tosa-graph-page\">\n"
-         "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\">\n" +
+         // ELK as text, run only when a small function needs it: a big
+         // one's first picture does not wait for 1.6 MB of script.
+         "<div id=\"tosa-graph\"></div>\n<script id=\"tosa-elk\" "
+         "type=\"text/plain\">\n" +
          std::string(kElkJS) + "\n</script>\n<script id=\"tosa-layered\">\n" +
          std::string(kGraphLayeredJS) +
          "\n</script>\n<script id=\"tosa-view\">\n" +
@@ -354,9 +357,17 @@ std::string graphToHTML(const json::Object &graph, const std::string &title) {
          "</script>\n<script>\n"
          "const text = id => document.getElementById(id).textContent;\n"
          "// The model as text: parsed by the page and by the layout worker.\n"
-         "TosaGraph.mount(document.getElementById('tosa-graph'), "
+         "let elkLoad = null;\n"
+         "const loadElk = () => {\n"
+         "  const s = document.createElement('script');\n"
+         "  s.textContent = text('tosa-elk');\n"
+         "  document.head.appendChild(s);\n"
+         "  return TosaGraph.makeElk(ELK, s.textContent);\n"
+         "};\n"
+         "window.tosaGraphView = TosaGraph.mount("
+         "document.getElementById('tosa-graph'), "
          "text('tosa-graph-model'), {\n"
-         "  elk: TosaGraph.makeElk(ELK, text('tosa-elk')),\n"
+         "  elk: () => elkLoad || (elkLoad = loadElk()),\n"
          "  // Big layouts in a worker made from these scripts' text.\n"
          "  layoutWorker: TosaGraph.makeLayoutWorker([text('tosa-layered'), "
          "text('tosa-view')]),\n"

@@ -59,6 +59,14 @@ export function graphParams(uri: string, target: { function?: string; position?:
   return { textDocument: { uri }, position: target.position ?? { line: 0, character: 0 }, ...stage };
 }
 
+/** `p` when it is a position: the editor title's button calls the command
+ * with the resource and an object naming the editor group, not a position
+ * (sent as one, the server found no function at line NaN). */
+export function lspPosition(p: unknown): LspPosition | undefined {
+  const q = p as LspPosition;
+  return q && typeof q === 'object' && Number.isInteger(q.line) && Number.isInteger(q.character) ? { line: q.line, character: q.character } : undefined;
+}
+
 /** Whether `r` looks like a graph (a server of another version may answer
  * something else). */
 export function isGraphResult(r: unknown): r is GraphResult {
@@ -114,7 +122,8 @@ export function functionLines(text: string): { line: number; name: string; chara
 /** The webview's page: the renderer and ELK from the extension (no
  * network), a nonce'd bootstrap, a CSP that allows only those (and blob:
  * workers made from ELK's and the renderer's own text, for layout off the
- * page's thread). */
+ * page's thread). ELK (1.6 MB) is loaded only when a function small enough
+ * for it is drawn: a big function's first picture does not wait for it. */
 export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: string; layeredUri: string; viewUri: string; title: string }): string {
   const csp = [
     `default-src 'none'`,
@@ -137,15 +146,23 @@ export function webviewHtml(o: { cspSource: string; nonce: string; elkUri: strin
 </head>
 <body>
 <div id="tosa-graph"></div>
-<script nonce="${o.nonce}" src="${o.elkUri}"></script>
 <script nonce="${o.nonce}" src="${o.layeredUri}"></script>
 <script nonce="${o.nonce}" src="${o.viewUri}"></script>
 <script nonce="${o.nonce}">
 (function () {
   const vscode = acquireVsCodeApi();
-  // ELK in a worker made from its own text when the page allows one.
   const text = u => fetch(u).then(r => r.text());
-  const elk = text(${JSON.stringify(o.elkUri)}).then(src => TosaGraph.makeElk(ELK, src), () => new ELK());
+  // ELK when a small function first needs it: its script in the page (it
+  // lays out until the worker is ready), and a worker made from its text.
+  let elkLoad = null;
+  const elk = () => elkLoad || (elkLoad = new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.nonce = ${JSON.stringify(o.nonce)};
+    s.src = ${JSON.stringify(o.elkUri)};
+    s.onload = resolve;
+    s.onerror = () => reject(new Error('the layout library (elk.bundled.js) did not load'));
+    document.head.appendChild(s);
+  }).then(() => text(${JSON.stringify(o.elkUri)}).then(src => TosaGraph.makeElk(ELK, src), () => new ELK())));
   // Big functions laid out in a worker made from the renderer's own text.
   const layoutWorker = Promise.all([text(${JSON.stringify(o.layeredUri)}), text(${JSON.stringify(o.viewUri)})])
     .then(s => TosaGraph.makeLayoutWorker(s), () => null);

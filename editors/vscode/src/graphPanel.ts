@@ -5,7 +5,7 @@
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { LanguageClient, ProtocolRequestType, State } from 'vscode-languageclient/node';
-import { functionLines, GraphResult, graphErrorMessage, graphParams, isGraphResult, LspPosition, LspRange, PostedGraph, webviewHtml } from './graph';
+import { functionLines, GraphResult, graphErrorMessage, graphParams, isGraphResult, LspPosition, lspPosition, LspRange, PostedGraph, webviewHtml } from './graph';
 
 type GraphParams = ReturnType<typeof graphParams>;
 const graphRequest = new ProtocolRequestType<GraphParams, GraphResult, never, void, void>('tosa/graph');
@@ -20,7 +20,10 @@ class GraphPanel {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private ready = false;
-  private queued: unknown[] = [];
+  private pageLoads = 0;
+  /** A request is on its way (its answer is posted, or queued for the page). */
+  private inflight = false;
+  private queued: { type: string; [k: string]: unknown }[] = [];
   private readonly posted = new PostedGraph();
 
   constructor(private readonly owner: GraphPanels, readonly uri: string, position: LspPosition, private column: vscode.ViewColumn) {
@@ -39,6 +42,8 @@ class GraphPanel {
     });
     w.onDidReceiveMessage(m => this.onMessage(m));
     this.panel.onDidDispose(() => owner.disposed(this));
+    // Asked now, while the page loads: its answer waits in `queued`.
+    this.refresh(0);
   }
 
   /** Shows the function at `position` (another one than before: it follows). */
@@ -66,6 +71,16 @@ class GraphPanel {
 
   private async request(): Promise<void> {
     const seq = ++this.seq;
+    this.inflight = true;
+    try {
+      await this.ask(seq);
+    } finally {
+      if (seq === this.seq)
+        this.inflight = false;
+    }
+  }
+
+  private async ask(seq: number): Promise<void> {
     const c = this.owner.client();
     if (!c || c.state !== State.Running) {
       this.post({ type: 'error', message: 'The tosa-lsp server is not running (TOSA: Restart Server).' });
@@ -97,11 +112,22 @@ class GraphPanel {
   private async onMessage(m: { type?: string; range?: LspRange; ms?: number; nodes?: number; stage?: string | null }): Promise<void> {
     if (m.type === 'ready') {
       this.ready = true;
-      this.posted.forget(); // a new page: it shows nothing yet
-      this.stage = m.stage ?? undefined; // a restored view's toggle
-      for (const q of this.queued.splice(0))
-        void this.panel.webview.postMessage(q);
-      this.refresh(0);
+      const stage = m.stage ?? undefined; // a restored view's toggle
+      const queued = this.queued.splice(0);
+      // The first page gets the graph asked for while it loaded (queued, or
+      // still on its way); a reloaded page or another toggle asks again.
+      const coming = queued.some(q => q.type === 'graph') || this.inflight;
+      if (++this.pageLoads > 1 || stage !== this.stage || !coming) {
+        this.posted.forget(); // a new page: it shows nothing yet
+        this.stage = stage;
+        for (const q of queued)
+          if (q.type !== 'graph')
+            void this.panel.webview.postMessage(q);
+        this.refresh(0);
+      } else {
+        for (const q of queued)
+          void this.panel.webview.postMessage(q);
+      }
       const ed = this.owner.editorFor(this.uri);
       if (ed)
         this.cursor(ed.selection.active, false);
@@ -129,7 +155,7 @@ export class GraphPanels implements vscode.CodeLensProvider {
     readonly log: (line: string) => void) {}
 
   /** `tosaLsp.showGraph [uri, position]`: the function at the cursor. */
-  async show(uri?: string | vscode.Uri, position?: LspPosition): Promise<void> {
+  async show(uri?: string | vscode.Uri, position?: unknown): Promise<void> {
     const ed = vscode.window.activeTextEditor;
     const target = uri ? (typeof uri === 'string' ? uri : uri.toString()) : ed?.document.uri.toString();
     if (!target) {
@@ -137,7 +163,7 @@ export class GraphPanels implements vscode.CodeLensProvider {
       return;
     }
     const editor = this.editorFor(target);
-    const pos = position ?? (editor ? { line: editor.selection.active.line, character: editor.selection.active.character } : { line: 0, character: 0 });
+    const pos = lspPosition(position) ?? (editor ? { line: editor.selection.active.line, character: editor.selection.active.character } : { line: 0, character: 0 });
     const column = editor?.viewColumn ?? vscode.ViewColumn.One;
     const existing = this.panels.get(target);
     if (existing) {

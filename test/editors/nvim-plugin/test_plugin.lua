@@ -67,6 +67,28 @@ vim.opt.runtimepath:prepend(root .. '/editors/vim')
 vim.cmd('filetype plugin on')
 vim.cmd('syntax on')
 
+-- Requests for a buffer the server has not been sent yet (its didOpen goes
+-- out once the client is initialized): the server answers "unknown
+-- document". Recorded from the client's start, checked below.
+local early_requests = {}
+do
+  local start_client = vim.lsp.start_client
+  vim.lsp.start_client = function(config)
+    local id = start_client(config)
+    local c = id and vim.lsp.get_client_by_id(id)
+    if c then
+      local request = c.request
+      c.request = function(method, params, handler, b)
+        if method:find('^textDocument/') and b and vim.lsp.util.buf_versions[b] == nil then
+          table.insert(early_requests, method)
+        end
+        return request(method, params, handler, b)
+      end
+    end
+    return id
+  end
+end
+
 local tosa = require('tosa_lsp')
 tosa.setup({ cmd = { server }, settings = { hints = { inferredShapes = true, runtimeChecks = true } } })
 
@@ -119,6 +141,10 @@ local function goto_text(pattern, offset)
   vim.api.nvim_win_set_cursor(0, { line + 1, text:find(pattern, 1, true) - 1 + (offset or 0) })
   return line
 end
+
+check(vim.wait(3000, function() return vim.lsp.util.buf_versions[bufnr] ~= nil end, 20)
+  and vim.wait(300, function() return #early_requests > 0 end, 20) == false,
+  'no request for the buffer before its didOpen', early_requests)
 
 -- 1. Diagnostics.
 local sub_line = find_line('tosa.sub')

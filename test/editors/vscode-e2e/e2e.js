@@ -501,6 +501,11 @@ async function graphSteps(page, goTo) {
   let nodes = await frame.evaluate(graphNodes);
   const titles = nodes.map(n => n.title);
   check(['tosa.add', 'tosa.abs', 'tosa.sub'].every(t => titles.includes(t)), 'the graph of @model has its ops', JSON.stringify(titles));
+  const layoutBy = await frame.evaluate(() => document.querySelector('#tosa-graph').dataset.layoutBy);
+  check(layoutBy === 'elk', 'a small function is laid out by ELK (loaded when it is needed)', layoutBy);
+  const dyn = nodes.find(n => n.id === '%dyn');
+  check(dyn && /\binferred\b/.test(dyn.cls) && dyn.text.includes('%dyn : ?x3xf32') && dyn.text.includes('\u2192 inferred 2x3xf32'),
+    'the op whose inferred shape (2x3) differs from the declared one (?x3) has the inferred style and line', JSON.stringify(dyn));
   const sub = nodes.find(n => n.title === 'tosa.sub');
   check(sub && /\berror\b/.test(sub.cls) && sub.fill === 'rgb(253, 232, 232)' && nodes.filter(n => /\berror\b/.test(n.cls)).length === 1,
     'the tosa.sub with the wrong result type is the one red (error) node', JSON.stringify(nodes.map(n => [n.title, n.cls, n.fill])));
@@ -538,6 +543,18 @@ async function graphSteps(page, goTo) {
     return null;
   })();
   check(relabelled, 'editing tosa.abs to tosa.exp relabels its node', JSON.stringify(relabelled));
+  // Edit a shape: %dyn's declared ?x3 becomes 2x3; its node's label follows.
+  const dynLine = lineIn('%dyn = tosa.exp');
+  await goTo(dynLine, src[dynLine - 1].lastIndexOf('?') + 1);
+  await page.keyboard.down('Shift'); await page.keyboard.press('ArrowRight'); await page.keyboard.up('Shift');
+  await page.keyboard.type('2', { delay: 30 });
+  let reshaped = null;
+  for (const stop = Date.now() + 15000; !reshaped && Date.now() < stop;) {
+    const f = await graphFrame(page);
+    const n = (f ? await f.evaluate(graphNodes).catch(() => []) : []).find(x => x.id === '%dyn');
+    if (n && n.text.includes('%dyn : 2x3xf32') && !/\binferred\b/.test(n.cls)) reshaped = n; else await sleep(300);
+  }
+  check(reshaped, 'editing %dyn\'s type to 2x3 changes its node\'s shape label (and it is not "inferred" any more)', JSON.stringify(reshaped));
   await loweredGraphSteps(page, goTo, lineIn);
   await closeAll(page);
   log('graph done');
@@ -549,7 +566,15 @@ async function graphSteps(page, goTo) {
 async function bigGraphSteps(page, goTo) {
   check(await openFile(page, 'bigfn.mlir', 'func.func @f0'), 'Quick Open opens bigfn.mlir');
   await goTo(3, 5);
-  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on a big function');
+  // The editor title's button.
+  const button = await poll(page, () => {
+    const b = [...document.querySelectorAll('.editor-actions .action-label')].find(a => /Show Graph/.test(a.getAttribute('aria-label') || a.title || ''));
+    if (!b) return null;
+    const r = b.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  }, null, 10000);
+  if (button) await page.mouse.click(button.x, button.y);
+  check(button, 'the editor title\'s "Show Graph" button on a big function');
   const drawn = async () => {
     for (const f of page.frames()) {
       const d = await f.evaluate(() => {
@@ -566,6 +591,9 @@ async function bigGraphSteps(page, goTo) {
   check(g && g.nodes > 250, 'the big function is drawn (layered.js)', g && JSON.stringify({ nodes: g.nodes, ms: g.ms }));
   if (!g) return;
   check(g.layoutIn === 'worker', 'the big function was laid out in the webview\'s worker, not on the page\'s thread', g.layoutIn);
+  // A new panel: ELK (1.6 MB) is loaded only for a small function.
+  const elk = await g.frame.evaluate(() => typeof ELK).catch(e => String(e));
+  check(elk === 'undefined', 'the webview of a big function did not load ELK', elk);
   await page.screenshot({ path: path.join(OUTDIR, 'vscode-graph-big.png') });
   await closeAll(page);
 }
@@ -588,7 +616,14 @@ async function graphTitlesWhen(page, want, ms) {
 // click on a lowered node selects the tosa op it came from, and back.
 async function loweredGraphSteps(page, goTo, lineIn) {
   await goTo(lineIn('%t = tosa.tanh'), 5);
-  check(await runCommand(page, 'TOSA: Show Graph'), 'palette: "TOSA: Show Graph" on @clean');
+  // The code lens above `func.func @clean` (the second function's).
+  const lens = await poll(page, () => {
+    const ls = [...document.querySelectorAll('.editor-instance .codelens-decoration a')].filter(a => a.textContent.trim() === 'Show Graph')
+      .map(a => a.getBoundingClientRect()).sort((a, b) => a.top - b.top);
+    return ls.length >= 2 ? { x: ls[1].left + ls[1].width / 2, y: ls[1].top + ls[1].height / 2 } : null;
+  }, null, 10000);
+  if (lens) await page.mouse.click(lens.x, lens.y);
+  check(lens, 'the "Show Graph" code lens above func.func @clean');
   let g = await graphTitlesWhen(page, t => t.includes('tosa.tanh'), 30000);
   check(g, 'the graph follows to @clean', g && JSON.stringify(g.titles));
   if (!g) return;

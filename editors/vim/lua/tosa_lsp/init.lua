@@ -237,6 +237,9 @@ function M.refresh_inlay_hints(bufnr, callback)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   local client = M.client()
   if not client or not hints_enabled[bufnr] or not api.nvim_buf_is_loaded(bufnr) then return end
+  -- Not before the buffer's didOpen (sent once the client is initialized):
+  -- the server does not know it yet. The first publish asks again.
+  if vim.lsp.util.buf_versions[bufnr] == nil then return end
   local first, last = visible_range(bufnr)
   local st = hint_state[bufnr] or {}
   hint_state[bufnr] = st
