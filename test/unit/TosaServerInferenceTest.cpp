@@ -422,7 +422,9 @@ TEST(TosaServer, TheBackgroundPausesOneThreadForRequestsAndGoesOnWithTheOther) {
 // inference was started for it: it holds a version only while inferring
 // one function (holding it while waiting kept every version of a burst of
 // edits alive, and their item arrays could not be reused).
-TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
+/// Whether the versions replaced by seven edits are all freed within
+/// `window` of the last publish.
+bool replacedVersionsFreedWithin(std::chrono::milliseconds window) {
   struct WeakRecorder : TosaServer::Callbacks {
     std::mutex mu;
     std::condition_variable cv;
@@ -444,14 +446,14 @@ TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
   TosaServer server(o, rec);
   const std::string uri = "test:///w.mlir";
   server.addDocument(uri, "/nonexistent/w.mlir", 1, absChain(10));
-  ASSERT_TRUE(rec.waitFor(1));
+  EXPECT_TRUE(rec.waitFor(1));
   // Edits, each after the last one's publish (a comment line more each).
   for (int v = 2; v <= 8; ++v) {
     std::vector<lsp::TextDocumentContentChangeEvent> change(1);
     change[0].range = lsp::Range(lsp::Position(14, 0), lsp::Position(14, 0));
     change[0].text = "// edited\n";
-    ASSERT_FALSE(bool(server.changeDocument(uri, v, change)));
-    ASSERT_TRUE(rec.waitFor(v));
+    EXPECT_FALSE(bool(server.changeDocument(uri, v, change)));
+    EXPECT_TRUE(rec.waitFor(v));
   }
   // The versions replaced are freed at once, not when the background
   // inference comes round to them.
@@ -460,14 +462,25 @@ TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
     std::lock_guard<std::mutex> lock(rec.mu);
     old.assign(rec.published.begin(), rec.published.end() - 1);
   }
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  auto until = std::chrono::steady_clock::now() + window;
   auto allFreed = [&] {
     return llvm::all_of(old, [](const auto &w) { return w.expired(); });
   };
   while (!allFreed() && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_TRUE(allFreed());
+  bool freed = allFreed();
   server.waitIdle();
+  return freed;
+}
+
+TEST(TosaServer, AReplacedVersionIsFreedThoughItsBackgroundInferenceStarted) {
+  // One function's inference may hold a version: at nice 19 on a loaded
+  // machine that can outlast the 50 ms. A version held while waiting is
+  // held in every attempt; a starved one rarely three times running.
+  bool freed = false;
+  for (int attempt = 0; attempt < 3 && !freed; ++attempt)
+    freed = replacedVersionsFreedWithin(std::chrono::milliseconds(50));
+  EXPECT_TRUE(freed);
 }
 
 /// Six small functions, each out of a screen's reach of the others
