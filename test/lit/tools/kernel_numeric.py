@@ -132,6 +132,14 @@ def blocks(name, s, zp):
 ZP = '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>\n'
 
 
+def pool_shapes(s):
+    """A pool's input and output shapes (NHWC) from its case."""
+    n, h, w, c, kh, kw, pads, st = s
+    oh = (h + pads[0] + pads[1] - kh) // st + 1
+    ow = (w + pads[2] + pads[3] - kw) // st + 1
+    return (n, h, w, c), (n, oh, ow, c)
+
+
 def function(name, kind, s):
     if kind == "dwconv":
         n, h, w, c, m, kh, kw, p, st = s
@@ -146,9 +154,7 @@ def function(name, kind, s):
                    ttype(x), ttype(wt), c * m, ttype(r), ttype(r)))
     if kind == "avgpool":
         n, h, w, c, kh, kw, pads, st = s
-        oh = (h + pads[0] + pads[1] - kh) // st + 1
-        ow = (w + pads[2] + pads[3] - kw) // st + 1
-        x, r = (n, h, w, c), (n, oh, ow, c)
+        x, r = pool_shapes(s)
         return ("func.func @%s(%%x: %s) -> %s {\n%s  %%r = tosa.avg_pool2d %%x, %%zp, %%zp "
                 "{acc_type = f32, kernel = array<i64: %d, %d>, pad = array<i64: %s>, "
                 "stride = array<i64: %d, %d>} : (%s, tensor<1xf32>, tensor<1xf32>) -> %s\n"
@@ -157,9 +163,7 @@ def function(name, kind, s):
                    ttype(x), ttype(r), ttype(r)))
     if kind == "maxpool":
         n, h, w, c, kh, kw, pads, st = s
-        oh = (h + pads[0] + pads[1] - kh) // st + 1
-        ow = (w + pads[2] + pads[3] - kw) // st + 1
-        x, r = (n, h, w, c), (n, oh, ow, c)
+        x, r = pool_shapes(s)
         return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.max_pool2d %%x {kernel = "
                 "array<i64: %d, %d>, pad = array<i64: %s>, stride = array<i64: %d, %d>}"
                 " : (%s) -> %s\n  return %%r : %s\n}\n"
