@@ -334,6 +334,8 @@ private:
 /// Parses and analyses MLIR text. Owns an MLIRContext with the dialects a
 /// TOSA user meets; use one per thread. Never throws; bad input yields
 /// diagnostics.
+struct ShapeInference; // ShapeInference.h
+
 class Analyzer {
 public:
   Analyzer();
@@ -377,6 +379,14 @@ public:
   /// 50k-line one-function check, on its critical path. ShapeInferrer
   /// needs it (it finds functions through `symbols`).
   void setCollectIndex(bool on);
+  /// With `on`, every function an analysis parses (not a cut function's
+  /// parts) is also put through tosa-infer-shapes on the analysis' own IR,
+  /// once the results are copied out: no second parse. Off by default.
+  void setInferShapes(bool on);
+  /// What the last analysis inferred (setInferShapes): for each function it
+  /// parsed, what ShapeInferrer::infer gives without refine-all edits; in
+  /// text order. Null when off.
+  std::shared_ptr<const ShapeInference> takeInferred();
   /// Destroys the IR kept by setDeferIRDestruction. Between analyses only.
   void destroyRetiredIR();
   /// Forgets what the MLIRContexts uniqued (every type, attribute and

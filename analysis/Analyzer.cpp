@@ -370,6 +370,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   std::vector<Slice> slices;
   FileAnalysis fa =
       assemble(file, path, std::move(run.results), memo ? &slices : nullptr);
+  finishInference(fa);
   if (!memo)
     return fa;
   for (size_t i = 0; i < run.next.size(); ++i)

@@ -28,6 +28,7 @@
 #include "Config.h"
 #include "IR.h"
 #include "MLIRShared.h"
+#include "ShapeInference.h"
 #include "TaskThread.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -202,6 +203,13 @@ struct Analyzer::Impl {
   /// heap can go before the publish (see analyzeSmallSections).
   bool retireSections = true;
   bool collectIndexes = true; // setCollectIndex
+  /// setInferShapes: each function parsed is inferred on this IR
+  /// (SectionInference.cpp), collected here by either thread, and what
+  /// the finished analysis keeps of it handed out (takeInferred).
+  bool inferShapes = false;
+  std::mutex inferredMu;
+  std::vector<FunctionInference> inferred; // under inferredMu
+  std::shared_ptr<const ShapeInference> lastInferred;
   std::mutex retiredMu;
   std::vector<std::unique_ptr<detail::ParsedSection>> retired;
 
@@ -254,6 +262,17 @@ struct Analyzer::Impl {
       UnitJob *job, const Section *part = nullptr,
       std::unique_ptr<mlir::MLIRContext> *partCtx = nullptr,
       PartText *around = nullptr, double capacityFactor = 1.0);
+
+  // SectionInference.cpp: tosa-infer-shapes on the analysis' own IR.
+  /// After `sec` (a section, part or unit) was analysed into `result`: its
+  /// functions inferred on `ps` (which the pass changes), in `slot`'s
+  /// context. After a crash both are abandoned and the slot made anew.
+  void inferParsed(std::unique_ptr<detail::ParsedSection> &ps,
+                   std::unique_ptr<mlir::MLIRContext> &slot, const Section &sec,
+                   const SectionResult &result, const Config &config);
+  /// Keeps of what was inferred during this analysis what the inferrer
+  /// would give on `fa` (lastInferred).
+  void finishInference(const FileAnalysis &fa);
 
   // SectionParts.cpp: sections on two threads.
   /// A big section whose top-level ops share no symbols across its cuts,

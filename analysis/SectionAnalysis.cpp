@@ -99,6 +99,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
                    ctx, around, *owned, capacityFactor);
     if (!run.run())
       return;
+    if (!around) // a cut function's parts are not the function
+      inferParsed(owned, slot, sec, result, config);
   }
   result.section = sec;
 }
