@@ -137,6 +137,30 @@ std::vector<Diagnostic> BackgroundInference::knownErrors(OpenDocument &doc,
   return doc.shapes.cache.shapeErrors(*keys, nullptr);
 }
 
+void BackgroundInference::storeInferred(OpenDocument &doc, const Snapshot &s) {
+  if (!s.inferred || s.inferred->functions.empty())
+    return;
+  PhaseTimer timer("publish: what the analysis inferred, by key");
+  std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(doc, s);
+  // The keys of the functions inferred (both lists in text order): the
+  // others stay unknown (store would record them as not inferred).
+  const FunctionList &fns = s.inferred->functions;
+  auto place = [](unsigned section, unsigned line) {
+    return std::make_pair(section, line);
+  };
+  std::vector<FunctionKey> inferred;
+  size_t i = 0;
+  for (const FunctionKey &k : *keys) {
+    while (i < fns.size() && place(fns[i].section, fns[i].scope.begin.line) <
+                                 place(k.section, k.firstLine))
+      ++i;
+    if (i < fns.size() && place(fns[i].section, fns[i].scope.begin.line) ==
+                              place(k.section, k.firstLine))
+      inferred.push_back(k);
+  }
+  (void)doc.shapes.cache.store(inferred, *s.inferred);
+}
+
 void BackgroundInference::published(const std::shared_ptr<OpenDocument> &doc,
                                     SnapshotPtr s) {
   // The keys are hashed once per version; the fill reads them too.

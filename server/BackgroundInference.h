@@ -66,6 +66,9 @@ public:
   /// with `retain`, functions `s` no longer has are forgotten.
   std::vector<Diagnostic> knownErrors(OpenDocument &doc, const Snapshot &s,
                                       bool retain);
+  /// What the analysis of `s` inferred on its own IR (Snapshot::inferred)
+  /// goes into the document's cache, by key.
+  void storeInferred(OpenDocument &doc, const Snapshot &s);
   /// `s` was published: warms the request inferrer and starts the fill.
   void published(const std::shared_ptr<OpenDocument> &doc, SnapshotPtr s);
   /// A new version is on its way.

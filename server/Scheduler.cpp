@@ -11,9 +11,10 @@ namespace tosa_lsp {
 static constexpr size_t kFreeBeforePublishBytes = 4 << 20;
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
-                     Ready onReady)
+                     Ready onReady, bool inferShapes)
     : sync(sync), debounce(debounce), onReady(std::move(onReady)),
       analyzer(std::make_unique<Analyzer>()) {
+  analyzer->setInferShapes(inferShapes); // before the worker reads it
   if (!sync)
     worker = std::make_unique<llvm::thread>([this] { run(); });
 }
@@ -221,7 +222,8 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   for (const Section &s : fa->sections)
     reused += s.reused;
   auto snap = std::make_shared<const Snapshot>(
-      uri, path, version, std::move(text), std::move(config), std::move(fa));
+      uri, path, version, std::move(text), std::move(config), std::move(fa),
+      analyzer->takeInferred());
 
   lock.lock();
   busy = false;

@@ -33,7 +33,10 @@ public:
   /// finished snapshot that is still the newest version of its document.
   using Ready = std::function<void(SnapshotPtr)>;
 
-  Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
+  /// With `inferShapes`, each analysis also infers the functions it
+  /// parses on its own IR (Analyzer::setInferShapes; Snapshot::inferred).
+  Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady,
+            bool inferShapes = false);
   ~Scheduler();
 
   /// Opens `uri` afresh: a document open under it is removed first.

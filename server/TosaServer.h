@@ -150,6 +150,10 @@ public:
     /// requests infer, and shape errors come from what they inferred
     /// (tests of the requests' own inference).
     bool backgroundInference = true;
+    /// Each analysis infers the functions it parses on its own IR (no
+    /// second parse; Analyzer::setInferShapes): off, only requests and the
+    /// fill infer, each on a parse of its own (tests compare the two).
+    bool inferInAnalysis = true;
     /// The warm request inferrer's context keeps a location per op of each
     /// function inferred on it: after this many lines it is made afresh.
     unsigned renewWarmInferrerLines = 100000;

@@ -415,6 +415,15 @@ struct CommandLine {
                           cl::sub(topLevel),
                           cl::sub(serve),
                           cl::cat(serverCategory)};
+  cl::opt<bool> inferInAnalysis{
+      "infer-in-analysis",
+      cl::desc("Infer shapes on the analysis' own IR (false: each inference "
+               "parses its function again; benchmarks)"),
+      cl::init(true),
+      cl::Hidden,
+      cl::sub(topLevel),
+      cl::sub(serve),
+      cl::cat(serverCategory)};
   cl::opt<bool> verbose{"verbose", cl::desc("Log to stderr"), cl::sub(topLevel),
                         cl::sub(serve), cl::cat(serverCategory)};
   cl::opt<bool> stdio{"stdio",
@@ -544,6 +553,7 @@ struct CommandLine {
     o.sync = syncMode;
     o.verbose = verbose;
     o.debounceMs = debounceMs;
+    o.inferInAnalysis = inferInAnalysis;
     o.version = std::string(kVersion) + " (" + kGitRevision + ")";
     return o;
   }
