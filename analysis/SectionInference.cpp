@@ -26,17 +26,52 @@ using namespace mlir;
 namespace tosa_lsp {
 using namespace detail;
 
-void Analyzer::setInferShapes(bool on) { impl->inferShapes = on; }
+namespace {
+/// The text of the sections kept for inferKept at most: their IR lives
+/// until then beside the next steps (~25 MiB of IR per MiB of text), and
+/// the rest is inferred as before (the fill, on parses of its own).
+constexpr size_t kKeepIRBytes = 8u << 20;
+} // namespace
+
+void Analyzer::setInferShapes(bool on, bool afterAnalysis) {
+  impl->inferShapes = on;
+  impl->inferAfterAnalysis = on && afterAnalysis;
+}
 
 std::shared_ptr<const ShapeInference> Analyzer::takeInferred() {
   return std::move(impl->lastInferred);
 }
 
+bool Analyzer::hasKeptIR() {
+  std::lock_guard<std::mutex> lock(impl->keptMu);
+  return !impl->kept.empty();
+}
+
+void Analyzer::inferKept(
+    llvm::function_ref<bool()> stop,
+    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
+  impl->analysisThread.run([&] { impl->inferKept(stop, deliver); });
+}
+
+namespace {
+/// tosa-infer-shapes on `ps`'s functions into `out`; the crash, if any.
+std::optional<std::string> inferContained(const ParsedSection &ps,
+                                          MLIRContext &ctx,
+                                          const FunctionsToInfer &what,
+                                          llvm::function_ref<bool()> stop,
+                                          std::vector<FunctionInference> &out) {
+  ScopedDiagnosticHandler silence(&ctx,
+                                  [](mlir::Diagnostic &) { return success(); });
+  return runContained(
+      [&] { (void)inferTopLevelFunctions(ps, ctx, what, stop, nullptr, out); });
+}
+} // namespace
+
 void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
                                  std::unique_ptr<MLIRContext> &slot,
                                  const Section &sec,
                                  const SectionResult &result,
-                                 const Config &config) {
+                                 const Config &config, bool unit) {
   if (!inferShapes || !ps || !ps->module || !sec.parsed || lenientLoaded ||
       config.validate.enabled)
     return;
@@ -49,22 +84,29 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
       return; // the inferrer skips the section: nothing to infer
     what.errors.push_back(d.range.begin);
   }
+  if (inferAfterAnalysis && !unit) {
+    size_t bytes = ps->section.endOffset - ps->section.beginOffset;
+    std::lock_guard<std::mutex> lock(keptMu);
+    if (keptBytes + bytes > kKeepIRBytes)
+      return; // destroyed now, inferred by others later
+    keptBytes += bytes;
+    kept.push_back({std::move(ps), &slot != &context, std::move(what), bytes});
+    return;
+  }
   PhaseTimer t("shape inference on the analysis' IR");
   std::vector<FunctionInference> out;
-  MLIRContext &ctx = *slot;
-  ScopedDiagnosticHandler silence(&ctx,
-                                  [](mlir::Diagnostic &) { return success(); });
-  std::optional<std::string> crash = runContained([&] {
-    (void)inferTopLevelFunctions(
-        *ps, ctx, what, [] { return false; }, nullptr, out);
-  });
-  if (crash) {
+  if (std::optional<std::string> crash =
+          inferContained(*ps, *slot, what, [] { return false; }, out)) {
     // Abandoned as after a crash in the analysis (see analyzeSection); the
     // results are already out. The inferrer meets the same crash on its
     // own parse and says so.
     (void)ps.release();
-    if (&slot == &context)
+    if (&slot == &context) {
       abandonRetired();
+      abandonKept(false);
+    } else {
+      abandonKept(true);
+    }
     (void)slot.release();
     slot = makeContext();
     return;
@@ -74,54 +116,112 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
     inferred.push_back(std::move(f));
 }
 
-namespace {
-/// The section's error positions, sorted, or nullopt when one has no place
-/// (the inferrer then infers none of its functions).
-std::map<unsigned, std::optional<std::vector<Position>>>
-errorsBySection(const FileAnalysis &fa) {
-  std::map<unsigned, std::optional<std::vector<Position>>> out;
+void Analyzer::Impl::inferKept(
+    llvm::function_ref<bool()> stop,
+    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
+  std::vector<KeptIR> mine, beside;
+  {
+    std::lock_guard<std::mutex> lock(keptMu);
+    for (KeptIR &k : kept)
+      (k.helper ? beside : mine).push_back(std::move(k));
+    kept.clear();
+    keptBytes = 0;
+  }
+  PhaseTimer t("shape inference on the IR kept after the analysis");
+  // Each thread on what was parsed in its own context, destroyed there.
+  auto work = [&](std::vector<KeptIR> &items,
+                  std::unique_ptr<MLIRContext> &slot, bool main) {
+    for (KeptIR &k : items) {
+      std::vector<FunctionInference> out;
+      if (inferContained(*k.ps, *slot, k.what, stop, out)) {
+        for (KeptIR &left : items) // abandoned with their context
+          (void)left.ps.release();
+        if (main)
+          abandonRetired();
+        (void)slot.release();
+        slot = makeContext();
+        return;
+      }
+      if (!out.empty())
+        deliver(filterInferred(std::move(out), inferenceFilter));
+      k.ps.reset();
+    }
+  };
+  if (beside.empty()) {
+    work(mine, context, true);
+    return;
+  }
+  TaskThread::Running other =
+      helperThread.beside([&] { work(beside, partContext, false); });
+  work(mine, context, true);
+  other.join();
+}
+
+void Analyzer::Impl::dropKept(bool helper) {
+  std::vector<KeptIR> dead;
+  {
+    std::lock_guard<std::mutex> lock(keptMu);
+    for (auto it = kept.begin(); it != kept.end();)
+      if (it->helper == helper) {
+        keptBytes -= it->bytes;
+        dead.push_back(std::move(*it));
+        it = kept.erase(it);
+      } else {
+        ++it;
+      }
+  }
+}
+
+void Analyzer::Impl::abandonKept(bool helper) {
+  std::lock_guard<std::mutex> lock(keptMu);
+  for (auto it = kept.begin(); it != kept.end();)
+    if (it->helper == helper) {
+      keptBytes -= it->bytes;
+      (void)it->ps.release();
+      it = kept.erase(it);
+    } else {
+      ++it;
+    }
+}
+
+bool Analyzer::Impl::keptIn(bool helper) {
+  std::lock_guard<std::mutex> lock(keptMu);
+  return llvm::any_of(kept,
+                      [&](const KeptIR &k) { return k.helper == helper; });
+}
+
+Analyzer::Impl::InferenceFilter
+Analyzer::Impl::makeFilter(const FileAnalysis &fa) {
+  InferenceFilter f;
+  for (const Section &sec : fa.sections)
+    f.usable.push_back(sec.parsed && !sec.stale);
+  f.errors.resize(fa.sections.size(), std::vector<Position>());
   for (uint32_t i : fa.errorIndices()) {
     const Diagnostic &d = fa.diagnostics[i];
-    auto [it, added] = out.try_emplace(d.section, std::vector<Position>());
-    if (!it->second)
+    if (d.section >= f.errors.size() || !f.errors[d.section])
       continue;
     if (!d.range.begin.valid())
-      it->second.reset();
+      f.errors[d.section].reset();
     else
-      it->second->push_back(d.range.begin);
+      f.errors[d.section]->push_back(d.range.begin);
   }
-  return out;
+  return f;
 }
-} // namespace
 
-void Analyzer::Impl::finishInference(const FileAnalysis &fa) {
-  std::vector<FunctionInference> all;
-  {
-    std::lock_guard<std::mutex> lock(inferredMu);
-    all.swap(inferred);
-  }
-  if (!inferShapes)
-    return;
-  auto errors = errorsBySection(fa);
+std::shared_ptr<const ShapeInference>
+Analyzer::Impl::filterInferred(std::vector<FunctionInference> all,
+                               const InferenceFilter &filter) {
   // By place; a function analysed twice (parts, then whole) keeps the last.
   std::map<std::pair<unsigned, unsigned>, FunctionInference> byPlace;
-  for (FunctionInference &f : all) {
-    if (f.section >= fa.sections.size())
-      continue;
-    const Section &sec = fa.sections[f.section];
-    if (!sec.parsed || sec.stale)
-      continue;
-    byPlace[{f.section, f.scope.begin.line}] = std::move(f);
-  }
+  for (FunctionInference &f : all)
+    if (f.section < filter.usable.size() && filter.usable[f.section] &&
+        filter.errors[f.section]) // else an error without a place
+      byPlace[{f.section, f.scope.begin.line}] = std::move(f);
   auto out = std::make_shared<ShapeInference>();
   for (auto &[place, f] : byPlace) {
-    auto it = errors.find(f.section);
-    if (it != errors.end() && !it->second)
-      continue; // an error without a place: not inferred
-    bool hasError =
-        it != errors.end() && llvm::any_of(*it->second, [&](Position p) {
-          return !before(p, f.scope.begin) && !before(f.scope.end, p);
-        });
+    bool hasError = llvm::any_of(*filter.errors[f.section], [&](Position p) {
+      return !before(p, f.scope.begin) && !before(f.scope.end, p);
+    });
     // What the inferrer says of a function with an error (one the
     // analysis of its part or unit did not see is found by the whole's).
     if (hasError && f.skipped != "the function has errors") {
@@ -137,7 +237,19 @@ void Analyzer::Impl::finishInference(const FileAnalysis &fa) {
       continue;
     out->functions.push_back(std::move(f));
   }
-  lastInferred = std::move(out);
+  return out;
+}
+
+void Analyzer::Impl::finishInference(const FileAnalysis &fa) {
+  std::vector<FunctionInference> all;
+  {
+    std::lock_guard<std::mutex> lock(inferredMu);
+    all.swap(inferred);
+  }
+  if (!inferShapes)
+    return;
+  inferenceFilter = makeFilter(fa);
+  lastInferred = filterInferred(std::move(all), inferenceFilter);
 }
 
 } // namespace tosa_lsp

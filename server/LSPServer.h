@@ -24,6 +24,7 @@ struct ServerOptions {
   unsigned debounceMs = 50;
   /// TosaServer::Options::inferInAnalysis (benchmarks compare both).
   bool inferInAnalysis = true;
+  bool inferAfterPublish = true; // TosaServer::Options::inferAfterPublish
   bool verbose = false;
   /// `initialize`'s serverInfo.version (the binary's version and revision).
   std::string version = "0.1.0";

@@ -33,11 +33,13 @@ struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version,
            SharedString text, Config config,
            std::shared_ptr<const FileAnalysis> analysis,
-           std::shared_ptr<const ShapeInference> inferred = nullptr)
+           std::shared_ptr<const ShapeInference> inferred = nullptr,
+           bool inferenceFollows = false)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         sharedText(std::move(text)), text(*sharedText),
         config(std::move(config)), sharedAnalysis(std::move(analysis)),
         analysis(*sharedAnalysis), inferred(std::move(inferred)),
+        inferenceFollows(inferenceFollows),
         lines(this->text, sharedAnalysis->lineIndex) {}
   std::string uri, path;
   int64_t version;
@@ -52,6 +54,10 @@ struct Snapshot {
   /// for the document's InferenceCache at the publish; null when off. Its
   /// functions are shared with the cache, not copied.
   std::shared_ptr<const ShapeInference> inferred;
+  /// More of its functions are inferred right after its publish, on the
+  /// IR its analysis kept (Scheduler::InferShapes::afterPublish): the
+  /// background's fill waits for that.
+  bool inferenceFollows = false;
   /// Candidate quick fixes (text only), derived when a code action first
   /// asks, not with every analysis: most versions of a document being typed
   /// are never asked. Each is validated by re-analysis when a code action

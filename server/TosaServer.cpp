@@ -103,7 +103,25 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce,
       [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); },
-      options.inferInAnalysis);
+      inferShapesHooks(options));
+}
+
+Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
+  Scheduler::InferShapes infer;
+  infer.enabled = options.inferInAnalysis;
+  infer.afterPublish = options.inferAfterPublish;
+  infer.inferred = [this](Scheduler::SnapshotPtr s,
+                          std::shared_ptr<const ShapeInference> si) {
+    std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
+    if (doc && doc->latest() == s)
+      background->storeInferredAfterPublish(*doc, *s, *si);
+  };
+  infer.done = [this](Scheduler::SnapshotPtr s) {
+    std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
+    if (doc && doc->latest() == s)
+      background->inferredAfterPublish(doc, s);
+  };
+  return infer;
 }
 
 TosaServer::~TosaServer() {
@@ -246,7 +264,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile)
     buildIndex();
-  background->published(doc, s);
+  background->published(doc, s, /*fill=*/!s->inferenceFollows);
   migrateInBackground(std::move(doc), std::move(s));
 }
 

@@ -154,6 +154,9 @@ public:
     /// second parse; Analyzer::setInferShapes): off, only requests and the
     /// fill infer, each on a parse of its own (tests compare the two).
     bool inferInAnalysis = true;
+    /// ... an open's right after its publish, on the IR its analysis kept
+    /// (an edit's function before the publish either way); off: before it.
+    bool inferAfterPublish = true;
     /// The warm request inferrer's context keeps a location per op of each
     /// function inferred on it: after this many lines it is made afresh.
     unsigned renewWarmInferrerLines = 100000;
@@ -360,6 +363,8 @@ public:
   std::shared_ptr<void> lendWarmInferrerForTest();
 
 private:
+  /// The Scheduler's shape inference on the analysis' IR (Options).
+  Scheduler::InferShapes inferShapesHooks(const Options &options);
   void schedule(const std::shared_ptr<OpenDocument> &doc);
   /// Runs fn(snapshot) now, or when the first snapshot exists, on the
   /// caller's thread, the Scheduler's, or (heavy) the pool.

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 using namespace tosa_lsp;
@@ -75,10 +76,20 @@ size_t expectSameAsInferrer(Analyzer &analyzer, const std::string &text,
                             const std::string &path,
                             AnalysisCache *cache = nullptr) {
   FileAnalysis fa = analyzer.analyze(text, path, Config(), cache);
-  std::shared_ptr<const ShapeInference> mine = analyzer.takeInferred();
-  EXPECT_TRUE(mine);
-  if (!mine)
+  std::shared_ptr<const ShapeInference> taken = analyzer.takeInferred();
+  EXPECT_TRUE(taken);
+  if (!taken)
     return 0;
+  // With setInferShapes(true, true): and what inferKept delivers.
+  auto mine = std::make_shared<ShapeInference>(*taken);
+  std::mutex mu;
+  analyzer.inferKept([] { return false; },
+                     [&](std::shared_ptr<const ShapeInference> part) {
+                       std::lock_guard<std::mutex> lock(mu);
+                       for (size_t i = 0; i < part->functions.size(); ++i)
+                         mine->functions.push_back(part->functions.shared(i));
+                     });
+  EXPECT_FALSE(analyzer.hasKeptIR());
   static ShapeInferrer inferrer;
   LineIndex lines(text);
   for (const FunctionInference &f : mine->functions) {
@@ -161,6 +172,36 @@ TEST(InferInAnalysis, EqualsTheInferrerOnEveryPath) {
   }
 }
 
+// Inferred after the analysis (setInferShapes(true, true)), on the IR it
+// kept: the same, delivered by inferKept; an edit's unit is inferred during
+// the analysis; a stop leaves the rest uninferred, its IR destroyed.
+TEST(InferInAnalysis, AfterTheAnalysisOnItsKeptIR) {
+  for (size_t bytes : {size_t(0), size_t(SIZE_MAX)}) {
+    Analyzer analyzer;
+    analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+    analyzer.setParallelSectionBytes(bytes);
+    AnalysisCache cache;
+    std::string text = kFunctions;
+    (void)analyzer.analyze(text, "/t/f.mlir", Config(), &cache);
+    EXPECT_TRUE(analyzer.takeInferred()->functions.empty());
+    EXPECT_TRUE(analyzer.hasKeptIR());
+    size_t delivered = 0;
+    analyzer.inferKept([] { return true; },
+                       [&](std::shared_ptr<const ShapeInference> part) {
+                         delivered += part->functions.size();
+                       });
+    EXPECT_EQ(delivered, 0u);
+    EXPECT_FALSE(analyzer.hasKeptIR());
+    text += " ";
+    EXPECT_EQ(expectSameAsInferrer(analyzer, text, "/t/f.mlir", &cache), 6u);
+    text.insert(text.find("  %c = call"),
+                "  %w = tosa.abs %x : (tensor<4xf32>) -> tensor<?xf32>\n");
+    (void)analyzer.analyze(text, "/t/f.mlir", Config(), &cache);
+    EXPECT_FALSE(analyzer.hasKeptIR());
+    EXPECT_EQ(analyzer.takeInferred()->functions.size(), 1u);
+  }
+}
+
 // An edit inside one function re-analyses that function alone (a unit,
 // with stubs of what it calls): only it is inferred again, as the
 // inferrer infers it in the edited text.
@@ -179,7 +220,8 @@ TEST(InferInAnalysis, AnEditInfersTheEditedFunctionAlone) {
   EXPECT_FALSE(off.takeInferred());
 }
 
-// Every file of the corpus, whole and cut wherever it can be.
+// Every file of the corpus, whole and cut wherever it can be, inferred
+// during the analysis and after it.
 TEST(InferInAnalysis, CorpusEqualsTheInferrer) {
   namespace fs = std::filesystem;
   fs::path corpus = TOSA_LSP_CORPUS_DIR;
@@ -196,14 +238,15 @@ TEST(InferInAnalysis, CorpusEqualsTheInferrer) {
     std::ifstream in(f, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
-    for (size_t bytes : {size_t(0), size_t(SIZE_MAX)}) {
-      // Fresh ones: a lenient dialect loaded for one file turns the
-      // inference off for the analyzer's next files.
-      Analyzer analyzer;
-      analyzer.setInferShapes(true);
-      analyzer.setParallelSectionBytes(bytes);
-      compared += expectSameAsInferrer(analyzer, text, f.string());
-    }
+    for (size_t bytes : {size_t(0), size_t(SIZE_MAX)})
+      for (bool after : {false, true}) {
+        // Fresh ones: a lenient dialect loaded for one file turns the
+        // inference off for the analyzer's next files.
+        Analyzer analyzer;
+        analyzer.setInferShapes(true, after);
+        analyzer.setParallelSectionBytes(bytes);
+        compared += expectSameAsInferrer(analyzer, text, f.string());
+      }
   }
   EXPECT_GT(compared, 100u);
 }

@@ -424,6 +424,15 @@ struct CommandLine {
       cl::sub(topLevel),
       cl::sub(serve),
       cl::cat(serverCategory)};
+  cl::opt<bool> inferAfterPublish{
+      "infer-after-publish",
+      cl::desc("An open's inference on the analysis' IR after its publish "
+               "(false: before it; benchmarks)"),
+      cl::init(true),
+      cl::Hidden,
+      cl::sub(topLevel),
+      cl::sub(serve),
+      cl::cat(serverCategory)};
   cl::opt<bool> verbose{"verbose", cl::desc("Log to stderr"), cl::sub(topLevel),
                         cl::sub(serve), cl::cat(serverCategory)};
   cl::opt<bool> stdio{"stdio",
@@ -554,6 +563,7 @@ struct CommandLine {
     o.verbose = verbose;
     o.debounceMs = debounceMs;
     o.inferInAnalysis = inferInAnalysis;
+    o.inferAfterPublish = inferAfterPublish;
     o.version = std::string(kVersion) + " (" + kGitRevision + ")";
     return o;
   }
