@@ -45,6 +45,8 @@ def request_times(tosa_lsp, model, repeats, stage=None, function="f0"):
         times = [s.timed_request("tosa/graph", params)[0] for _ in range(repeats)]
         return {"first": round(first, 1), "p50": round(percentile(times, 50), 1),
                 "p95": round(percentile(times, 95), 1), "n": repeats,
+                # The reply's size as the server writes it (compact JSON).
+                "replyKB": round(len(json.dumps(r, separators=(",", ":"))) / 1024),
                 "nodes": len(r["nodes"]), "truncated": r.get("truncated", False),
                 "omitted": r.get("omitted", 0),
                 "collapsed": sum(1 for n in r["nodes"] if n.get("collapsed"))}
@@ -155,7 +157,7 @@ def main():
             for m in re.finditer(r"timing: \[\d+\] (graph model[^0-9]*?) ([0-9.]+) ms", r.stderr):
                 phases.setdefault(m.group(1).strip(), []).append(float(m.group(2)))
         g = json.load(open(os.path.join(d, "g.json")))
-        out = {"ops": sum(1 for n in g["nodes"] if n["kind"] == "op"), "nodes": len(g["nodes"]),
+        out = {"ops": sum(1 for n in g["nodes"] if n.get("kind", "op") == "op"), "nodes": len(g["nodes"]),
                "edges": len(g["edges"]), "ms": {k: round(statistics.median(v), 1) for k, v in phases.items()}}
         out["request"] = request_times(a.tosa_lsp, model, a.requests)
         if a.stage:

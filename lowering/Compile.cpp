@@ -308,6 +308,264 @@ void widenBooleanMemoryAccesses(llvm::Module &m) {
   }
 }
 
+/// Appends a compile step's line to the log and reports it.
+using Step = llvm::function_ref<void(const std::string &)>;
+
+/// The header of the entry points, from the TOSA-level signatures
+/// lowerSection recorded before lowering; `wanted` is cleared (with a step
+/// saying why) when a name is not a C identifier and the options allow
+/// going on without it.
+llvm::Error writeHeader(const detail::LoweredSection &ls,
+                        const std::string &path, const CompileOptions &options,
+                        Step step, HeaderWriter &header, bool &wanted) {
+  if (!wanted)
+    return llvm::Error::success();
+  for (const std::string &name : ls.entryPoints) {
+    if (isCIdentifier(name))
+      continue;
+    std::string why = "the name of function @\"" + name +
+                      "\" is not a C identifier (_mlir_ciface_" + name +
+                      " would not compile)";
+    if (!options.headerIfPossible)
+      return sourceError(path, 0, 0,
+                         "cannot write a C header: " + why +
+                             "; rename the function, or compile without a "
+                             "header");
+    step("no C header: " + why);
+    wanted = false;
+    return llvm::Error::success();
+  }
+  bool ok = true;
+  for (const std::string &name : ls.entryPoints)
+    ok &= header.function(
+        name, ls.signatures.at(name),
+        options.mode != LowerMode::Upstream && !options.strided,
+        ls.destinationEntries.count(name)
+            ? ls.signatures
+                  .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
+                  .getNumResults()
+            : 0);
+  if (!ok)
+    return sourceError(path, 0, 0, "cannot write a C header: " + header.error);
+  return llvm::Error::success();
+}
+
+/// The machine code is for: the host's CPU and features for "native"
+/// (AVX2/AVX-512 vector loops), or e.g. x86-64 for an object that runs on
+/// any x86-64 machine.
+struct Target {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  llvm::Triple triple;
+  std::string cpu, features;
+};
+
+llvm::Expected<Target> targetFor(const CompileOptions &options) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  Target t;
+  t.triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
+  std::string targetError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(t.triple, targetError);
+  if (!target)
+    return makeError("no target for " + t.triple.str() + ": " + targetError);
+  llvm::CodeGenOptLevel cgLevel =
+      options.optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                              : llvm::CodeGenOptLevel::Aggressive;
+  t.cpu = options.cpu;
+  if (t.cpu == "native") {
+    t.cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures f;
+    for (const auto &kv : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(kv.getKey(), kv.getValue());
+    t.features = f.getString();
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(t.triple, t.cpu, t.features));
+  if (!sti || !sti->isCPUStringValid(t.cpu))
+    return makeError("unknown CPU '" + t.cpu + "'");
+  t.machine.reset(target->createTargetMachine(
+      t.triple, t.cpu, t.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, cgLevel));
+  return t;
+}
+
+/// Exports only the entry points (helpers such as dealloc_helper and
+/// private functions get internal linkage, so several objects from
+/// tosa-lsp link together), then optimises for `tm` and, outside upstream
+/// mode, makes big loop nests store non-temporally.
+llvm::Error optimise(llvm::Module &m, const detail::LoweredSection &ls,
+                     const Target &t, const CompileOptions &options,
+                     Step step) {
+  std::set<std::string> exported;
+  for (const std::string &e : ls.entryPoints) {
+    exported.insert(e);
+    exported.insert("_mlir_ciface_" + e);
+  }
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !exported.count(f.getName().str()))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  if (options.mode != LowerMode::Upstream) {
+    useHugePagesForLargeAllocations(m);
+    widenBooleanMemoryAccesses(m);
+  }
+  m.setTargetTriple(t.triple);
+  m.setDataLayout(t.machine->createDataLayout());
+  // The optimiser's cost model reads the CPU from each function.
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", t.cpu);
+      if (!t.features.empty())
+        f.addFnAttr("target-features", t.features);
+    }
+  step("optimizing: -O" + std::to_string(options.optLevel) + " for " +
+       t.triple.str() + " (cpu " + t.cpu + ")");
+  if (llvm::Error e =
+          makeOptimizingTransformer(options.optLevel, 0, t.machine.get())(&m))
+    return makeError("optimization failed: " + llvm::toString(std::move(e)));
+  if (options.mode != LowerMode::Upstream &&
+      options.streamThreshold != UINT64_MAX && options.optLevel > 0) {
+    uint64_t from = options.streamThreshold
+                        ? options.streamThreshold
+                        : defaultStreamThreshold(options.cpu);
+    if (unsigned n = streamLargeStores(m, from))
+      step("streaming stores: " + std::to_string(n) +
+           " loop nest(s) store non-temporally from " + std::to_string(from) +
+           " bytes");
+    // The versioning is our own code on optimised IR: a mistake must be an
+    // error here, not a miscompiled library.
+    std::string broken;
+    llvm::raw_string_ostream why(broken);
+    if (llvm::verifyModule(m, &why))
+      return makeError("internal error after streaming stores: " + broken);
+  }
+  return llvm::Error::success();
+}
+
+/// Object code (or assembly) for `m`.
+llvm::Expected<std::string> emitCode(llvm::Module &m, const Target &t,
+                                     const CompileOptions &options, Step step) {
+  step(options.emit == EmitKind::Asm ? "emitting assembly"
+                                     : "emitting object code");
+  llvm::SmallString<0> code;
+  llvm::raw_svector_ostream os(code);
+  llvm::legacy::PassManager pm;
+  if (t.machine->addPassesToEmitFile(pm, os, nullptr,
+                                     options.emit == EmitKind::Asm
+                                         ? llvm::CodeGenFileType::AssemblyFile
+                                         : llvm::CodeGenFileType::ObjectFile))
+    return makeError("the target cannot emit this file type");
+  pm.run(m);
+  return code.str().str();
+}
+
+/// A shared library of `object`, linked by `cc` in a private directory
+/// (removed on every path); with MLIR's runtime when the code calls it.
+llvm::Expected<std::string> linkShared(llvm::StringRef object,
+                                       bool needsRuntime, Step step) {
+  TempDir work("tosa-lsp-link");
+  if (work.error())
+    return makeError("cannot create a temp directory: " +
+                     work.error().message());
+  llvm::SmallString<256> objPath(work.path()), soPath(work.path());
+  llvm::sys::path::append(objPath, "code.o");
+  llvm::sys::path::append(soPath, "code.so");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream obj(objPath, ec);
+    obj << object;
+    obj.close();
+    if (ec || obj.has_error()) {
+      std::string why = (ec ? ec : obj.error()).message();
+      obj.clear_error();
+      return makeError("cannot write " + objPath + ": " + why);
+    }
+  }
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return makeError(missingCompilerMessage());
+  std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
+                                       soPath, objPath,   "-lm"};
+  // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy):
+  // linked by the path of the runtime package's versioned file (the
+  // unversioned libmlir_c_runner_utils.so is only in the -dev package).
+  std::string runtime, rpath;
+  if (needsRuntime) {
+    auto found = requireMlirRuntime("the shared library (memrefCopy)");
+    if (!found)
+      return found.takeError();
+    runtime = *found;
+    rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(runtime).str();
+    args.push_back(runtime);
+    args.push_back(rpath);
+  }
+  std::string cmd;
+  for (llvm::StringRef a : args)
+    cmd += (cmd.empty() ? "" : " ") + a.str();
+  step("linking: " + cmd);
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 120, 0,
+                                     &linkError);
+  if (rc != 0)
+    return makeError("linking failed (" + std::to_string(rc) +
+                     "): " + linkError);
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
+  if (!so)
+    return makeError("cannot read the linked library: " +
+                     so.getError().message());
+  return (*so)->getBuffer().str();
+}
+
+/// The bytes of the output file for `ls` (executable: a shared library);
+/// `r.symbols` the functions it exports.
+llvm::Expected<std::string> translate(detail::LoweredSection &ls,
+                                      const std::string &path,
+                                      const CompileOptions &options, Step step,
+                                      CompileResult &r, bool &executable) {
+  std::string out;
+  if (options.emit == EmitKind::MLIRLLVM) {
+    llvm::raw_string_ostream os(out);
+    ls.module->print(os);
+    return out;
+  }
+  step("translating to LLVM IR");
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*ls.module, llvmContext, path);
+  if (!llvmModule) {
+    ls.diagnostics.push_back({path, 0, 0, "translation to LLVM IR failed"});
+    return sourceErrors(std::move(ls.diagnostics));
+  }
+  llvm::Expected<Target> target = targetFor(options);
+  if (!target)
+    return target.takeError();
+  if (llvm::Error e = optimise(*llvmModule, ls, *target, options, step))
+    return std::move(e);
+  bool needsRuntime = false;
+  for (const llvm::Function &f : *llvmModule) {
+    if (!f.isDeclaration() && f.hasExternalLinkage())
+      r.symbols.push_back(f.getName().str());
+    if (f.isDeclaration() && f.getName() == "memrefCopy")
+      needsRuntime = true;
+  }
+  if (needsRuntime)
+    step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
+  if (options.emit == EmitKind::LLVMIR) {
+    llvm::raw_string_ostream os(out);
+    llvmModule->print(os, nullptr);
+    return out;
+  }
+  llvm::Expected<std::string> code =
+      emitCode(*llvmModule, *target, options, step);
+  if (!code || options.emit != EmitKind::Shared)
+    return code;
+  executable = true;
+  return linkShared(*code, needsRuntime, step);
+}
+
 } // namespace
 
 llvm::Expected<CompileResult>
@@ -343,221 +601,23 @@ compile(const std::string &text, const std::string &path,
                            "@" + options.function +
                                " is not a public function with a body; "
                                "nothing to compile");
-  // The header uses the TOSA-level signatures lowerSection recorded for the
-  // entry points before lowering.
   HeaderWriter header;
-  bool headerOk = true;
   bool wantHeader = options.header;
-  if (wantHeader)
-    for (const std::string &name : ls.entryPoints) {
-      if (isCIdentifier(name))
-        continue;
-      std::string why = "the name of function @\"" + name +
-                        "\" is not a C identifier (_mlir_ciface_" + name +
-                        " would not compile)";
-      if (!options.headerIfPossible)
-        return sourceError(path, 0, 0,
-                           "cannot write a C header: " + why +
-                               "; rename the function, or compile without a "
-                               "header");
-      step("no C header: " + why);
-      wantHeader = false;
-      break;
-    }
-  if (wantHeader)
-    for (const std::string &name : ls.entryPoints)
-      headerOk &= header.function(
-          name, ls.signatures.at(name),
-          options.mode != LowerMode::Upstream && !options.strided,
-          ls.destinationEntries.count(name)
-              ? ls.signatures
-                    .at(name.substr(0, name.size() - strlen(kIntoSuffix)))
-                    .getNumResults()
-              : 0);
-  if (wantHeader && !headerOk)
-    return sourceError(path, 0, 0, "cannot write a C header: " + header.error);
+  if (llvm::Error e = writeHeader(ls, path, options, step, header, wantHeader))
+    return std::move(e);
 
   // Everything is produced in memory or in a private temp directory first;
   // the user-visible files are only created at the end (writeOutputs).
-  std::string outData;
   bool executable = false;
-  if (options.emit == EmitKind::MLIRLLVM) {
-    llvm::raw_string_ostream os(outData);
-    ls.module->print(os);
-  } else {
-    step("translating to LLVM IR");
-    llvm::LLVMContext llvmContext;
-    std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*ls.module, llvmContext, path);
-    if (!llvmModule) {
-      ls.diagnostics.push_back({path, 0, 0, "translation to LLVM IR failed"});
-      return sourceErrors(std::move(ls.diagnostics));
-    }
-    // Only the entry points are exported: helpers such as dealloc_helper
-    // and private functions get internal linkage, so several objects from
-    // tosa-lsp link together.
-    std::set<std::string> exported;
-    for (const std::string &e : ls.entryPoints) {
-      exported.insert(e);
-      exported.insert("_mlir_ciface_" + e);
-    }
-    for (llvm::Function &f : *llvmModule)
-      if (!f.isDeclaration() && !exported.count(f.getName().str()))
-        f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    if (options.mode != LowerMode::Upstream) {
-      useHugePagesForLargeAllocations(*llvmModule);
-      widenBooleanMemoryAccesses(*llvmModule);
-    }
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-    std::string targetError;
-    const llvm::Target *target =
-        llvm::TargetRegistry::lookupTarget(triple, targetError);
-    if (!target)
-      return makeError("no target for " + triple.str() + ": " + targetError);
-    llvm::CodeGenOptLevel cgLevel =
-        options.optLevel == 0   ? llvm::CodeGenOptLevel::None
-        : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
-        : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                                : llvm::CodeGenOptLevel::Aggressive;
-    // The host CPU and its features by default (AVX2/AVX-512 vector loops);
-    // --cpu=x86-64 for an object that runs on any x86-64 machine.
-    std::string cpu = options.cpu, features;
-    if (cpu == "native") {
-      cpu = llvm::sys::getHostCPUName().str();
-      llvm::SubtargetFeatures f;
-      for (const auto &kv : llvm::sys::getHostCPUFeatures())
-        f.AddFeature(kv.getKey(), kv.getValue());
-      features = f.getString();
-    }
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(
-        target->createMCSubtargetInfo(triple, cpu, features));
-    if (!sti || !sti->isCPUStringValid(cpu))
-      return makeError("unknown CPU '" + cpu + "'");
-    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-        std::nullopt, cgLevel));
-    llvmModule->setTargetTriple(triple);
-    llvmModule->setDataLayout(tm->createDataLayout());
-    // The optimiser's cost model reads the CPU from each function.
-    for (llvm::Function &f : *llvmModule)
-      if (!f.isDeclaration()) {
-        f.addFnAttr("target-cpu", cpu);
-        if (!features.empty())
-          f.addFnAttr("target-features", features);
-      }
-    step("optimizing: -O" + std::to_string(options.optLevel) + " for " +
-         triple.str() + " (cpu " + cpu + ")");
-    if (llvm::Error e = makeOptimizingTransformer(options.optLevel, 0,
-                                                  tm.get())(llvmModule.get()))
-      return makeError("optimization failed: " + llvm::toString(std::move(e)));
-    if (options.mode != LowerMode::Upstream &&
-        options.streamThreshold != UINT64_MAX && options.optLevel > 0) {
-      uint64_t from = options.streamThreshold
-                          ? options.streamThreshold
-                          : defaultStreamThreshold(options.cpu);
-      if (unsigned n = streamLargeStores(*llvmModule, from))
-        step("streaming stores: " + std::to_string(n) +
-             " loop nest(s) store non-temporally from " + std::to_string(from) +
-             " bytes");
-      // The versioning is our own code on optimised IR: a mistake must be
-      // an error here, not a miscompiled library.
-      std::string broken;
-      llvm::raw_string_ostream why(broken);
-      if (llvm::verifyModule(*llvmModule, &why))
-        return makeError("internal error after streaming stores: " + broken);
-    }
-    bool needsRuntime = false;
-    for (const llvm::Function &f : *llvmModule) {
-      if (!f.isDeclaration() && f.hasExternalLinkage())
-        r.symbols.push_back(f.getName().str());
-      if (f.isDeclaration() && f.getName() == "memrefCopy")
-        needsRuntime = true;
-    }
-    if (needsRuntime)
-      step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
-
-    if (options.emit == EmitKind::LLVMIR) {
-      llvm::raw_string_ostream os(outData);
-      llvmModule->print(os, nullptr);
-    } else {
-      step(options.emit == EmitKind::Asm ? "emitting assembly"
-                                         : "emitting object code");
-      llvm::SmallString<0> code;
-      llvm::raw_svector_ostream os(code);
-      llvm::legacy::PassManager pm;
-      if (tm->addPassesToEmitFile(pm, os, nullptr,
-                                  options.emit == EmitKind::Asm
-                                      ? llvm::CodeGenFileType::AssemblyFile
-                                      : llvm::CodeGenFileType::ObjectFile))
-        return makeError("the target cannot emit this file type");
-      pm.run(*llvmModule);
-      if (options.emit != EmitKind::Shared) {
-        outData = code.str().str();
-      } else {
-        // The linker works in a private directory, removed on every path.
-        TempDir work("tosa-lsp-link");
-        if (work.error())
-          return makeError("cannot create a temp directory: " +
-                           work.error().message());
-        llvm::SmallString<256> objPath(work.path()), soPath(work.path());
-        llvm::sys::path::append(objPath, "code.o");
-        llvm::sys::path::append(soPath, "code.so");
-        {
-          std::error_code ec;
-          llvm::raw_fd_ostream obj(objPath, ec);
-          obj << code;
-          obj.close();
-          if (ec || obj.has_error()) {
-            std::string why = (ec ? ec : obj.error()).message();
-            obj.clear_error();
-            return makeError("cannot write " + objPath + ": " + why);
-          }
-        }
-        auto cc = llvm::sys::findProgramByName("cc");
-        if (!cc)
-          return makeError(missingCompilerMessage());
-        std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
-                                             soPath, objPath,   "-lm"};
-        // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy):
-        // linked by the path of the runtime package's versioned file (the
-        // unversioned libmlir_c_runner_utils.so is only in the -dev package).
-        std::string runtime, rpath;
-        if (needsRuntime) {
-          auto found = requireMlirRuntime("the shared library (memrefCopy)");
-          if (!found)
-            return found.takeError();
-          runtime = *found;
-          rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(runtime).str();
-          args.push_back(runtime);
-          args.push_back(rpath);
-        }
-        std::string cmd;
-        for (llvm::StringRef a : args)
-          cmd += (cmd.empty() ? "" : " ") + a.str();
-        step("linking: " + cmd);
-        std::string linkError;
-        int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 120, 0,
-                                           &linkError);
-        if (rc != 0)
-          return makeError("linking failed (" + std::to_string(rc) +
-                           "): " + linkError);
-        auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-        if (!so)
-          return makeError("cannot read the linked library: " +
-                           so.getError().message());
-        outData = (*so)->getBuffer().str();
-        executable = true;
-      }
-    }
-  }
+  llvm::Expected<std::string> outData =
+      translate(ls, path, options, step, r, executable);
+  if (!outData)
+    return outData.takeError();
 
   std::string stem = options.output;
   llvm::StringRef ext = llvm::sys::path::extension(options.output);
   stem.resize(stem.size() - ext.size());
-  std::vector<OutputFile> files = {{ext.str(), outData, executable}};
+  std::vector<OutputFile> files = {{ext.str(), *outData, executable}};
   std::string headerText;
   if (wantHeader) {
     std::string guard =
@@ -578,7 +638,7 @@ compile(const std::string &text, const std::string &path,
     r.headerPath = (*written)[1];
     step("header: " + r.headerPath);
   }
-  r.bytes = outData.size();
+  r.bytes = outData->size();
   return r;
 }
 

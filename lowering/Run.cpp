@@ -445,6 +445,299 @@ llvm::Expected<std::string> runInChild(const std::string &function,
                    (message.empty() ? "" : ": " + message) + crashHint);
 }
 
+/// The arguments given as JSON (`given`, empty when none), checked against
+/// the signature.
+llvm::Error parseInputs(const RunOptions &options, FunctionType sig,
+                        llvm::json::Array &given) {
+  if (options.inputs.empty())
+    return llvm::Error::success();
+  // llvm::json's parser (and the walks after it) recurse per level: a deep
+  // enough `[[[...` overflows the stack. Arguments nest at most kMaxRunRank
+  // deep; up to kMaxInputNesting, a wrong depth gets the argument's own rank
+  // error later.
+  if (std::optional<size_t> at =
+          findDeepJsonNesting(options.inputs, kMaxInputNesting))
+    return makeError(
+        ErrorTopic::Inputs,
+        "the inputs nest deeper than " + std::to_string(kMaxInputNesting) +
+            " levels (at byte " + std::to_string(*at) +
+            "); run supports ranks up to " + std::to_string(kMaxRunRank));
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(options.inputs);
+  if (!parsed)
+    return makeError(ErrorTopic::Inputs,
+                     "the inputs are not valid JSON: " +
+                         llvm::toString(parsed.takeError()));
+  const llvm::json::Array *a = parsed->getAsArray();
+  if (a)
+    given = *a;
+  if (given.size() == sig.getNumInputs())
+    return llvm::Error::success();
+  std::string takes = "@" + options.function + " takes " +
+                      std::to_string(sig.getNumInputs()) + " arguments";
+  return makeError(ErrorTopic::Inputs,
+                   a ? takes + ", given " + std::to_string(a->size())
+                     : "the inputs are not a JSON array; " + takes);
+}
+
+/// The bytes of the results of static shape (dynamic ones are known only
+/// after the call).
+uint64_t staticResultBytes(FunctionType sig) {
+  uint64_t total = 0;
+  for (Type t : sig.getResults()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    std::optional<ElementKind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
+    if (!kind || !type.hasStaticShape())
+      continue;
+    std::optional<uint64_t> b = bufferBytes(*kind, type.getShape());
+    total = llvm::SaturatingAdd(total, b.value_or(UINT64_MAX));
+  }
+  return total;
+}
+
+/// Makes a run's arguments one by one: from the JSON values, or random
+/// with the shapes asked for; what is echoed in the result beside.
+class Arguments {
+public:
+  Arguments(const RunOptions &options, const detail::LoweredSection &ls,
+            const llvm::json::Array &given, uint64_t totalBytes, size_t n)
+      : options(options), ls(ls), given(given), totalBytes(totalBytes),
+        rng(options.seed), inputs(n),
+        sizesFrom(given.empty() ? ErrorTopic::Shapes : ErrorTopic::Inputs) {}
+
+  /// Argument `i` (of `t`); all before it are made.
+  llvm::Error make(unsigned i, Type t);
+
+  const RunOptions &options;
+  const detail::LoweredSection &ls;
+  const llvm::json::Array &given;
+  uint64_t totalBytes;
+  std::mt19937_64 rng;
+  std::vector<Input> inputs;
+  llvm::json::Array echoed, shapes, chosen;
+  std::vector<std::string> picked; // a note per argument with chosen sizes
+
+private:
+  ErrorTopic sizesFrom;
+  llvm::Error shapeOf(unsigned i, RankedTensorType type, Input &in);
+  llvm::Error valuesOf(unsigned i, Input &in, int64_t count);
+  std::optional<int64_t> indexBound(unsigned i) const;
+};
+
+/// The bound of random indices for argument `i`; std::nullopt when it
+/// indexes nothing, 0 when the values' size is not known (yet).
+std::optional<int64_t> Arguments::indexBound(unsigned i) const {
+  auto fn = ls.indexBounds.find(options.function);
+  if (fn == ls.indexBounds.end())
+    return std::nullopt;
+  auto it = fn->second.find(i);
+  if (it == fn->second.end())
+    return std::nullopt;
+  if (it->second > 0)
+    return it->second;
+  size_t values = static_cast<size_t>(-1 - it->second);
+  return values < i && inputs[values].shape.size() == 3
+             ? inputs[values].shape[1]
+             : 0;
+}
+
+llvm::Error Arguments::shapeOf(unsigned i, RankedTensorType type, Input &in) {
+  std::string error;
+  if (!given.empty()) {
+    if (!tosa_lsp::shapeOf(given[i], in.shape, 0, error))
+      return makeError(ErrorTopic::Inputs,
+                       "argument #" + std::to_string(i) + ": " + error);
+    return llvm::Error::success();
+  }
+  // Dynamic dims from the shapes asked for, else kChosenSize.
+  std::vector<int64_t> want;
+  if (i < options.shapes.size()) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(options.shapes[i]).split(parts, 'x', -1, false);
+    for (llvm::StringRef p : parts) {
+      int64_t v;
+      if (p.getAsInteger(10, v) || v < 0)
+        return makeError(ErrorTopic::Shapes, "bad shape '" + options.shapes[i] +
+                                                 "' for argument #" +
+                                                 std::to_string(i) +
+                                                 ", expected e.g. 2x3");
+      want.push_back(v);
+    }
+  }
+  std::vector<int64_t> picks;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool pick = d >= static_cast<int64_t>(want.size()) && type.isDynamicDim(d);
+    in.shape.push_back(d < static_cast<int64_t>(want.size()) ? want[d]
+                       : pick ? kChosenSize
+                              : type.getDimSize(d));
+    if (pick)
+      picks.push_back(d);
+  }
+  if (!picks.empty())
+    picked.push_back(
+        choiceNote(options.function, i, type, in.shape, picks, chosen));
+  return llvm::Error::success();
+}
+
+llvm::Error Arguments::valuesOf(unsigned i, Input &in, int64_t count) {
+  if (!given.empty()) {
+    std::vector<size_t> at;
+    std::string error;
+    if (flatten(given[i], in.kind, in.values, at, error))
+      return llvm::Error::success();
+    std::string where;
+    for (size_t k = 0; k < at.size(); ++k)
+      where += (k ? ", " : " at [") + std::to_string(at[k]);
+    return makeError(ErrorTopic::Inputs,
+                     "argument #" + std::to_string(i) + where +
+                         (where.empty() ? ": " : "]: ") + error);
+  }
+  if (std::optional<int64_t> k = indexBound(i)) {
+    // Gather/scatter indices: in [0, K), as TOSA requires (0 where K is not
+    // known before this argument).
+    for (int64_t e = 0; e < count; ++e)
+      in.values.push_back(*k > 0 ? double(rng() % static_cast<uint64_t>(*k))
+                                 : 0.0);
+    return llvm::Error::success();
+  }
+  for (int64_t e = 0; e < count; ++e)
+    in.values.push_back(isFloat(in.kind)
+                            ? std::uniform_real_distribution<double>(-1, 1)(rng)
+                        : in.kind == ElementKind::I1
+                            ? double(rng() % 2)
+                            : double(static_cast<int64_t>(rng() % 21) - 10));
+  return llvm::Error::success();
+}
+
+llvm::Error Arguments::make(unsigned i, Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  std::optional<ElementKind> kind =
+      type ? kindOf(type.getElementType()) : std::nullopt;
+  if (!kind)
+    return makeError("argument #" + std::to_string(i) +
+                     " must be a ranked tensor of f32, f64, i1, i8, i16, "
+                     "i32 or i64");
+  if (type.getRank() > kMaxRunRank)
+    return rankError("argument #" + std::to_string(i), type.getRank());
+  Input &in = inputs[i];
+  in.kind = *kind;
+  if (llvm::Error e = shapeOf(i, type, in))
+    return e;
+  if (static_cast<int64_t>(in.shape.size()) != type.getRank())
+    return makeError(sizesFrom, "argument #" + std::to_string(i) +
+                                    " has rank " +
+                                    std::to_string(type.getRank()) +
+                                    " but the input has rank " +
+                                    std::to_string(in.shape.size()));
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d])
+      return makeError(sizesFrom,
+                       "argument #" + std::to_string(i) + " dimension " +
+                           std::to_string(d) + " must be " +
+                           std::to_string(type.getDimSize(d)) +
+                           ", the input has " + std::to_string(in.shape[d]));
+  // Checked before anything is allocated: one huge --shape would otherwise
+  // allocate until the machine runs out of memory.
+  std::optional<uint64_t> bytes = bufferBytes(in.kind, in.shape);
+  totalBytes = llvm::SaturatingAdd(totalBytes, bytes.value_or(UINT64_MAX));
+  if (!bytes || totalBytes > options.maxBytes)
+    return makeError(
+        sizesFrom,
+        "argument #" + std::to_string(i) + " of shape " + shapeText(in.shape) +
+            (bytes ? " takes " + std::to_string(*bytes) + " bytes"
+                   : " has more elements than can be counted") +
+            ": the arguments and results would take more than the limit "
+            "of " +
+            sizeText(options.maxBytes));
+  if (llvm::Error e = valuesOf(
+          i, in, static_cast<int64_t>(*bytes / bytesPerElement(in.kind))))
+    return e;
+  in.materialize();
+  echoed.push_back(std::move(in.echo));
+  shapes.push_back(llvm::json::Array(in.shape));
+  return llvm::Error::success();
+}
+
+/// Where each result's descriptor is in the block the C interface writes
+/// (one descriptor, or a struct of them in order: laid out here like that
+/// struct in C).
+struct ResultLayout {
+  struct Output {
+    ElementKind kind;
+    int64_t rank;
+    size_t offset;
+  };
+  std::vector<Output> outputs;
+  size_t bytes = 0;
+
+  llvm::Error add(unsigned k, Type t) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    std::optional<ElementKind> kind =
+        type ? kindOf(type.getElementType()) : std::nullopt;
+    if (!kind)
+      return makeError("results must be ranked tensors of f32, f64, i1, i8, "
+                       "i16, i32 or i64");
+    if (!withDescriptorType(*kind, type.getRank(), [&](auto elt, auto rank) {
+          using Descriptor =
+              StridedMemRefType<decltype(elt), decltype(rank)::value>;
+          bytes = llvm::alignTo(bytes, alignof(Descriptor));
+          outputs.push_back({*kind, type.getRank(), bytes});
+          bytes += sizeof(Descriptor);
+        }))
+      return rankError("result #" + std::to_string(k), type.getRank());
+    return llvm::Error::success();
+  }
+
+  /// The results written at `block` as JSON (shape and data of each).
+  llvm::json::Array toJSON(const void *block) const {
+    llvm::json::Array outs;
+    for (const Output &o : outputs) {
+      const char *descriptor = static_cast<const char *>(block) + o.offset;
+      withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
+        using T = decltype(elt);
+        DynamicMemRefType<T> memref(
+            *reinterpret_cast<const StridedMemRefType<T, decltype(rank)::value>
+                                  *>(descriptor));
+        llvm::json::Array shape;
+        for (int64_t i = 0; i < memref.rank; ++i)
+          shape.push_back(memref.sizes[i]);
+        outs.push_back(
+            llvm::json::Object{{"shape", std::move(shape)},
+                               {"data", tosa_lsp::toJSON(o.kind, memref)}});
+      });
+    }
+    return outs;
+  }
+};
+
+/// The JIT-compiled section, with MLIR's runtime (memrefCopy) from the
+/// runtime package when it is there; only code that calls it fails
+/// without it.
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+jit(detail::LoweredSection &ls, const RunOptions &options) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions engineOpts;
+  auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
+  engineOpts.transformer = transformer;
+  std::string runtime = mlirRuntimePath();
+  llvm::SmallVector<llvm::StringRef> libs;
+  if (llvm::sys::fs::exists(runtime))
+    libs.push_back(runtime);
+  else if (ls.module->lookupSymbol("memrefCopy")) {
+    auto found = requireMlirRuntime("@" + options.function + " (memrefCopy)");
+    if (!found)
+      return found.takeError();
+  }
+  engineOpts.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*ls.module, engineOpts);
+  if (!engine)
+    return llvm::joinErrors(sourceErrors(std::move(ls.diagnostics)),
+                            makeError("JIT compilation failed: " +
+                                      llvm::toString(engine.takeError())));
+  return std::move(*engine);
+}
+
 } // namespace
 
 std::optional<llvm::json::Value>
@@ -480,238 +773,36 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
                      " is not a public function with a body");
   FunctionType sig = sigIt->second;
 
-  // Inputs: JSON, or random with the given shapes.
-  std::vector<Input> inputs(sig.getNumInputs());
+  // Inputs: JSON, or random with the given shapes. Results of static shape
+  // count towards the limit before any argument is allocated.
   llvm::json::Array given;
-  if (!options.inputs.empty()) {
-    // llvm::json's parser (and the walks after it) recurse per level: a
-    // deep enough `[[[...` overflows the stack. Arguments nest at most
-    // kMaxRunRank deep; up to kMaxInputNesting, a wrong depth gets the
-    // argument's own rank error below.
-    if (std::optional<size_t> at =
-            findDeepJsonNesting(options.inputs, kMaxInputNesting))
-      return makeError(
-          ErrorTopic::Inputs,
-          "the inputs nest deeper than " + std::to_string(kMaxInputNesting) +
-              " levels (at byte " + std::to_string(*at) +
-              "); run supports ranks up to " + std::to_string(kMaxRunRank));
-    llvm::Expected<llvm::json::Value> parsed =
-        llvm::json::parse(options.inputs);
-    if (!parsed)
-      return makeError(ErrorTopic::Inputs,
-                       "the inputs are not valid JSON: " +
-                           llvm::toString(parsed.takeError()));
-    const llvm::json::Array *a = parsed->getAsArray();
-    if (a)
-      given = *a;
-    if (given.size() != sig.getNumInputs()) {
-      std::string takes = "@" + options.function + " takes " +
-                          std::to_string(sig.getNumInputs()) + " arguments";
-      return makeError(ErrorTopic::Inputs,
-                       a ? takes + ", given " + std::to_string(a->size())
-                         : "the inputs are not a JSON array; " + takes);
-    }
-  }
-  // Input sizes come from the JSON values, or from the shapes asked for.
-  ErrorTopic sizesFrom =
-      given.empty() ? ErrorTopic::Shapes : ErrorTopic::Inputs;
-  // Checked before anything is allocated: one huge --shape would otherwise
-  // allocate until the machine runs out of memory. Results of static shape
-  // count too; dynamic ones are known only after the call.
-  uint64_t totalBytes = 0;
-  for (Type t : sig.getResults()) {
-    auto type = dyn_cast<RankedTensorType>(t);
-    std::optional<ElementKind> kind =
-        type ? kindOf(type.getElementType()) : std::nullopt;
-    if (!kind || !type.hasStaticShape())
-      continue;
-    std::optional<uint64_t> b = bufferBytes(*kind, type.getShape());
-    totalBytes = llvm::SaturatingAdd(totalBytes, b.value_or(UINT64_MAX));
-  }
-  if (totalBytes > options.maxBytes)
+  if (llvm::Error e = parseInputs(options, sig, given))
+    return std::move(e);
+  uint64_t resultBytes = staticResultBytes(sig);
+  if (resultBytes > options.maxBytes)
     return makeError("the results of @" + options.function +
                      " would take more than the limit of " +
                      sizeText(options.maxBytes));
-  std::mt19937_64 rng(options.seed);
-  llvm::json::Array echoed, shapesJSON, chosenJSON;
-  std::vector<std::string> picked; // a note per argument with chosen sizes
-  // The bound of random indices for argument `i`; std::nullopt when it
-  // indexes nothing, 0 when the values' size is not known (yet).
-  auto indexBound = [&](unsigned i) -> std::optional<int64_t> {
-    auto fn = ls.indexBounds.find(options.function);
-    if (fn == ls.indexBounds.end())
-      return std::nullopt;
-    auto it = fn->second.find(i);
-    if (it == fn->second.end())
-      return std::nullopt;
-    if (it->second > 0)
-      return it->second;
-    size_t values = static_cast<size_t>(-1 - it->second);
-    return values < i && inputs[values].shape.size() == 3
-               ? inputs[values].shape[1]
-               : 0;
-  };
-  for (unsigned i = 0; i < sig.getNumInputs(); ++i) {
-    auto type = dyn_cast<RankedTensorType>(sig.getInput(i));
-    std::optional<ElementKind> kind =
-        type ? kindOf(type.getElementType()) : std::nullopt;
-    if (!kind)
-      return makeError("argument #" + std::to_string(i) +
-                       " must be a ranked tensor of f32, f64, i1, i8, i16, "
-                       "i32 or i64");
-    if (type.getRank() > kMaxRunRank)
-      return rankError("argument #" + std::to_string(i), type.getRank());
-    Input &in = inputs[i];
-    in.kind = *kind;
-    std::string error;
-    if (!given.empty()) {
-      if (!shapeOf(given[i], in.shape, 0, error))
-        return makeError(ErrorTopic::Inputs,
-                         "argument #" + std::to_string(i) + ": " + error);
-    } else {
-      // Dynamic dims from the shapes asked for, else 2.
-      std::vector<int64_t> want;
-      if (i < options.shapes.size()) {
-        llvm::SmallVector<llvm::StringRef> parts;
-        llvm::StringRef(options.shapes[i]).split(parts, 'x', -1, false);
-        for (llvm::StringRef p : parts) {
-          int64_t v;
-          if (p.getAsInteger(10, v) || v < 0)
-            return makeError(ErrorTopic::Shapes,
-                             "bad shape '" + options.shapes[i] +
-                                 "' for argument #" + std::to_string(i) +
-                                 ", expected e.g. 2x3");
-          want.push_back(v);
-        }
-      }
-      std::vector<int64_t> chosen;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        bool pick =
-            d >= static_cast<int64_t>(want.size()) && type.isDynamicDim(d);
-        in.shape.push_back(d < static_cast<int64_t>(want.size()) ? want[d]
-                           : pick ? kChosenSize
-                                  : type.getDimSize(d));
-        if (pick)
-          chosen.push_back(d);
-      }
-      if (!chosen.empty())
-        picked.push_back(choiceNote(options.function, i, type, in.shape, chosen,
-                                    chosenJSON));
-    }
-    if (static_cast<int64_t>(in.shape.size()) != type.getRank())
-      return makeError(sizesFrom, "argument #" + std::to_string(i) +
-                                      " has rank " +
-                                      std::to_string(type.getRank()) +
-                                      " but the input has rank " +
-                                      std::to_string(in.shape.size()));
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (!type.isDynamicDim(d) && type.getDimSize(d) != in.shape[d])
-        return makeError(sizesFrom,
-                         "argument #" + std::to_string(i) + " dimension " +
-                             std::to_string(d) + " must be " +
-                             std::to_string(type.getDimSize(d)) +
-                             ", the input has " + std::to_string(in.shape[d]));
-    }
-    std::optional<uint64_t> bytes = bufferBytes(in.kind, in.shape);
-    totalBytes = llvm::SaturatingAdd(totalBytes, bytes.value_or(UINT64_MAX));
-    if (!bytes || totalBytes > options.maxBytes)
-      return makeError(
-          sizesFrom,
-          "argument #" + std::to_string(i) + " of shape " +
-              shapeText(in.shape) +
-              (bytes ? " takes " + std::to_string(*bytes) + " bytes"
-                     : " has more elements than can be counted") +
-              ": the arguments and results would take more than the limit "
-              "of " +
-              sizeText(options.maxBytes));
-    int64_t count = static_cast<int64_t>(*bytes / bytesPerElement(in.kind));
-    if (!given.empty()) {
-      std::vector<size_t> at;
-      if (!flatten(given[i], in.kind, in.values, at, error)) {
-        std::string where;
-        for (size_t k = 0; k < at.size(); ++k)
-          where += (k ? ", " : " at [") + std::to_string(at[k]);
-        return makeError(ErrorTopic::Inputs,
-                         "argument #" + std::to_string(i) + where +
-                             (where.empty() ? ": " : "]: ") + error);
-      }
-    } else if (std::optional<int64_t> k = indexBound(i)) {
-      // Gather/scatter indices: in [0, K), as TOSA requires (0 where K is
-      // not known before this argument).
-      for (int64_t e = 0; e < count; ++e)
-        in.values.push_back(*k > 0 ? double(rng() % static_cast<uint64_t>(*k))
-                                   : 0.0);
-    } else {
-      for (int64_t e = 0; e < count; ++e)
-        in.values.push_back(
-            isFloat(in.kind)
-                ? std::uniform_real_distribution<double>(-1, 1)(rng)
-            : in.kind == ElementKind::I1
-                ? double(rng() % 2)
-                : double(static_cast<int64_t>(rng() % 21) - 10));
-    }
-    in.materialize();
-    echoed.push_back(std::move(in.echo));
-    shapesJSON.push_back(llvm::json::Array(in.shape));
-  }
+  Arguments args(options, ls, given, resultBytes, sig.getNumInputs());
+  for (unsigned i = 0; i < sig.getNumInputs(); ++i)
+    if (llvm::Error e = args.make(i, sig.getInput(i)))
+      return std::move(e);
+  ResultLayout layout;
+  for (auto [k, t] : llvm::enumerate(sig.getResults()))
+    if (llvm::Error e = layout.add(k, t))
+      return std::move(e);
+  std::vector<std::max_align_t> results(std::max<size_t>(
+      llvm::divideCeil(layout.bytes, sizeof(std::max_align_t)), 1));
 
-  // Results: the C interface writes them through a pointer to one
-  // descriptor, or to a struct of them in order; laid out here like that
-  // struct in C.
-  struct Output {
-    ElementKind kind;
-    int64_t rank;
-    size_t offset;
-  };
-  std::vector<Output> outputs;
-  size_t bytes = 0;
-  for (auto [k, t] : llvm::enumerate(sig.getResults())) {
-    auto type = dyn_cast<RankedTensorType>(t);
-    std::optional<ElementKind> kind =
-        type ? kindOf(type.getElementType()) : std::nullopt;
-    if (!kind)
-      return makeError("results must be ranked tensors of f32, f64, i1, i8, "
-                       "i16, i32 or i64");
-    if (!withDescriptorType(*kind, type.getRank(), [&](auto elt, auto rank) {
-          using Descriptor =
-              StridedMemRefType<decltype(elt), decltype(rank)::value>;
-          bytes = llvm::alignTo(bytes, alignof(Descriptor));
-          outputs.push_back({*kind, type.getRank(), bytes});
-          bytes += sizeof(Descriptor);
-        }))
-      return rankError("result #" + std::to_string(k), type.getRank());
-  }
-  std::vector<std::max_align_t> results(
-      std::max<size_t>(llvm::divideCeil(bytes, sizeof(std::max_align_t)), 1));
-
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions engineOpts;
-  auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
-  engineOpts.transformer = transformer;
-  // MLIR's runtime (memrefCopy), from the runtime package; only code that
-  // calls it fails without it.
-  std::string runtime = mlirRuntimePath();
-  llvm::SmallVector<llvm::StringRef> libs;
-  if (llvm::sys::fs::exists(runtime))
-    libs.push_back(runtime);
-  else if (ls.module->lookupSymbol("memrefCopy")) {
-    auto found = requireMlirRuntime("@" + options.function + " (memrefCopy)");
-    if (!found)
-      return found.takeError();
-  }
-  engineOpts.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*ls.module, engineOpts);
+  auto engine = jit(ls, options);
   if (!engine)
-    return llvm::joinErrors(sourceErrors(std::move(ls.diagnostics)),
-                            makeError("JIT compilation failed: " +
-                                      llvm::toString(engine.takeError())));
+    return engine.takeError();
   void *resultPtr = results.data();
-  llvm::SmallVector<void *> args;
+  llvm::SmallVector<void *> callArgs;
   if (sig.getNumResults())
-    args.push_back(&resultPtr);
-  for (Input &in : inputs)
-    args.push_back(&in.descriptor);
+    callArgs.push_back(&resultPtr);
+  for (Input &in : args.inputs)
+    callArgs.push_back(&in.descriptor);
   // Looked up here: the child only calls it (the JIT's session stays in
   // this process).
   auto packed = (*engine)->lookupPacked("_mlir_ciface_" + options.function);
@@ -721,30 +812,13 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   llvm::Expected<std::string> json = runInChild(
       options.function,
       [&] {
-        (*packed)(args.data());
+        (*packed)(callArgs.data());
         // The callee's buffers are not freed: the child exits.
-        llvm::json::Array outs;
-        for (const Output &o : outputs) {
-          const char *descriptor =
-              reinterpret_cast<const char *>(results.data()) + o.offset;
-          withDescriptorType(o.kind, o.rank, [&](auto elt, auto rank) {
-            using T = decltype(elt);
-            DynamicMemRefType<T> memref(
-                *reinterpret_cast<
-                    const StridedMemRefType<T, decltype(rank)::value> *>(
-                    descriptor));
-            llvm::json::Array shape;
-            for (int64_t i = 0; i < memref.rank; ++i)
-              shape.push_back(memref.sizes[i]);
-            outs.push_back(llvm::json::Object{
-                {"shape", std::move(shape)}, {"data", toJSON(o.kind, memref)}});
-          });
-        }
         llvm::json::Object out{{"function", options.function},
-                               {"inputs", std::move(echoed)},
-                               {"inputShapes", std::move(shapesJSON)},
-                               {"chosenSizes", std::move(chosenJSON)},
-                               {"results", std::move(outs)}};
+                               {"inputs", std::move(args.echoed)},
+                               {"inputShapes", std::move(args.shapes)},
+                               {"chosenSizes", std::move(args.chosen)},
+                               {"results", layout.toJSON(results.data())}};
         std::string s;
         llvm::raw_string_ostream os(s);
         os << llvm::formatv("{0:1}", llvm::json::Value(std::move(out)));
@@ -757,7 +831,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
           : "");
   if (!json)
     return json.takeError();
-  return RunResult{std::move(*json), std::move(picked)};
+  return RunResult{std::move(*json), std::move(args.picked)};
 }
 
 } // namespace tosa_lsp

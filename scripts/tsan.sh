@@ -57,8 +57,8 @@ if [ "$WHAT" = all ]; then
   echo "tsan: lsp_concurrency.py against $BUILD_DIR/bin/tosa-lsp"
   # Bounds for a server ~5-15x slower than the Release one.
   if ! python3 test/lit/tools/lsp_concurrency.py --tosa-lsp "$BUILD_DIR/bin/tosa-lsp" \
-      --wait 120 --timeout 900 --edits 60 --big-ops 1000 --max-ops 8000 \
-      --target-ms 1500 --max-checks 5 >"$LOGS/lsp_concurrency.out" 2>&1; then
+      --wait 120 --timeout 900 --edits 60 --big-ops 1000 --max-ops 40000 \
+      --target-ms 600 --max-checks 5 >"$LOGS/lsp_concurrency.out" 2>&1; then
     echo "tsan: lsp_concurrency.py FAILED (see $LOGS/lsp_concurrency.out)" >&2
     tail -20 "$LOGS/lsp_concurrency.out" >&2
     status=1

@@ -211,16 +211,17 @@ CodeActions TosaServer::computeCodeActions(Scheduler::SnapshotPtr s,
 void TosaServer::codeActions(const std::string &uri, lsp::Range range,
                              std::vector<std::string> only,
                              Callback<CodeActions> cb) {
-  withSnapshot(uri, [this, range, only = std::move(only), cb = std::move(cb)](
-                        Expected<Scheduler::SnapshotPtr> s) mutable {
-    if (!s)
-      return cb(s.takeError());
-    // Validation re-analyses a section: on the pool, off the caller.
-    runHeavy([this, range, only = std::move(only), cb = std::move(cb),
-              s = std::move(*s)](unsigned worker) mutable {
-      cb(computeCodeActions(std::move(s), range, only, worker));
-    });
-  });
+  withCurrentSnapshot(
+      uri, [this, range, only = std::move(only),
+            cb = std::move(cb)](Expected<Scheduler::SnapshotPtr> s) mutable {
+        if (!s)
+          return cb(s.takeError());
+        // Validation re-analyses a section: on the pool, off the caller.
+        runHeavy([this, range, only = std::move(only), cb = std::move(cb),
+                  s = std::move(*s)](unsigned worker) mutable {
+          cb(computeCodeActions(std::move(s), range, only, worker));
+        });
+      });
 }
 
 } // namespace tosa_lsp

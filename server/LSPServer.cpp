@@ -686,18 +686,18 @@ private:
                 os.attribute("id", *id);
               os.attribute("jsonrpc", "2.0");
               os.attributeBegin("result");
-              if (litTest) { // pretty, for FileCheck
-                json::Object o =
-                    graphToJSON(*r->graph, s.lines, kGraphNodeLimit);
-                for (auto &kv : extra)
-                  o[kv.first] = kv.second;
-                os.value(std::move(o));
-              } else {
-                os.rawValue([&](raw_ostream &o) {
+              os.rawValue([&](raw_ostream &o) {
+                if (litTest) { // a node per line, for FileCheck
+                  json::Object g =
+                      graphToJSON(*r->graph, s.lines, kGraphNodeLimit);
+                  for (auto &kv : extra)
+                    g[kv.first] = kv.second;
+                  o << StringRef(graphJSONLines(g)).rtrim('\n');
+                } else {
                   writeGraphJSON(o, *r->graph, s.lines, kGraphNodeLimit,
                                  &extra);
-                });
-              }
+                }
+              });
               os.attributeEnd();
             });
             out.flush();

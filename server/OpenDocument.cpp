@@ -4,6 +4,7 @@
 
 #include "Graph.h"
 #include "OldSyntax.h"
+#include "StaleView.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -93,10 +94,14 @@ SnapshotPtr OpenDocument::latest() const {
 }
 
 SnapshotPtr OpenDocument::setLatest(SnapshotPtr s) {
+  // Released after the lock: it holds the snapshot replaced, which the
+  // caller frees on the reclaimer.
+  std::shared_ptr<const StaleView> old;
   std::lock_guard<std::mutex> lock(mu);
   if (latestSnapshot && latestSnapshot->version > s->version)
     return nullptr;
   std::swap(latestSnapshot, s);
+  old = std::move(stale);
   return s;
 }
 
@@ -149,6 +154,35 @@ bool OpenDocument::setMigrated(std::shared_ptr<const MigratedView> v) {
   return true;
 }
 
+std::shared_ptr<const StaleView> OpenDocument::staleView() const {
+  std::shared_ptr<const StaleView> old; // released after the lock
+  SnapshotPtr snap;
+  SharedString now;
+  int64_t v;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!open || !latestSnapshot || latestSnapshot->version >= version) {
+      old = std::move(stale);
+      return nullptr;
+    }
+    if (stale && stale->snapshot == latestSnapshot && stale->version == version)
+      return stale;
+    snap = latestSnapshot;
+    now = text;
+    v = version;
+  }
+  // Outside the lock: a text compare and a line scan (~5 ms at 50k lines),
+  // once per (snapshot, version); the analysis publishing meanwhile needs
+  // the lock.
+  auto made = std::make_shared<const StaleView>(std::move(snap), now, v);
+  std::lock_guard<std::mutex> lock(mu);
+  if (open && latestSnapshot == made->snapshot && version == v) {
+    old = std::move(stale);
+    stale = made;
+  }
+  return made;
+}
+
 std::string OpenDocument::previewStem(const std::string &function,
                                       llvm::function_ref<std::string()> make) {
   std::lock_guard<std::mutex> lock(mu);
@@ -180,7 +214,9 @@ void OpenDocument::setLoweredGraph(int64_t version, const std::string &key,
 }
 
 void OpenDocument::close() {
+  std::shared_ptr<const StaleView> old; // released after the lock
   std::lock_guard<std::mutex> lock(mu);
+  old = std::move(stale);
   open = false;
   lowered.clear();
   text = client = nullptr;

@@ -33,6 +33,7 @@ namespace tosa_lsp {
 
 struct MigratedView;  // OldSyntax.h
 struct FunctionGraph; // Graph.h
+class StaleView;      // StaleView.h
 
 /// One document's shape inference, kept by BackgroundInference. The cache
 /// locks itself; the rest is under `mu`.
@@ -118,6 +119,12 @@ public:
   /// whether it was kept.
   bool setMigrated(std::shared_ptr<const MigratedView> v);
 
+  /// The client's current text over the latest snapshot when that is of an
+  /// older version, or null when it is current (or there is none): made
+  /// once for a (snapshot, version) pair, for every request until the
+  /// analysis catches up.
+  std::shared_ptr<const StaleView> staleView() const;
+
   /// The version last published, -1 before the first; written under the
   /// publisher's lock, so a re-publish never lands after a newer publish.
   std::atomic<int64_t> publishedVersion{-1};
@@ -172,6 +179,7 @@ private:
   std::string verdictsConfig;
   std::map<size_t, bool> verdicts;
   std::shared_ptr<const MigratedView> migratedView;
+  mutable std::shared_ptr<const StaleView> stale;
   std::map<std::string, std::string> previewStems; // by function
   int64_t loweredVersion = -1;
   std::map<std::string, std::shared_ptr<const FunctionGraph>> lowered;

@@ -97,7 +97,6 @@ void Scheduler::remove(const std::string &uri) {
     auto it = docs.find(uri);
     if (it == docs.end())
       return;
-    waiters.swap(it->second->waiters);
     for (auto &w : it->second->currentWaiters)
       waiters.push_back(std::move(w.second));
     it->second->doc->close();
@@ -114,7 +113,7 @@ void Scheduler::remove(const std::string &uri) {
     analyzer->releaseMemory(); // analyses run right here
   else if (lastClosed)
     cv.notify_all();
-  // Requests still waiting for a first snapshot get an answer: none.
+  // Requests still waiting for a snapshot get an answer: none.
   for (auto &w : waiters)
     w(nullptr);
   if (lastClosed && !sync) {
@@ -153,21 +152,6 @@ Scheduler::SnapshotPtr Scheduler::latest(const std::string &uri) const {
   std::lock_guard<std::mutex> lock(mu);
   auto it = docs.find(uri);
   return it == docs.end() ? nullptr : it->second->doc->latest();
-}
-
-bool Scheduler::withSnapshot(const std::string &uri,
-                             std::function<void(SnapshotPtr)> fn) {
-  std::unique_lock<std::mutex> lock(mu);
-  auto it = docs.find(uri);
-  if (it == docs.end())
-    return false;
-  if (SnapshotPtr s = it->second->doc->latest()) {
-    lock.unlock();
-    fn(std::move(s));
-    return true;
-  }
-  it->second->waiters.push_back(std::move(fn));
-  return true;
 }
 
 bool Scheduler::withCurrentSnapshot(const std::string &uri,
@@ -239,7 +223,6 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   SnapshotPtr replaced;
   if (current) {
     replaced = doc->doc->setLatest(snap);
-    waiters.swap(doc->waiters);
     // Those waiting for this version (or an older one) are answered.
     auto &cw = doc->currentWaiters;
     for (auto w = cw.begin(); w != cw.end();)

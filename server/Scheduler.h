@@ -74,16 +74,11 @@ public:
   /// The latest finished snapshot, or nullptr.
   SnapshotPtr latest(const std::string &uri) const;
 
-  /// Runs `fn` with the latest snapshot now if there is one, otherwise as
-  /// soon as the first one is ready (on the worker thread), or with nullptr
-  /// if the document is closed first. Returns false if it is unknown.
-  bool withSnapshot(const std::string &uri,
-                    std::function<void(SnapshotPtr)> fn);
-
-  /// The same with a snapshot of the document's current version (or a
-  /// newer one): for requests whose positions are in the text the client
-  /// has now (completion, formatting, rename), which the latest snapshot
-  /// may predate by an edit.
+  /// Runs `fn` with a snapshot of the document's current version (or a
+  /// newer one) now if there is one, otherwise as soon as it is ready (on
+  /// the worker thread), or with nullptr if the document is closed first.
+  /// Returns false if it is unknown. Requests' positions are in the text
+  /// the client has now, which the latest snapshot may predate by an edit.
   bool withCurrentSnapshot(const std::string &uri,
                            std::function<void(SnapshotPtr)> fn);
 
@@ -115,7 +110,6 @@ private:
     std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point lastUpdate; // epoch: never
     AnalysisCache cache; // touched only by whoever analyses (worker/inline)
-    std::vector<std::function<void(SnapshotPtr)>> waiters;
     /// withCurrentSnapshot's: each with the version it waits for.
     std::vector<std::pair<int64_t, std::function<void(SnapshotPtr)>>>
         currentWaiters;

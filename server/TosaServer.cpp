@@ -4,6 +4,7 @@
 
 #include "OldSyntax.h"
 #include "ServerSupport.h"
+#include "StaleView.h"
 
 #include "ExpectedChecks.h"
 
@@ -311,7 +312,9 @@ void TosaServer::removeDocument(const std::string &uri) {
   // file. Dropped when the last document closes; each slot belongs to one
   // pool thread, so only while the pool is idle (its tasks come from this
   // thread, which is here).
-  drops->left += background->fillThreads();
+  // Counted before any of them can finish (they decrement under the lock).
+  drops->left = background->fillThreads() +
+                (pool ? static_cast<unsigned>(pool->size()) : 0u);
   background->dropAfterLastClose(
       [this, drops] { drops->one(slotsDroppedCount); });
   auto dropSlot = [this](unsigned worker) {
@@ -328,7 +331,6 @@ void TosaServer::removeDocument(const std::string &uri) {
     // requests' results allocated lives there. Freed under the delay, its
     // pages would wait for the thread's next allocation, which an idle
     // pool thread does not make (15-42 MiB after a 200k-line file).
-    drops->left += static_cast<unsigned>(pool->size());
     pool->runOnEachWhenIdle([this, dropSlot, drops](unsigned worker) {
       GiveBackFreePages now;
       dropSlot(worker);
@@ -359,23 +361,6 @@ Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {
 //===----------------------------------------------------------------------===//
 // Features
 //===----------------------------------------------------------------------===//
-
-void TosaServer::withSnapshot(
-    const std::string &uri,
-    unique_function<void(Expected<Scheduler::SnapshotPtr>)> fn) {
-  background->noteRequest();
-  // Scheduler waiters are std::function (copyable): share the callback.
-  auto shared = std::make_shared<decltype(fn)>(std::move(fn));
-  bool known = scheduler->withSnapshot(uri, [shared](Scheduler::SnapshotPtr s) {
-    if (!s)
-      return (*shared)(
-          make_error<LSPError>("the document was closed before it was analysed",
-                               ErrorCode::ContentModified));
-    (*shared)(std::move(s));
-  });
-  if (!known)
-    (*shared)(invalidParams("unknown document: " + uri + " (not opened)"));
-}
 
 void TosaServer::withCurrentSnapshot(
     const std::string &uri,
@@ -411,50 +396,75 @@ template <typename T, typename Fn> static auto answer(Callback<T> cb, Fn fn) {
   };
 }
 
+void TosaServer::withSnapshotAt(const std::string &uri, lsp::Position pos,
+                                unique_function<void(Expected<ReadAt>)> fn) {
+  if (std::shared_ptr<OpenDocument> doc = scheduler->document(uri))
+    if (std::shared_ptr<const StaleView> v = doc->staleView())
+      if (std::optional<lsp::Position> at = v->answers(pos)) {
+        background->noteRequest();
+        ++staleAnswersCount;
+        return fn(ReadAt{v->snapshot, *at, v});
+      }
+  withCurrentSnapshot(uri, [pos, fn = std::move(fn)](
+                               Expected<Scheduler::SnapshotPtr> s) mutable {
+    if (!s)
+      return fn(s.takeError());
+    fn(ReadAt{std::move(*s), pos, nullptr});
+  });
+}
+
 void TosaServer::withShapes(
     const std::string &uri, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
         fn) {
-  withSnapshot(uri, [this, range, fn = std::move(fn)](
-                        Expected<Scheduler::SnapshotPtr> s) mutable {
+  withCurrentSnapshot(uri, [this, range, fn = std::move(fn)](
+                               Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
       return fn(s.takeError(), nullptr);
-    std::shared_ptr<OpenDocument> doc = scheduler->document((*s)->uri);
-    if (!doc) // closed meanwhile
-      return fn(std::move(*s), nullptr);
-    unsigned first = 1, last = ~0u;
-    if (std::optional<tosa_lsp::Range> r = (*s)->lines.fromLsp(range)) {
-      first = r->begin.line;
-      last = r->end.line;
-    }
-    // Held: a newer version's keys may replace these meanwhile.
-    std::shared_ptr<const std::vector<FunctionKey>> all =
-        background->keysOf(*doc, **s);
-    ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
-    std::vector<FunctionKey> missing;
-    auto known = std::make_shared<const ShapeInference>(
-        doc->shapes.cache.lookup(keys, &missing));
-    if (missing.empty())
-      return fn(std::move(*s), std::move(known));
-    // The background inference goes on from where the user looks.
-    background->focusOn(*doc, first);
-    // Parsing and the pass take as long as the functions: off the caller,
-    // and only waited for when the functions are small.
-    if (linesOf(missing) <= BackgroundInference::kWaitLines) {
-      runHeavy([this, doc, fn = std::move(fn), first, last,
-                s = std::move(*s)](unsigned worker) mutable {
-        auto shapes = background->infer(doc, s, worker, first, last);
-        fn(std::move(s), std::move(shapes));
-      });
-      return;
-    }
-    background->inferLater(doc, *s, first, last, missing);
-    if (options.sync) // inferred already
-      known = std::make_shared<const ShapeInference>(
-          doc->shapes.cache.lookup(keys));
-    fn(std::move(*s), std::move(known));
+    shapesFor(std::move(*s), range, std::move(fn));
   });
+}
+
+void TosaServer::shapesFor(
+    Scheduler::SnapshotPtr s, lsp::Range range,
+    unique_function<void(Expected<Scheduler::SnapshotPtr>,
+                         std::shared_ptr<const ShapeInference>)>
+        fn) {
+  std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
+  if (!doc) // closed meanwhile
+    return fn(std::move(s), nullptr);
+  unsigned first = 1, last = ~0u;
+  if (std::optional<tosa_lsp::Range> r = s->lines.fromLsp(range)) {
+    first = r->begin.line;
+    last = r->end.line;
+  }
+  // Held: a newer version's keys may replace these meanwhile.
+  std::shared_ptr<const std::vector<FunctionKey>> all =
+      background->keysOf(*doc, *s);
+  ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
+  std::vector<FunctionKey> missing;
+  auto known = std::make_shared<const ShapeInference>(
+      doc->shapes.cache.lookup(keys, &missing));
+  if (missing.empty())
+    return fn(std::move(s), std::move(known));
+  // The background inference goes on from where the user looks.
+  background->focusOn(*doc, first);
+  // Parsing and the pass take as long as the functions: off the caller,
+  // and only waited for when the functions are small.
+  if (linesOf(missing) <= BackgroundInference::kWaitLines) {
+    runHeavy([this, doc, fn = std::move(fn), first, last,
+              s = std::move(s)](unsigned worker) mutable {
+      auto shapes = background->infer(doc, s, worker, first, last);
+      fn(std::move(s), std::move(shapes));
+    });
+    return;
+  }
+  background->inferLater(doc, s, first, last, missing);
+  if (options.sync) // inferred already
+    known =
+        std::make_shared<const ShapeInference>(doc->shapes.cache.lookup(keys));
+  fn(std::move(s), std::move(known));
 }
 
 /// Runs `fn(snapshot, shapes)` and hands its result to `cb` (withShapes).
@@ -469,29 +479,58 @@ static auto answerWithShapes(Callback<T> cb, Fn fn) {
   };
 }
 
+/// Runs `fn(snapshot, position)` at a ReadAt and hands its result, moved
+/// into the client's text, to `cb` (withSnapshotAt).
+template <typename T, typename Fn> static auto answerAt(Callback<T> cb, Fn fn) {
+  return [cb = std::move(cb), fn = std::move(fn)](Expected<ReadAt> at) mutable {
+    if (!at)
+      return cb(at.takeError());
+    T out = fn(*at->snapshot, at->pos);
+    if (at->stale)
+      at->stale->forward(out);
+    cb(std::move(out));
+  };
+}
+
 void TosaServer::hover(const std::string &uri, lsp::Position pos,
                        Callback<std::optional<lsp::Hover>> cb) {
-  withShapes(
-      uri, lsp::Range(pos, pos),
-      answerWithShapes(std::move(cb), [this, pos](const Snapshot &s,
-                                                  const ShapeInference *si) {
-        // An old-syntax version: as if migrated (OldSyntax.cpp).
-        if (std::shared_ptr<const MigratedView> v = migratedView(s))
-          return migratedHover(s, *v, pos);
-        std::optional<lsp::Hover> out;
-        std::optional<Position> p = s.lines.fromLsp(pos);
-        std::optional<HoverResult> h =
-            p ? tosa_lsp::hover(s.analysis, *p, si) : std::nullopt;
-        // Every op's generic form, and aliases (EditingFeatures.cpp).
-        if (p)
-          h = withGenericForm(s, *p, std::move(h));
-        if (!h)
-          return out;
-        out.emplace(s.lines.toLsp(h->range));
-        out->contents.kind = MarkupKind::Markdown;
-        out->contents.value = h->markdown;
-        return out;
-      }));
+  withSnapshotAt(
+      uri, pos, [this, cb = std::move(cb)](Expected<ReadAt> at) mutable {
+        if (!at)
+          return cb(at.takeError());
+        lsp::Position p = at->pos;
+        shapesFor(at->snapshot, lsp::Range(p, p),
+                  answerWithShapes(
+                      std::move(cb),
+                      [this, p, stale = std::move(at->stale)](
+                          const Snapshot &s, const ShapeInference *si) {
+                        std::optional<lsp::Hover> out = hoverAt(s, p, si);
+                        if (stale)
+                          stale->forward(out);
+                        return out;
+                      }));
+      });
+}
+
+std::optional<lsp::Hover> TosaServer::hoverAt(const Snapshot &s,
+                                              lsp::Position pos,
+                                              const ShapeInference *si) {
+  // An old-syntax version: as if migrated (OldSyntax.cpp).
+  if (std::shared_ptr<const MigratedView> v = migratedView(s))
+    return migratedHover(s, *v, pos);
+  std::optional<lsp::Hover> out;
+  std::optional<Position> p = s.lines.fromLsp(pos);
+  std::optional<HoverResult> h =
+      p ? tosa_lsp::hover(s.analysis, *p, si) : std::nullopt;
+  // Every op's generic form, and aliases (EditingFeatures.cpp).
+  if (p)
+    h = withGenericForm(s, *p, std::move(h));
+  if (!h)
+    return out;
+  out.emplace(s.lines.toLsp(h->range));
+  out->contents.kind = MarkupKind::Markdown;
+  out->contents.value = h->markdown;
+  return out;
 }
 
 void TosaServer::inlayHints(const std::string &uri, lsp::Range range,
@@ -528,37 +567,39 @@ static std::vector<lsp::Range> toLsp(const Snapshot &s,
 
 void TosaServer::definition(const std::string &uri, lsp::Position pos,
                             Callback<std::vector<DefinitionTarget>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [this, pos](const Snapshot &s) {
-                 std::vector<DefinitionTarget> out;
-                 std::optional<Position> p = s.lines.fromLsp(pos);
-                 if (!p)
-                   return out;
-                 if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
-                   out.push_back({"", s.lines.toLsp(a->def)});
-                   return out;
-                 }
-                 // An old-syntax version: as if migrated (OldSyntax.cpp).
-                 if (std::shared_ptr<const MigratedView> v = migratedView(s))
-                   for (const tosa_lsp::Range &d :
-                        migratedDefinition(s, *v, pos))
-                     out.push_back({"", s.lines.toLsp(d)});
-                 else if (std::optional<tosa_lsp::Range> d =
-                              tosa_lsp::definition(s.analysis, *p))
-                   if (d->begin.valid())
-                     out.push_back({"", s.lines.toLsp(*d)});
-                 // The model's source, as upstream's definition does.
-                 for (DefinitionTarget &t : sourceLocationTargets(s, *p))
-                   out.push_back(std::move(t));
-                 return out;
-               }));
+  withSnapshotAt(
+      uri, pos,
+      answerAt(std::move(cb), [this](const Snapshot &s, lsp::Position pos) {
+        std::vector<DefinitionTarget> out;
+        std::optional<Position> p = s.lines.fromLsp(pos);
+        if (!p)
+          return out;
+        if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
+          out.push_back({"", s.lines.toLsp(a->def)});
+          return out;
+        }
+        // An old-syntax version: as if migrated (OldSyntax.cpp).
+        if (std::shared_ptr<const MigratedView> v = migratedView(s))
+          for (const tosa_lsp::Range &d : migratedDefinition(s, *v, pos))
+            out.push_back({"", s.lines.toLsp(d)});
+        else if (std::optional<tosa_lsp::Range> d =
+                     tosa_lsp::definition(s.analysis, *p))
+          if (d->begin.valid())
+            out.push_back({"", s.lines.toLsp(*d)});
+        // The model's source, as upstream's definition does.
+        for (DefinitionTarget &t : sourceLocationTargets(s, *p))
+          out.push_back(std::move(t));
+        return out;
+      }));
 }
 
 void TosaServer::references(const std::string &uri, lsp::Position pos,
                             bool includeDeclaration,
                             Callback<std::vector<lsp::Range>> cb) {
-  withSnapshot(
-      uri,
-      answer(std::move(cb), [this, pos, includeDeclaration](const Snapshot &s) {
+  withSnapshotAt(
+      uri, pos,
+      answerAt(std::move(cb), [this, includeDeclaration](const Snapshot &s,
+                                                         lsp::Position pos) {
         std::optional<Position> p = s.lines.fromLsp(pos);
         if (p)
           if (const AliasInfo *a = aliasAt(s.aliases(), *p)) {
@@ -590,13 +631,13 @@ static lsp::DocumentSymbol toLsp(const Snapshot &s, const DocSymbol &d) {
 
 void TosaServer::documentSymbols(
     const std::string &uri, Callback<std::vector<lsp::DocumentSymbol>> cb) {
-  withSnapshot(uri, answer(std::move(cb), [](const Snapshot &s) {
-                 std::vector<lsp::DocumentSymbol> out;
-                 for (const DocSymbol &d :
-                      tosa_lsp::documentSymbols(s.analysis))
-                   out.push_back(toLsp(s, d));
-                 return out;
-               }));
+  withCurrentSnapshot(uri, answer(std::move(cb), [](const Snapshot &s) {
+                        std::vector<lsp::DocumentSymbol> out;
+                        for (const DocSymbol &d :
+                             tosa_lsp::documentSymbols(s.analysis))
+                          out.push_back(toLsp(s, d));
+                        return out;
+                      }));
 }
 
 //===----------------------------------------------------------------------===//
@@ -618,6 +659,7 @@ TosaServer::Stats TosaServer::stats() const {
   s.migrationsCancelled = migrationsCancelledCount;
   s.loweredGraphsMade = loweredGraphsMade;
   s.loweredGraphsReused = loweredGraphsReused;
+  s.staleAnswers = staleAnswersCount;
   s.warmInferrersMade = bg.warmInferrersMade;
   s.requestInferrersMade = bg.requestInferrersMade;
   s.fillInferrersMade = bg.fillInferrersMade;

@@ -56,6 +56,18 @@ using Callback = llvm::unique_function<void(llvm::Expected<T>)>;
 struct HoverResult;
 struct MigratedView;
 struct Snapshot;
+class StaleView;
+
+/// Where a reading request is answered (TosaServer::withSnapshotAt): the
+/// snapshot, the request's position in its text, and, when the snapshot
+/// is older than the client's text, the view its answer's ranges go
+/// through.
+struct ReadAt {
+  std::shared_ptr<const Snapshot> snapshot;
+  llvm::lsp::Position pos;
+  std::shared_ptr<const StaleView> stale;
+};
+
 /// `h` with what hover shows beyond the analysis' own (EditingFeatures.cpp):
 /// the generic form of the op named at `p` (any op, also in a function with
 /// errors), an alias' value.
@@ -229,7 +241,7 @@ public:
   /// The latest finished snapshot, or nullptr.
   Scheduler::SnapshotPtr snapshot(const std::string &uri) const;
 
-  //===--- Features (answered from the latest snapshot) -------------------===//
+  //===--- Features (answered from the current version's snapshot) ------===//
   void hover(const std::string &uri, llvm::lsp::Position pos,
              Callback<std::optional<llvm::lsp::Hover>> cb);
   void inlayHints(const std::string &uri, llvm::lsp::Range range,
@@ -349,6 +361,9 @@ public:
     /// Graphs after lowering made, and served again for the same version.
     unsigned loweredGraphsMade = 0;
     unsigned loweredGraphsReused = 0;
+    /// Reading requests answered from a snapshot older than the client's
+    /// text (StaleView).
+    unsigned staleAnswers = 0;
     /// Functions whose inference is known, over all open documents.
     size_t functionsKnown = 0;
     Scheduler::Stats scheduler;
@@ -366,16 +381,21 @@ private:
   /// The Scheduler's shape inference on the analysis' IR (Options).
   Scheduler::InferShapes inferShapesHooks(const Options &options);
   void schedule(const std::shared_ptr<OpenDocument> &doc);
-  /// Runs fn(snapshot) now, or when the first snapshot exists, on the
-  /// caller's thread, the Scheduler's, or (heavy) the pool.
-  void withSnapshot(
-      const std::string &uri,
-      llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
-  /// withSnapshot, with the document's current version (or newer): for
-  /// requests whose positions are in the client's current text.
+  /// Runs fn(snapshot) with a snapshot of the document's current version
+  /// (or newer), on the caller's thread or the Scheduler's: every request's
+  /// positions are in the text the client has now, which the latest
+  /// snapshot may predate by an edit.
   void withCurrentSnapshot(
       const std::string &uri,
       llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>)> fn);
+  /// Runs fn at `pos`: with the latest snapshot at once when the client's
+  /// text since differs only away from `pos` (StaleView; the answer's
+  /// ranges must go through `ReadAt::stale`), else with the current
+  /// version's.
+  void withSnapshotAt(const std::string &uri, llvm::lsp::Position pos,
+                      llvm::unique_function<void(llvm::Expected<ReadAt>)> fn);
+  std::optional<llvm::lsp::Hover>
+  hoverAt(const Snapshot &s, llvm::lsp::Position pos, const ShapeInference *si);
   void runHeavy(WorkerPool::Task task);
   void completionWithShapes(const std::string &uri, llvm::lsp::Position pos,
                             bool snippets,
@@ -397,6 +417,12 @@ private:
              llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                         std::shared_ptr<const ShapeInference>)>
                  fn);
+  /// withShapes on a snapshot in hand.
+  void
+  shapesFor(Scheduler::SnapshotPtr s, llvm::lsp::Range range,
+            llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
+                                       std::shared_ptr<const ShapeInference>)>
+                fn);
   std::string writePreviewFile(OpenDocument &doc, const std::string &function,
                                llvm::StringRef content);
   /// Publishes a new snapshot with the shape errors known for its
@@ -436,6 +462,7 @@ private:
 
   std::atomic<unsigned> validationCount{0};
   std::atomic<unsigned> slotsDroppedCount{0};
+  std::atomic<unsigned> staleAnswersCount{0};
   std::atomic<unsigned> migrationsCount{0}, migrationsCancelledCount{0};
   std::atomic<unsigned> loweredGraphsMade{0}, loweredGraphsReused{0};
   /// One Analyzer (its own MLIRContext) per pool worker, used only by it;

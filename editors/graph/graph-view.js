@@ -27,10 +27,11 @@
   // ms for 4,000 ops) instead of ELK's (~5 ms per node): ELK's picture is
   // a little tidier, and below this it takes at most a second or so.
   const FAST_NODES = 250;
-  const STRIPE = 1600;      // height of a drawn band of a fast layout
+  const STRIPE = 800;       // height of a drawn band of a fast layout
   const FAR_K = 0.35;       // below this zoom: no text (a big graph: a canvas)
   const BAND_GAP = 60;      // between bands
   const BIG_CONST = 1024;   // bytes of a folded constant worth a badge
+  const SLICE_MS = 6;       // the page's work between two chances of a frame
   const MAX_LABEL = 48;     // characters of a type shown in a node
 
   const ELK_OPTIONS = {
@@ -62,7 +63,7 @@
 .tg-error{padding:12px;font-size:13px;color:var(--vscode-errorForeground,#b00020);white-space:pre-wrap}
 .tg-canvas{flex:1;overflow:hidden;position:relative;cursor:grab;touch-action:none}
 .tg-canvas.panning{cursor:grabbing}
-.tg-canvas svg{position:absolute;left:0;top:0;overflow:visible}
+.tg-canvas svg{position:absolute;left:0;top:0;overflow:visible;transform-origin:0 0}
 .tg-canvas .tg-sketch{position:absolute;left:0;top:0}
 ${svgCSS()}`;
 
@@ -117,30 +118,89 @@ ${svgCSS()}`;
     return n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + ' MB' : n >= 1024 ? (n / 1024).toFixed(1) + ' KB' : n + ' B';
   }
 
-  // The model as drawn: constants folded into their consumers, regions
-  // collapsed as asked (`collapsed`: a Set of region op ids), each node's
-  // lines of text and size.
-  function prepare(model, collapsed) {
-    const steps = prepareSteps(model, collapsed);
+  // A named span for the page's performance observers (DevTools; the
+  // bench attributes long tasks with them); just `f()` where there are
+  // none. Not kept in the timeline: a pan makes one per frame.
+  function timed(name, f) {
+    if (typeof performance === 'undefined' || !performance.measure || !performance.clearMeasures) return f();
+    const t0 = performance.now();
+    try {
+      return f();
+    } finally {
+      performance.measure('tosa-graph:' + name, { start: t0 });
+      performance.clearMeasures('tosa-graph:' + name);
+    }
+  }
+
+  // The `tosa/graph` result as sent (server/GraphJSON.h: defaults left
+  // out, types by index in `types`, ranges [l, c, l, c], edges [from, to,
+  // value, type, flags] by node index) as one object per node and edge
+  // with every field, which the rest of this file reads. A model already
+  // in that form (no `types` table: another server) is returned as it is.
+  function decode(model) {
+    return run(decodeSteps(model));
+  }
+  // decode()'s work, yielding now and then (the page runs it sliced).
+  function* decodeSteps(model) {
+    if (!model || !Array.isArray(model.types)) return model;
+    const types = model.types;
+    const type = i => (typeof i === 'number' && types[i]) || '';
+    const range = r => (Array.isArray(r) ? { start: { line: r[0], character: r[1] }, end: { line: r[2], character: r[3] } } : r);
+    const wire = model.nodes || [];
+    const nodes = [];
+    for (const n of wire) {
+      if (nodes.length % 512 === 511) yield;
+      const results = n.results || [];
+      const declared = (n.types || []).map(type);
+      nodes.push({
+        id: n.id != null ? n.id : results.length ? results[0] : n.label,
+        kind: n.kind || 'op', label: n.label, results, range: range(n.range),
+        types: declared, inferred: n.inferred ? n.inferred.map(type) : declared.map(() => ''),
+        errors: n.errors || [], broadcast: n.broadcast || '', constant: !!n.constant,
+        constantBytes: n.constantBytes || 0, parent: n.parent, collapsed: !!n.collapsed,
+      });
+    }
+    for (const n of nodes) n.parent = typeof n.parent === 'number' && nodes[n.parent] ? nodes[n.parent].id : null;
+    const edges = [];
+    for (const e of model.edges || []) {
+      if (edges.length % 1024 === 1023) yield;
+      const from = nodes[e[0]], to = nodes[e[1]];
+      if (!from || !to) continue;
+      edges.push({ from: from.id, to: to.id, value: e[2], type: type(e[3]), dynamic: !!(e[4] & 1), refinable: !!(e[4] & 2) });
+    }
+    const out = { ...model, range: range(model.range), nodes, edges };
+    delete out.types;
+    return out;
+  }
+
+  // A generator's steps run to its result at once.
+  function run(steps) {
     for (;;) {
       const r = steps.next();
       if (r.done) return r.value;
     }
   }
-  // The same on the page, in slices of a few ms each a task of its own
-  // (4,000 nodes take 30-60 ms: frames would be late); null once `alive()`
-  // is false.
-  async function prepareSliced(model, collapsed, alive) {
-    const steps = prepareSteps(model, collapsed);
-    let t0 = Date.now();
+  const now = () => (typeof performance !== 'undefined' && performance.now ? performance.now() : Date.now());
+  // The same on the page, in slices of a few ms, each a task of its own:
+  // frames come between them (4,000 nodes take tens of ms in all, several
+  // times that on a loaded machine). Null once `alive()` is false.
+  async function sliced(name, steps, alive) {
+    let t0 = now();
     for (;;) {
-      const r = steps.next();
+      const r = timed(name, () => steps.next());
       if (r.done) return r.value;
-      if (Date.now() - t0 < 8) continue;
+      if (now() - t0 < SLICE_MS) continue;
       await nextTask();
       if (alive && !alive()) return null;
-      t0 = Date.now();
+      t0 = now();
     }
+  }
+
+  // The model as drawn: constants folded into their consumers, regions
+  // collapsed as asked (`collapsed`: a Set of region op ids), each node's
+  // lines of text and size.
+  function prepare(model, collapsed) {
+    return run(prepareSteps(model, collapsed));
   }
   // prepare()'s work, yielding now and then (the caller decides whether
   // to let the page run).
@@ -148,13 +208,16 @@ ${svgCSS()}`;
     const nodes = model.nodes || [], edges = model.edges || [];
     const byId = new Map(nodes.map(n => [n.id, n]));
     const children = new Map();
+    yield;
     for (const n of nodes)
       if (n.parent != null && byId.has(n.parent)) {
         if (!children.has(n.parent)) children.set(n.parent, []);
         children.get(n.parent).push(n.id);
       }
     const uses = new Map();
+    let k = 0;
     for (const e of edges) {
+      if (++k % 2048 === 0) yield;
       if (!uses.has(e.from)) uses.set(e.from, []);
       uses.get(e.from).push(e);
     }
@@ -191,9 +254,8 @@ ${svgCSS()}`;
     // `collapsed` kept: a layout worker prepares the same view from it.
     const view = { model, collapsed: [...collapsed], byId, nodes: [], index: new Map(), edges: [], children: new Map(), top: [] };
     yield;
-    let k = 0;
     for (const n of nodes) {
-      if (++k % 256 === 0) yield;
+      if (++k % 64 === 0) yield;
       if (shownAs.get(n.id) !== n.id) continue;
       const kids = (children.get(n.id) || []).filter(c => shownAs.get(c) === c);
       const v = describe(n, typesOf(n), folded.get(n.id) || [], collapsed.has(n.id) || (n.collapsed && !kids.length),
@@ -397,8 +459,14 @@ ${svgCSS()}`;
     return { laid: { width: r.width, height: r.height, bands }, buffers };
   }
   function unpackLayout(view, p) {
+    return run(unpackSteps(view, p));
+  }
+  // unpackLayout()'s work, a band at a time.
+  function* unpackSteps(view, p) {
     const pos = new Map();
-    const bands = p.bands.map(b => {
+    const bands = [];
+    for (const b of p.bands) {
+      yield;
       const nodes = [], edges = [];
       for (let j = 0; j < b.nodes.length; j++) {
         const v = view.nodes[b.nodes[j]];
@@ -417,8 +485,8 @@ ${svgCSS()}`;
         pos.set(i.id, { x: i.x, y: i.y, w: i.w, h: i.h });
       }
       for (const c of b.crossing) c.edge = view.edges[c.edge];
-      return { k: b.k, y: b.y, width: b.width, height: b.height, nodes, edges, inputs: b.inputs, crossing: b.crossing };
-    });
+      bands.push({ k: b.k, y: b.y, width: b.width, height: b.height, nodes, edges, inputs: b.inputs, crossing: b.crossing });
+    }
     return { width: p.width, height: p.height, bands, pos };
   }
 
@@ -429,7 +497,7 @@ ${svgCSS()}`;
       const { seq, model, collapsed } = e.data || {};
       try {
         const t0 = Date.now();
-        const m = typeof model === 'string' ? JSON.parse(model) : model;
+        const m = decode(typeof model === 'string' ? JSON.parse(model) : model);
         const { laid, buffers } = packLayout(fastLayout(prepare(m, new Set(collapsed || []))));
         scope.postMessage({ seq, laid, ms: Date.now() - t0 }, buffers);
       } catch (err) {
@@ -457,7 +525,7 @@ ${svgCSS()}`;
     let seq = 0, broken = null;
     const waiting = new Map();
     worker.onmessage = e => {
-      const m = e.data || {}, w = waiting.get(m.seq);
+      const m = timed('message', () => e.data || {}), w = waiting.get(m.seq);
       if (!w) return;
       waiting.delete(m.seq);
       if (m.error) w.reject(new Error(m.error)); else w.resolve(m);
@@ -628,6 +696,7 @@ ${svgCSS()}`;
 
   // The whole picture as one SVG document (render.js; tests).
   async function renderSVG(model, elk) {
+    model = decode(model);
     const view = prepare(model, new Set());
     const laid = await layout(view, elk);
     const w = Math.ceil(laid.width + 20), h = Math.ceil(laid.height + 50);
@@ -675,7 +744,7 @@ ${svgCSS()}`;
   }
 
   function summary(model) {
-    const ops = (model.nodes || []).filter(n => n.kind === 'op').length;
+    const ops = (model.nodes || []).filter(n => (n.kind || 'op') === 'op').length;
     const errors = (model.nodes || []).filter(n => (n.errors || []).length).length;
     return `@${model.function}${model.stage ? ` after ${model.stage} lowering` : ''}: ${ops} ops` + (errors ? `, ${errors} with errors` : '');
   }
@@ -724,7 +793,12 @@ ${svgCSS()}`;
     const sketchy = () => laid && laid.fast && state.k < FAR_K;
     function applyTransform() {
       if (!viewport) return;
-      viewport.setAttribute('transform', `translate(${state.tx.toFixed(1)},${state.ty.toFixed(1)}) scale(${state.k.toFixed(4)})`);
+      // A CSS transform of the <svg> (not a transform attribute of its
+      // group): the SVG's style and layout are not redone and its painted
+      // items are kept, so a pan frame does a third less work on the page's
+      // thread. No will-change: a composited layer of the whole picture
+      // rasterised worse in software.
+      svg.style.transform = `translate(${state.tx.toFixed(1)}px,${state.ty.toFixed(1)}px) scale(${state.k.toFixed(4)})`;
       svg.classList.toggle('far', state.k < FAR_K);
       cull();
     }
@@ -733,26 +807,38 @@ ${svgCSS()}`;
     // repaints a screenful, and its document stays small.
     let bandEls = new Map(), matchSet = new Set();
     function cull() {
+      timed('cull', cullNow);
+    }
+    function cullNow() {
       if (!laid || !svg) return;
       const h = canvas.clientHeight || 800;
       const top = -state.ty / state.k - 200, bottom = (h - state.ty) / state.k + 200;
       const far = sketchy();
       viewport.style.display = far ? 'none' : '';
-      for (const b of laid.bands) {
-        if (!b) continue;
+      // One band built per frame, those on screen first: a band is
+      // hundreds of elements to parse and style (tens of ms on a loaded
+      // machine); the next frame builds the next.
+      const onScreen = b => b.y + b.height >= top + 200 && b.y <= bottom - 200;
+      const order = laid.bands.filter(Boolean).sort((a, b) => onScreen(b) - onScreen(a));
+      let built = 0, more = false;
+      for (const b of order) {
         const visible = !far && b.y + b.height >= top && b.y <= bottom;
         let g = bandEls.get(b.k);
-        if (visible && !g) {
+        if (visible && !g && built) {
+          more = true;
+        } else if (visible && !g) {
           viewport.insertAdjacentHTML('beforeend', bandSVG(b, laid.pos));
           g = viewport.lastElementChild;
           bandEls.set(b.k, g);
           restyle(g);
+          built++;
         } else if (visible && !g.isConnected) {
           viewport.appendChild(g);
         } else if (!visible && g && g.isConnected) {
           g.remove();
         }
       }
+      if (more) schedule();
       drawSketch(far, top, bottom);
     }
     // The classes of a band's nodes that depend on the view's state.
@@ -902,27 +988,33 @@ ${svgCSS()}`;
 
     // `text`: the model's JSON text when the host has it (the offline page,
     // the webview), sent to the layout worker as it is.
-    async function render(model, text) {
+    async function render(wire, text) {
       const gen = ++generation;
-      lastModel = model;
+      const alive = () => gen === generation;
+      // Kept as it came (decoded below): a redraw asked for meanwhile
+      // (a region toggled) draws this model, not the one before.
+      lastModel = wire;
       lastText = text;
       errorBox.hidden = true;
       // A big function's layout starts in the worker at once; the page
-      // prepares its own view of it in the next task (tasks of tens of ms,
-      // not one long one).
+      // decodes and prepares its own view of it meanwhile, in slices of a
+      // few ms (tasks of tens of ms would make frames late).
       let job = null;
-      if (Layered && options.layoutWorker && (model.nodes || []).length > FAST_NODES) {
+      if (Layered && options.layoutWorker && (wire.nodes || []).length > FAST_NODES) {
         const w = await options.layoutWorker;
-        if (gen !== generation) return;
+        if (!alive()) return;
         if (w) {
-          job = w.request(text || model, [...collapsed]);
+          job = w.request(text || wire, [...collapsed]);
           job.catch(() => {}); // awaited below, or dropped with a small view
           await nextTask();
-          if (gen !== generation) return;
+          if (!alive()) return;
         }
       }
+      const model = job ? await sliced('decode', decodeSteps(wire), alive) : timed('decode', () => decode(wire));
+      if (!model) return;
+      lastModel = model;
       if (job) {
-        const v = await prepareSliced(model, collapsed, () => gen === generation);
+        const v = await sliced('prepare', prepareSteps(model, collapsed), alive);
         if (!v) return;
         view = v;
       } else {
@@ -953,8 +1045,8 @@ ${svgCSS()}`;
       // A big view does not wait for ELK (a worker compiling 1.6 MB).
       const elk = isBig(view) ? null : await options.elk;
       // A big view: layered.js in the worker (the page pans meanwhile).
-      const worker = job && isBig(view) ? { layout: v => job.then(laid => unpackLayout(v, laid)) } : null;
-      const result = await layout(view, elk, (band, pos) => {
+      const worker = job && isBig(view) ? { layout: v => job.then(laid => sliced('unpack', unpackSteps(v, laid), alive)) } : null;
+      const result = await layout(view, elk, (band, pos) => timed('band', () => {
         if (gen !== generation) return;
         bandsDone++;
         if (first) {
@@ -976,8 +1068,11 @@ ${svgCSS()}`;
           if (!state.placed) { initialView(); state.placed = true; saveState(); } else applyTransform();
         } else if (!laid.fast) cull(); // a fast layout's bands come at once: one cull after them
         if (nBands > 1 && !laid.fast) showStatus(`laying out ${bandsDone}/${nBands}`);
-      }, () => gen === generation, worker);
+      }), alive, worker);
       if (!result || gen !== generation) return;
+      timed('finish', () => finish(result, t0, gen));
+    }
+    function finish(result, t0, gen) {
       laid = result;
       laid.fast = isBig(view);
       lastPos = result.pos;
@@ -1066,7 +1161,7 @@ ${svgCSS()}`;
       } else if (act === 'expand' || act === 'collapse') {
         collapsed = new Set();
         if (act === 'collapse' && lastModel)
-          for (const n of lastModel.nodes) if (n.parent != null) collapsed.add(n.parent);
+          for (const n of decode(lastModel).nodes) if (n.parent != null) collapsed.add(n.parent);
         saveState();
         if (lastModel) render(lastModel, lastText);
       }
@@ -1078,7 +1173,7 @@ ${svgCSS()}`;
 
     const api = {
       // `m`: the model, or its JSON text.
-      update(m) { return typeof m === 'string' ? render(JSON.parse(m), m) : render(m); },
+      update(m) { return typeof m === 'string' ? render(timed('parse', () => JSON.parse(m)), m) : render(m); },
       showError(message) {
         errorBox.hidden = false;
         errorBox.textContent = message;
@@ -1118,7 +1213,7 @@ ${svgCSS()}`;
   }
 
   return {
-    prepare, layout, fastLayout, packLayout, unpackLayout, serveLayouts, makeLayoutWorker,
+    decode, prepare, layout, fastLayout, packLayout, unpackLayout, serveLayouts, makeLayoutWorker,
     renderSVG, bandSVG, mount, makeElk, summary, CSS, ELK_OPTIONS, ELK_BIG, BAND, FAST_NODES,
   };
 });

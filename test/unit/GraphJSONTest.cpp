@@ -37,7 +37,18 @@ json::Object graphOf(const std::string &text, size_t limit = kGraphNodeLimit) {
   if (!fn)
     return {};
   LineTable lines(text, fa.lineIndex);
-  return graphToJSON(buildGraph(fa, *fn), lines, limit);
+  return expandGraphJSON(graphToJSON(buildGraph(fa, *fn), lines, limit));
+}
+
+/// The graph as sent, without expanding it.
+json::Object wireOf(const std::string &text) {
+  FileAnalysis fa = analyzeText(text);
+  const SymbolInfo *fn = graphFunctionNamed(fa, "f");
+  EXPECT_TRUE(fn);
+  if (!fn)
+    return {};
+  LineTable lines(text, fa.lineIndex);
+  return graphToJSON(buildGraph(fa, *fn), lines);
 }
 
 const json::Object *nodeWithId(const json::Object &g, StringRef id) {
@@ -126,6 +137,75 @@ TEST(GraphJSON, TheContract) {
     if (o.getString("value") == "%a")
       EXPECT_EQ(o.getBoolean("dynamic"), false);
   }
+}
+
+// What is sent: defaults left out, types by their index in one table,
+// ranges and edges as arrays, parents by index.
+TEST(GraphJSON, TheWireFormIsCompact) {
+  json::Object g = wireOf(kFile);
+  EXPECT_EQ(str(*g.get("range")), "[0,0,11,1]");
+  const json::Array *types = g.getArray("types");
+  ASSERT_TRUE(types);
+  EXPECT_EQ((*types)[0], json::Value(""));
+  auto typeAt = [&](const json::Value &i) {
+    return (*types)[*i.getAsInteger()].getAsString().value_or("<bad>").str();
+  };
+  std::set<std::string> distinct;
+  for (const json::Value &t : *types)
+    distinct.insert(t.getAsString()->str());
+  EXPECT_EQ(distinct.size(), types->size()); // each type once
+
+  const json::Array &nodes = *g.getArray("nodes");
+  // An argument: named by its label, no results, no inferred type.
+  const json::Object &a = *nodes[0].getAsObject();
+  EXPECT_EQ(str(json::Value(json::Object(a))),
+            R"({"kind":"argument","label":"%a","range":[0,13,0,15],)"
+            R"("types":[)" +
+                std::to_string(*(*a.getArray("types"))[0].getAsInteger()) +
+                "]}");
+  EXPECT_EQ(typeAt((*a.getArray("types"))[0]), "tensor<2x3xf32>");
+  // tosa.add: named by its result; "kind", "errors", "constant",
+  // "constantBytes", "parent" left out.
+  const json::Object *add = nullptr, *abs = nullptr, *cond = nullptr;
+  size_t condAt = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const json::Object &n = *nodes[i].getAsObject();
+    if (n.getString("label") == "tosa.add")
+      add = &n;
+    if (n.getString("label") == "tosa.abs")
+      abs = &n;
+    if (n.getString("label") == "tosa.cond_if")
+      cond = &n, condAt = i;
+  }
+  ASSERT_TRUE(add && abs && cond);
+  for (const char *k : {"id", "kind", "errors", "constant", "constantBytes",
+                        "parent", "collapsed"})
+    EXPECT_EQ(add->get(k), nullptr) << k;
+  EXPECT_EQ(str(*add->get("range")), "[2,7,2,15]");
+  EXPECT_EQ(typeAt((*add->getArray("types"))[0]), "tensor<?x3xf32>");
+  EXPECT_EQ(typeAt((*add->getArray("inferred"))[0]), "tensor<2x3xf32>");
+  EXPECT_EQ(add->getString("broadcast"), "refinable");
+  EXPECT_EQ(abs->getInteger("parent"), static_cast<int64_t>(condAt));
+  EXPECT_EQ(abs->get("inferred"), nullptr); // the same as declared
+  // A second %2 in the sibling region says its id.
+  bool renamed = false;
+  for (const json::Value &v : nodes)
+    renamed |= v.getAsObject()->getString("id") == "%2#2";
+  EXPECT_TRUE(renamed);
+
+  // Edges: [from, to, value, type, flags].
+  bool seen = false;
+  for (const json::Value &v : *g.getArray("edges")) {
+    const json::Array &e = *v.getAsArray();
+    ASSERT_EQ(e.size(), 5u);
+    if (e[2] != json::Value("%0"))
+      continue;
+    seen = true;
+    EXPECT_EQ(nodes[*e[0].getAsInteger()].getAsObject(), add);
+    EXPECT_EQ(typeAt(e[3]), "tensor<?x3xf32>");
+    EXPECT_EQ(e[4], json::Value(3)); // dynamic | refinable
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(GraphJSON, IdsSurviveAnEditElsewhereInTheFunction) {
@@ -231,8 +311,8 @@ TEST(GraphJSON, AModelBuiltCutIsTheWholeModelCut) {
     FunctionGraph cut = buildGraph(fa, *fn, nullptr, limit);
     EXPECT_TRUE(cut.truncated) << limit;
     EXPECT_LE(cut.nodes.size(), limit);
-    json::Object a = graphToJSON(cut, lines, limit),
-                 b = graphToJSON(whole, lines, limit);
+    json::Object a = expandGraphJSON(graphToJSON(cut, lines, limit)),
+                 b = expandGraphJSON(graphToJSON(whole, lines, limit));
     EXPECT_EQ(idsOf(a), idsOf(b)) << limit;
     EXPECT_EQ(edgeSet(a), edgeSet(b)) << limit;
     EXPECT_EQ(a.getBoolean("truncated"), true);
@@ -240,8 +320,8 @@ TEST(GraphJSON, AModelBuiltCutIsTheWholeModelCut) {
   }
   // Ids are counted over every op, sent or not: the function's own %5
   // comes second in text order.
-  json::Object top =
-      graphToJSON(buildGraph(fa, *fn, nullptr, n - 1), lines, n - 1);
+  json::Object top = expandGraphJSON(
+      graphToJSON(buildGraph(fa, *fn, nullptr, n - 1), lines, n - 1));
   EXPECT_EQ(idsOf(top),
             (std::vector<std::string>{"%a", "%c", "%d", "%1 collapsed", "%5#2",
                                       "%7", "return#0"}));

@@ -424,19 +424,35 @@ TEST(TosaServer, TheLastCloseWaitsForThePoolToDropItsContexts) {
 
 namespace {
 
+/// A pooled server whose edits in a burst wait 300 ms, with kWrongResult
+/// open and analysed as file:///t.mlir.
+struct DebouncedServer {
+  Recorder rec;
+  TosaServer server;
+  DebouncedServer() : server(options(), rec) {
+    server.addDocument("file:///t.mlir", "/t.mlir", 1, kWrongResult);
+    server.waitIdle();
+  }
+  static TosaServer::Options options() {
+    TosaServer::Options o = pooledOptions();
+    o.debounce = std::chrono::milliseconds(300);
+    return o;
+  }
+  /// Inserts `text` at the start of `line` as `version`; false if refused.
+  bool insert(int64_t version, unsigned line, std::string text) {
+    lsp::TextDocumentContentChangeEvent change;
+    change.range = lsp::Range(lsp::Position(line, 0), lsp::Position(line, 0));
+    change.text = std::move(text);
+    return !server.changeDocument("file:///t.mlir", version, {change});
+  }
+};
+
 /// Requests whose positions are in the text just typed are answered from
 /// it, not from the version before the edit (a debounce still running).
 TEST(TosaServer, EditingRequestsRightAfterAnEditSeeTheEdit) {
-  Recorder rec;
-  TosaServer::Options o = pooledOptions();
-  o.debounce = std::chrono::milliseconds(300);
-  TosaServer server(o, rec);
-  server.addDocument("file:///t.mlir", "/t.mlir", 1, kWrongResult);
-  server.waitIdle();
-  lsp::TextDocumentContentChangeEvent change;
-  change.range = lsp::Range(lsp::Position(2, 0), lsp::Position(2, 0));
-  change.text = "  %c = tosa.\n";
-  ASSERT_FALSE(server.changeDocument("file:///t.mlir", 2, {change}));
+  DebouncedServer d;
+  TosaServer &server = d.server;
+  ASSERT_TRUE(d.insert(2, 2, "  %c = tosa.\n"));
   // At once, inside the debounce: completion after `tosa.` on the new line.
   auto list = await<lsp::CompletionList>([&](auto cb) {
     server.completion("file:///t.mlir", lsp::Position(2, 12), false,
@@ -454,6 +470,32 @@ TEST(TosaServer, EditingRequestsRightAfterAnEditSeeTheEdit) {
   ASSERT_FALSE(bool(fmt));
   EXPECT_NE(errorText(fmt.takeError()).find("does not parse"),
             std::string::npos);
+  server.waitIdle();
+}
+
+/// Reading requests too: their positions are in the text just typed. A
+/// line added above the function moves it; answered from the version
+/// before, the outline would name the old line and a hover the wrong op.
+TEST(TosaServer, ReadingRequestsRightAfterAnEditSeeTheEdit) {
+  DebouncedServer d;
+  TosaServer &server = d.server;
+  for (int64_t v = 2; v <= 3; ++v) {
+    ASSERT_TRUE(d.insert(v, 0, "// a line above\n"));
+    auto symbols = await<std::vector<lsp::DocumentSymbol>>([&](auto cb) {
+      server.documentSymbols("file:///t.mlir", std::move(cb));
+    });
+    ASSERT_TRUE(bool(symbols));
+    ASSERT_EQ(symbols->size(), 1u);
+    EXPECT_EQ((*symbols)[0].range.start.line, v - 1);
+    // The op's name, on the line the edit moved it to.
+    auto hover = await<std::optional<lsp::Hover>>([&](auto cb) {
+      server.hover("file:///t.mlir", lsp::Position(v, 10), std::move(cb));
+    });
+    ASSERT_TRUE(bool(hover));
+    ASSERT_TRUE(hover->has_value());
+    EXPECT_NE((*hover)->contents.value.find("tosa.abs"), std::string::npos)
+        << (*hover)->contents.value;
+  }
   server.waitIdle();
 }
 

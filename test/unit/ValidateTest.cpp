@@ -157,7 +157,8 @@ TEST(Validate, ProfilesNeedStrictAsInMlirOpt) {
   c.validate = target("pro_fp");
   EXPECT_TRUE(validation(analyze(kIntAbs, c)).empty());
   c.validate = target("pro_fp,strict");
-  std::vector<const Diagnostic *> v = validation(analyze(kIntAbs, c));
+  FileAnalysis fa = analyze(kIntAbs, c); // outlives the pointers into it
+  std::vector<const Diagnostic *> v = validation(fa);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0]->code.str(), "tosa-profile");
   c.validate = target("pro_int,strict");

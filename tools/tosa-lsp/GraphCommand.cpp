@@ -240,9 +240,7 @@ int draw(const GraphOptions &opts, const std::string &fmt,
          const std::string &path, json::Object graph, raw_ostream &out,
          raw_ostream &err) {
   if (fmt == "json")
-    return emit(opts, path,
-                formatv("{0:2}\n", json::Value(std::move(graph))).str(), out,
-                err);
+    return emit(opts, path, graphJSONLines(graph), out, err);
   if (fmt == "dot")
     return emit(opts, path, graphToDot(graph), out, err);
   if (fmt == "html")
@@ -296,7 +294,8 @@ loweredGraph(const GraphOptions &opts, const std::string &text,
 
 } // namespace
 
-std::string graphToDot(const json::Object &graph) {
+std::string graphToDot(const json::Object &wire) {
+  json::Object graph = expandGraphJSON(wire);
   std::string out = "digraph " + dotQuoted(str(graph.get("function"))) +
                     " {\n"
                     "  rankdir=TB;\n"

@@ -5,29 +5,42 @@
 export interface LspPosition { line: number; character: number }
 export interface LspRange { start: LspPosition; end: LspPosition }
 
+/** A node as `tosa/graph` sends it (server/GraphJSON.h): fields at their
+ * default left out, types by their index in `GraphResult.types`. The page
+ * (editors/graph/graph-view.js, `decode`) fills them back in. */
 export interface GraphNode {
-  id: string;
-  kind: 'argument' | 'op' | 'return';
+  /** Absent: the first result's name, else the label (an argument). */
+  id?: string;
+  /** Absent: 'op'. */
+  kind?: 'argument' | 'op' | 'return';
   label: string;
-  results: string[];
-  range: LspRange;
-  types: string[];
-  inferred: string[];
-  errors: string[];
-  broadcast: '' | 'refinable' | 'runtime-check' | 'incompatible';
-  constant: boolean;
-  constantBytes: number;
-  parent: string | null;
+  results?: string[];
+  /** [line, character, endLine, endCharacter]. */
+  range: [number, number, number, number];
+  /** Declared result types (indices in `types`; 0: none). */
+  types?: number[];
+  /** Inferred types where they differ (0 where not); absent: none do. */
+  inferred?: number[];
+  errors?: string[];
+  broadcast?: 'refinable' | 'runtime-check' | 'incompatible';
+  constant?: boolean;
+  constantBytes?: number;
+  /** The index in `nodes` of the region op holding it. */
+  parent?: number;
   collapsed?: boolean;
 }
-export interface GraphEdge { from: string; to: string; value: string; type: string; dynamic: boolean; refinable: boolean }
+/** [from, to, value, type, flags]: node indices, the value's name, its
+ * type's index, 1 (a `?` size) | 2 (refinable). */
+export type GraphEdge = [number, number, string, number, number];
 export interface GraphResult {
   uri?: string;
   version?: number;
   function: string;
-  range: LspRange;
+  range: [number, number, number, number];
   nodes: GraphNode[];
   edges: GraphEdge[];
+  /** Type strings, named by index; types[0] is ''. */
+  types: string[];
   truncated: boolean;
   omitted?: number;
   /** The lowering stage the graph is after ("linalg"); absent: as written. */
@@ -51,6 +64,25 @@ export function graphParams(uri: string, target: { function?: string; position?:
 export function isGraphResult(r: unknown): r is GraphResult {
   const g = r as GraphResult;
   return !!g && typeof g === 'object' && typeof g.function === 'string' && Array.isArray(g.nodes) && Array.isArray(g.edges);
+}
+
+/** The graph text last posted to a webview: a publish that brings the
+ * same graph again (a second publish of a version: the server publishes
+ * more than once per edit) is not drawn again, which would lay out and
+ * redraw thousands of nodes for nothing. */
+export class PostedGraph {
+  private last: string | undefined;
+  /** Whether `text` differs from what the view shows (and remember it). */
+  changed(text: string): boolean {
+    if (text === this.last)
+      return false;
+    this.last = text;
+    return true;
+  }
+  /** The view shows something else now (an error, a reload). */
+  forget(): void {
+    this.last = undefined;
+  }
 }
 
 /** What the panel says for a failed request. */

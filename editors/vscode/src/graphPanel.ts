@@ -5,7 +5,7 @@
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { LanguageClient, ProtocolRequestType, State } from 'vscode-languageclient/node';
-import { functionLines, GraphResult, graphErrorMessage, graphParams, isGraphResult, LspPosition, LspRange, webviewHtml } from './graph';
+import { functionLines, GraphResult, graphErrorMessage, graphParams, isGraphResult, LspPosition, LspRange, PostedGraph, webviewHtml } from './graph';
 
 type GraphParams = ReturnType<typeof graphParams>;
 const graphRequest = new ProtocolRequestType<GraphParams, GraphResult, never, void, void>('tosa/graph');
@@ -21,6 +21,7 @@ class GraphPanel {
   private timer: NodeJS.Timeout | undefined;
   private ready = false;
   private queued: unknown[] = [];
+  private readonly posted = new PostedGraph();
 
   constructor(private readonly owner: GraphPanels, readonly uri: string, position: LspPosition, private column: vscode.ViewColumn) {
     this.position = position;
@@ -54,7 +55,9 @@ class GraphPanel {
     this.timer = setTimeout(() => void this.request(), delayMs);
   }
 
-  private post(m: unknown): void {
+  private post(m: { type: string; [k: string]: unknown }): void {
+    if (m.type === 'error')
+      this.posted.forget(); // the view shows this instead of the graph
     if (this.ready)
       void this.panel.webview.postMessage(m);
     else
@@ -82,7 +85,9 @@ class GraphPanel {
       this.panel.title = `Graph: @${r.function}` + (r.stage ? ` (${r.stage})` : '');
       // As JSON text: the page copies a string to its layout worker instead
       // of cloning thousands of node objects on its own thread.
-      this.post({ type: 'graph', text: JSON.stringify(r) });
+      const text = JSON.stringify(r);
+      if (this.posted.changed(text))
+        this.post({ type: 'graph', text });
     } catch (e) {
       if (seq === this.seq)
         this.post({ type: 'error', message: graphErrorMessage(e) });
@@ -92,6 +97,7 @@ class GraphPanel {
   private async onMessage(m: { type?: string; range?: LspRange; ms?: number; nodes?: number; stage?: string | null }): Promise<void> {
     if (m.type === 'ready') {
       this.ready = true;
+      this.posted.forget(); // a new page: it shows nothing yet
       this.stage = m.stage ?? undefined; // a restored view's toggle
       for (const q of this.queued.splice(0))
         void this.panel.webview.postMessage(q);

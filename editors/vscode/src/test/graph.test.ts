@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { functionLines, graphErrorMessage, graphParams, isGraphResult, webviewHtml } from '../graph';
+import { functionLines, graphErrorMessage, graphParams, isGraphResult, PostedGraph, webviewHtml } from '../graph';
 
 const root = path.join(__dirname, '..', '..');
 const graphDir = path.join(root, '..', 'graph');
@@ -44,6 +44,47 @@ test('graph: the webview page loads only the extension\'s scripts, with a nonce'
   assert.match(html, /worker-src blob:/);
   assert.equal((html.match(/<script nonce="N0"/g) || []).length, 4);
   assert.doesNotMatch(html, /https?:/);
+});
+
+test('graph: the same graph text is posted once, again after the view showed something else', () => {
+  const p = new PostedGraph();
+  assert.equal(p.changed('{"version":1}'), true);
+  assert.equal(p.changed('{"version":1}'), false); // a second publish of version 1
+  assert.equal(p.changed('{"version":2}'), true);
+  p.forget(); // an error shown, or the page reloaded
+  assert.equal(p.changed('{"version":2}'), true);
+});
+
+test('graph: the page reads the compact tosa/graph result as the full model', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const G = require(path.join(graphDir, 'graph-view.js'));
+  const wire = {
+    function: 'f', range: [0, 0, 9, 1], truncated: false, uri: 'file:///x.mlir',
+    types: ['', 'tensor<?x3xf32>', 'tensor<2x3xf32>'],
+    nodes: [{ kind: 'argument', label: '%a', range: [0, 13, 0, 15], types: [2] },
+      { label: 'tosa.add', results: ['%0'], range: [2, 7, 2, 15], types: [1], inferred: [2], broadcast: 'refinable', errors: ['bad'] },
+      { id: '%1', label: 'tosa.cond_if', results: ['%1'], range: [3, 7, 3, 19], types: [1], collapsed: true },
+      { id: '%2#2', label: 'tosa.abs', results: ['%2'], range: [4, 9, 4, 17], types: [1], parent: 2, constant: true, constantBytes: 8 },
+      { id: 'return#0', kind: 'return', label: 'return', range: [8, 2, 8, 8] }],
+    edges: [[0, 1, '%a', 2, 0], [1, 3, '%0', 1, 3], [2, 4, '%1', 1, 1]],
+  };
+  const m = G.decode(wire);
+  assert.equal(m.types, undefined);
+  assert.equal(m.uri, 'file:///x.mlir');
+  assert.deepEqual(m.range, { start: { line: 0, character: 0 }, end: { line: 9, character: 1 } });
+  assert.deepEqual(m.nodes.map((n: { id: string }) => n.id), ['%a', '%0', '%1', '%2#2', 'return#0']);
+  assert.deepEqual(m.nodes[0], { id: '%a', kind: 'argument', label: '%a', results: [], range: { start: { line: 0, character: 13 }, end: { line: 0, character: 15 } },
+    types: ['tensor<2x3xf32>'], inferred: [''], errors: [], broadcast: '', constant: false, constantBytes: 0, parent: null, collapsed: false });
+  assert.deepEqual([m.nodes[1].kind, m.nodes[1].types, m.nodes[1].inferred, m.nodes[1].broadcast, m.nodes[1].errors],
+    ['op', ['tensor<?x3xf32>'], ['tensor<2x3xf32>'], 'refinable', ['bad']]);
+  assert.deepEqual([m.nodes[2].collapsed, m.nodes[3].parent, m.nodes[3].constant, m.nodes[3].constantBytes, m.nodes[4].kind, m.nodes[4].types],
+    [true, '%1', true, 8, 'return', []]);
+  assert.deepEqual(m.edges, [
+    { from: '%a', to: '%0', value: '%a', type: 'tensor<2x3xf32>', dynamic: false, refinable: false },
+    { from: '%0', to: '%2#2', value: '%0', type: 'tensor<?x3xf32>', dynamic: true, refinable: true },
+    { from: '%1', to: 'return#0', value: '%1', type: 'tensor<?x3xf32>', dynamic: true, refinable: false }]);
+  // The full form (a server before the compact one) is read as it is.
+  assert.equal(G.decode(m), m);
 });
 
 test('graph: the shared renderer draws a model in node (layout by ELK, errors red, regions, ? dims)', async () => {
