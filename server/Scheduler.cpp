@@ -300,14 +300,14 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
   }
   analyzer->inferKept([&] { return !published || !infer.inferred || edited(); },
                       [&](std::shared_ptr<const ShapeInference> si) {
-                        infer.inferred(snap, std::move(si));
+                        infer.inferred(doc->doc, snap, std::move(si));
                       });
   {
     std::lock_guard<std::mutex> lock(mu);
     busy = false;
   }
-  if (published && infer.done)
-    infer.done(snap);
+  if (published && infer.done && !edited())
+    infer.done(doc->doc, snap);
 }
 
 void Scheduler::run() {

@@ -34,9 +34,10 @@ struct SchedulerInference {
   /// comes first. During it, what it infers goes to `inferred` (from
   /// either analysis thread), then `done` is called (on the worker).
   bool afterPublish = false;
-  std::function<void(SnapshotPtr, std::shared_ptr<const ShapeInference>)>
+  std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr,
+                     std::shared_ptr<const ShapeInference>)>
       inferred;
-  std::function<void(SnapshotPtr)> done;
+  std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr)> done;
 };
 
 class Scheduler {

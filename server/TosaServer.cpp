@@ -111,15 +111,17 @@ Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
   Scheduler::InferShapes infer;
   infer.enabled = options.inferInAnalysis;
   infer.afterPublish = options.inferAfterPublish;
-  infer.inferred = [this](Scheduler::SnapshotPtr s,
+  // On the Scheduler's threads, also while the destructor resets it (the
+  // inference then stops): `background` outlives it.
+  infer.inferred = [this](const std::shared_ptr<OpenDocument> &doc,
+                          Scheduler::SnapshotPtr s,
                           std::shared_ptr<const ShapeInference> si) {
-    std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
-    if (doc && doc->latest() == s)
+    if (!stopping && doc->latest() == s)
       background->storeInferredAfterPublish(*doc, *s, *si);
   };
-  infer.done = [this](Scheduler::SnapshotPtr s) {
-    std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
-    if (doc && doc->latest() == s)
+  infer.done = [this](const std::shared_ptr<OpenDocument> &doc,
+                      Scheduler::SnapshotPtr s) {
+    if (!stopping && doc->isOpen() && doc->latest() == s)
       background->inferredAfterPublish(doc, s);
   };
   return infer;
