@@ -163,6 +163,7 @@ std::string matmulSchedule(int64_t kc, bool panelB, bool inPlaceC) {
     %packB = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
     %blocks, %nest, %kblocks, %nloop, %mloop = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %kblocks "tosa_lsp.kblocks" : !transform.any_op
 )mlir",
                        kc)
              .str() +
@@ -329,7 +330,8 @@ std::string relayoutScript() {
 /// time. Tile sizes: every dim 1 but the output's innermost non-unit one
 /// (full: a row copy), and, for a transpose, the output dim read from the
 /// input's innermost non-unit one; none when the sizes do not tile.
-std::optional<SmallVector<int64_t>> relayoutTiles(linalg::TransposeOp t) {
+std::optional<SmallVector<int64_t>> relayoutTiles(linalg::TransposeOp t,
+                                                  int64_t block) {
   auto out = dyn_cast<RankedTensorType>(t.getInit().getType());
   if (!out || !out.hasStaticShape())
     return std::nullopt;
@@ -351,7 +353,6 @@ std::optional<SmallVector<int64_t>> relayoutTiles(linalg::TransposeOp t) {
     tiles[*dOut] = 0;
     return tiles;
   }
-  const int64_t block = 8;
   auto dT = llvm::find(perm, *dIn) - perm.begin();
   if (shape[*dOut] % block || shape[dT] % block)
     return std::nullopt;
@@ -359,7 +360,31 @@ std::optional<SmallVector<int64_t>> relayoutTiles(linalg::TransposeOp t) {
   return tiles;
 }
 
-std::string relayoutSchedule(ArrayRef<int64_t> tiles) {
+/// The loop order of a transpose's blocks (tiles from relayoutTiles, two
+/// dims blocked) for a transpose outside the kernels: the output's
+/// innermost dim innermost and the dim read contiguously next, so the block
+/// loop walks one output row and one input row at a time (NHWC -> NCHW of
+/// 64 MiB: 2.9x -> 2.5x the copy time). Empty: the tiling's own order.
+SmallVector<int64_t> relayoutOrder(ArrayRef<int64_t> tiles) {
+  SmallVector<int64_t> blocked, order;
+  for (auto [i, t] : llvm::enumerate(tiles))
+    (t > 1 ? blocked : order).push_back(i);
+  if (blocked.size() != 2)
+    return {};
+  // The output's innermost blocked dim stays last; the other just before.
+  order.push_back(blocked[0]);
+  order.push_back(blocked[1]);
+  return order;
+}
+
+std::string relayoutSchedule(ArrayRef<int64_t> tiles, bool wide,
+                             ArrayRef<int64_t> order) {
+  std::string interchange;
+  for (int64_t d : order)
+    interchange +=
+        (interchange.empty() ? " interchange = [" : ", ") + std::to_string(d);
+  if (!interchange.empty())
+    interchange += "]";
   std::string sizes, loops;
   int64_t n = 0;
   for (int64_t t : tiles) {
@@ -370,7 +395,7 @@ std::string relayoutSchedule(ArrayRef<int64_t> tiles) {
     loops += std::string(i ? ", " : "") + "!transform.any_op";
   return std::string(kHeader) + kMatchOp +
          llvm::formatv(R"mlir(
-    %vec, %loops:{0} = transform.structured.tile_using_for %op tile_sizes [{1}]
+    %vec, %loops:{0} = transform.structured.tile_using_for %op tile_sizes [{1}]{4}
       : (!transform.any_op) -> ({2})
     transform.structured.vectorize %vec : !transform.any_op
     transform.apply_patterns to %loops#0 {{
@@ -383,14 +408,15 @@ std::string relayoutSchedule(ArrayRef<int64_t> tiles) {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     transform.apply_patterns to %loops#0 {{
-      transform.apply_patterns.vector.lower_transpose lowering_strategy = shuffle_1d
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = {3}
     } : !transform.any_op
     transform.apply_patterns to %loops#0 {{
       transform.apply_patterns.tensor.fold_tensor_subset_ops
       transform.apply_patterns.tensor.merge_consecutive_insert_extract_slice
     } : !transform.any_op
 )mlir",
-                       n, sizes, loops)
+                       n, sizes, loops, wide ? "shuffle_16x16" : "shuffle_1d",
+                       interchange)
              .str() +
          kEpilogue;
 }
@@ -433,6 +459,8 @@ struct Plan {
   SmallVector<int64_t, 3> blockFactors;
   /// The matmul accumulates into C's own layout (accumulateInPlace).
   bool inPlaceC = false;
+  /// The matmul's K is one block (no K-block loop).
+  bool singleKBlock = false;
 };
 
 /// The schedule for `op`, or none (the op keeps upstream's scalar loops).
@@ -445,23 +473,25 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     // 16 lanes (AVX-512, 32 registers): 8x32, 16 accumulators. 8 lanes
     // (AVX2, 16 registers): 6x16, 12 accumulators, 3 registers to spare.
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
-    // K blocks of at most 512: a 512 x NR panel of B stays in L1/L2 across
-    // the M panels (measured on 1024^3: 128 and 256 were slower by 5-10%;
-    // after the vectorised packing 128-1024 and M blocks of 64 or 128
-    // panels were within 3% of 512 on 1024^3 and 2048^3). B in panels when
-    // the panels are whole: a divisor of K from 128 up, and N a multiple of
-    // NR (a partial K block would give the panel a dynamic size, which the
-    // packing's vector copies do not take).
+    // K blocks of at most 1024: a KC x NR panel of B stays in L2 across
+    // the M panels, and each K block reads and writes C's tiles once more.
+    // Measured on 1024^3 and 2048^3 once C's tiles were prefetched
+    // (KernelTiles.cpp): 1024 3-5% faster than 512, 128 and 256 slower by
+    // 5-20%; M blocks of 32-128 panels with A packed per M block, within
+    // the noise. B in panels when the panels are whole: a divisor of K from
+    // 128 up, and N a multiple of NR (a partial K block would give the
+    // panel a dynamic size, which the packing's vector copies do not take).
     int64_t nr = 2 * static_cast<int64_t>(lanes);
     int64_t n =
         cast<RankedTensorType>(mm.getInputs()[1].getType()).getDimSize(2);
-    int64_t kc = largestDivisor(k, 512);
+    int64_t kc = largestDivisor(k, 1024);
     bool panelB = kc >= 128 && n % nr == 0;
     if (!panelB)
       kc = std::min<int64_t>(k, 512);
     // C accumulated in place (accumulateInPlace) when the tiles divide it.
     bool inPlaceC = m % mr == 0 && n % nr == 0;
-    return Plan{matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC};
+    return Plan{
+        matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC, kc == k};
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
     if (!staticF32Operands(conv))
@@ -682,6 +712,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     bool packedAny = false;
     llvm::StringMap<func::FuncOp> kernels;
     SmallVector<Operation *> candidates;
+    SmallVector<std::pair<func::FuncOp, bool>> matmuls;
     module.walk([&](Operation *op) {
       if (isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(op))
         candidates.push_back(op);
@@ -694,6 +725,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       if (!op)
         continue; // the same kernel as an earlier call site
       if (!plan->blockFactors.empty()) {
+        matmuls.push_back(
+            {op->getParentOfType<func::FuncOp>(), plan->singleKBlock});
         IRRewriter rewriter(ctx);
         rewriter.setInsertionPoint(op);
         linalg::BlockPackMatmulOptions options;
@@ -721,7 +754,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       planned.push_back({op, plan->script});
     }
     if (planned.empty()) {
-      if (!vectoriseTransposes(module))
+      if (!vectoriseTransposes(module) || !vectoriseReductions(module))
         signalPassFailure();
       return;
     }
@@ -737,6 +770,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       // match.
       module.walk([](Operation *o) { o->removeAttr(kTag); });
     }
+    for (auto [fn, single] : matmuls)
+      startTilesFromZero(fn, single);
     if (packedAny && !apply(module, relayoutScript()))
       return signalPassFailure();
     if (packedAny && !vectoriseRelayouts(module))
@@ -752,8 +787,26 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       }
     });
     module.walk([](Operation *o) { o->removeAttr(kRelayoutTag); });
-    if (!vectoriseTransposes(module))
+    if (!vectoriseTransposes(module) || !vectoriseReductions(module))
       return signalPassFailure();
+  }
+
+  /// Reductions over the innermost dim as vector reductions
+  /// (MemoryKernels.cpp).
+  bool vectoriseReductions(ModuleOp module) {
+    SmallVector<std::pair<linalg::GenericOp, std::string>> found;
+    module.walk([&](linalg::GenericOp g) {
+      if (std::optional<std::string> script = reductionSchedule(g, lanes))
+        found.push_back({g, *script});
+    });
+    for (auto &[g, script] : found) {
+      g->setAttr(kTag, UnitAttr::get(&getContext()));
+      bool ok = apply(module, script);
+      module.walk([](Operation *o) { o->removeAttr(kTag); });
+      if (!ok)
+        return false;
+    }
+    return true;
   }
 
   /// Big static f32 transposes outside the kernels (tosa.transpose, a
@@ -778,7 +831,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
             transposes.push_back(t);
         });
     }
-    return vectoriseEach(module, transposes);
+    return vectoriseEach(module, transposes, lanes >= 16 ? 16 : 8, true);
   }
 
   /// After the first part of a two-part schedule (a tagged nest): its
@@ -809,17 +862,24 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.getSymName().starts_with(kKernelPrefix))
         fn.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
-    return vectoriseEach(module, transposes);
+    return vectoriseEach(module, transposes, 8, false);
   }
 
-  bool vectoriseEach(ModuleOp module,
-                     ArrayRef<linalg::TransposeOp> transposes) {
+  /// With `reorder`, the blocks in relayoutOrder; blocks of `block` (16:
+  /// 16x16 register transposes, whole 64-byte lines on both sides) or 8.
+  bool vectoriseEach(ModuleOp module, ArrayRef<linalg::TransposeOp> transposes,
+                     int64_t block, bool reorder) {
     for (linalg::TransposeOp t : transposes) {
-      std::optional<SmallVector<int64_t>> tiles = relayoutTiles(t);
+      std::optional<SmallVector<int64_t>> tiles = relayoutTiles(t, block);
+      if (!tiles && block > 8)
+        tiles = relayoutTiles(t, 8);
       if (!tiles || llvm::all_of(*tiles, [](int64_t s) { return s == 0; }))
         continue;
       t->setAttr(kTag, UnitAttr::get(&getContext()));
-      bool ok = apply(module, relayoutSchedule(*tiles));
+      bool ok =
+          apply(module, relayoutSchedule(*tiles, llvm::is_contained(*tiles, 16),
+                                         reorder ? relayoutOrder(*tiles)
+                                                 : SmallVector<int64_t>()));
       module.walk([](Operation *o) { o->removeAttr(kTag); });
       if (!ok)
         return false;
@@ -868,6 +928,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
       vector::populateVectorTransferDropUnitDimsPatterns(patterns);
       vector::ShapeCastOp::getCanonicalizationPatterns(patterns, &getContext());
       (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+      prefetchTiles(getOperation());
     }
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
@@ -891,6 +952,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
 } // namespace
 
 void registerKernelPasses() {
+  registerWindowPasses();
   PassRegistration<KernelsPass>();
   PassRegistration<CopyLoopsPass>();
 }

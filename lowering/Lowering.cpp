@@ -113,8 +113,12 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // decided (cse makes them the same value, canonicalize propagates scf.if
   // conditions), then fuse element-wise chains on tensors, so a chain is one
   // loop nest and broadcast operands are read in place (projected maps).
+  // With kernels, small depthwise and max-pool windows unrolled into
+  // element-wise ops first (WindowOps.cpp), so a bias add fuses into them.
   if (!upstream)
-    p += ",canonicalize,cse,canonicalize,linalg-fuse-elementwise-ops";
+    p += std::string(",canonicalize,cse,canonicalize") +
+         (lanes ? ",func.func(tosa-lsp-unroll-windows)" : "") +
+         ",linalg-fuse-elementwise-ops";
   if (stage == LowerStage::Linalg)
     return "builtin.module(" + p + ")";
   // Matmuls and convolutions tiled, packed and vectorised (Kernels.cpp).
@@ -156,7 +160,10 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
        "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
        "finalize-memref-to-llvm,";
   if (!upstream)
-    p += "convert-vector-to-llvm,convert-ub-to-llvm,";
+    // Float reductions reassociated (MemoryKernels.cpp: a row's sum as a
+    // tree of vector adds, not one lane after the other).
+    p += "convert-vector-to-llvm{reassociate-fp-reductions},"
+         "convert-ub-to-llvm,";
   p += "convert-math-to-llvm,convert-math-to-libm,"
        "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
        "convert-index-to-llvm,reconcile-unrealized-casts";

@@ -143,6 +143,26 @@ inline constexpr const char *kKernelPrefix = "__tosa_lsp_kernel";
 /// convolutions) and tosa-lsp-copy-loops (strided copies as loops).
 void registerKernelPasses();
 
+/// Loops carrying a register tile read from a tensor (the matmul kernel's
+/// K loop) start it from zero and add the read after the loop
+/// (KernelTiles.cpp); a tile of a zero fill is not read in the first K
+/// block (the loop the schedule tagged `tosa_lsp.kblocks`; none when
+/// `singleKBlock`), and the fill goes. Returns how many loops changed.
+unsigned startTilesFromZero(mlir::Operation *root, bool singleKBlock);
+
+/// After bufferization: prefetches, before such a loop, of the rows of the
+/// tile read after it.
+void prefetchTiles(mlir::Operation *root);
+
+/// The transform script that vectorises `op` when it reduces the innermost
+/// dim of a static f32 tensor (a vector.reduction per row; the op tagged
+/// `tosa_lsp.kernel` when it runs), else none (MemoryKernels.cpp).
+std::optional<std::string> reductionSchedule(mlir::Operation *op,
+                                             unsigned lanes);
+
+/// Registers tosa-lsp-unroll-windows (WindowOps.cpp).
+void registerWindowPasses();
+
 /// f32 lanes of the host's FMA vectors (16 with AVX-512, 8 with AVX2), or 0
 /// when it has no FMA: the kernels' `lanes` option.
 unsigned hostKernelLanes();

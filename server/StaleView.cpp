@@ -56,23 +56,30 @@ std::optional<lsp::Range> StaleView::toCurrent(const lsp::Range &r) const {
   // What overlaps the changed text (or holds an insertion) is not there.
   if (*b < oldEnd && *e > prefix)
     return std::nullopt;
-  // A range starting at an insertion's point starts after it; one ending
-  // there ends before it.
-  size_t nb = *b < prefix ? *b : *b - oldEnd + newEnd;
-  size_t ne = *e == *b ? nb : *e <= prefix ? *e : *e - oldEnd + newEnd;
+  size_t nb = offsetToCurrent(*b, /*isEnd=*/false);
+  size_t ne = *e == *b ? nb : offsetToCurrent(*e, /*isEnd=*/true);
   const LineIndex &now = lines.index();
   return lsp::Range(lines.toLsp(now.position(nb)),
                     lines.toLsp(now.position(ne)));
+}
+
+size_t StaleView::offsetToCurrent(size_t old, bool isEnd) const {
+  // At an insertion's point a start goes after the inserted text, an end
+  // before it.
+  if (old < prefix || (isEnd && old == prefix))
+    return old;
+  if (old >= oldEnd)
+    return old - oldEnd + newEnd;
+  return prefix; // in the changed text: where the change starts
 }
 
 unsigned StaleView::lineToCurrent(unsigned line) const {
   const LineIndex &old = snapshot->lines.index();
   if (line == 0 || line > old.lineCount())
     return line;
-  size_t o = old.lineStart(line - 1);
-  // A line the edit rewrote: where the edit starts.
-  size_t n = o < prefix ? o : o >= oldEnd ? o - oldEnd + newEnd : prefix;
-  return lines.index().position(n).line;
+  return lines.index()
+      .position(offsetToCurrent(old.lineStart(line - 1), /*isEnd=*/false))
+      .line;
 }
 
 void StaleView::forward(std::optional<lsp::Hover> &h) const {

@@ -46,6 +46,9 @@ public:
 
 private:
   std::optional<llvm::lsp::Range> toCurrent(const llvm::lsp::Range &r) const;
+  /// A byte offset of the snapshot's text in the client's; one inside the
+  /// changed text maps to where the change starts.
+  size_t offsetToCurrent(size_t old, bool isEnd) const;
   /// A 1-based line of the snapshot's text in the client's.
   unsigned lineToCurrent(unsigned line) const;
 

@@ -30,25 +30,20 @@ const char *kFile =
 }
 )";
 
-json::Object graphOf(const std::string &text, size_t limit = kGraphNodeLimit) {
+/// The graph of @f as sent, without expanding it.
+json::Object wireOf(const std::string &text, size_t limit = kGraphNodeLimit) {
   FileAnalysis fa = analyzeText(text);
   const SymbolInfo *fn = graphFunctionNamed(fa, "f");
   EXPECT_TRUE(fn);
   if (!fn)
     return {};
   LineTable lines(text, fa.lineIndex);
-  return expandGraphJSON(graphToJSON(buildGraph(fa, *fn), lines, limit));
+  return graphToJSON(buildGraph(fa, *fn), lines, limit);
 }
 
-/// The graph as sent, without expanding it.
-json::Object wireOf(const std::string &text) {
-  FileAnalysis fa = analyzeText(text);
-  const SymbolInfo *fn = graphFunctionNamed(fa, "f");
-  EXPECT_TRUE(fn);
-  if (!fn)
-    return {};
-  LineTable lines(text, fa.lineIndex);
-  return graphToJSON(buildGraph(fa, *fn), lines);
+json::Object graphOf(const std::string &text, size_t limit = kGraphNodeLimit) {
+  json::Object wire = wireOf(text, limit);
+  return wire.empty() ? wire : expandGraphJSON(std::move(wire));
 }
 
 const json::Object *nodeWithId(const json::Object &g, StringRef id) {

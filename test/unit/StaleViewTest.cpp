@@ -100,6 +100,12 @@ TEST(StaleView, RangesInTheEditAreDroppedOtherDocumentsKept) {
   ASSERT_TRUE(h);
   EXPECT_FALSE(h->range);
   EXPECT_EQ(h->contents.value, "y");
+  // An empty range where the replaced text began stays there (it mapped
+  // past the end of the replacement before).
+  std::vector<lsp::Range> at = {lsp::Range(lsp::Position(5, 7), {5, 7})};
+  v.forward(at);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_EQ(at[0], lsp::Range(lsp::Position(5, 7), {5, 7}));
   // The closing brace after the edit moved down a line.
   std::vector<lsp::Range> rs = {lsp::Range(lsp::Position(6, 0), {6, 1})};
   v.forward(rs);

@@ -10,6 +10,10 @@
 // RUN: %tosa-lsp lower %s --stage=vector --function=conv | FileCheck %s --check-prefix=FN
 // RUN: %tosa-lsp lower %s --stage=vector --mode=upstream | FileCheck %s --check-prefix=UP
 // RUN: %tosa-lsp lower %s --stage=llvm | FileCheck %s --check-prefix=LLVM
+// RUN: %tosa-lsp lower %s --stage=vector --function=mmk | FileCheck %s --check-prefix=KB
+// RUN: %tosa-lsp lower %s --stage=loops --function=mmk | FileCheck %s --check-prefix=PF
+// RUN: %tosa-lsp lower %s --function=dw | FileCheck %s --check-prefix=DW
+// RUN: %tosa-lsp lower %s --function=dw --mode=upstream | FileCheck %s --check-prefix=DWUP
 
 // CHECK-LABEL: func.func @mm(
 // CHECK:         call @[[MM:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
@@ -27,10 +31,13 @@
 // CHECK:         call @[[MMP:__tosa_lsp_kernel[0-9]+]](%arg0, %arg1,
 // CHECK-NOT:   func.func private @__tosa_lsp_kernel
 // CHECK:       func.func private @[[MM]](
+// CHECK:         %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x{{32|16}}xf32>
+// CHECK-NOT:     linalg.fill
 // The packing of A and B as vector copies: A's 8-row panels by 8x8
 // register transposes, B's panels in rows of 32 (or 16) floats; then C's
-// tiles, 8 rows by 32 or 16 columns, accumulated in C itself (a view of its
-// rows in tiles, no packed copy of C).
+// tiles, 8 rows by 32 or 16 columns, computed in C itself (a view of its
+// rows in tiles, no packed copy of C). One K block: each tile starts from
+// zero in registers and is stored once; C is neither zero-filled nor read.
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x48x8x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<8x8x1xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x{{2|4}}x48x{{32|16}}x1xf32>)
@@ -38,11 +45,12 @@
 // CHECK:         tensor.expand_shape %{{[0-9]+}} {{.*}} output_shape [1, 8, 8, {{2|4}}, {{32|16}}] : tensor<1x64x64xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
-// CHECK:             vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
-// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<8x{{16|32}}xf32>)
+// CHECK-NOT:           vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
+// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK:             vector.transfer_write {{.*}} : vector<8x1x{{32|16}}xf32>
 // CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.unpack
 // CHECK-NOT:     linalg.batch_matmul
@@ -67,6 +75,38 @@
 // CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[PANEL]]) -> (tensor<1x1x256x{{32|16}}x1xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x2x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:             vector.fma {{.*}} : vector<{{16|32}}xf32>
+// Two K blocks of 1024 (KernelTiles.cpp): the tile starts from zero; C is
+// read and added after the K loop from the second block on (the first
+// writes C whole, so C is not zero-filled), and after bufferization the
+// tile's rows are prefetched before the K loop (their misses overlap it).
+// KB-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// KB-NOT:       linalg.fill
+// KB:           scf.for %[[KB:[a-z0-9]+]] = %[[C0:c0]] to %c2048 step %c1024
+// KB:             scf.for {{.*}} iter_args(%{{.*}} = %[[Z:cst[_0-9]*]]) -> (vector<8x{{32|16}}xf32>)
+// KB:             %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[KB]], %[[C0]]
+// KB-NEXT:        scf.if %[[FIRST]] -> (vector<8x{{32|16}}xf32>)
+// KB:             } else {
+// KB-NEXT:          vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
+// KB-NEXT:          vector.shape_cast
+// KB-NEXT:          arith.addf
+// PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data
+// PF:             scf.for {{.*}} -> (vector<8x{{32|16}}xf32>)
+// A depthwise 3x3 (WindowOps.cpp): element-wise generics over the output,
+// each tap a strided view: the interior (every tap in bounds) straight from
+// the input, no padded copy of it; then the border strips, each from a small
+// padded slice, all inserted into one result. Upstream keeps the named op.
+// DW-LABEL:   func.func @dw(
+// DW-NOT:       linalg.depthwise_conv
+// DW-COUNT-9:   tensor.extract_slice %arg0{{.*}} [1, 6, 6, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x6x6x16xf32>
+// DW:           linalg.generic
+// DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]
+// DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0, 0] [1, 6, 6, 16, 1]
+// DW:           tensor.extract_slice %arg0[0, 0, 0, 0] [1, 2, 8, 16]
+// DW-NEXT:      tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
+// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0, 0] [1, 1, 8, 16, 1]
+// DW-NOT:       tensor.pad %arg0
+// DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
 // FN: func.func @conv(
 // FN: func.func private @__tosa_lsp_kernel{{[0-9]+}}(
@@ -102,4 +142,16 @@ func.func @mmp(%a: tensor<1x16x256xf32>, %b: tensor<1x256x64xf32>) -> tensor<1x1
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x256xf32>, tensor<1x256x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
   return %r : tensor<1x16x64xf32>
+}
+
+func.func @mmk(%a: tensor<1x16x2048xf32>, %b: tensor<1x2048x64xf32>) -> tensor<1x16x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x2048xf32>, tensor<1x2048x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
+  return %r : tensor<1x16x64xf32>
+}
+
+func.func @dw(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16x1xf32>, %bias: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.depthwise_conv2d %x, %w, %bias, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x16x1xf32>, tensor<16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x16xf32>
+  return %r : tensor<1x8x8x16xf32>
 }

@@ -34,14 +34,23 @@ from memref_desc import descriptor, read, make_desc as make  # noqa: E402
 #   conv2d: (N, H, W, C, F, KH, KW, pad, stride)
 #   blocks: (N, H, W, C, blocks)
 #   transpose: (shape, perms): big enough (>= 65536 elements) to be vectorised
+#   reduce: (shape, axis, "sum" or "max")
+#   dwconv: (N, H, W, C, M, KH, KW, pad, stride)
+#   maxpool: (N, H, W, C, KH, KW, (top, bottom, left, right), stride)
 CASES = [
     ("mm_square", "matmul", (1, 64, 64, 64), True),
     ("mm_odd", "matmul", (1, 13, 70, 40), True),
     ("mm_batch", "matmul", (3, 16, 24, 48), True),
     ("mm_thin", "matmul", (1, 1, 96, 33), True),
-    # B packed panel by panel (K blocks of 384 and 256, several N panels).
+    # B packed panel by panel (one K block, several N panels).
     ("mm_panels", "matmul", (1, 24, 768, 96), True),
     ("mm_panels_batch", "matmul", (2, 16, 512, 64), True),
+    # Several K blocks (KernelTiles.cpp): tiles from zero, C read and added
+    # from the second block on. 2 blocks of 1024; 3, batch 2; a packed C
+    # (N = 40) with blocks of 512, 512 and 76.
+    ("mm_kblocks", "matmul", (1, 16, 2048, 64), True),
+    ("mm_kblocks_batch", "matmul", (2, 8, 3072, 32), True),
+    ("mm_kblocks_packed", "matmul", (1, 16, 1100, 40), True),
     ("conv3x3", "conv2d", (1, 14, 14, 16, 32, 3, 3, 1, 1), True),
     ("conv3x3_s2", "conv2d", (2, 15, 13, 8, 64, 3, 3, 1, 2), True),
     ("conv1x1", "conv2d", (1, 7, 7, 32, 16, 1, 1, 0, 1), True),
@@ -58,9 +67,23 @@ CASES = [
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
     ("blocks2", "blocks", (1, 6, 5, 16, 2), True),
     ("blocks4", "blocks", (2, 5, 6, 16, 4), True),
-    # Vectorised outside the kernels: 8x8 register transposes, row copies.
+    # Vectorised outside the kernels: 16x16 register transposes with
+    # AVX-512 (8x8 when 16 does not divide a blocked dim), row copies.
     ("transpose_nchw", "transpose", ((1, 32, 48, 64), (0, 3, 1, 2)), False),
+    ("transpose_nchw8", "transpose", ((1, 40, 48, 40), (0, 3, 1, 2)), False),
     ("transpose_hw", "transpose", ((2, 40, 24, 40), (0, 2, 1, 3)), False),
+    # Innermost reductions as vector reductions (MemoryKernels.cpp): a row
+    # of 64, rows of 2048 in chunks of 512; over H: the loops.
+    ("reduce_sum_c", "reduce", ((2, 5, 6, 64), 3, "sum"), False),
+    ("reduce_max_c", "reduce", ((1, 4, 3, 2048), 3, "max"), False),
+    ("reduce_sum_h", "reduce", ((1, 8, 4, 32), 1, "sum"), False),
+    # Windows unrolled into element-wise ops (WindowOps.cpp): one input per
+    # tap, strided views of the (padded) input; multiplier 2: the loops.
+    ("dw3x3", "dwconv", (2, 9, 7, 24, 1, 3, 3, 1, 1), False),
+    ("dw3x3_s2", "dwconv", (1, 11, 9, 16, 1, 3, 3, 1, 2), False),
+    ("dw3x3_m2", "dwconv", (1, 6, 5, 8, 2, 3, 3, 1, 1), False),
+    ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
+    ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
 ]
 
 
@@ -93,7 +116,38 @@ def blocks(name, s, zp):
             % (name, x, w3, w1, c, x, zp, body, count, x))
 
 
+ZP = '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>\n'
+
+
 def function(name, kind, s):
+    if kind == "dwconv":
+        n, h, w, c, m, kh, kw, p, st = s
+        oh, ow = (h + 2 * p - kh) // st + 1, (w + 2 * p - kw) // st + 1
+        x, wt, r = (n, h, w, c), (kh, kw, c, m), (n, oh, ow, c * m)
+        return ("func.func @%s(%%x: %s, %%w: %s, %%bias: tensor<%dxf32>) -> %s {\n%s"
+                "  %%r = tosa.depthwise_conv2d %%x, %%w, %%bias, %%zp, %%zp {acc_type = f32, "
+                "dilation = array<i64: 1, 1>, pad = array<i64: %d, %d, %d, %d>, "
+                "stride = array<i64: %d, %d>} : (%s, %s, tensor<%dxf32>, tensor<1xf32>, "
+                "tensor<1xf32>) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(x), ttype(wt), c * m, ttype(r), ZP, p, p, p, p, st, st,
+                   ttype(x), ttype(wt), c * m, ttype(r), ttype(r)))
+    if kind == "maxpool":
+        n, h, w, c, kh, kw, pads, st = s
+        oh = (h + pads[0] + pads[1] - kh) // st + 1
+        ow = (w + pads[2] + pads[3] - kw) // st + 1
+        x, r = (n, h, w, c), (n, oh, ow, c)
+        return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.max_pool2d %%x {kernel = "
+                "array<i64: %d, %d>, pad = array<i64: %s>, stride = array<i64: %d, %d>}"
+                " : (%s) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(x), ttype(r), kh, kw, ", ".join(map(str, pads)), st, st,
+                   ttype(x), ttype(r), ttype(r)))
+    if kind == "reduce":
+        shape, axis, op = s
+        out = tuple(1 if i == axis else d for i, d in enumerate(shape))
+        return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.reduce_%s %%x {axis = %d : i32}"
+                " : (%s) -> %s\n  return %%r : %s\n}\n"
+                % (name, ttype(shape), ttype(out), op, axis, ttype(shape), ttype(out),
+                   ttype(out)))
     if kind == "transpose":
         shape, perms = s
         out = tuple(shape[p] for p in perms)
@@ -125,7 +179,13 @@ def function(name, kind, s):
 
 
 def inputs(kind, s, rng):
-    if kind == "transpose":
+    if kind == "dwconv":
+        n, h, w, c, m, kh, kw, _, _ = s
+        return [rng.uniform(-1, 1, (n, h, w, c)), rng.uniform(-1, 1, (kh, kw, c, m)),
+                rng.uniform(-1, 1, (c * m,))]
+    if kind == "maxpool":
+        return [rng.uniform(-1, 1, s[:4])]
+    if kind in ("transpose", "reduce"):
         return [rng.uniform(-1, 1, s[0])]
     if kind == "blocks":
         n, h, w, c, _ = s
@@ -143,6 +203,27 @@ def inputs(kind, s, rng):
 
 def reference(kind, s, ins):
     ins = [a.astype(np.float64) for a in ins]
+    if kind == "dwconv":
+        x, w, bias = ins
+        n, h, wd, c, m, kh, kw, p, st = s
+        # Output channel c * M + j: input channel c, multiplier j.
+        wf = np.zeros((c * m, kh, kw, c))
+        for ci in range(c):
+            for j in range(m):
+                wf[ci * m + j, :, :, ci] = w[:, :, ci, j]
+        return conv(x, wf, bias, (n, h, wd, c, c * m, kh, kw, p, st))
+    if kind == "maxpool":
+        n, h, w, c, kh, kw, pads, st = s
+        xp = np.pad(ins[0], ((0, 0), pads[:2], pads[2:], (0, 0)), constant_values=-np.inf)
+        oh, ow = (xp.shape[1] - kh) // st + 1, (xp.shape[2] - kw) // st + 1
+        out = np.full((n, oh, ow, c), -np.inf)
+        for i in range(kh):
+            for j in range(kw):
+                out = np.maximum(out, xp[:, i:i + st * (oh - 1) + 1:st, j:j + st * (ow - 1) + 1:st, :])
+        return out
+    if kind == "reduce":
+        f = np.sum if s[2] == "sum" else np.max
+        return f(ins[0], axis=s[1], keepdims=True)
     if kind == "transpose":
         return ins[0].transpose(s[1])
     if kind == "blocks":
