@@ -43,7 +43,6 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   // The context may be half-updated (locks, uniquer tables): abandon it, and
   // everything the section had built in it, rather than destroy it.
   abandonRetired();
-  abandonKept(false);
   (void)context.release();
   context = makeContext();
   SectionResult failed;
@@ -81,7 +80,6 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     PhaseTimer t("fresh context (dialects of another text)");
     if (&slot == &context)
       destroyRetired(); // what was parsed in it goes first
-    dropKept(&slot != &context);
     slot = makeContext();
   }
   MLIRContext &ctx = *slot;
@@ -101,8 +99,6 @@ void Analyzer::Impl::analyzeSectionUnguarded(
                    ctx, around, *owned, capacityFactor);
     if (!run.run())
       return;
-    if (!around) // a cut function's parts are not the function
-      inferParsed(owned, slot, sec, result, config, job != nullptr);
   }
   result.section = sec;
 }

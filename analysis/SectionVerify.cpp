@@ -120,8 +120,7 @@ bool SectionRun::verifyBesideReports(
   // helper destroys the function bodies meanwhile, instead of this
   // thread after (the bulk of the IR: ~25 ms at 50k lines). Not for
   // `check`, which leaves the IR to the exit.
-  // Nor when the bodies are inferred after (setInferShapes).
-  if (!impl.deferIRDestruction && !impl.inferShapes)
+  if (!impl.deferIRDestruction)
     bodiesGone.emplace(impl.helperThread.beside(
         [module = *ps.module] { destroyIsolatedBodies(module); }));
   return true;

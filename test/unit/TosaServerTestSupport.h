@@ -87,18 +87,10 @@ struct Recorder : TosaServer::Callbacks {
   return o;
 }
 
-/// `o` where only requests and the fill infer, each on a parse of its own
-/// (not the analysis on its IR): how functions the analysis does not infer
-/// (a cut function's, refine-all edits) are inferred.
-[[maybe_unused]] TosaServer::Options reparsing(TosaServer::Options o) {
-  o.inferInAnalysis = false;
-  return o;
-}
-
-/// pooledOptions without the background inference nor the analysis': every
-/// hover in a function not inferred yet infers it.
+/// pooledOptions without the background inference: every hover in a
+/// function not inferred yet infers it.
 [[maybe_unused]] TosaServer::Options requestsInferOptions() {
-  TosaServer::Options o = reparsing(pooledOptions());
+  TosaServer::Options o = pooledOptions();
   o.backgroundInference = false;
   return o;
 }
