@@ -942,7 +942,9 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyLoopsPass)
   StringRef getArgument() const override { return "tosa-lsp-copy-loops"; }
   StringRef getDescription() const override {
-    return "Strided memref.copy to linalg.copy; self-copies removed";
+    return "After bufferization: strided memref.copy to linalg.copy, "
+           "self-copies removed; prefetches of kernel tiles and window rows; "
+           "outer reductions jammed";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<linalg::LinalgDialect, memref::MemRefDialect,

@@ -144,7 +144,8 @@ unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
 inline constexpr const char *kKernelPrefix = "__tosa_lsp_kernel";
 
 /// Registers tosa-lsp-kernels (tile, pack and vectorise matmuls and 2-D
-/// convolutions) and tosa-lsp-copy-loops (strided copies as loops).
+/// convolutions) and tosa-lsp-copy-loops (after bufferization: strided
+/// copies as loops, prefetchTiles, prefetchWindows, jamOuterReductions).
 void registerKernelPasses();
 
 /// Loops carrying a register tile read from a tensor (the matmul kernel's

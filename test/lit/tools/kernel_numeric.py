@@ -153,7 +153,7 @@ def function(name, kind, s):
                 % (name, ttype(x), ttype(wt), c * m, ttype(r), ZP, p, p, p, p, st, st,
                    ttype(x), ttype(wt), c * m, ttype(r), ttype(r)))
     if kind == "avgpool":
-        n, h, w, c, kh, kw, pads, st = s
+        kh, kw, pads, st = s[4:]
         x, r = pool_shapes(s)
         return ("func.func @%s(%%x: %s) -> %s {\n%s  %%r = tosa.avg_pool2d %%x, %%zp, %%zp "
                 "{acc_type = f32, kernel = array<i64: %d, %d>, pad = array<i64: %s>, "
@@ -162,7 +162,7 @@ def function(name, kind, s):
                 % (name, ttype(x), ttype(r), ZP, kh, kw, ", ".join(map(str, pads)), st, st,
                    ttype(x), ttype(r), ttype(r)))
     if kind == "maxpool":
-        n, h, w, c, kh, kw, pads, st = s
+        kh, kw, pads, st = s[4:]
         x, r = pool_shapes(s)
         return ("func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.max_pool2d %%x {kernel = "
                 "array<i64: %d, %d>, pad = array<i64: %s>, stride = array<i64: %d, %d>}"
