@@ -14,6 +14,8 @@
 #include "ItemRuns.h"
 #include "SharedData.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -334,6 +336,8 @@ private:
 /// Parses and analyses MLIR text. Owns an MLIRContext with the dialects a
 /// TOSA user meets; use one per thread. Never throws; bad input yields
 /// diagnostics.
+struct ShapeInference; // ShapeInference.h
+
 class Analyzer {
 public:
   Analyzer();
@@ -377,6 +381,26 @@ public:
   /// 50k-line one-function check, on its critical path. ShapeInferrer
   /// needs it (it finds functions through `symbols`).
   void setCollectIndex(bool on);
+  /// With `on`, every function an analysis parses (not a cut function's
+  /// parts) is also put through tosa-infer-shapes on the analysis' own IR,
+  /// once the results are copied out: no second parse. Off by default.
+  /// With `afterAnalysis`, only an edit's function (a unit) is inferred
+  /// before analyze returns; the IR of the rest is kept for inferKept.
+  void setInferShapes(bool on, bool afterAnalysis = false);
+  /// The last analysis kept IR for inferKept.
+  bool hasKeptIR();
+  /// Infers the functions of the IR the last analysis kept, on both of its
+  /// threads (each in the context that parsed it), destroying it after;
+  /// `deliver` gets the results (as takeInferred would have them) a section
+  /// or part at a time, from either thread. Stops between functions once
+  /// `stop` says so (the rest is destroyed uninferred). Between analyses.
+  void inferKept(
+      llvm::function_ref<bool()> stop,
+      llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver);
+  /// What the last analysis inferred (setInferShapes): for each function it
+  /// parsed, what ShapeInferrer::infer gives without refine-all edits; in
+  /// text order. Null when off.
+  std::shared_ptr<const ShapeInference> takeInferred();
   /// Destroys the IR kept by setDeferIRDestruction. Between analyses only.
   void destroyRetiredIR();
   /// Forgets what the MLIRContexts uniqued (every type, attribute and

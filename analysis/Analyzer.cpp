@@ -85,6 +85,8 @@ void Analyzer::Impl::useConfig(const std::string &fingerprint,
                                AnalysisCache::Impl *memo,
                                const std::string &path) {
   if (lenientLoaded && lenientFingerprint != fingerprint) {
+    dropKept(false);
+    dropKept(true);
     context = makeContext(); // Nothing built in the old one outlives a call.
     partContext.reset();     // It may have lenient dialects too.
     lenientLoaded = false;
@@ -351,6 +353,8 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
                         std::shared_ptr<const FileAnalysis> *shared,
                         std::shared_ptr<const std::string> owner) {
   destroyRetired(); // if no one did after the last analysis
+  dropKept(false);  // nor inferred what it kept
+  dropKept(true);
   FileText file(text);
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
@@ -370,6 +374,7 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   std::vector<Slice> slices;
   FileAnalysis fa =
       assemble(file, path, std::move(run.results), memo ? &slices : nullptr);
+  finishInference(fa);
   if (!memo)
     return fa;
   for (size_t i = 0; i < run.next.size(); ++i)

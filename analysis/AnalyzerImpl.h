@@ -28,6 +28,7 @@
 #include "Config.h"
 #include "IR.h"
 #include "MLIRShared.h"
+#include "ParsedInference.h"
 #include "TaskThread.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -202,8 +203,38 @@ struct Analyzer::Impl {
   /// heap can go before the publish (see analyzeSmallSections).
   bool retireSections = true;
   bool collectIndexes = true; // setCollectIndex
+  /// setInferShapes: each function parsed is inferred on this IR
+  /// (SectionInference.cpp), collected here by either thread, and what
+  /// the finished analysis keeps of it handed out (takeInferred).
+  bool inferShapes = false;
+  std::mutex inferredMu;
+  std::vector<FunctionInference> inferred; // under inferredMu
+  std::shared_ptr<const ShapeInference> lastInferred;
   std::mutex retiredMu;
   std::vector<std::unique_ptr<detail::ParsedSection>> retired;
+  /// setInferShapes(true, true): sections and parts (not an edit's unit)
+  /// are inferred by inferKept, after the analysis, on their IR kept until
+  /// then in the context of the thread that parsed it (`helper`: the
+  /// helper's, partContext). Declared after the contexts.
+  bool inferAfterAnalysis = false;
+  struct KeptIR {
+    std::unique_ptr<detail::ParsedSection> ps;
+    bool helper = false;
+    detail::FunctionsToInfer what;
+    size_t bytes = 0;
+  };
+  std::mutex keptMu;
+  std::vector<KeptIR> kept; // under keptMu
+  size_t keptBytes = 0;     // under keptMu
+  /// What the last analysis says decides what is kept of an inference
+  /// (finishInference, inferKept).
+  struct InferenceFilter {
+    /// Per section: parsed and not stale; its errors' positions, or
+    /// nullopt for an error without one (nothing is inferred then).
+    std::vector<char> usable;
+    std::vector<std::optional<std::vector<Position>>> errors;
+  };
+  InferenceFilter inferenceFilter;
 
   // ContextPool.cpp: the contexts and what was parsed in them.
   /// Whole sections' parses kept until now (destroyRetiredIR), destroyed.
@@ -254,6 +285,35 @@ struct Analyzer::Impl {
       UnitJob *job, const Section *part = nullptr,
       std::unique_ptr<mlir::MLIRContext> *partCtx = nullptr,
       PartText *around = nullptr, double capacityFactor = 1.0);
+
+  // SectionInference.cpp: tosa-infer-shapes on the analysis' own IR.
+  /// After `sec` (a section, part or unit) was analysed into `result`: its
+  /// functions inferred on `ps` (which the pass changes), in `slot`'s
+  /// context. After a crash both are abandoned and the slot made anew.
+  /// With inferAfterAnalysis, a section or part (not a `unit`) is kept
+  /// instead (KeptIR), up to kKeepIRBytes of text.
+  void inferParsed(std::unique_ptr<detail::ParsedSection> &ps,
+                   std::unique_ptr<mlir::MLIRContext> &slot, const Section &sec,
+                   const SectionResult &result, const Config &config,
+                   bool unit);
+  /// Keeps of what was inferred during this analysis what the inferrer
+  /// would give on `fa` (lastInferred), and remembers how (inferenceFilter).
+  void finishInference(const FileAnalysis &fa);
+  static InferenceFilter makeFilter(const FileAnalysis &fa);
+  /// What of `all` the inferrer would give as it is (by `filter`).
+  static std::shared_ptr<const ShapeInference>
+  filterInferred(std::vector<FunctionInference> all,
+                 const InferenceFilter &filter);
+  /// Analyzer::inferKept on the analysis thread.
+  void inferKept(
+      llvm::function_ref<bool()> stop,
+      llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver);
+  /// The IR kept in the main context (or the helper's) is destroyed now,
+  /// on the thread that uses that context.
+  void dropKept(bool helper);
+  /// ... or abandoned with its context after a crash.
+  void abandonKept(bool helper);
+  bool keptIn(bool helper);
 
   // SectionParts.cpp: sections on two threads.
   /// A big section whose top-level ops share no symbols across its cuts,

@@ -144,6 +144,7 @@ void Analyzer::Impl::abandonRetired() {
 
 void Analyzer::Impl::abandonContext() {
   abandonRetired();
+  abandonKept(false);
   (void)context.release();
   context = makeContext();
 }
@@ -156,13 +157,18 @@ void Analyzer::Impl::abandonParts(bool crashedHere, bool crashedBeside) {
     abandonContext();
   else
     abandonRetired();
+  abandonKept(true); // partContext goes below
   if (crashedBeside)
     (void)partContext.release();
   partContext.reset();
 }
 
 void Analyzer::destroyRetiredIR() {
-  impl->analysisThread.run([&] { impl->destroyRetired(); });
+  impl->analysisThread.run([&] {
+    impl->destroyRetired();
+    impl->dropKept(false);
+    impl->dropKept(true); // the helper is idle between analyses
+  });
 }
 
 void Analyzer::releaseMemory() {
@@ -201,6 +207,8 @@ void Analyzer::releaseIdleMemory(bool forgetAll) {
     impl->analysisThread.run([&] {
       PhaseTimer t("fresh contexts (idle)");
       impl->destroyRetired();
+      impl->dropKept(false);
+      impl->dropKept(true);
       impl->context = freshContextLike(*impl->context, Impl::makeContext);
       impl->lenientLoaded = false;
       releaseFreeMemory();

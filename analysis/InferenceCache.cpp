@@ -152,15 +152,22 @@ bool InferenceCache::store(llvm::ArrayRef<FunctionKey> fns,
   if (fresh.cancelled)
     return false;
   std::vector<Diagnostic> all = contradictionDiagnostics(fresh);
+  // By place (an open's analysis stores every function at once).
+  auto place = [](unsigned section, unsigned line) {
+    return (uint64_t(section) << 32) | line;
+  };
+  std::unordered_map<uint64_t, size_t> at;
+  at.reserve(fresh.functions.size());
+  for (size_t i = fresh.functions.size(); i-- > 0;) // the first one wins
+    at[place(fresh.functions[i].section, fresh.functions[i].scope.begin.line)] =
+        i;
   bool gained = false;
   std::lock_guard<std::mutex> lock(mu);
   for (const FunctionKey &k : fns) {
     std::shared_ptr<const FunctionInference> found;
-    for (size_t i = 0; i < fresh.functions.size() && !found; ++i) {
-      const FunctionInference &f = fresh.functions[i];
-      if (f.section == k.section && f.scope.begin.line == k.firstLine)
-        found = fresh.functions.shared(i);
-    }
+    auto pos = at.find(place(k.section, k.firstLine));
+    if (pos != at.end())
+      found = fresh.functions.shared(pos->second);
     if (!found) {
       // Nothing to ask for again (a section error without a place).
       FunctionInference none;

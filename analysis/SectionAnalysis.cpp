@@ -43,6 +43,7 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   // The context may be half-updated (locks, uniquer tables): abandon it, and
   // everything the section had built in it, rather than destroy it.
   abandonRetired();
+  abandonKept(false);
   (void)context.release();
   context = makeContext();
   SectionResult failed;
@@ -80,6 +81,7 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     PhaseTimer t("fresh context (dialects of another text)");
     if (&slot == &context)
       destroyRetired(); // what was parsed in it goes first
+    dropKept(&slot != &context);
     slot = makeContext();
   }
   MLIRContext &ctx = *slot;
@@ -99,6 +101,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
                    ctx, around, *owned, capacityFactor);
     if (!run.run())
       return;
+    if (!around) // a cut function's parts are not the function
+      inferParsed(owned, slot, sec, result, config, job != nullptr);
   }
   result.section = sec;
 }

@@ -190,7 +190,7 @@ void Analyzer::Impl::analyzeSmallSections(
     // heap holds, beside the rest of this analysis (the second heap and
     // context were ~1 MiB of a 10k-line split file's peak, at the
     // publish). An edit of such a file analyses one section, here.
-    if (ok)
+    if (ok && !keptIn(true))
       helperThread.run([&] {
         partContext.reset();
         releaseFreeMemory();

@@ -120,7 +120,8 @@ bool SectionRun::verifyBesideReports(
   // helper destroys the function bodies meanwhile, instead of this
   // thread after (the bulk of the IR: ~25 ms at 50k lines). Not for
   // `check`, which leaves the IR to the exit.
-  if (!impl.deferIRDestruction)
+  // Nor when the bodies are inferred after (setInferShapes).
+  if (!impl.deferIRDestruction && !impl.inferShapes)
     bodiesGone.emplace(impl.helperThread.beside(
         [module = *ps.module] { destroyIsolatedBodies(module); }));
   return true;

@@ -18,6 +18,7 @@
 #include "IR.h"
 #include "LineIndex.h"
 #include "MLIRShared.h"
+#include "ParsedInference.h"
 #include "TaskThread.h"
 #include "TextScan.h"
 #include "Timing.h"
@@ -242,21 +243,12 @@ struct ShapeInferrer::Impl {
     return ctx;
   }
 
-  static void refineEdits(const detail::ParsedSection &ps, func::FuncOp fn,
-                          const llvm::DenseMap<Value, Type> &declared,
-                          FunctionInference &fi,
-                          std::vector<TextEditData> &edits);
   /// Infers the functions of `sec` that overlap lines [first, last] into
   /// `out` (parsed alone, in this inferrer's context).
   void inferSection(const std::string &text, const LineIndex &lines,
                     const FileAnalysis &fa, const Section &sec, unsigned first,
                     unsigned last, ShapeInference &out,
                     llvm::function_ref<bool()> stop, bool withRefineEdits);
-  /// One function without errors: upstream's pass on it, then its ops'
-  /// records (and the refine-all edits). False once `stopped`.
-  bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
-                     FunctionInference &fi, InferredOpWriter &writer,
-                     llvm::function_ref<bool()> stopped, bool withRefineEdits);
   /// After a crash inside MLIR: the context is abandoned with what lives in
   /// it, and each function asked for says so.
   void abandonAfterCrash(std::unique_ptr<detail::ParsedSection> ps,
@@ -478,12 +470,11 @@ std::optional<std::string> castEdits(const detail::ParsedSection &ps,
   return std::nullopt;
 }
 
-} // namespace
-
-void ShapeInferrer::Impl::refineEdits(
-    const detail::ParsedSection &ps, func::FuncOp fn,
-    const llvm::DenseMap<Value, Type> &declared, FunctionInference &fi,
-    std::vector<TextEditData> &edits) {
+/// The refine-all edits of `fn` after the pass (see
+/// FunctionInference::refineEdits), or the problem in `fi.refineProblem`.
+void refineEdits(const detail::ParsedSection &ps, func::FuncOp fn,
+                 const llvm::DenseMap<Value, Type> &declared,
+                 FunctionInference &fi, std::vector<TextEditData> &edits) {
   auto fail = [&](std::string why) {
     edits.clear();
     fi.refineProblem = std::move(why);
@@ -503,6 +494,8 @@ void ShapeInferrer::Impl::refineEdits(
     if (std::optional<std::string> problem = castEdits(ps, cast, names, edits))
       return fail(std::move(*problem));
 }
+
+} // namespace
 
 bool refinedTextVerifies(Analyzer &analyzer, const FileAnalysis &fa,
                          const std::string &text, const Config &config,
@@ -978,17 +971,17 @@ void declaredTypes(const detail::ParsedSection &ps, func::FuncOp fn,
   });
 }
 
-} // namespace
-
-bool ShapeInferrer::Impl::inferFunction(const detail::ParsedSection &ps,
-                                        func::FuncOp fn, FunctionInference &fi,
-                                        InferredOpWriter &writer,
-                                        llvm::function_ref<bool()> stopped,
-                                        bool withRefineEdits) {
+/// One function without errors: upstream's pass on it (in `ctx`, where it
+/// was parsed), then its ops' records (and the refine-all edits). False
+/// once `stopped`.
+bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
+                   MLIRContext &ctx, FunctionInference &fi,
+                   InferredOpWriter &writer, llvm::function_ref<bool()> stopped,
+                   bool withRefineEdits) {
   std::vector<Operation *> ops;
   llvm::DenseMap<Value, Type> declared;
   declaredTypes(ps, fn, ops, declared);
-  PassManager pm(context.get(), func::FuncOp::getOperationName());
+  PassManager pm(&ctx, func::FuncOp::getOperationName());
   pm.addPass(tosa::createTosaInferShapesPass());
   // What the pass leaves may not verify: a declared static size that
   // contradicts a propagated one stays (the pass keeps declared types
@@ -1001,7 +994,7 @@ bool ShapeInferrer::Impl::inferFunction(const detail::ParsedSection &ps,
     fi.skipped = "tosa-infer-shapes failed on the function";
     return true;
   }
-  OpInference inference(ps, fn, declared, writer, *context, fi.name);
+  OpInference inference(ps, fn, declared, writer, ctx, fi.name);
   size_t done = 0;
   for (Operation *op : ops) {
     if (++done % 256 == 0 && stopped())
@@ -1023,6 +1016,47 @@ bool ShapeInferrer::Impl::inferFunction(const detail::ParsedSection &ps,
     fi.refineKnown = true;
   }
   fi.pool = writer.pool();
+  return true;
+}
+
+} // namespace
+
+bool detail::inferTopLevelFunctions(const ParsedSection &ps, MLIRContext &ctx,
+                                    const FunctionsToInfer &what,
+                                    llvm::function_ref<bool()> stopped,
+                                    InferredOpWriter *shared,
+                                    std::vector<FunctionInference> &out) {
+  for (Operation &top : *ps.module.get().getBody()) {
+    if (stopped())
+      return false;
+    auto fn = dyn_cast<func::FuncOp>(top);
+    const AsmParserState::OperationDefinition *def = ps.state.getOpDef(&top);
+    if (!fn || !def)
+      continue;
+    FunctionInference fi;
+    fi.name = fn.getSymName().str();
+    fi.scope = ps.toFileRange(def->scopeLoc);
+    fi.section = what.section;
+    // Not in the file (a unit's stubs) or not asked for.
+    if (!fi.scope.begin.valid() ||
+        !overlapsLines(fi.scope, what.firstLine, what.lastLine))
+      continue;
+    std::optional<InferredOpWriter> own;
+    if (!shared)
+      own.emplace();
+    InferredOpWriter &writer = shared ? *shared : *own;
+    if (llvm::any_of(what.errors,
+                     [&](Position p) { return inside(fi.scope, p); }))
+      fi.skipped = "the function has errors";
+    else if (fn.isExternal())
+      fi.skipped = "the function has no body";
+    else if (!inferFunction(ps, fn, ctx, fi, writer, stopped,
+                            what.withRefineEdits))
+      return false;
+    if (own && fi.pool)
+      own->shrink();
+    out.push_back(std::move(fi));
+  }
   return true;
 }
 
@@ -1072,27 +1106,14 @@ void ShapeInferrer::Impl::inferSection(
         stopped())
       return;
     wrapModule(*ps, block, ctx);
-    for (Operation &top : *ps->module->getBody()) {
-      if (stopped())
-        return;
-      auto fn = dyn_cast<func::FuncOp>(top);
-      const AsmParserState::OperationDefinition *def = ps->state.getOpDef(&top);
-      if (!fn || !def)
-        continue;
-      FunctionInference fi;
-      fi.name = fn.getSymName().str();
-      fi.scope = ps->toFileRange(def->scopeLoc);
-      fi.section = sec.index;
-      if (!overlapsLines(fi.scope, first, last))
-        continue;
-      if (llvm::any_of(errors, [&](Position p) { return inside(fi.scope, p); }))
-        fi.skipped = "the function has errors";
-      else if (fn.isExternal())
-        fi.skipped = "the function has no body";
-      else if (!inferFunction(*ps, fn, fi, writer, stopped, withRefineEdits))
-        return;
-      results.push_back(std::move(fi));
-    }
+    detail::FunctionsToInfer what;
+    what.section = sec.index;
+    what.firstLine = first;
+    what.lastLine = last;
+    what.errors = std::move(errors);
+    what.withRefineEdits = withRefineEdits;
+    (void)detail::inferTopLevelFunctions(*ps, ctx, what, stopped, &writer,
+                                         results);
   });
   if (crash) {
     abandonAfterCrash(std::move(ps), fa, sec, first, last, *crash, out);

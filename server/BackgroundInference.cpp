@@ -137,15 +137,71 @@ std::vector<Diagnostic> BackgroundInference::knownErrors(OpenDocument &doc,
   return doc.shapes.cache.shapeErrors(*keys, nullptr);
 }
 
+bool BackgroundInference::store(OpenDocument &doc, const Snapshot &s,
+                                const ShapeInference &inferred) {
+  if (inferred.functions.empty())
+    return false;
+  PhaseTimer timer("what the analysis inferred, by key");
+  std::shared_ptr<const std::vector<FunctionKey>> keys = keysOf(doc, s);
+  // The keys of the functions inferred (both lists in text order): the
+  // others stay unknown (store would record them as not inferred).
+  const FunctionList &fns = inferred.functions;
+  auto place = [](unsigned section, unsigned line) {
+    return std::make_pair(section, line);
+  };
+  std::vector<FunctionKey> known;
+  size_t i = 0;
+  for (const FunctionKey &k : *keys) {
+    while (i < fns.size() && place(fns[i].section, fns[i].scope.begin.line) <
+                                 place(k.section, k.firstLine))
+      ++i;
+    if (i < fns.size() && place(fns[i].section, fns[i].scope.begin.line) ==
+                              place(k.section, k.firstLine))
+      known.push_back(k);
+  }
+  return doc.shapes.cache.store(known, inferred);
+}
+
+void BackgroundInference::storeInferred(OpenDocument &doc, const Snapshot &s) {
+  if (s.inferred)
+    (void)store(doc, s, *s.inferred);
+}
+
+void BackgroundInference::storeInferredAfterPublish(
+    OpenDocument &doc, const Snapshot &s, const ShapeInference &inferred) {
+  if (!store(doc, s, inferred) || !s.config.shapeChecks)
+    return;
+  // Published by the fill's round that follows (endFillRound).
+  std::lock_guard<std::mutex> lock(doc.shapes.mu);
+  doc.shapes.requestFoundErrors = s.version;
+}
+
+void BackgroundInference::inferredAfterPublish(
+    const std::shared_ptr<OpenDocument> &doc, const SnapshotPtr &s) {
+  if (options.enabled) {
+    startFill(doc);
+    return;
+  }
+  bool gained;
+  {
+    std::lock_guard<std::mutex> lock(doc->shapes.mu);
+    gained = doc->shapes.requestFoundErrors == s->version;
+    doc->shapes.requestFoundErrors = -1;
+  }
+  if (gained)
+    republish(doc, s);
+}
+
 void BackgroundInference::published(const std::shared_ptr<OpenDocument> &doc,
-                                    SnapshotPtr s) {
+                                    SnapshotPtr s, bool fill) {
   // The keys are hashed once per version; the fill reads them too.
   warmRequestInferrer(*keysOf(*doc, *s));
   {
     std::lock_guard<std::mutex> lock(doc->shapes.mu);
     doc->shapes.published = s;
   }
-  startFill(doc);
+  if (fill)
+    startFill(doc);
 }
 
 void BackgroundInference::changed(OpenDocument &doc) {

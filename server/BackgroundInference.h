@@ -66,8 +66,20 @@ public:
   /// with `retain`, functions `s` no longer has are forgotten.
   std::vector<Diagnostic> knownErrors(OpenDocument &doc, const Snapshot &s,
                                       bool retain);
-  /// `s` was published: warms the request inferrer and starts the fill.
-  void published(const std::shared_ptr<OpenDocument> &doc, SnapshotPtr s);
+  /// What the analysis of `s` inferred on its own IR (Snapshot::inferred)
+  /// goes into the document's cache, by key.
+  void storeInferred(OpenDocument &doc, const Snapshot &s);
+  /// The same for what the analysis infers after the publish (`inferred`
+  /// is part of it); shape errors it finds are published with the fill's.
+  void storeInferredAfterPublish(OpenDocument &doc, const Snapshot &s,
+                                 const ShapeInference &inferred);
+  /// That inference is over: the fill does what it did not do.
+  void inferredAfterPublish(const std::shared_ptr<OpenDocument> &doc,
+                            const SnapshotPtr &s);
+  /// `s` was published: warms the request inferrer and starts the fill
+  /// (unless not `fill`: inferredAfterPublish then does).
+  void published(const std::shared_ptr<OpenDocument> &doc, SnapshotPtr s,
+                 bool fill = true);
   /// A new version is on its way.
   void changed(OpenDocument &doc);
 
@@ -116,6 +128,10 @@ public:
 
 private:
   class WarmLoan;
+  /// `inferred` (of `s`) into the document's cache; whether it found shape
+  /// errors not known before.
+  bool store(OpenDocument &doc, const Snapshot &s,
+             const ShapeInference &inferred);
   /// Infers `fns` on the request inferrer for `worker`; stores the
   /// results. Nullopt when cancelled; else whether shape errors were new.
   std::optional<bool>

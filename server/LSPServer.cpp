@@ -176,6 +176,8 @@ private:
     TosaServer::Options out;
     out.sync = o.sync;
     out.debounce = std::chrono::milliseconds(o.debounceMs);
+    out.inferInAnalysis = o.inferInAnalysis;
+    out.inferAfterPublish = o.inferAfterPublish;
     out.self = sys::fs::getMainExecutable(nullptr, (void *)&runServer);
     return out;
   }

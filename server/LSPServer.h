@@ -22,6 +22,9 @@ struct ServerOptions {
   bool litTest = false;
   /// Quiet period after an edit before analysis starts (async mode).
   unsigned debounceMs = 50;
+  /// TosaServer::Options::inferInAnalysis (benchmarks compare both).
+  bool inferInAnalysis = true;
+  bool inferAfterPublish = true; // TosaServer::Options::inferAfterPublish
   bool verbose = false;
   /// `initialize`'s serverInfo.version (the binary's version and revision).
   std::string version = "0.1.0";

@@ -11,9 +11,11 @@ namespace tosa_lsp {
 static constexpr size_t kFreeBeforePublishBytes = 4 << 20;
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
-                     Ready onReady)
+                     Ready onReady, InferShapes inferShapes)
     : sync(sync), debounce(debounce), onReady(std::move(onReady)),
-      analyzer(std::make_unique<Analyzer>()) {
+      infer(std::move(inferShapes)), analyzer(std::make_unique<Analyzer>()) {
+  // Before the worker reads it.
+  analyzer->setInferShapes(infer.enabled, infer.afterPublish);
   if (!sync)
     worker = std::make_unique<llvm::thread>([this] { run(); });
 }
@@ -205,7 +207,8 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   for (const Section &s : fa->sections)
     reused += s.reused;
   auto snap = std::make_shared<const Snapshot>(
-      uri, path, version, std::move(text), std::move(config), std::move(fa));
+      uri, path, version, std::move(text), std::move(config), std::move(fa),
+      analyzer->takeInferred(), analyzer->hasKeptIR());
 
   lock.lock();
   busy = false;
@@ -276,8 +279,35 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   replaced.reset();
   if (!sync && !handedOver)
     freed();
+  if (snap->inferenceFollows)
+    inferKept(doc, snap, newest);
   lock.lock();
   idle.notify_all();
+}
+
+void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
+                          const SnapshotPtr &snap, bool published) {
+  // On the analysis' threads, while its IR lives: no parse of its own.
+  // A version sent meanwhile goes first (the rest is inferred later, by
+  // the background on parses of its own).
+  auto edited = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return stopping || doc->dirty;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    busy = true;
+  }
+  analyzer->inferKept([&] { return !published || !infer.inferred || edited(); },
+                      [&](std::shared_ptr<const ShapeInference> si) {
+                        infer.inferred(doc->doc, snap, std::move(si));
+                      });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    busy = false;
+  }
+  if (published && infer.done && !edited())
+    infer.done(doc->doc, snap);
 }
 
 void Scheduler::run() {

@@ -26,6 +26,20 @@
 
 namespace tosa_lsp {
 
+/// Shape inference on the analysis' own IR (Analyzer::setInferShapes).
+struct SchedulerInference {
+  bool enabled = false;
+  /// An open's (not an edit's function): after the publish, on the IR
+  /// the analysis kept (Analyzer::inferKept), unless a newer version
+  /// comes first. During it, what it infers goes to `inferred` (from
+  /// either analysis thread), then `done` is called (on the worker).
+  bool afterPublish = false;
+  std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr,
+                     std::shared_ptr<const ShapeInference>)>
+      inferred;
+  std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr)> done;
+};
+
 class Scheduler {
 public:
   using SnapshotPtr = tosa_lsp::SnapshotPtr;
@@ -33,7 +47,11 @@ public:
   /// finished snapshot that is still the newest version of its document.
   using Ready = std::function<void(SnapshotPtr)>;
 
-  Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady);
+  using InferShapes = SchedulerInference;
+  /// With `infer.enabled`, each analysis also infers the functions it
+  /// parses on its own IR (Snapshot::inferred, or after the publish).
+  Scheduler(bool sync, std::chrono::milliseconds debounce, Ready onReady,
+            InferShapes infer = {});
   ~Scheduler();
 
   /// Opens `uri` afresh: a document open under it is removed first.
@@ -101,10 +119,15 @@ private:
   void run();
   void analyze(const std::string &uri, std::shared_ptr<Doc> doc,
                std::unique_lock<std::mutex> &lock);
+  /// The IR the analysis of `snap` kept, inferred (when `published`) or
+  /// dropped; stops once `doc` is edited.
+  void inferKept(const std::shared_ptr<Doc> &doc, const SnapshotPtr &snap,
+                 bool published);
 
   const bool sync;
   const std::chrono::milliseconds debounce;
   Ready onReady;
+  const InferShapes infer;
   mutable std::mutex mu;
   std::condition_variable cv, idle;
   std::map<std::string, std::shared_ptr<Doc>> docs;

@@ -21,6 +21,8 @@
 
 namespace tosa_lsp {
 
+struct ShapeInference; // ShapeInference.h
+
 /// A document's text, shared (not copied) by the server's copy, the
 /// Scheduler's and each snapshot: 17 MB at 200k lines, copied four times
 /// per edit before.
@@ -30,11 +32,14 @@ using SharedString = std::shared_ptr<const std::string>;
 struct Snapshot {
   Snapshot(std::string uri, std::string path, int64_t version,
            SharedString text, Config config,
-           std::shared_ptr<const FileAnalysis> analysis)
+           std::shared_ptr<const FileAnalysis> analysis,
+           std::shared_ptr<const ShapeInference> inferred = nullptr,
+           bool inferenceFollows = false)
       : uri(std::move(uri)), path(std::move(path)), version(version),
         sharedText(std::move(text)), text(*sharedText),
         config(std::move(config)), sharedAnalysis(std::move(analysis)),
-        analysis(*sharedAnalysis),
+        analysis(*sharedAnalysis), inferred(std::move(inferred)),
+        inferenceFollows(inferenceFollows),
         lines(this->text, sharedAnalysis->lineIndex) {}
   std::string uri, path;
   int64_t version;
@@ -45,6 +50,14 @@ struct Snapshot {
   /// sections for the next version without keeping a copy.
   std::shared_ptr<const FileAnalysis> sharedAnalysis;
   const FileAnalysis &analysis;
+  /// What the analysis inferred on its own IR (Analyzer::setInferShapes),
+  /// for the document's InferenceCache at the publish; null when off. Its
+  /// functions are shared with the cache, not copied.
+  std::shared_ptr<const ShapeInference> inferred;
+  /// More of its functions are inferred right after its publish, on the
+  /// IR its analysis kept (Scheduler::InferShapes::afterPublish): the
+  /// background's fill waits for that.
+  bool inferenceFollows = false;
   /// Candidate quick fixes (text only), derived when a code action first
   /// asks, not with every analysis: most versions of a document being typed
   /// are never asked. Each is validated by re-analysis when a code action

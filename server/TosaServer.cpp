@@ -103,7 +103,28 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
       });
   scheduler = std::make_unique<Scheduler>(
       options.sync, options.debounce,
-      [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); });
+      [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); },
+      inferShapesHooks(options));
+}
+
+Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
+  Scheduler::InferShapes infer;
+  infer.enabled = options.inferInAnalysis;
+  infer.afterPublish = options.inferAfterPublish;
+  // On the Scheduler's threads, also while the destructor resets it (the
+  // inference then stops): `background` outlives it.
+  infer.inferred = [this](const std::shared_ptr<OpenDocument> &doc,
+                          Scheduler::SnapshotPtr s,
+                          std::shared_ptr<const ShapeInference> si) {
+    if (!stopping && doc->latest() == s)
+      background->storeInferredAfterPublish(*doc, *s, *si);
+  };
+  infer.done = [this](const std::shared_ptr<OpenDocument> &doc,
+                      Scheduler::SnapshotPtr s) {
+    if (!stopping && doc->isOpen() && doc->latest() == s)
+      background->inferredAfterPublish(doc, s);
+  };
+  return infer;
 }
 
 TosaServer::~TosaServer() {
@@ -226,8 +247,11 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   if (bigFile)
     buildIndex();
   std::vector<Diagnostic> extra;
-  // Nothing known yet (an open): the keys are hashed after the publish
-  // (~4 ms at 200k lines).
+  // What the analysis inferred is known before the diagnostics go: a hover
+  // sent as soon as they arrive finds it, and its shape errors go with them.
+  background->storeInferred(*doc, *s);
+  // Nothing known yet (an open without it): the keys are hashed after the
+  // publish (~4 ms at 200k lines).
   if (!doc->shapes.cache.empty()) {
     PhaseTimer timer("publish: function keys and known shape errors");
     extra = background->knownErrors(*doc, *s, /*retain=*/true);
@@ -243,7 +267,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   }
   if (!bigFile)
     buildIndex();
-  background->published(doc, s);
+  background->published(doc, s, /*fill=*/!s->inferenceFollows);
   migrateInBackground(std::move(doc), std::move(s));
 }
 

@@ -162,6 +162,13 @@ public:
     /// requests infer, and shape errors come from what they inferred
     /// (tests of the requests' own inference).
     bool backgroundInference = true;
+    /// Each analysis infers the functions it parses on its own IR (no
+    /// second parse; Analyzer::setInferShapes): off, only requests and the
+    /// fill infer, each on a parse of its own (tests compare the two).
+    bool inferInAnalysis = true;
+    /// ... an open's right after its publish, on the IR its analysis kept
+    /// (an edit's function before the publish either way); off: before it.
+    bool inferAfterPublish = true;
     /// The warm request inferrer's context keeps a location per op of each
     /// function inferred on it: after this many lines it is made afresh.
     unsigned renewWarmInferrerLines = 100000;
@@ -371,6 +378,8 @@ public:
   std::shared_ptr<void> lendWarmInferrerForTest();
 
 private:
+  /// The Scheduler's shape inference on the analysis' IR (Options).
+  Scheduler::InferShapes inferShapesHooks(const Options &options);
   void schedule(const std::shared_ptr<OpenDocument> &doc);
   /// Runs fn(snapshot) with a snapshot of the document's current version
   /// (or newer), on the caller's thread or the Scheduler's: every request's

@@ -75,7 +75,7 @@ TEST(TosaServer, ShapeInferenceOnThePoolCachedPerVersion) {
 
 TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
   Recorder rec;
-  TosaServer server(syncOptions(), rec);
+  TosaServer server(reparsing(syncOptions()), rec);
   server.addDocument("test:///c.mlir", "/nonexistent/c.mlir", 1,
                      kContradiction);
   // The analysis first (MLIR's verifier accepts the file), then the same
@@ -134,7 +134,7 @@ TEST(TosaServer, ShapeErrorsOfLongFunctionsComeWithTheirInference) {
           "  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>\n"
           "  return %1 : tensor<3x5xf32>\n}\n";
   Recorder rec;
-  TosaServer server(syncOptions(), rec);
+  TosaServer server(reparsing(syncOptions()), rec);
   server.addDocument("test:///l.mlir", "/nonexistent/l.mlir", 1, text);
   ASSERT_EQ(rec.published.size(), 1u); // not checked in the background
   EXPECT_TRUE(rec.extras[0].empty());
@@ -163,7 +163,7 @@ struct BigFunctionServer {
   Recorder rec;
   std::unique_ptr<TosaServer> server;
   BigFunctionServer() {
-    TosaServer::Options o = pooledOptions();
+    TosaServer::Options o = reparsing(pooledOptions());
     server = std::make_unique<TosaServer>(o, rec);
     server->addDocument(uri, "/nonexistent/big.mlir", 1, absChain(n));
   }
@@ -247,7 +247,8 @@ struct ManyFunctions {
   TosaServer server;
   const std::string uri = "test:///many.mlir";
   const std::string text;
-  explicit ManyFunctions(int n, TosaServer::Options o = pooledOptions())
+  explicit ManyFunctions(int n,
+                         TosaServer::Options o = reparsing(pooledOptions()))
       : server(o, rec), text(manySmallFunctions(n)) {
     server.addDocument(uri, "/nonexistent/many.mlir", 1, text);
     server.waitIdle();
@@ -388,7 +389,7 @@ TEST(TosaServer, AnEditsBackgroundInferenceBorrowsTheWarmInferrer) {
 // scheduler tick) and the first goes on: every function becomes known
 // though the requests never stop.
 TEST(TosaServer, TheBackgroundPausesOneThreadForRequestsAndGoesOnWithTheOther) {
-  TosaServer::Options o = pooledOptions();
+  TosaServer::Options o = reparsing(pooledOptions());
   Recorder rec;
   TosaServer server(o, rec);
   const std::string uri = "test:///many.mlir";
@@ -506,7 +507,7 @@ struct RequestInference {
   std::unique_ptr<TosaServer> server;
   const std::string uri = "test:///m.mlir";
   RequestInference() {
-    TosaServer::Options o = syncOptions();
+    TosaServer::Options o = reparsing(syncOptions());
     o.backgroundInference = false;
     server = std::make_unique<TosaServer>(o, rec);
     server->addDocument(uri, "/nonexistent/m.mlir", 1, sixFunctions());

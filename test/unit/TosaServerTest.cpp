@@ -101,7 +101,7 @@ TEST(TosaServer, SeverityPolicy) {
 // inference, which publishes, is off). It used to re-publish at once.
 TEST(TosaServer, AHoverNeverPublishes) {
   Recorder rec;
-  TosaServer::Options o = syncOptions();
+  TosaServer::Options o = reparsing(syncOptions());
   o.backgroundInference = false;
   TosaServer server(o, rec);
   const std::string uri = "test:///c.mlir";

@@ -87,10 +87,18 @@ struct Recorder : TosaServer::Callbacks {
   return o;
 }
 
-/// pooledOptions without the background inference: every hover in a
-/// function not inferred yet infers it.
+/// `o` where only requests and the fill infer, each on a parse of its own
+/// (not the analysis on its IR): how functions the analysis does not infer
+/// (a cut function's, refine-all edits) are inferred.
+[[maybe_unused]] TosaServer::Options reparsing(TosaServer::Options o) {
+  o.inferInAnalysis = false;
+  return o;
+}
+
+/// pooledOptions without the background inference nor the analysis': every
+/// hover in a function not inferred yet infers it.
 [[maybe_unused]] TosaServer::Options requestsInferOptions() {
-  TosaServer::Options o = pooledOptions();
+  TosaServer::Options o = reparsing(pooledOptions());
   o.backgroundInference = false;
   return o;
 }

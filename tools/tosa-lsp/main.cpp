@@ -415,6 +415,24 @@ struct CommandLine {
                           cl::sub(topLevel),
                           cl::sub(serve),
                           cl::cat(serverCategory)};
+  cl::opt<bool> inferInAnalysis{
+      "infer-in-analysis",
+      cl::desc("Infer shapes on the analysis' own IR (false: each inference "
+               "parses its function again; benchmarks)"),
+      cl::init(true),
+      cl::Hidden,
+      cl::sub(topLevel),
+      cl::sub(serve),
+      cl::cat(serverCategory)};
+  cl::opt<bool> inferAfterPublish{
+      "infer-after-publish",
+      cl::desc("An open's inference on the analysis' IR after its publish "
+               "(false: before it; benchmarks)"),
+      cl::init(true),
+      cl::Hidden,
+      cl::sub(topLevel),
+      cl::sub(serve),
+      cl::cat(serverCategory)};
   cl::opt<bool> verbose{"verbose", cl::desc("Log to stderr"), cl::sub(topLevel),
                         cl::sub(serve), cl::cat(serverCategory)};
   cl::opt<bool> stdio{"stdio",
@@ -544,6 +562,8 @@ struct CommandLine {
     o.sync = syncMode;
     o.verbose = verbose;
     o.debounceMs = debounceMs;
+    o.inferInAnalysis = inferInAnalysis;
+    o.inferAfterPublish = inferAfterPublish;
     o.version = std::string(kVersion) + " (" + kGitRevision + ")";
     return o;
   }

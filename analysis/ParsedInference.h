@@ -1,0 +1,47 @@
+//===- ParsedInference.h - tosa-infer-shapes on parsed IR -------*- C++ -*-===//
+//
+// Private to analysis/. The per-function shape inference of ShapeInference
+// on a section already parsed (ParsedSection), in the context it was parsed
+// in: the inferrer's own re-parse, or the analysis' IR once its results are
+// copied out (the pass changes the IR). Results are plain data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOSA_LSP_ANALYSIS_PARSEDINFERENCE_H
+#define TOSA_LSP_ANALYSIS_PARSEDINFERENCE_H
+
+#include "IR.h"
+#include "ShapeInference.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <vector>
+
+namespace tosa_lsp::detail {
+
+/// Which top-level functions of a parsed section to infer, and how.
+struct FunctionsToInfer {
+  unsigned section = 0;
+  /// Those overlapping these lines (and in the file: not a unit's stubs).
+  unsigned firstLine = 1, lastLine = ~0u;
+  /// A function holding one of these (errors) is listed, not inferred.
+  std::vector<Position> errors;
+  bool withRefineEdits = false;
+};
+
+/// Upstream's tosa-infer-shapes on each function `what` names, each then
+/// recorded op by op (FunctionInference), appended to `out` in text order.
+/// The ops' strings go to `shared` when given, else to a pool of each
+/// function's own (a document's cache then frees a function's with it).
+/// False once `stopped` said yes (what is in `out` is then incomplete). A
+/// crash inside MLIR is the caller's to contain.
+bool inferTopLevelFunctions(const ParsedSection &ps, mlir::MLIRContext &ctx,
+                            const FunctionsToInfer &what,
+                            llvm::function_ref<bool()> stopped,
+                            InferredOpWriter *shared,
+                            std::vector<FunctionInference> &out);
+
+} // namespace tosa_lsp::detail
+
+#endif // TOSA_LSP_ANALYSIS_PARSEDINFERENCE_H

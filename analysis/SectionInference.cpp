@@ -1,0 +1,255 @@
+//===- SectionInference.cpp - shape inference on the analysis' own IR ----===//
+//
+// With Analyzer::setInferShapes, each section, part or unit the analysis
+// parsed is put through tosa-infer-shapes once its results are copied out,
+// in the context it was parsed in, before its IR is destroyed: the same
+// inference ShapeInferrer::infer makes on a parse of its own, without that
+// parse (a fifth of a many-function session's CPU). A cut function's parts
+// are not inferred (neither part is the function), nor anything parsed
+// with lenient dialects or validated (the IR is not the inferrer's). What
+// the finished analysis says decides what is kept (finishInference).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AnalyzerImpl.h"
+#include "CrashGuard.h"
+#include "ParsedInference.h"
+#include "Timing.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace tosa_lsp {
+using namespace detail;
+
+namespace {
+/// The text of the sections kept for inferKept at most: their IR lives
+/// until then beside the next steps (~25 MiB of IR per MiB of text), and
+/// the rest is inferred as before (the fill, on parses of its own).
+constexpr size_t kKeepIRBytes = 8u << 20;
+} // namespace
+
+void Analyzer::setInferShapes(bool on, bool afterAnalysis) {
+  impl->inferShapes = on;
+  impl->inferAfterAnalysis = on && afterAnalysis;
+}
+
+std::shared_ptr<const ShapeInference> Analyzer::takeInferred() {
+  return std::move(impl->lastInferred);
+}
+
+bool Analyzer::hasKeptIR() {
+  std::lock_guard<std::mutex> lock(impl->keptMu);
+  return !impl->kept.empty();
+}
+
+void Analyzer::inferKept(
+    llvm::function_ref<bool()> stop,
+    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
+  impl->analysisThread.run([&] { impl->inferKept(stop, deliver); });
+}
+
+namespace {
+/// tosa-infer-shapes on `ps`'s functions into `out`; the crash, if any.
+std::optional<std::string> inferContained(const ParsedSection &ps,
+                                          MLIRContext &ctx,
+                                          const FunctionsToInfer &what,
+                                          llvm::function_ref<bool()> stop,
+                                          std::vector<FunctionInference> &out) {
+  ScopedDiagnosticHandler silence(&ctx,
+                                  [](mlir::Diagnostic &) { return success(); });
+  return runContained(
+      [&] { (void)inferTopLevelFunctions(ps, ctx, what, stop, nullptr, out); });
+}
+} // namespace
+
+void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
+                                 std::unique_ptr<MLIRContext> &slot,
+                                 const Section &sec,
+                                 const SectionResult &result,
+                                 const Config &config, bool unit) {
+  if (!inferShapes || !ps || !ps->module || !sec.parsed || lenientLoaded ||
+      config.validate.enabled)
+    return;
+  FunctionsToInfer what;
+  what.section = sec.index;
+  for (const Diagnostic &d : result.diagnostics) {
+    if (d.severity != Severity::Error)
+      continue;
+    if (!d.range.begin.valid())
+      return; // the inferrer skips the section: nothing to infer
+    what.errors.push_back(d.range.begin);
+  }
+  if (inferAfterAnalysis && !unit) {
+    size_t bytes = ps->section.endOffset - ps->section.beginOffset;
+    std::lock_guard<std::mutex> lock(keptMu);
+    if (keptBytes + bytes > kKeepIRBytes)
+      return; // destroyed now, inferred by others later
+    keptBytes += bytes;
+    kept.push_back({std::move(ps), &slot != &context, std::move(what), bytes});
+    return;
+  }
+  PhaseTimer t("shape inference on the analysis' IR");
+  std::vector<FunctionInference> out;
+  if (std::optional<std::string> crash =
+          inferContained(*ps, *slot, what, [] { return false; }, out)) {
+    // Abandoned as after a crash in the analysis (see analyzeSection); the
+    // results are already out. The inferrer meets the same crash on its
+    // own parse and says so.
+    (void)ps.release();
+    if (&slot == &context) {
+      abandonRetired();
+      abandonKept(false);
+    } else {
+      abandonKept(true);
+    }
+    (void)slot.release();
+    slot = makeContext();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(inferredMu);
+  for (FunctionInference &f : out)
+    inferred.push_back(std::move(f));
+}
+
+void Analyzer::Impl::inferKept(
+    llvm::function_ref<bool()> stop,
+    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
+  std::vector<KeptIR> mine, beside;
+  {
+    std::lock_guard<std::mutex> lock(keptMu);
+    for (KeptIR &k : kept)
+      (k.helper ? beside : mine).push_back(std::move(k));
+    kept.clear();
+    keptBytes = 0;
+  }
+  PhaseTimer t("shape inference on the IR kept after the analysis");
+  // Each thread on what was parsed in its own context, destroyed there.
+  auto work = [&](std::vector<KeptIR> &items,
+                  std::unique_ptr<MLIRContext> &slot, bool main) {
+    for (KeptIR &k : items) {
+      std::vector<FunctionInference> out;
+      if (inferContained(*k.ps, *slot, k.what, stop, out)) {
+        for (KeptIR &left : items) // abandoned with their context
+          (void)left.ps.release();
+        if (main)
+          abandonRetired();
+        (void)slot.release();
+        slot = makeContext();
+        return;
+      }
+      if (!out.empty())
+        deliver(filterInferred(std::move(out), inferenceFilter));
+      k.ps.reset();
+    }
+  };
+  if (beside.empty()) {
+    work(mine, context, true);
+    return;
+  }
+  TaskThread::Running other =
+      helperThread.beside([&] { work(beside, partContext, false); });
+  work(mine, context, true);
+  other.join();
+}
+
+void Analyzer::Impl::dropKept(bool helper) {
+  std::vector<KeptIR> dead;
+  {
+    std::lock_guard<std::mutex> lock(keptMu);
+    for (auto it = kept.begin(); it != kept.end();)
+      if (it->helper == helper) {
+        keptBytes -= it->bytes;
+        dead.push_back(std::move(*it));
+        it = kept.erase(it);
+      } else {
+        ++it;
+      }
+  }
+}
+
+void Analyzer::Impl::abandonKept(bool helper) {
+  std::lock_guard<std::mutex> lock(keptMu);
+  for (auto it = kept.begin(); it != kept.end();)
+    if (it->helper == helper) {
+      keptBytes -= it->bytes;
+      (void)it->ps.release();
+      it = kept.erase(it);
+    } else {
+      ++it;
+    }
+}
+
+bool Analyzer::Impl::keptIn(bool helper) {
+  std::lock_guard<std::mutex> lock(keptMu);
+  return llvm::any_of(kept,
+                      [&](const KeptIR &k) { return k.helper == helper; });
+}
+
+Analyzer::Impl::InferenceFilter
+Analyzer::Impl::makeFilter(const FileAnalysis &fa) {
+  InferenceFilter f;
+  for (const Section &sec : fa.sections)
+    f.usable.push_back(sec.parsed && !sec.stale);
+  f.errors.resize(fa.sections.size(), std::vector<Position>());
+  for (uint32_t i : fa.errorIndices()) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.section >= f.errors.size() || !f.errors[d.section])
+      continue;
+    if (!d.range.begin.valid())
+      f.errors[d.section].reset();
+    else
+      f.errors[d.section]->push_back(d.range.begin);
+  }
+  return f;
+}
+
+std::shared_ptr<const ShapeInference>
+Analyzer::Impl::filterInferred(std::vector<FunctionInference> all,
+                               const InferenceFilter &filter) {
+  // By place; a function analysed twice (parts, then whole) keeps the last.
+  std::map<std::pair<unsigned, unsigned>, FunctionInference> byPlace;
+  for (FunctionInference &f : all)
+    if (f.section < filter.usable.size() && filter.usable[f.section] &&
+        filter.errors[f.section]) // else an error without a place
+      byPlace[{f.section, f.scope.begin.line}] = std::move(f);
+  auto out = std::make_shared<ShapeInference>();
+  for (auto &[place, f] : byPlace) {
+    bool hasError = llvm::any_of(*filter.errors[f.section], [&](Position p) {
+      return !before(p, f.scope.begin) && !before(f.scope.end, p);
+    });
+    // What the inferrer says of a function with an error (one the
+    // analysis of its part or unit did not see is found by the whole's).
+    if (hasError && f.skipped != "the function has errors") {
+      FunctionInference skipped;
+      skipped.name = std::move(f.name);
+      skipped.scope = f.scope;
+      skipped.section = f.section;
+      skipped.skipped = "the function has errors";
+      out->functions.push_back(std::move(skipped));
+      continue;
+    }
+    if (!hasError && f.skipped == "the function has errors")
+      continue;
+    out->functions.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Analyzer::Impl::finishInference(const FileAnalysis &fa) {
+  std::vector<FunctionInference> all;
+  {
+    std::lock_guard<std::mutex> lock(inferredMu);
+    all.swap(inferred);
+  }
+  if (!inferShapes)
+    return;
+  inferenceFilter = makeFilter(fa);
+  lastInferred = filterInferred(std::move(all), inferenceFilter);
+}
+
+} // namespace tosa_lsp

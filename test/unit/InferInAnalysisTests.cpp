@@ -1,0 +1,254 @@
+//===- InferInAnalysisTests.cpp - inference on the analysis' own IR ------===//
+//
+// Analyzer::setInferShapes infers each function on the IR the analysis
+// parsed; ShapeInferrer::infer on a parse of its own. Both must give the
+// same records, op by op (the server uses either, per function): on
+// hand-written files, on the analysis' paths (whole, parts, small sections
+// on two threads, an edit's unit), and on ../shared/corpus (skipped when
+// absent).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "ShapeInference.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+using namespace tosa_lsp;
+
+namespace {
+
+std::string str(Position p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
+std::string str(Range r) { return str(r.begin) + "-" + str(r.end); }
+std::string str(const MaybeShape &s) {
+  if (!s)
+    return "unranked";
+  std::string out;
+  for (int64_t d : *s)
+    out += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
+  return out;
+}
+
+/// Everything a function's inference says, decoded, as text.
+std::string describe(const FunctionInference &f) {
+  std::ostringstream out;
+  out << "@" << f.name << " s" << f.section << " " << str(f.scope) << " ["
+      << f.skipped << "]\n";
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const InferredOp &op = f.ops[i];
+    out << "  " << op.name() << " " << op.function() << " s" << op.section
+        << " " << str(op.range) << " " << str(op.scope) << " "
+        << str(op.resultTypeRange) << " r" << op.refined() << " c"
+        << op.contradicts() << op.resultContradicts() << " o"
+        << op.hasRefinedOperands() << " {" << op.rejection() << "} last "
+        << f.lastLineSoFar[i] << "\n";
+    for (const InferredResult &r : op.results()) {
+      out << "    " << r.declared << " -> " << r.inferred << " "
+          << str(r.declaredShape) << " " << str(r.inferredShape) << " fn "
+          << str(r.shapeFunction);
+      for (const std::string &s : r.dimSources)
+        out << " <" << s << ">";
+      for (unsigned d : r.contradictions)
+        out << " !" << d;
+      out << "\n";
+    }
+    for (const std::string &o : op.refinedOperands())
+      out << "    operand " << o << "\n";
+    out << "    " << inferredSummary(op) << "\n";
+  }
+  return out.str();
+}
+
+/// Compares every function `analyzer` inferred while analysing `text`
+/// with what a ShapeInferrer infers of it (the fill's and requests' way:
+/// asked for that function's lines, without refine-all edits). Returns how
+/// many were compared.
+size_t expectSameAsInferrer(Analyzer &analyzer, const std::string &text,
+                            const std::string &path,
+                            AnalysisCache *cache = nullptr) {
+  FileAnalysis fa = analyzer.analyze(text, path, Config(), cache);
+  std::shared_ptr<const ShapeInference> taken = analyzer.takeInferred();
+  EXPECT_TRUE(taken);
+  if (!taken)
+    return 0;
+  // With setInferShapes(true, true): and what inferKept delivers.
+  auto mine = std::make_shared<ShapeInference>(*taken);
+  std::mutex mu;
+  analyzer.inferKept([] { return false; },
+                     [&](std::shared_ptr<const ShapeInference> part) {
+                       std::lock_guard<std::mutex> lock(mu);
+                       for (size_t i = 0; i < part->functions.size(); ++i)
+                         mine->functions.push_back(part->functions.shared(i));
+                     });
+  EXPECT_FALSE(analyzer.hasKeptIR());
+  static ShapeInferrer inferrer;
+  LineIndex lines(text);
+  for (const FunctionInference &f : mine->functions) {
+    ShapeInference theirs =
+        inferrer.infer(text, lines, fa, f.scope.begin.line, f.scope.end.line,
+                       nullptr, /*withRefineEdits=*/false);
+    const FunctionInference *same = nullptr;
+    for (const FunctionInference &g : theirs.functions)
+      if (g.scope.begin.line == f.scope.begin.line)
+        same = &g;
+    EXPECT_TRUE(same) << path << ": @" << f.name;
+    if (same)
+      EXPECT_EQ(describe(f), describe(*same)) << path;
+  }
+  return mine->functions.size();
+}
+
+const char *kFunctions = R"(!in = tensor<2x3xf32>
+func.func @alias(%a: !in) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (!in) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+func.func @contradiction(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  %1 = tosa.abs %0 : (tensor<?x?xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+func.func @bad(%a: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  %0 = tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x2x2xf32>
+  return %0 : tensor<2x2x2xf32>
+}
+func.func private @external(tensor<2xf32>) -> tensor<2xf32>
+func.func @ifop(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<7xf32>) -> tensor<?xf32> {
+  %0 = tosa.cond_if %c (%x = %a, %y = %b) : tensor<i1> (tensor<4xf32>, tensor<7xf32>) -> tensor<?xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<7xf32>):
+    tosa.yield %x : tensor<4xf32>
+  } else {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<7xf32>):
+    %1 = tosa.abs %x : (tensor<4xf32>) -> tensor<4xf32>
+    tosa.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+func.func @loop(%i0: tensor<i32>, %x: tensor<4xf32>, %limit: tensor<i32>) -> tensor<?xf32> {
+  %r:2 = tosa.while_loop (%i = %i0, %v = %x) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<?xf32>) {
+    %more = tosa.greater %limit, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    tosa.yield %more : tensor<i1>
+  } do {
+  ^bb0(%i: tensor<i32>, %v: tensor<?xf32>):
+    %one = "tosa.const"() <{values = dense<1> : tensor<i32>}> : () -> tensor<i32>
+    %i1 = tosa.add %i, %one : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %v1 = tosa.abs %v : (tensor<?xf32>) -> tensor<?xf32>
+    tosa.yield %i1, %v1 : tensor<i32>, tensor<?xf32>
+  }
+  %c = call @external(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r#1 : tensor<?xf32>
+}
+)";
+
+// Whole, in parts (parallelSectionBytes 0), split into `// -----` sections
+// on two threads: every function the analysis infers equals the
+// inferrer's. It infers all (the one with an error listed as such, as the
+// inferrer does) but a function cut in two parts (the one-function section
+// of the split file, with parts everywhere).
+TEST(InferInAnalysis, EqualsTheInferrerOnEveryPath) {
+  std::string split = kFunctions;
+  for (const char *fn : {"@contradiction", "@bad", "@ifop"})
+    split.insert(split.find("func.func " + std::string(fn)),
+                 "// -----\n!in = tensor<2x3xf32>\n");
+  for (size_t bytes : {size_t(0), size_t(SIZE_MAX)}) {
+    for (const std::string &text : {std::string(kFunctions), split}) {
+      Analyzer analyzer;
+      analyzer.setInferShapes(true);
+      analyzer.setParallelSectionBytes(bytes);
+      size_t cut = bytes == 0 && text == split ? 1 : 0;
+      EXPECT_EQ(expectSameAsInferrer(analyzer, text, "/t/f.mlir"), 6u - cut)
+          << bytes << "\n"
+          << text;
+    }
+  }
+}
+
+// Inferred after the analysis (setInferShapes(true, true)), on the IR it
+// kept: the same, delivered by inferKept; an edit's unit is inferred during
+// the analysis; a stop leaves the rest uninferred, its IR destroyed.
+TEST(InferInAnalysis, AfterTheAnalysisOnItsKeptIR) {
+  for (size_t bytes : {size_t(0), size_t(SIZE_MAX)}) {
+    Analyzer analyzer;
+    analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+    analyzer.setParallelSectionBytes(bytes);
+    AnalysisCache cache;
+    std::string text = kFunctions;
+    (void)analyzer.analyze(text, "/t/f.mlir", Config(), &cache);
+    EXPECT_TRUE(analyzer.takeInferred()->functions.empty());
+    EXPECT_TRUE(analyzer.hasKeptIR());
+    size_t delivered = 0;
+    analyzer.inferKept([] { return true; },
+                       [&](std::shared_ptr<const ShapeInference> part) {
+                         delivered += part->functions.size();
+                       });
+    EXPECT_EQ(delivered, 0u);
+    EXPECT_FALSE(analyzer.hasKeptIR());
+    text += " ";
+    EXPECT_EQ(expectSameAsInferrer(analyzer, text, "/t/f.mlir", &cache), 6u);
+    text.insert(text.find("  %c = call"),
+                "  %w = tosa.abs %x : (tensor<4xf32>) -> tensor<?xf32>\n");
+    (void)analyzer.analyze(text, "/t/f.mlir", Config(), &cache);
+    EXPECT_FALSE(analyzer.hasKeptIR());
+    EXPECT_EQ(analyzer.takeInferred()->functions.size(), 1u);
+  }
+}
+
+// An edit inside one function re-analyses that function alone (a unit,
+// with stubs of what it calls): only it is inferred again, as the
+// inferrer infers it in the edited text.
+TEST(InferInAnalysis, AnEditInfersTheEditedFunctionAlone) {
+  Analyzer analyzer;
+  analyzer.setInferShapes(true);
+  AnalysisCache cache;
+  std::string text = kFunctions;
+  EXPECT_EQ(expectSameAsInferrer(analyzer, text, "/t/f.mlir", &cache), 6u);
+  text.insert(text.find("  %c = call"),
+              "  %w = tosa.abs %x : (tensor<4xf32>) -> tensor<?xf32>\n");
+  EXPECT_EQ(expectSameAsInferrer(analyzer, text, "/t/f.mlir", &cache), 1u);
+  // Off: nothing.
+  Analyzer off;
+  (void)off.analyze(text, "/t/f.mlir", Config());
+  EXPECT_FALSE(off.takeInferred());
+}
+
+// Every file of the corpus, whole and cut wherever it can be, inferred
+// during the analysis and after it.
+TEST(InferInAnalysis, CorpusEqualsTheInferrer) {
+  namespace fs = std::filesystem;
+  fs::path corpus = TOSA_LSP_CORPUS_DIR;
+  if (!fs::is_directory(corpus))
+    GTEST_SKIP() << "no corpus at " << corpus;
+  std::vector<fs::path> files;
+  for (const auto &e : fs::recursive_directory_iterator(corpus))
+    if (e.is_regular_file() && e.path().extension() == ".mlir")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 10u);
+  size_t compared = 0;
+  for (const fs::path &f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    for (size_t bytes : {size_t(0), size_t(SIZE_MAX)})
+      for (bool after : {false, true}) {
+        // Fresh ones: a lenient dialect loaded for one file turns the
+        // inference off for the analyzer's next files.
+        Analyzer analyzer;
+        analyzer.setInferShapes(true, after);
+        analyzer.setParallelSectionBytes(bytes);
+        compared += expectSameAsInferrer(analyzer, text, f.string());
+      }
+  }
+  EXPECT_GT(compared, 100u);
+}
+
+} // namespace
