@@ -389,14 +389,31 @@ public:
   void setInferShapes(bool on, bool afterAnalysis = false);
   /// The last analysis kept IR for inferKept.
   bool hasKeptIR();
+  /// Where a function begins: its section and its first line (as
+  /// FunctionInference::scope).
+  using FunctionPlace = std::pair<unsigned, unsigned>;
+  /// The functions of the IR the last analysis kept, which inferKept will
+  /// infer (functions with errors included: they are delivered skipped).
+  std::vector<FunctionPlace> keptFunctions();
+  struct KeptHooks {
+    /// Between functions: stop (the rest is destroyed uninferred).
+    llvm::function_ref<bool()> stop;
+    /// Each function's result (as takeInferred would have it: possibly
+    /// nothing), from either thread, as soon as it is inferred.
+    llvm::function_ref<void(FunctionPlace,
+                            std::shared_ptr<const ShapeInference>)>
+        deliver;
+    /// While it says yes, the second thread waits between functions,
+    /// leaving a core to requests (unless one of them is wanted).
+    llvm::function_ref<bool()> yieldCore = nullptr;
+    /// Functions a request waits for: inferred next, by whichever thread
+    /// holds them.
+    llvm::function_ref<std::vector<FunctionPlace>()> wanted = nullptr;
+  };
   /// Infers the functions of the IR the last analysis kept, on both of its
-  /// threads (each in the context that parsed it), destroying it after;
-  /// `deliver` gets the results (as takeInferred would have them) a section
-  /// or part at a time, from either thread. Stops between functions once
-  /// `stop` says so (the rest is destroyed uninferred). Between analyses.
-  void inferKept(
-      llvm::function_ref<bool()> stop,
-      llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver);
+  /// threads (each in the context that parsed it), destroying it after.
+  /// Between analyses.
+  void inferKept(const KeptHooks &hooks);
   /// What the last analysis inferred (setInferShapes): for each function it
   /// parsed, what ShapeInferrer::infer gives without refine-all edits; in
   /// text order. Null when off.

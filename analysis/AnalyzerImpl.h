@@ -222,6 +222,8 @@ struct Analyzer::Impl {
     bool helper = false;
     detail::FunctionsToInfer what;
     size_t bytes = 0;
+    /// Its functions, listed when it was kept (keptFunctions).
+    std::vector<detail::ListedFunction> functions;
   };
   std::mutex keptMu;
   std::vector<KeptIR> kept; // under keptMu
@@ -305,9 +307,11 @@ struct Analyzer::Impl {
   filterInferred(std::vector<FunctionInference> all,
                  const InferenceFilter &filter);
   /// Analyzer::inferKept on the analysis thread.
-  void inferKept(
-      llvm::function_ref<bool()> stop,
-      llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver);
+  void inferKept(const KeptHooks &hooks);
+  /// One thread's part of it: `items`, parsed in `slot`.
+  void inferKeptOn(std::vector<KeptIR> &items,
+                   std::unique_ptr<mlir::MLIRContext> &slot, bool main,
+                   const KeptHooks &hooks);
   /// The IR kept in the main context (or the helper's) is destroyed now,
   /// on the thread that uses that context.
   void dropKept(bool helper);

@@ -30,6 +30,21 @@ struct FunctionsToInfer {
   bool withRefineEdits = false;
 };
 
+/// A top-level function `what` names, before its inference: its name,
+/// place and, when it is not to be inferred, why (`fi.skipped`).
+struct ListedFunction {
+  mlir::Operation *fn = nullptr; // a func.func
+  FunctionInference fi;
+};
+std::vector<ListedFunction> listTopLevelFunctions(const ParsedSection &ps,
+                                                  const FunctionsToInfer &what);
+
+/// tosa-infer-shapes on one listed function, recorded into `f.fi` (nothing
+/// for a skipped one). False once `stopped` said yes.
+bool inferListed(const ParsedSection &ps, mlir::MLIRContext &ctx,
+                 ListedFunction &f, bool withRefineEdits,
+                 llvm::function_ref<bool()> stopped, InferredOpWriter *shared);
+
 /// Upstream's tosa-infer-shapes on each function `what` names, each then
 /// recorded op by op (FunctionInference), appended to `out` in text order.
 /// The ops' strings go to `shared` when given, else to a pool of each

@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <thread>
 
 using namespace mlir;
 
@@ -47,10 +49,8 @@ bool Analyzer::hasKeptIR() {
   return !impl->kept.empty();
 }
 
-void Analyzer::inferKept(
-    llvm::function_ref<bool()> stop,
-    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
-  impl->analysisThread.run([&] { impl->inferKept(stop, deliver); });
+void Analyzer::inferKept(const KeptHooks &hooks) {
+  impl->analysisThread.run([&] { impl->inferKept(hooks); });
 }
 
 namespace {
@@ -90,7 +90,9 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
     if (keptBytes + bytes > kKeepIRBytes)
       return; // destroyed now, inferred by others later
     keptBytes += bytes;
-    kept.push_back({std::move(ps), &slot != &context, std::move(what), bytes});
+    std::vector<ListedFunction> functions = listTopLevelFunctions(*ps, what);
+    kept.push_back({std::move(ps), &slot != &context, std::move(what), bytes,
+                    std::move(functions)});
     return;
   }
   PhaseTimer t("shape inference on the analysis' IR");
@@ -116,9 +118,132 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
     inferred.push_back(std::move(f));
 }
 
-void Analyzer::Impl::inferKept(
-    llvm::function_ref<bool()> stop,
-    llvm::function_ref<void(std::shared_ptr<const ShapeInference>)> deliver) {
+namespace {
+/// One thread's share of inferKept: the functions of `items` (all parsed in
+/// one context), in text order except that a wanted one goes next.
+class KeptFunctions {
+public:
+  explicit KeptFunctions(std::vector<Analyzer::Impl::KeptIR> &items)
+      : items(items) {
+    for (const Analyzer::Impl::KeptIR &k : items)
+      left.push_back(k.functions.size());
+  }
+  /// The next function to infer ({item, function}), if any.
+  std::optional<std::pair<size_t, size_t>>
+  next(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) {
+    for (const Analyzer::FunctionPlace &w : wanted)
+      if (auto it = where.find(w); it != where.end())
+        return it->second;
+    while (item < items.size() && fn >= items[item].functions.size()) {
+      ++item;
+      fn = 0;
+    }
+    if (item == items.size())
+      return std::nullopt;
+    return std::make_pair(item, fn++);
+  }
+  bool has(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) const {
+    return llvm::any_of(wanted, [&](const Analyzer::FunctionPlace &w) {
+      return where.count(w);
+    });
+  }
+  /// Indexes the functions not yet inferred by place (done once: a wanted
+  /// one is looked up between every two functions).
+  void index() {
+    for (size_t i = 0; i < items.size(); ++i)
+      for (size_t j = 0; j < items[i].functions.size(); ++j) {
+        const FunctionInference &fi = items[i].functions[j].fi;
+        where[{fi.section, fi.scope.begin.line}] = {i, j};
+      }
+  }
+  /// Marks it done; true when its item has no function left.
+  bool done(std::pair<size_t, size_t> at) {
+    const FunctionInference &fi = items[at.first].functions[at.second].fi;
+    where.erase({fi.section, fi.scope.begin.line});
+    done_.insert(at);
+    return --left[at.first] == 0;
+  }
+  bool isDone(std::pair<size_t, size_t> at) const { return done_.count(at); }
+
+private:
+  std::vector<Analyzer::Impl::KeptIR> &items;
+  std::vector<size_t> left;
+  std::map<Analyzer::FunctionPlace, std::pair<size_t, size_t>> where;
+  std::set<std::pair<size_t, size_t>> done_;
+  size_t item = 0, fn = 0;
+};
+} // namespace
+
+std::vector<Analyzer::FunctionPlace> Analyzer::keptFunctions() {
+  std::vector<FunctionPlace> places;
+  std::lock_guard<std::mutex> lock(impl->keptMu);
+  for (const Impl::KeptIR &k : impl->kept)
+    for (const ListedFunction &f : k.functions)
+      places.push_back({f.fi.section, f.fi.scope.begin.line});
+  return places;
+}
+
+void Analyzer::Impl::inferKeptOn(std::vector<KeptIR> &items,
+                                 std::unique_ptr<MLIRContext> &slot, bool main,
+                                 const KeptHooks &hooks) {
+  KeptFunctions todo(items);
+  todo.index();
+  std::vector<FunctionPlace> wanted;
+  auto refreshWanted = [&] {
+    wanted = hooks.wanted ? hooks.wanted() : std::vector<FunctionPlace>();
+  };
+  // The second thread leaves its core to the requests that come meanwhile
+  // (the message loop, a hover's own work): with both cores busy here,
+  // hovers right after an open waited 2-3x as long (50k lines, many
+  // functions). Unless a request waits for one of its functions.
+  auto yield = [&] {
+    while (!main && hooks.yieldCore && hooks.yieldCore() && !hooks.stop()) {
+      refreshWanted();
+      if (todo.has(wanted))
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  for (;;) {
+    refreshWanted();
+    yield();
+    if (hooks.stop())
+      return;
+    std::optional<std::pair<size_t, size_t>> at = todo.next(wanted);
+    if (!at)
+      return;
+    if (todo.isDone(*at))
+      continue;
+    KeptIR &k = items[at->first];
+    ListedFunction &f = k.functions[at->second];
+    ScopedDiagnosticHandler silence(
+        slot.get(), [](mlir::Diagnostic &) { return success(); });
+    bool stopped = false;
+    std::optional<std::string> crash = runContained([&] {
+      stopped = !inferListed(*k.ps, *slot, f, k.what.withRefineEdits,
+                             hooks.stop, nullptr);
+    });
+    if (crash) {
+      for (KeptIR &left : items) // abandoned with their context
+        (void)left.ps.release();
+      if (main)
+        abandonRetired();
+      (void)slot.release();
+      slot = makeContext();
+      return;
+    }
+    if (stopped)
+      return;
+    FunctionPlace place{f.fi.section, f.fi.scope.begin.line};
+    std::vector<FunctionInference> one;
+    one.push_back(std::move(f.fi));
+    hooks.deliver(place, filterInferred(std::move(one), inferenceFilter));
+    if (todo.done(*at))
+      k.ps.reset(); // its IR, as soon as it is no longer needed
+  }
+}
+
+void Analyzer::Impl::inferKept(const KeptHooks &hooks) {
   std::vector<KeptIR> mine, beside;
   {
     std::lock_guard<std::mutex> lock(keptMu);
@@ -129,31 +254,13 @@ void Analyzer::Impl::inferKept(
   }
   PhaseTimer t("shape inference on the IR kept after the analysis");
   // Each thread on what was parsed in its own context, destroyed there.
-  auto work = [&](std::vector<KeptIR> &items,
-                  std::unique_ptr<MLIRContext> &slot, bool main) {
-    for (KeptIR &k : items) {
-      std::vector<FunctionInference> out;
-      if (inferContained(*k.ps, *slot, k.what, stop, out)) {
-        for (KeptIR &left : items) // abandoned with their context
-          (void)left.ps.release();
-        if (main)
-          abandonRetired();
-        (void)slot.release();
-        slot = makeContext();
-        return;
-      }
-      if (!out.empty())
-        deliver(filterInferred(std::move(out), inferenceFilter));
-      k.ps.reset();
-    }
-  };
   if (beside.empty()) {
-    work(mine, context, true);
+    inferKeptOn(mine, context, true, hooks);
     return;
   }
-  TaskThread::Running other =
-      helperThread.beside([&] { work(beside, partContext, false); });
-  work(mine, context, true);
+  TaskThread::Running other = helperThread.beside(
+      [&] { inferKeptOn(beside, partContext, false, hooks); });
+  inferKeptOn(mine, context, true, hooks);
   other.join();
 }
 

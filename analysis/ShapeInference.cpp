@@ -1021,41 +1021,62 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
 
 } // namespace
 
+std::vector<detail::ListedFunction>
+detail::listTopLevelFunctions(const ParsedSection &ps,
+                              const FunctionsToInfer &what) {
+  std::vector<ListedFunction> listed;
+  for (Operation &top : *ps.module.get().getBody()) {
+    auto fn = dyn_cast<func::FuncOp>(top);
+    const AsmParserState::OperationDefinition *def = ps.state.getOpDef(&top);
+    if (!fn || !def)
+      continue;
+    ListedFunction f;
+    f.fn = fn;
+    f.fi.name = fn.getSymName().str();
+    f.fi.scope = ps.toFileRange(def->scopeLoc);
+    f.fi.section = what.section;
+    // Not in the file (a unit's stubs) or not asked for.
+    if (!f.fi.scope.begin.valid() ||
+        !overlapsLines(f.fi.scope, what.firstLine, what.lastLine))
+      continue;
+    if (llvm::any_of(what.errors,
+                     [&](Position p) { return inside(f.fi.scope, p); }))
+      f.fi.skipped = "the function has errors";
+    else if (fn.isExternal())
+      f.fi.skipped = "the function has no body";
+    listed.push_back(std::move(f));
+  }
+  return listed;
+}
+
+bool detail::inferListed(const ParsedSection &ps, MLIRContext &ctx,
+                         ListedFunction &f, bool withRefineEdits,
+                         llvm::function_ref<bool()> stopped,
+                         InferredOpWriter *shared) {
+  if (!f.fi.skipped.empty())
+    return true;
+  std::optional<InferredOpWriter> own;
+  if (!shared)
+    own.emplace();
+  InferredOpWriter &writer = shared ? *shared : *own;
+  if (!inferFunction(ps, cast<func::FuncOp>(f.fn), ctx, f.fi, writer, stopped,
+                     withRefineEdits))
+    return false;
+  if (own && f.fi.pool)
+    own->shrink();
+  return true;
+}
+
 bool detail::inferTopLevelFunctions(const ParsedSection &ps, MLIRContext &ctx,
                                     const FunctionsToInfer &what,
                                     llvm::function_ref<bool()> stopped,
                                     InferredOpWriter *shared,
                                     std::vector<FunctionInference> &out) {
-  for (Operation &top : *ps.module.get().getBody()) {
-    if (stopped())
+  for (ListedFunction &f : listTopLevelFunctions(ps, what)) {
+    if (stopped() ||
+        !inferListed(ps, ctx, f, what.withRefineEdits, stopped, shared))
       return false;
-    auto fn = dyn_cast<func::FuncOp>(top);
-    const AsmParserState::OperationDefinition *def = ps.state.getOpDef(&top);
-    if (!fn || !def)
-      continue;
-    FunctionInference fi;
-    fi.name = fn.getSymName().str();
-    fi.scope = ps.toFileRange(def->scopeLoc);
-    fi.section = what.section;
-    // Not in the file (a unit's stubs) or not asked for.
-    if (!fi.scope.begin.valid() ||
-        !overlapsLines(fi.scope, what.firstLine, what.lastLine))
-      continue;
-    std::optional<InferredOpWriter> own;
-    if (!shared)
-      own.emplace();
-    InferredOpWriter &writer = shared ? *shared : *own;
-    if (llvm::any_of(what.errors,
-                     [&](Position p) { return inside(fi.scope, p); }))
-      fi.skipped = "the function has errors";
-    else if (fn.isExternal())
-      fi.skipped = "the function has no body";
-    else if (!inferFunction(ps, fn, ctx, fi, writer, stopped,
-                            what.withRefineEdits))
-      return false;
-    if (own && fi.pool)
-      own->shrink();
-    out.push_back(std::move(fi));
+    out.push_back(std::move(f.fi));
   }
   return true;
 }

@@ -40,6 +40,9 @@ constexpr std::chrono::milliseconds kBackgroundInferenceDelay{300};
 /// functions: every function known ~1 s sooner).
 constexpr unsigned kFillThreads = 2;
 constexpr size_t kFillFunctionsPerThread = 64;
+/// How long a request waits for the kept IR's inference of its function
+/// before it infers it on a parse of its own.
+constexpr std::chrono::milliseconds kWaitForKept{50};
 /// The fill's second thread waits until no request came for this long.
 constexpr std::chrono::milliseconds kRequestQuiet{100};
 
@@ -415,6 +418,65 @@ void BackgroundInference::noteRequest() {
   lastRequest = std::chrono::steady_clock::now().time_since_epoch().count();
 }
 
+void BackgroundInference::keptStarted(
+    OpenDocument &doc, const Snapshot &s,
+    std::vector<std::pair<unsigned, unsigned>> places) {
+  std::lock_guard<std::mutex> lock(doc.shapes.mu);
+  doc.shapes.keptVersion = s.version;
+  doc.shapes.keptPending = {places.begin(), places.end()};
+  doc.shapes.keptWanted.clear();
+}
+
+void BackgroundInference::keptEnded(OpenDocument &doc) {
+  {
+    std::lock_guard<std::mutex> lock(doc.shapes.mu);
+    doc.shapes.keptVersion = -1;
+    doc.shapes.keptPending.clear();
+    doc.shapes.keptWanted.clear();
+  }
+  doc.shapes.keptCv.notify_all();
+}
+
+void BackgroundInference::keptDone(OpenDocument &doc,
+                                   std::pair<unsigned, unsigned> place) {
+  {
+    std::lock_guard<std::mutex> lock(doc.shapes.mu);
+    doc.shapes.keptPending.erase(place);
+  }
+  doc.shapes.keptCv.notify_all();
+}
+
+std::vector<std::pair<unsigned, unsigned>>
+BackgroundInference::keptWanted(OpenDocument &doc) {
+  std::lock_guard<std::mutex> lock(doc.shapes.mu);
+  return doc.shapes.keptWanted;
+}
+
+void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
+                                      llvm::ArrayRef<FunctionKey> missing) {
+  std::unique_lock<std::mutex> lock(doc.shapes.mu);
+  DocumentShapes &shapes = doc.shapes;
+  for (const FunctionKey &k : missing) {
+    std::pair<unsigned, unsigned> place{k.section, k.firstLine};
+    auto pending = [&] {
+      return shapes.keptVersion == s.version && shapes.keptPending.count(place);
+    };
+    if (!pending())
+      continue;
+    shapes.keptWanted.push_back(place);
+    // Its thread takes it next: a function's inference (~1 ms), not the
+    // ~2 ms of a parse of its own beside both analysis threads. Bounded:
+    // a thread the machine holds off is not waited for long.
+    (void)shapes.keptCv.wait_for(lock, kWaitForKept,
+                                 [&] { return !pending(); });
+    llvm::erase(shapes.keptWanted, place);
+  }
+}
+
+bool BackgroundInference::requestsComing() const {
+  return requestedWithin(kRequestQuiet);
+}
+
 bool BackgroundInference::requestedWithin(std::chrono::milliseconds d) const {
   auto now = std::chrono::steady_clock::now().time_since_epoch();
   return now - std::chrono::steady_clock::duration(lastRequest.load()) < d;
@@ -494,6 +556,11 @@ BackgroundInference::infer(const std::shared_ptr<OpenDocument> &doc,
   ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
   std::vector<FunctionKey> missing;
   ShapeInference known = doc->shapes.cache.lookup(keys, &missing, refineEdits);
+  if (!missing.empty() && !refineEdits) {
+    waitForKept(*doc, *s, missing);
+    missing.clear();
+    known = doc->shapes.cache.lookup(keys, &missing, refineEdits);
+  }
   if (missing.empty())
     return std::make_shared<const ShapeInference>(std::move(known));
   {

@@ -86,6 +86,15 @@ public:
   //===--- Requests -------------------------------------------------------===//
   /// A request reads a snapshot now (the fill's second thread pauses).
   void noteRequest();
+  /// A request came recently: background work on a second core waits.
+  bool requestsComing() const;
+  /// Inference on the analysis' kept IR (Analyzer::inferKept) of `s`'s
+  /// `places` starts / ends; what requests wait for meanwhile.
+  void keptStarted(OpenDocument &doc, const Snapshot &s,
+                   std::vector<std::pair<unsigned, unsigned>> places);
+  void keptEnded(OpenDocument &doc);
+  void keptDone(OpenDocument &doc, std::pair<unsigned, unsigned> place);
+  std::vector<std::pair<unsigned, unsigned>> keptWanted(OpenDocument &doc);
   /// The keys of `s`'s functions (all of them), computed once per version.
   std::shared_ptr<const std::vector<FunctionKey>> keysOf(OpenDocument &doc,
                                                          const Snapshot &s);
@@ -151,6 +160,10 @@ private:
   bool endFillRound(const std::shared_ptr<OpenDocument> &doc, SnapshotPtr s,
                     SnapshotPtr gained);
   bool requestedWithin(std::chrono::milliseconds d) const;
+  /// Waits while the kept IR's inference of `s` holds one of `missing`,
+  /// asking for it first.
+  void waitForKept(OpenDocument &doc, const Snapshot &s,
+                   llvm::ArrayRef<FunctionKey> missing);
 
   const Options options;
   WorkerPool *pool;

@@ -21,6 +21,7 @@
 #include "llvm/Support/LSP/Protocol.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,6 +58,13 @@ struct DocumentShapes {
   /// A request's inference found shape errors in this version while the
   /// background ran: the background publishes them when it is done.
   int64_t requestFoundErrors = -1;
+  /// The functions the analysis' kept IR is inferring for `keptVersion`
+  /// (Analyzer::inferKept) by place, and those requests wait for (it takes
+  /// them next): a request waits for them rather than parsing them again.
+  int64_t keptVersion = -1;
+  std::set<std::pair<unsigned, unsigned>> keptPending;
+  std::vector<std::pair<unsigned, unsigned>> keptWanted;
+  std::condition_variable keptCv; // keptPending shrank or ended
 };
 
 class OpenDocument {

@@ -298,10 +298,24 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     std::lock_guard<std::mutex> lock(mu);
     busy = true;
   }
-  analyzer->inferKept([&] { return !published || !infer.inferred || edited(); },
-                      [&](std::shared_ptr<const ShapeInference> si) {
-                        infer.inferred(doc->doc, snap, std::move(si));
-                      });
+  if (infer.started)
+    infer.started(*doc->doc, *snap, analyzer->keptFunctions());
+  auto stop = [&] { return !published || !infer.inferred || edited(); };
+  auto deliver = [&](Analyzer::FunctionPlace place,
+                     std::shared_ptr<const ShapeInference> si) {
+    infer.inferred(doc->doc, snap, place, std::move(si));
+  };
+  auto wanted = [&] {
+    return infer.wanted ? infer.wanted(*doc->doc)
+                        : SchedulerInference::Places();
+  };
+  Analyzer::KeptHooks hooks{stop, deliver};
+  if (infer.yieldCore)
+    hooks.yieldCore = infer.yieldCore;
+  hooks.wanted = wanted;
+  analyzer->inferKept(hooks);
+  if (infer.ended)
+    infer.ended(*doc->doc);
   {
     std::lock_guard<std::mutex> lock(mu);
     busy = false;

@@ -35,9 +35,18 @@ struct SchedulerInference {
   /// either analysis thread), then `done` is called (on the worker).
   bool afterPublish = false;
   std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr,
+                     Analyzer::FunctionPlace,
                      std::shared_ptr<const ShapeInference>)>
       inferred;
   std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr)> done;
+  /// While it says yes, one of the two threads pauses (Analyzer::inferKept).
+  std::function<bool()> yieldCore;
+  /// Around Analyzer::inferKept: the functions it will infer, before; what
+  /// requests wait for, between functions; `ended` always, after.
+  using Places = std::vector<Analyzer::FunctionPlace>;
+  std::function<void(OpenDocument &, const Snapshot &, Places)> started;
+  std::function<Places(OpenDocument &)> wanted;
+  std::function<void(OpenDocument &)> ended;
 };
 
 class Scheduler {

@@ -115,10 +115,23 @@ Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
   // inference then stops): `background` outlives it.
   infer.inferred = [this](const std::shared_ptr<OpenDocument> &doc,
                           Scheduler::SnapshotPtr s,
+                          Analyzer::FunctionPlace place,
                           std::shared_ptr<const ShapeInference> si) {
     if (!stopping && doc->latest() == s)
       background->storeInferredAfterPublish(*doc, *s, *si);
+    background->keptDone(*doc, place);
   };
+  infer.yieldCore = [this] {
+    return !stopping && background->requestsComing();
+  };
+  infer.started = [this](OpenDocument &doc, const Snapshot &s,
+                         Scheduler::InferShapes::Places places) {
+    background->keptStarted(doc, s, std::move(places));
+  };
+  infer.wanted = [this](OpenDocument &doc) {
+    return background->keptWanted(doc);
+  };
+  infer.ended = [this](OpenDocument &doc) { background->keptEnded(doc); };
   infer.done = [this](const std::shared_ptr<OpenDocument> &doc,
                       Scheduler::SnapshotPtr s) {
     if (!stopping && doc->isOpen() && doc->latest() == s)

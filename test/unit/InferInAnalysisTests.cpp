@@ -16,10 +16,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 using namespace tosa_lsp;
 
@@ -83,12 +87,14 @@ size_t expectSameAsInferrer(Analyzer &analyzer, const std::string &text,
   // With setInferShapes(true, true): and what inferKept delivers.
   auto mine = std::make_shared<ShapeInference>(*taken);
   std::mutex mu;
-  analyzer.inferKept([] { return false; },
-                     [&](std::shared_ptr<const ShapeInference> part) {
-                       std::lock_guard<std::mutex> lock(mu);
-                       for (size_t i = 0; i < part->functions.size(); ++i)
-                         mine->functions.push_back(part->functions.shared(i));
-                     });
+  auto never = [] { return false; };
+  auto add = [&](Analyzer::FunctionPlace,
+                 std::shared_ptr<const ShapeInference> part) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < part->functions.size(); ++i)
+      mine->functions.push_back(part->functions.shared(i));
+  };
+  analyzer.inferKept({never, add});
   EXPECT_FALSE(analyzer.hasKeptIR());
   static ShapeInferrer inferrer;
   LineIndex lines(text);
@@ -186,10 +192,12 @@ TEST(InferInAnalysis, AfterTheAnalysisOnItsKeptIR) {
     EXPECT_TRUE(analyzer.takeInferred()->functions.empty());
     EXPECT_TRUE(analyzer.hasKeptIR());
     size_t delivered = 0;
-    analyzer.inferKept([] { return true; },
-                       [&](std::shared_ptr<const ShapeInference> part) {
-                         delivered += part->functions.size();
-                       });
+    auto always = [] { return true; };
+    auto count = [&](Analyzer::FunctionPlace,
+                     std::shared_ptr<const ShapeInference> part) {
+      delivered += part->functions.size();
+    };
+    analyzer.inferKept({always, count});
     EXPECT_EQ(delivered, 0u);
     EXPECT_FALSE(analyzer.hasKeptIR());
     text += " ";
@@ -200,6 +208,100 @@ TEST(InferInAnalysis, AfterTheAnalysisOnItsKeptIR) {
     EXPECT_FALSE(analyzer.hasKeptIR());
     EXPECT_EQ(analyzer.takeInferred()->functions.size(), 1u);
   }
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+struct Delivery {
+  Analyzer::FunctionPlace place;
+  std::thread::id thread;
+  Clock::time_point at;
+};
+
+/// Ten functions that share no symbol (parts the two threads can take),
+/// inferred after the analysis: the last function is wanted, and the second
+/// thread is told to yield until `released`.
+std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
+                                       Analyzer::FunctionPlace &last,
+                                       Clock::time_point &released) {
+  Analyzer analyzer;
+  analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+  analyzer.setParallelSectionBytes(parallelBytes);
+  std::string text;
+  for (int i = 0; i < 10; ++i)
+    text += "func.func @f" + std::to_string(i) +
+            "(%a: tensor<2xf32>) -> tensor<?xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n"
+            "  return %0 : tensor<?xf32>\n}\n";
+  (void)analyzer.analyze(text, "/t/f.mlir", Config());
+  std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+  EXPECT_EQ(places.size(), 10u);
+  if (places.empty())
+    return {};
+  last = *std::max_element(places.begin(), places.end());
+  released = Clock::now() + std::chrono::milliseconds(300);
+  std::mutex mu;
+  std::vector<Delivery> got;
+  auto never = [] { return false; };
+  auto record = [&](Analyzer::FunctionPlace place,
+                    std::shared_ptr<const ShapeInference>) {
+    std::lock_guard<std::mutex> lock(mu);
+    got.push_back({place, std::this_thread::get_id(), Clock::now()});
+  };
+  auto yieldCore = [&] { return Clock::now() < released; };
+  auto wanted = [&] { return std::vector<Analyzer::FunctionPlace>{last}; };
+  Analyzer::KeptHooks hooks{never, record};
+  hooks.yieldCore = yieldCore;
+  hooks.wanted = wanted;
+  analyzer.inferKept(hooks);
+  EXPECT_FALSE(analyzer.hasKeptIR());
+  std::set<Analyzer::FunctionPlace> seen;
+  for (const Delivery &d : got)
+    seen.insert(d.place);
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_EQ(got.size(), 10u);
+  auto lastAt =
+      llvm::find_if(got, [&](const Delivery &d) { return d.place == last; });
+  if (lastAt != got.end())
+    EXPECT_LT(lastAt->at, released); // not held by the yield
+  return got;
+}
+} // namespace
+
+// What a request waits for goes first: on one thread, the wanted last
+// function is delivered before the others; on two, the second thread,
+// told to leave its core to requests, waits between functions (unless it
+// holds the wanted one) and goes on once told it may.
+TEST(InferInAnalysis, KeptInferenceTakesTheWantedFunctionFirstAndYields) {
+  Analyzer::FunctionPlace last;
+  Clock::time_point released;
+  std::vector<Delivery> got = inferKeptWanting(SIZE_MAX, last, released);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.front().place, last);
+  // Which thread takes which part depends on which is first: tried until
+  // both have some.
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    got = inferKeptWanting(0, last, released);
+    // Per thread, functions other than the wanted one delivered before
+    // and after the release.
+    std::map<std::thread::id, std::pair<size_t, size_t>> earlyLate;
+    for (const Delivery &d : got)
+      if (d.place != last)
+        ++(d.at < released ? earlyLate[d.thread].first
+                           : earlyLate[d.thread].second);
+    if (earlyLate.size() < 2)
+      continue;
+    // One thread never waited, the other waited for the release.
+    size_t waited = 0, ranThrough = 0;
+    for (const auto &[thread, counts] : earlyLate) {
+      waited += counts.first == 0 && counts.second > 0;
+      ranThrough += counts.first > 0 && counts.second == 0;
+    }
+    EXPECT_EQ(waited, 1u);
+    EXPECT_EQ(ranThrough, 1u);
+    return;
+  }
+  ADD_FAILURE() << "the kept IR was never on both threads";
 }
 
 // An edit inside one function re-analyses that function alone (a unit,
