@@ -854,7 +854,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
         if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
             type.getElementType().isF32() &&
             type.getNumElements() >= kMinVectorTranspose &&
-            (!into || intoCallersBuffer(t)))
+            (!into || intoCallersBuffer(t)) &&
+            !(into && markStreamTranspose(t, lanes)))
           transposes.push_back(t);
       }
     }
@@ -961,6 +962,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
     }
     prefetchWindows(getOperation());
     jamOuterReductions(getOperation());
+    lowerStreamTransposes(getOperation());
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies) {

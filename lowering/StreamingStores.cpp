@@ -13,6 +13,7 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
@@ -342,6 +343,27 @@ unsigned streamFunction(Function &f, uint64_t threshold) {
   return versioned;
 }
 
+/// MLIR's own non-temporal stores (StreamTranspose.cpp; MLIR cannot place
+/// a fence: buffer deallocation refuses ops with unknown effects): an
+/// sfence before each return of a function that has any, so the result is
+/// ordered before any later store (such as a flag another thread waits
+/// for). Returns whether it added any.
+bool fenceFunction(Function &f) {
+  if (!Triple(f.getParent()->getTargetTriple()).isX86())
+    return false;
+  bool any = llvm::any_of(instructions(f), [](Instruction &i) {
+    return isa<StoreInst>(i) && i.getMetadata(LLVMContext::MD_nontemporal);
+  });
+  if (!any)
+    return false;
+  for (BasicBlock &bb : f)
+    if (auto *ret = dyn_cast<ReturnInst>(bb.getTerminator())) {
+      IRBuilder<> b(ret);
+      b.CreateIntrinsic(Intrinsic::x86_sse_sfence, {});
+    }
+  return true;
+}
+
 } // namespace
 
 uint64_t defaultStreamThreshold(const std::string &cpu) {
@@ -349,6 +371,14 @@ uint64_t defaultStreamThreshold(const std::string &cpu) {
     if (std::optional<uint64_t> l2 = hostL2Size())
       return *l2;
   return kFallbackThreshold;
+}
+
+unsigned fenceNontemporalStores(Module &m) {
+  unsigned n = 0;
+  for (Function &f : m)
+    if (!f.isDeclaration())
+      n += fenceFunction(f);
+  return n;
 }
 
 unsigned streamLargeStores(Module &m, uint64_t threshold) {

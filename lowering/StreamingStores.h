@@ -36,6 +36,12 @@ uint64_t defaultStreamThreshold(const std::string &cpu);
 /// would refuse to vectorise loops with non-temporal scalar stores.
 unsigned streamLargeStores(llvm::Module &m, uint64_t threshold);
 
+/// An sfence before each return of the functions whose IR came with
+/// non-temporal stores (from MLIR: StreamTranspose.cpp); run before
+/// streamLargeStores, whose twins fence their own nests. Returns how many
+/// functions got one.
+unsigned fenceNontemporalStores(llvm::Module &m);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_LOWERING_STREAMINGSTORES_H
