@@ -446,7 +446,7 @@ llvm::Error optimise(llvm::Module &m, const detail::LoweredSection &ls,
           makeOptimizingTransformer(options.optLevel, 0, t.machine.get())(&m))
     return makeError("optimization failed: " + llvm::toString(std::move(e)));
   if (options.mode != LowerMode::Upstream)
-    fenceNontemporalStores(m);
+    settleNontemporalStores(m, options.streamThreshold != UINT64_MAX);
   if (options.mode != LowerMode::Upstream &&
       options.streamThreshold != UINT64_MAX && options.optLevel > 0) {
     uint64_t from = options.streamThreshold

@@ -344,18 +344,23 @@ unsigned streamFunction(Function &f, uint64_t threshold) {
 }
 
 /// MLIR's own non-temporal stores (StreamTranspose.cpp; MLIR cannot place
-/// a fence: buffer deallocation refuses ops with unknown effects): an
-/// sfence before each return of a function that has any, so the result is
-/// ordered before any later store (such as a flag another thread waits
-/// for). Returns whether it added any.
-bool fenceFunction(Function &f) {
-  if (!Triple(f.getParent()->getTargetTriple()).isX86())
+/// a fence: buffer deallocation refuses ops with unknown effects): with
+/// `keep`, an sfence before each return of a function that has any, so the
+/// result is ordered before any later store (such as a flag another thread
+/// waits for); without (--streaming-stores=off), ordinary stores. Returns
+/// whether the function had any.
+bool settleFunction(Function &f, bool keep) {
+  SmallVector<StoreInst *> nt;
+  for (Instruction &i : instructions(f))
+    if (isa<StoreInst>(i) && i.getMetadata(LLVMContext::MD_nontemporal))
+      nt.push_back(cast<StoreInst>(&i));
+  if (nt.empty())
     return false;
-  bool any = llvm::any_of(instructions(f), [](Instruction &i) {
-    return isa<StoreInst>(i) && i.getMetadata(LLVMContext::MD_nontemporal);
-  });
-  if (!any)
-    return false;
+  if (!keep || !Triple(f.getParent()->getTargetTriple()).isX86()) {
+    for (StoreInst *s : nt)
+      s->setMetadata(LLVMContext::MD_nontemporal, nullptr);
+    return true;
+  }
   for (BasicBlock &bb : f)
     if (auto *ret = dyn_cast<ReturnInst>(bb.getTerminator())) {
       IRBuilder<> b(ret);
@@ -373,11 +378,11 @@ uint64_t defaultStreamThreshold(const std::string &cpu) {
   return kFallbackThreshold;
 }
 
-unsigned fenceNontemporalStores(Module &m) {
+unsigned settleNontemporalStores(Module &m, bool keep) {
   unsigned n = 0;
   for (Function &f : m)
     if (!f.isDeclaration())
-      n += fenceFunction(f);
+      n += settleFunction(f, keep);
   return n;
 }
 

@@ -36,11 +36,12 @@ uint64_t defaultStreamThreshold(const std::string &cpu);
 /// would refuse to vectorise loops with non-temporal scalar stores.
 unsigned streamLargeStores(llvm::Module &m, uint64_t threshold);
 
-/// An sfence before each return of the functions whose IR came with
-/// non-temporal stores (from MLIR: StreamTranspose.cpp); run before
+/// The functions whose IR came with non-temporal stores (from MLIR:
+/// StreamTranspose.cpp): with `keep`, an sfence before each return, else
+/// the stores made ordinary (--streaming-stores=off). Run before
 /// streamLargeStores, whose twins fence their own nests. Returns how many
-/// functions got one.
-unsigned fenceNontemporalStores(llvm::Module &m);
+/// functions had any.
+unsigned settleNontemporalStores(llvm::Module &m, bool keep);
 
 } // namespace tosa_lsp
 
