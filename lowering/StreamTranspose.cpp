@@ -32,8 +32,8 @@ namespace tosa_lsp::detail {
 namespace {
 
 constexpr llvm::StringLiteral kStreamTag = "tosa_lsp.stream_transpose";
-constexpr int64_t kBlock = 16;  // lanes of a row = one 64-byte line of f32
-constexpr int64_t kLine = 64;   // bytes
+constexpr int64_t kBlock = 16;      // lanes of a row = one 64-byte line of f32
+constexpr int64_t kLine = 64;       // bytes
 constexpr int64_t kChunk = 1 << 16; // input bytes a chunk of P reads per C
 
 /// (B, P, C) -> (B, C, P): the reassociations that collapse the input and
@@ -44,7 +44,8 @@ struct Collapse {
   SmallVector<ReassociationIndices> in, out;
 };
 
-std::optional<Collapse> collapseOf(ArrayRef<int64_t> in, ArrayRef<int64_t> perm) {
+std::optional<Collapse> collapseOf(ArrayRef<int64_t> in,
+                                   ArrayRef<int64_t> perm) {
   int64_t n = in.size();
   if (n < 2)
     return std::nullopt;
@@ -104,7 +105,8 @@ struct Nest {
     Value t = vector::TransposeOp::create(b, loc, m, ArrayRef<int64_t>{1, 0});
     SmallVector<Value> rows;
     for (int64_t j = 0; j < kBlock; ++j)
-      rows.push_back(vector::ExtractOp::create(b, loc, t, ArrayRef<int64_t>{j}));
+      rows.push_back(
+          vector::ExtractOp::create(b, loc, t, ArrayRef<int64_t>{j}));
     return rows;
   }
   Value channel(Value cb, int64_t j) {
@@ -131,8 +133,8 @@ void emitBatch(OpBuilder &b, Location loc, Value in, Value out, Value batch,
                Value s, const Collapse &c) {
   Nest n{b, loc, in, out, batch};
   Value zero = n.idx(0), block = n.idx(kBlock), channels = n.idx(c.c);
-  Value shifted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, s,
-                                        zero);
+  Value shifted =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, s, zero);
   // The first s pixels (a partial line before the first aligned one) and
   // the last 16 - s, masked, ordinary stores.
   auto ends = scf::IfOp::create(b, loc, shifted, false);
@@ -150,9 +152,9 @@ void emitBatch(OpBuilder &b, Location loc, Value in, Value out, Value batch,
     n.masked(n.idx(c.p - kBlock), loop.getInductionVar(), tail);
   }
   // Body: [s, s + P - 16) when shifted, else [0, P).
-  Value end = arith::SelectOp::create(b, loc, shifted,
-                                      arith::AddIOp::create(b, loc, s, n.idx(c.p - kBlock)),
-                                      n.idx(c.p));
+  Value end = arith::SelectOp::create(
+      b, loc, shifted, arith::AddIOp::create(b, loc, s, n.idx(c.p - kBlock)),
+      n.idx(c.p));
   int64_t chunk = std::max<int64_t>(kBlock, kChunk / c.c / kBlock * kBlock);
   auto chunks = scf::ForOp::create(b, loc, s, end, n.idx(chunk));
   OpBuilder::InsertionGuard g(b);
@@ -177,14 +179,16 @@ void lowerOne(linalg::TransposeOp t) {
   if (!inType || !outType)
     return;
   std::optional<Collapse> c = collapseOf(inType.getShape(), t.getPermutation());
-  if (!c ||
-      !memref::CollapseShapeOp::isGuaranteedCollapsible(inType, c->in) ||
+  if (!c || !memref::CollapseShapeOp::isGuaranteedCollapsible(inType, c->in) ||
       !memref::CollapseShapeOp::isGuaranteedCollapsible(outType, c->out))
     return;
   OpBuilder b(t);
   Location loc = t.getLoc();
-  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, t.getInit());
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, t.getInit());
   Value aligned4 = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       arith::RemUIOp::create(b, loc, address, idx(4)), idx(0));
@@ -195,10 +199,11 @@ void lowerOne(linalg::TransposeOp t) {
   Value lineElems = idx(kLine / 4);
   Value s = arith::RemUIOp::create(
       b, loc,
-      arith::SubIOp::create(
-          b, loc, lineElems,
-          arith::RemUIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, address, idx(4)), lineElems)),
+      arith::SubIOp::create(b, loc, lineElems,
+                            arith::RemUIOp::create(
+                                b, loc,
+                                arith::DivUIOp::create(b, loc, address, idx(4)),
+                                lineElems)),
       lineElems);
   Value in = memref::CollapseShapeOp::create(b, loc, t.getInput(), c->in);
   Value out = memref::CollapseShapeOp::create(b, loc, t.getInit(), c->out);
