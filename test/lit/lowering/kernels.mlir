@@ -48,10 +48,15 @@
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK-NOT:           vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
-// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
+// The K loop runs four k steps per iteration (KernelTiles.cpp): 8 rows x 4
+// = 32 FMAs.
+// CHECK:             scf.for {{.*}} step %c4 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-COUNT-31:      vector.fma
+// CHECK-NOT:           vector.fma
+// CHECK:               scf.yield
 // CHECK:             vector.transfer_write {{.*}} : vector<8x1x{{32|16}}xf32>
 // CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.unpack
