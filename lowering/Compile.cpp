@@ -445,6 +445,8 @@ llvm::Error optimise(llvm::Module &m, const detail::LoweredSection &ls,
   if (llvm::Error e =
           makeOptimizingTransformer(options.optLevel, 0, t.machine.get())(&m))
     return makeError("optimization failed: " + llvm::toString(std::move(e)));
+  if (options.mode != LowerMode::Upstream)
+    settleNontemporalStores(m, options.streamThreshold != UINT64_MAX);
   if (options.mode != LowerMode::Upstream &&
       options.streamThreshold != UINT64_MAX && options.optLevel > 0) {
     uint64_t from = options.streamThreshold

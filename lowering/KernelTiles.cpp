@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -220,6 +221,8 @@ void prefetchBefore(scf::ForOp loop, vector::TransferReadOp read,
 
 } // namespace
 
+constexpr uint64_t kKUnroll = 4;
+
 unsigned startTilesFromZero(Operation *root, bool singleKBlock) {
   // A one-part schedule leaves the K loop a dead tensor iter_arg beside
   // the tile.
@@ -233,6 +236,10 @@ unsigned startTilesFromZero(Operation *root, bool singleKBlock) {
     if (std::optional<TileSum> sum = startFromZero(loop)) {
       ++n;
       skipFirstRead(loop, *sum, singleKBlock);
+      // Four k steps per iteration: fewer loop and address updates beside
+      // the FMAs, same order of the sums (measured: 1-7% less time on
+      // 256^3-2048^3 and 1x128x768 . 1x768x3072, in noisy runs).
+      (void)loopUnrollByFactor(loop, kKUnroll);
     }
   root->walk([](scf::ForOp loop) { loop->removeAttr(kKBlocksTag); });
   return n;

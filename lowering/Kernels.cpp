@@ -832,6 +832,14 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     return true;
   }
 
+  /// A function's result: its buffer is the caller's (F_into) or fresh
+  /// (F) and is not read again here, so non-temporal stores suit it (F of
+  /// NHWC -> NCHW, 64 MiB: 2.4x -> 1.8x the copy time).
+  static bool returned(linalg::TransposeOp t) {
+    Value result = t->getResult(0);
+    return result.hasOneUse() && isa<func::ReturnOp>(*result.user_begin());
+  }
+
   /// Big static f32 transposes outside the kernels (tosa.transpose, a
   /// filter's HWCF relayout the kernel did not take) as the packing's vector
   /// copies: convert-linalg-to-loops gives scalar loops reading one of the
@@ -854,7 +862,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
         if (t.hasPureTensorSemantics() && type && type.hasStaticShape() &&
             type.getElementType().isF32() &&
             type.getNumElements() >= kMinVectorTranspose &&
-            (!into || intoCallersBuffer(t)))
+            (!into || intoCallersBuffer(t)) &&
+            !((into || returned(t)) && markStreamTranspose(t, lanes)))
           transposes.push_back(t);
       }
     }
@@ -961,6 +970,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
     }
     prefetchWindows(getOperation());
     jamOuterReductions(getOperation());
+    lowerStreamTransposes(getOperation());
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies) {

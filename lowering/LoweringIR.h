@@ -165,6 +165,13 @@ void prefetchTiles(mlir::Operation *root);
 std::optional<std::string> reductionSchedule(mlir::Operation *op,
                                              unsigned lanes);
 
+/// Marks a big f32 transpose moving the innermost dim outwards (NHWC ->
+/// NCHW) whose init is the caller's buffer, when 16x16 blocks tile it and
+/// it is bigger than L2; after bufferization, lowerStreamTransposes gives it
+/// whole-line non-temporal stores (StreamTranspose.cpp).
+bool markStreamTranspose(mlir::Operation *transpose, unsigned lanes);
+void lowerStreamTransposes(mlir::Operation *root);
+
 /// Registers tosa-lsp-unroll-windows (WindowOps.cpp).
 void registerWindowPasses();
 

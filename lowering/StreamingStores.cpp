@@ -13,6 +13,7 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
@@ -342,6 +343,32 @@ unsigned streamFunction(Function &f, uint64_t threshold) {
   return versioned;
 }
 
+/// MLIR's own non-temporal stores (StreamTranspose.cpp; MLIR cannot place
+/// a fence: buffer deallocation refuses ops with unknown effects): with
+/// `keep`, an sfence before each return of a function that has any, so the
+/// result is ordered before any later store (such as a flag another thread
+/// waits for); without (--streaming-stores=off), ordinary stores. Returns
+/// whether the function had any.
+bool settleFunction(Function &f, bool keep) {
+  SmallVector<StoreInst *> nt;
+  for (Instruction &i : instructions(f))
+    if (isa<StoreInst>(i) && i.getMetadata(LLVMContext::MD_nontemporal))
+      nt.push_back(cast<StoreInst>(&i));
+  if (nt.empty())
+    return false;
+  if (!keep || !Triple(f.getParent()->getTargetTriple()).isX86()) {
+    for (StoreInst *s : nt)
+      s->setMetadata(LLVMContext::MD_nontemporal, nullptr);
+    return true;
+  }
+  for (BasicBlock &bb : f)
+    if (auto *ret = dyn_cast<ReturnInst>(bb.getTerminator())) {
+      IRBuilder<> b(ret);
+      b.CreateIntrinsic(Intrinsic::x86_sse_sfence, {});
+    }
+  return true;
+}
+
 } // namespace
 
 uint64_t defaultStreamThreshold(const std::string &cpu) {
@@ -349,6 +376,14 @@ uint64_t defaultStreamThreshold(const std::string &cpu) {
     if (std::optional<uint64_t> l2 = hostL2Size())
       return *l2;
   return kFallbackThreshold;
+}
+
+unsigned settleNontemporalStores(Module &m, bool keep) {
+  unsigned n = 0;
+  for (Function &f : m)
+    if (!f.isDeclaration())
+      n += settleFunction(f, keep);
+  return n;
 }
 
 unsigned streamLargeStores(Module &m, uint64_t threshold) {

@@ -36,6 +36,13 @@ uint64_t defaultStreamThreshold(const std::string &cpu);
 /// would refuse to vectorise loops with non-temporal scalar stores.
 unsigned streamLargeStores(llvm::Module &m, uint64_t threshold);
 
+/// The functions whose IR came with non-temporal stores (from MLIR:
+/// StreamTranspose.cpp): with `keep`, an sfence before each return, else
+/// the stores made ordinary (--streaming-stores=off). Run before
+/// streamLargeStores, whose twins fence their own nests. Returns how many
+/// functions had any.
+unsigned settleNontemporalStores(llvm::Module &m, bool keep);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_LOWERING_STREAMINGSTORES_H

@@ -102,10 +102,15 @@ struct Start {
 
 /// The generic computing `op` over an output of `outType` from `input`,
 /// tap (i, j) read at (row0 + i * dh, col0 + j * dw) with the op's strides.
+/// With `outside`, the taps it names read `padValue` instead (a border
+/// piece of a padded input: the padding's constant, as the padded copy
+/// held, so NaN/inf weights give what they gave there).
 Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                   Value input, int64_t row0, int64_t col0,
                   RankedTensorType outType, const Start &from,
-                  Value dest = nullptr, bool prefetch = false) {
+                  Value dest = nullptr, bool prefetch = false,
+                  llvm::function_ref<bool(int64_t, int64_t)> outside = {},
+                  Value padValue = nullptr) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   unsigned rank = outType.getRank();
@@ -120,17 +125,25 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                  b.getIndexAttr(1)};
   for (int64_t s : tapType.getShape())
     sizes.push_back(b.getIndexAttr(s));
+  // Per tap: its input's position in `inputs` (-1: the padding value),
+  // then its weights' (-1: none).
+  SmallVector<std::pair<int, int>> tapArgs;
   for (int64_t i = 0; i < w.kh; ++i)
     for (int64_t j = 0; j < w.kw; ++j) {
-      // The tap's input elements for the whole output, a strided view of
-      // the input [n, h, w, c]: the output's dims n, oh, ow, c (, m).
-      SmallVector<OpFoldResult> offsets = {
-          b.getIndexAttr(0), b.getIndexAttr(row0 + i * w.dh),
-          b.getIndexAttr(col0 + j * w.dw), b.getIndexAttr(0)};
-      inputs.push_back(tensor::ExtractSliceOp::create(b, loc, tapType, input,
-                                                      offsets, sizes, strides));
-      maps.push_back(tapMap);
+      tapArgs.push_back({-1, -1});
+      if (!outside || !outside(i, j)) {
+        // The tap's input elements for the whole output, a strided view of
+        // the input [n, h, w, c]: the output's dims n, oh, ow, c (, m).
+        SmallVector<OpFoldResult> offsets = {
+            b.getIndexAttr(0), b.getIndexAttr(row0 + i * w.dh),
+            b.getIndexAttr(col0 + j * w.dw), b.getIndexAttr(0)};
+        tapArgs.back().first = inputs.size();
+        inputs.push_back(tensor::ExtractSliceOp::create(
+            b, loc, tapType, input, offsets, sizes, strides));
+        maps.push_back(tapMap);
+      }
       if (w.weights) {
+        tapArgs.back().second = inputs.size();
         inputs.push_back(w.weights);
         maps.push_back(AffineMap::get(rank, 0,
                                       {getAffineConstantExpr(i, ctx),
@@ -155,18 +168,17 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                                    outType.getElementType());
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   Block &body = op->getRegion(0).front();
-  unsigned perTap = w.weights ? 2 : 1;
   auto generic = linalg::GenericOp::create(
       b, loc, outType, inputs, ValueRange{dest}, maps, iters,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value acc = from.bias    ? args[inputs.size() - 1]
                     : from.start ? from.start
                                  : args[taps];
-        for (unsigned t = 0; t < taps; t += perTap) {
+        for (auto [in, weight] : tapArgs) {
           IRMapping map;
-          map.map(body.getArgument(0), args[t]);
+          map.map(body.getArgument(0), in < 0 ? padValue : args[in]);
           if (w.weights)
-            map.map(body.getArgument(1), args[t + 1]);
+            map.map(body.getArgument(1), args[weight]);
           map.map(body.getArgument(body.getNumArguments() - 1), acc);
           for (Operation &o : body.without_terminator()) {
             Operation *c = nb.clone(o, map);
@@ -185,13 +197,18 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     // The taps of the last column in rows no earlier output row read.
     SmallVector<int64_t> fresh;
     for (int64_t i = 0; i < w.kh; ++i)
-      if (i * w.dh > (w.kh - 1) * w.dh - w.sh)
-        fresh.push_back((i * w.kw + w.kw - 1) * perTap);
+      if (i * w.dh > (w.kh - 1) * w.dh - w.sh &&
+          tapArgs[i * w.kw + w.kw - 1].first >= 0)
+        fresh.push_back(tapArgs[i * w.kw + w.kw - 1].first);
     markWindowPrefetch(generic, fresh, outType.getDimSize(3), w.sw,
                        outType.getElementTypeBitWidth() / 8);
   }
   return generic->getResult(0);
 }
+
+/// Pieces of a padded window op at most (a 7x7 grid: pads up to 3 on
+/// every side at stride 1); beyond, the padded input is copied whole.
+constexpr size_t kMaxPieces = 49;
 
 /// Output positions [first, end) of a dim whose taps all read the unpadded
 /// input (pad p before it, n elements, window k with dilation dl, stride s).
@@ -209,9 +226,9 @@ std::pair<int64_t, int64_t> inBounds(int64_t p, int64_t n, int64_t k,
 /// faults and copy were most of the time: max pool 3x3 s2 6.0x -> 1.6x the
 /// memory floor, depthwise 3x3 4.9x -> 3.5x, its bias add no longer fused):
 /// the interior, where every tap is in bounds, straight from the input, the
-/// border strips each from a small padded slice; the pieces go into one
-/// result (insert_slice). Returns the result, or null when it does not
-/// apply.
+/// border pieces too, their taps outside the input reading the padding
+/// value; the pieces go into one result (insert_slice). Returns the result,
+/// or null when it does not apply.
 Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                   RankedTensorType out, const Start &from, Value into) {
   auto pad = w.input.getDefiningOp<tensor::PadOp>();
@@ -226,7 +243,6 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   Location loc = op.getLoc();
   Value src = pad.getSource();
   auto in = cast<RankedTensorType>(src.getType());
-  int64_t n = out.getDimSize(0), c = out.getDimSize(3);
   int64_t h = in.getDimSize(1), wd = in.getDimSize(2);
   int64_t oh = out.getDimSize(1), ow = out.getDimSize(2);
   auto [oh0, oh1] = inBounds(low[1], h, w.kh, w.dh, w.sh, oh);
@@ -243,56 +259,52 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       r.push_back(b.getIndexAttr(x));
     return r;
   };
-  // (rows [a, b), columns [c0, c1)): the interior first, then the strips.
-  int64_t regions[5][4] = {{oh0, oh1, ow0, ow1},
-                           {0, oh0, 0, ow},
-                           {oh1, oh, 0, ow},
-                           {oh0, oh1, 0, ow0},
-                           {oh0, oh1, ow1, ow}};
-  for (auto [k, r] : llvm::enumerate(regions)) {
-    int64_t ra = r[0], rb = r[1], ca = r[2], cb = r[3];
-    if (ra >= rb || ca >= cb)
-      continue;
-    SmallVector<int64_t> shape(out.getShape());
-    shape[1] = rb - ra;
-    shape[2] = cb - ca;
-    auto type = RankedTensorType::get(shape, out.getElementType());
-    SmallVector<int64_t> at(out.getRank(), 0), ones(out.getRank(), 1);
-    at[1] = ra;
-    at[2] = ca;
-    // Each piece is computed in its place in the result (an empty tensor
-    // there is turned into the caller's buffer by eliminate-empty-tensors
-    // in F_into, but not the pieces' own: each was a copy).
-    Value place = tensor::ExtractSliceOp::create(b, loc, type, result, ofr(at),
-                                                 ofr(shape), ofr(ones));
-    Value piece;
-    if (k == 0) {
-      piece = tapsGeneric(b, op, w, src, ra * w.sh - low[1], ca * w.sw - low[2],
-                          type, from, place, /*prefetch=*/true);
-    } else {
-      // The input rows and columns the strip reads, padded where they
-      // leave the input.
-      int64_t r0 = ra * w.sh - low[1],
-              r1 = (rb - 1) * w.sh + (w.kh - 1) * w.dh - low[1];
-      int64_t c0 = ca * w.sw - low[2],
-              c1 = (cb - 1) * w.sw + (w.kw - 1) * w.dw - low[2];
-      int64_t rs = std::max<int64_t>(r0, 0), re = std::min(r1, h - 1);
-      int64_t cs = std::max<int64_t>(c0, 0), ce = std::min(c1, wd - 1);
-      Value slice = tensor::ExtractSliceOp::create(
-          b, loc, src, ofr({0, rs, cs, 0}),
-          ofr({n, re - rs + 1, ce - cs + 1, c}), ofr({1, 1, 1, 1}));
-      SmallVector<int64_t> lo = {0, rs - r0, cs - c0, 0},
-                           hi = {0, r1 - re, c1 - ce, 0};
-      auto padType = RankedTensorType::get({n, r1 - r0 + 1, c1 - c0 + 1, c},
-                                           out.getElementType());
-      Value padded =
-          tensor::PadOp::create(b, loc, padType, slice, ofr(lo), ofr(hi),
-                                pad.getConstantPaddingValue());
-      piece = tapsGeneric(b, op, w, padded, 0, 0, type, from, place);
+  // Row classes: each border row alone, the interior rows together (the
+  // same for columns); in each piece (a row class by a column class) a tap
+  // is in bounds for every output position or for none. The interior
+  // first; border pieces read the input itself, their taps outside it the
+  // padding value (no padded slices: they were four fresh ~800 KB buffers
+  // per call of a 1x256x256x256 depthwise conv, page-faulted in again on
+  // each call as malloc gave them back: 10% of its time).
+  auto classes = [](int64_t first, int64_t end, int64_t n) {
+    SmallVector<std::pair<int64_t, int64_t>> c = {{first, end}};
+    for (int64_t i = 0; i < first; ++i)
+      c.push_back({i, i + 1});
+    for (int64_t i = end; i < n; ++i)
+      c.push_back({i, i + 1});
+    return c;
+  };
+  auto rows = classes(oh0, oh1, oh), cols = classes(ow0, ow1, ow);
+  if (rows.size() * cols.size() > kMaxPieces)
+    return nullptr;
+  Value padValue = pad.getConstantPaddingValue();
+  if (auto cst = padValue.getDefiningOp<arith::ConstantOp>())
+    padValue = b.clone(*cst)->getResult(0);
+  for (auto [ra, rb] : rows)
+    for (auto [ca, cb] : cols) {
+      SmallVector<int64_t> shape(out.getShape());
+      shape[1] = rb - ra;
+      shape[2] = cb - ca;
+      auto type = RankedTensorType::get(shape, out.getElementType());
+      SmallVector<int64_t> at(out.getRank(), 0), ones(out.getRank(), 1);
+      at[1] = ra;
+      at[2] = ca;
+      // Each piece is computed in its place in the result (an empty tensor
+      // there is turned into the caller's buffer by eliminate-empty-tensors
+      // in F_into, but not the pieces' own: each was a copy).
+      Value place = tensor::ExtractSliceOp::create(
+          b, loc, type, result, ofr(at), ofr(shape), ofr(ones));
+      int64_t row0 = ra * w.sh - low[1], col0 = ca * w.sw - low[2];
+      bool interior = ra == oh0 && ca == ow0;
+      auto outside = [&, row0 = row0, col0 = col0](int64_t i, int64_t j) {
+        int64_t r = row0 + i * w.dh, c = col0 + j * w.dw;
+        return r < 0 || r >= h || c < 0 || c >= wd;
+      };
+      Value piece = tapsGeneric(b, op, w, src, row0, col0, type, from, place,
+                                /*prefetch=*/interior, outside, padValue);
+      result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(at),
+                                             ofr(shape), ofr(ones));
     }
-    result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(at),
-                                           ofr(shape), ofr(ones));
-  }
   return result;
 }
 

@@ -48,10 +48,15 @@
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK-NOT:           vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
-// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
+// The K loop runs four k steps per iteration (KernelTiles.cpp): 8 rows x 4
+// = 32 FMAs.
+// CHECK:             scf.for {{.*}} step %c4 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
+// CHECK-COUNT-31:      vector.fma
+// CHECK-NOT:           vector.fma
+// CHECK:               scf.yield
 // CHECK:             vector.transfer_write {{.*}} : vector<8x1x{{32|16}}xf32>
 // CHECK-NOT:     linalg.transpose
 // CHECK-NOT:     linalg.unpack
@@ -96,9 +101,13 @@
 // PF:             scf.for {{.*}} -> (vector<8x{{32|16}}xf32>)
 // A depthwise 3x3 (WindowOps.cpp): element-wise generics over the output,
 // each tap a strided view: the interior (every tap in bounds) straight from
-// the input, no padded copy of it; then the border strips, each from a small
-// padded slice, all inserted into one result. Upstream keeps the named op.
+// the input, no padded copy of it; then the border pieces (each border row
+// and column alone, corners apart), also straight from the input, their
+// taps outside it reading the padding value (no padded slices: fresh
+// buffers on every call); all inserted into one result. Upstream keeps the
+// named op.
 // DW-LABEL:   func.func @dw(
+// DW:           %[[PAD:.*]] = arith.constant 0.000000e+00 : f32
 // DW-NOT:       linalg.depthwise_conv
 // DW-COUNT-9:   tensor.extract_slice %arg0{{.*}} [1, 6, 6, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x6x6x16xf32>
 // The bias is the accumulator's start (an input read by d3), not a
@@ -112,11 +121,19 @@
 // DW:             %[[M:[0-9]+]] = arith.mulf {{.*}} fastmath<contract>
 // DW-NEXT:        arith.addf %in_{{[0-9]+}}, %[[M]] fastmath<contract>
 // DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0] [1, 6, 6, 16]
-// DW:           tensor.extract_slice %arg0[0, 0, 0, 0] [1, 2, 8, 16]
-// DW-NEXT:      tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
-// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0] [1, 1, 8, 16]
-// DW-NOT:       tensor.pad %arg0
-// DW:           %[[LAST:.*]] = tensor.insert_slice {{.*}}[0, 1, 7, 0] [1, 6, 1, 16]
+// DW-NOT:       tensor.pad
+// The left column: input columns 0 and 1 (6 taps); the column left of the
+// input is the padding value (0.0) times the weights.
+// DW-COUNT-6:   tensor.extract_slice %arg0[0, {{[0-2]}}, {{[01]}}, 0] [1, 6, 1, 16]
+// DW-NEXT:      tensor.empty
+// DW-NEXT:      linalg.generic
+// DW-NOT:       tensor.extract_slice
+// DW-COUNT-3:   arith.mulf %in{{(_[0-9]+)?}}, %[[PAD]] fastmath<contract>
+// DW:           tensor.insert_slice {{.*}}[0, 1, 0, 0] [1, 6, 1, 16]
+// DW-NOT:       tensor.pad
+// DW:           tensor.insert_slice {{.*}}[0, 0, 0, 0] [1, 1, 1, 16]
+// DW-NOT:       tensor.pad
+// DW:           %[[LAST:.*]] = tensor.insert_slice {{.*}}[0, 7, 7, 0] [1, 1, 1, 16]
 // DW-NEXT:      return %[[LAST]]
 // At the loops stage the interior's channel loop runs by cache lines, each
 // prefetching the newest input row's line 64 pixels (4 KB) ahead.

@@ -72,6 +72,11 @@ CASES = [
     ("transpose_nchw", "transpose", ((1, 32, 48, 64), (0, 3, 1, 2)), False),
     ("transpose_nchw8", "transpose", ((1, 40, 48, 40), (0, 3, 1, 2)), False),
     ("transpose_hw", "transpose", ((2, 40, 24, 40), (0, 2, 1, 3)), False),
+    # Bigger than L2, F_into streams whole lines on a grid shifted to the
+    # caller's buffer (StreamTranspose.cpp): checked at every 4-byte offset
+    # of a 64-byte line; with a batch of 2 (planes of both batches).
+    ("transpose_stream", "transpose", ((2, 128, 128, 64), (0, 3, 1, 2)), False),
+    ("transpose_stream2d", "transpose", ((65536, 48), (1, 0)), False),
     # Innermost reductions as vector reductions (MemoryKernels.cpp): a row
     # of 64, rows of 2048 in chunks of 512; over H: the loops.
     ("reduce_sum_c", "reduce", ((2, 5, 6, 64), 3, "sum"), False),
@@ -326,12 +331,20 @@ def main():
         err = np.abs(got - want).max() / np.abs(want).max()
         why = "max |ours - ref| = %.2g x max |ref|" % err
         if args.mode != "upstream":
-            # F_into into a buffer holding garbage (NaN): every element written.
-            dest = np.full(want.shape, np.nan, dtype=np.float32)
+            # F_into into a buffer holding garbage (NaN): every element written;
+            # big transposes at each 4-byte offset into a 64-byte line too.
             into = getattr(so, "_mlir_ciface_%s_into" % name)
             into.restype = None
-            into(*[ctypes.byref(d) for d in descs], ctypes.byref(make(dest)))
-            into_err = np.abs(dest - want).max() / np.abs(want).max()
+            into_err = 0.0
+            for off in (range(-1, 16) if name.startswith("transpose_stream") else [-1]):
+                dest = np.full(want.shape, np.nan, dtype=np.float32)
+                if off >= 0:
+                    base = np.full(want.size + 16, np.nan, dtype=np.float32)
+                    at = (off - base.ctypes.data // 4) % 16
+                    dest = base[at:at + want.size].reshape(want.shape)
+                into(*[ctypes.byref(d) for d in descs], ctypes.byref(make(dest)))
+                e = np.abs(dest - want).max() / np.abs(want).max()
+                into_err = e if e != e else max(into_err, e)
             if not into_err <= 1e-4:
                 why += "; F_into: %.2g" % into_err
             err = max(err, into_err) if into_err == into_err else into_err
