@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <utility>
 
 #ifdef __linux__
 #include <pthread.h>
@@ -87,13 +88,24 @@ void TaskThread::Running::join() {
   own.reset();
 }
 
+std::pair<uintptr_t, uintptr_t>
+detail::stackPagesBelow(uintptr_t low, uintptr_t high, uintptr_t frame,
+                        uintptr_t margin, uintptr_t page) {
+  if (frame < low || frame >= high || frame - low <= margin)
+    return {0, 0};
+  uintptr_t first = (low + page - 1) & ~(page - 1);
+  uintptr_t second = (frame - margin) & ~(page - 1);
+  return first < second ? std::make_pair(first, second)
+                        : std::make_pair(uintptr_t(0), uintptr_t(0));
+}
+
 namespace {
 
 /// The part of this thread's stack below the caller's frame: a deeply
 /// nested file can touch most of the 256 MiB, and a thread that lives on
 /// would keep those pages resident (an exiting one gave them back).
 struct StackBelow {
-  char *lowest = nullptr;
+  uintptr_t low = 0, high = 0;
   StackBelow() {
 #ifdef __linux__
     pthread_attr_t attr;
@@ -101,8 +113,10 @@ struct StackBelow {
       return;
     void *addr = nullptr;
     size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0)
-      lowest = static_cast<char *>(addr);
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      low = reinterpret_cast<uintptr_t>(addr);
+      high = low + size;
+    }
     pthread_attr_destroy(&attr);
 #endif
   }
@@ -110,15 +124,11 @@ struct StackBelow {
   /// margin for the frames still to come.
   void release(const void *frame) const {
 #ifdef __linux__
-    if (!lowest)
-      return;
-    uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    uintptr_t top = reinterpret_cast<uintptr_t>(frame) - (1u << 20);
-    top &= ~(page - 1);
-    uintptr_t bottom = reinterpret_cast<uintptr_t>(lowest);
-    bottom = (bottom + page - 1) & ~(page - 1);
-    if (top > bottom)
-      (void)madvise(reinterpret_cast<void *>(bottom), top - bottom,
+    auto [first, second] = detail::stackPagesBelow(
+        low, high, reinterpret_cast<uintptr_t>(frame), 1u << 20,
+        static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)));
+    if (first < second)
+      (void)madvise(reinterpret_cast<void *>(first), second - first,
                     MADV_DONTNEED);
 #else
     (void)frame;
@@ -139,8 +149,9 @@ void TaskThread::loop() {
     lock.unlock();
     fn();
     fn = nullptr; // its captures die here, not under the lock
-    int here = 0;
-    stack.release(&here);
+    // The frame itself, not a local's address (ASan may move that to its
+    // fake stack).
+    stack.release(__builtin_frame_address(0));
     lock.lock();
     busy = false;
     cv.notify_all();

@@ -20,10 +20,12 @@
 #include "llvm/Support/thread.h"
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 namespace tosa_lsp {
 
@@ -78,6 +80,21 @@ private:
   std::function<void()> task;
   bool busy = false, stopping = false;
 };
+
+namespace detail {
+
+/// The page-aligned part [first, second) of a thread's stack [low, high)
+/// that lies more than `margin` below `frame`: what a task thread gives back
+/// between tasks. Empty unless `frame` is on that stack: under ASan
+/// (detect_stack_use_after_return) an address-taken local lives on a heap
+/// "fake stack", and releasing up to one above the thread's stack zeroed its
+/// live frames and TLS (a silent SIGSEGV in the lower fuzzer).
+std::pair<uintptr_t, uintptr_t> stackPagesBelow(uintptr_t low, uintptr_t high,
+                                                uintptr_t frame,
+                                                uintptr_t margin,
+                                                uintptr_t page);
+
+} // namespace detail
 
 } // namespace tosa_lsp
 
