@@ -378,20 +378,22 @@ uint64_t defaultStreamThreshold(const std::string &cpu) {
   return kFallbackThreshold;
 }
 
-unsigned settleNontemporalStores(Module &m, bool keep) {
+/// The sum of `each` over the functions `m` defines.
+template <typename Each> static unsigned overDefined(Module &m, Each each) {
   unsigned n = 0;
   for (Function &f : m)
     if (!f.isDeclaration())
-      n += settleFunction(f, keep);
+      n += each(f);
   return n;
 }
 
+unsigned settleNontemporalStores(Module &m, bool keep) {
+  return overDefined(m, [&](Function &f) { return settleFunction(f, keep); });
+}
+
 unsigned streamLargeStores(Module &m, uint64_t threshold) {
-  unsigned n = 0;
-  for (Function &f : m)
-    if (!f.isDeclaration())
-      n += streamFunction(f, threshold);
-  return n;
+  return overDefined(m,
+                     [&](Function &f) { return streamFunction(f, threshold); });
 }
 
 } // namespace tosa_lsp

@@ -264,6 +264,10 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   bool early = replaced && replaced->text.size() < kFreeBeforePublishBytes;
   if (early)
     handOver();
+  // Before the publish: a request it prompts finds the functions the kept
+  // IR will infer, and waits for them rather than parsing them again.
+  if (snap->inferenceFollows && newest && infer.started)
+    infer.started(*doc->doc, *snap, analyzer->keptFunctions());
   if (newest && onReady) {
     timingMark("publish start");
     PhaseTimer t("publish");
@@ -298,8 +302,6 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     std::lock_guard<std::mutex> lock(mu);
     busy = true;
   }
-  if (infer.started)
-    infer.started(*doc->doc, *snap, analyzer->keptFunctions());
   auto stop = [&] { return !published || !infer.inferred || edited(); };
   auto deliver = [&](Analyzer::FunctionPlace place,
                      std::shared_ptr<const ShapeInference> si) {

@@ -99,6 +99,9 @@ def pump(src_fd, dst_fd, framer, close_dst=None):
             data = b""
         if not data:
             break
+        # Logged before it is forwarded: a reply (here `cat`'s echo) can
+        # be read and logged by the other pump before this one's record.
+        framer.feed(data, time.time())
         view = memoryview(data)
         try:
             while view:
@@ -106,7 +109,6 @@ def pump(src_fd, dst_fd, framer, close_dst=None):
                 view = view[n:]
         except OSError:
             break
-        framer.feed(data, time.time())
     if close_dst:
         close_dst()
 

@@ -18,14 +18,10 @@ namespace {
 // and so does one edited in the second half of such a function.
 TEST(Analyzer, CorpusCutEqualsWhole) {
   namespace fs = std::filesystem;
-  fs::path corpus = TOSA_LSP_CORPUS_DIR;
-  if (!fs::is_directory(corpus))
-    GTEST_SKIP() << "no corpus at " << corpus;
-  std::vector<fs::path> files;
-  for (const auto &e : fs::recursive_directory_iterator(corpus))
-    if (e.is_regular_file() && e.path().extension() == ".mlir")
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  std::optional<std::vector<fs::path>> corpus = corpusFiles();
+  if (!corpus)
+    GTEST_SKIP() << "no corpus at " << TOSA_LSP_CORPUS_DIR;
+  const std::vector<fs::path> &files = *corpus;
   ASSERT_GT(files.size(), 10u);
   unsigned cutSections = 0, oneFunctionCuts = 0, tails = 0, splitFiles = 0;
   for (const fs::path &f : files) {

@@ -7,6 +7,8 @@
 #include "Config.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -70,6 +72,23 @@ inline std::string randomBroadcastModel(unsigned seed, int n) {
 inline bool has(const std::string &haystack, const std::string &needle) {
   return haystack.find(needle) != std::string::npos;
 }
+
+#ifdef TOSA_LSP_CORPUS_DIR
+/// The .mlir files under ../shared/corpus (read in place, never copied
+/// here), sorted; none when it is absent (the test skips).
+inline std::optional<std::vector<std::filesystem::path>> corpusFiles() {
+  namespace fs = std::filesystem;
+  fs::path corpus = TOSA_LSP_CORPUS_DIR;
+  if (!fs::is_directory(corpus))
+    return std::nullopt;
+  std::vector<fs::path> files;
+  for (const auto &e : fs::recursive_directory_iterator(corpus))
+    if (e.is_regular_file() && e.path().extension() == ".mlir")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+#endif
 
 namespace test {
 inline std::string pos(const Position &p) {

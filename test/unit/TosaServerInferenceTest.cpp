@@ -8,6 +8,8 @@
 
 #include "TosaServerTestSupport.h"
 
+#include <condition_variable>
+
 namespace {
 
 constexpr const char *kChain =
@@ -238,6 +240,45 @@ static void expectInferredAcross(TosaServer &server, const std::string &uri,
               std::string::npos)
         << (*h)->contents.value;
   }
+}
+
+/// Waits for the first publish.
+struct FirstPublish : Recorder {
+  std::condition_variable cv;
+  void onDiagnostics(Scheduler::SnapshotPtr s,
+                     const std::vector<Diagnostic> &extra) override {
+    Recorder::onDiagnostics(std::move(s), extra);
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !published.empty(); });
+  }
+};
+
+// Inference on the IR the analysis kept (the default): a hover right after
+// the open, in the last of many functions, waits for that function, which
+// its thread takes next, rather than parsing it again; the answer has its
+// inferred type.
+TEST(TosaServer, AHoverRightAfterTheOpenWaitsForTheKeptIRsInference) {
+  FirstPublish rec;
+  TosaServer::Options o = pooledOptions();
+  ASSERT_TRUE(o.inferInAnalysis && o.inferAfterPublish);
+  TosaServer server(o, rec);
+  const std::string uri = "test:///many.mlir";
+  std::string text = manySmallFunctions(400);
+  server.addDocument(uri, "/nonexistent/many.mlir", 1, text);
+  rec.wait();
+  unsigned lines = static_cast<unsigned>(llvm::count(text, '\n'));
+  auto h = await<std::optional<lsp::Hover>>([&](auto cb) {
+    server.hover(uri, lsp::Position(lines - 5, 3), std::move(cb));
+  });
+  ASSERT_TRUE(h && h->has_value());
+  EXPECT_NE((*h)->contents.value.find("**inferred** `tensor<3x2xf32>`"),
+            std::string::npos)
+      << (*h)->contents.value;
+  EXPECT_EQ(server.stats().requestInferences, 0u);
+  server.waitIdle();
 }
 
 /// A server on a pool of two threads with one document of `n` small
