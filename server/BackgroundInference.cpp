@@ -456,21 +456,27 @@ void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
                                       llvm::ArrayRef<FunctionKey> missing) {
   std::unique_lock<std::mutex> lock(doc.shapes.mu);
   DocumentShapes &shapes = doc.shapes;
-  for (const FunctionKey &k : missing) {
-    std::pair<unsigned, unsigned> place{k.section, k.firstLine};
-    auto pending = [&] {
-      return shapes.keptVersion == s.version && shapes.keptPending.count(place);
-    };
-    if (!pending())
-      continue;
-    shapes.keptWanted.push_back(place);
-    // Its thread takes it next: a function's inference (~1 ms), not the
-    // ~2 ms of a parse of its own beside both analysis threads. Bounded:
-    // a thread the machine holds off is not waited for long.
-    (void)shapes.keptCv.wait_for(lock, kWaitForKept,
-                                 [&] { return !pending(); });
-    llvm::erase(shapes.keptWanted, place);
-  }
+  auto pending = [&](const std::pair<unsigned, unsigned> &place) {
+    return shapes.keptVersion == s.version && shapes.keptPending.count(place);
+  };
+  std::vector<std::pair<unsigned, unsigned>> asked;
+  for (const FunctionKey &k : missing)
+    if (pending({k.section, k.firstLine}))
+      asked.push_back({k.section, k.firstLine});
+  if (asked.empty())
+    return;
+  // All asked at once (an inlay request's screen holds several): the
+  // threads holding them take them next, a function's inference each
+  // (~1 ms), not the ~2 ms of a parse of its own beside both analysis
+  // threads. Bounded: a thread the machine holds off is not waited for
+  // long; what is still missing is then parsed as before.
+  shapes.keptWanted.insert(shapes.keptWanted.end(), asked.begin(), asked.end());
+  (void)shapes.keptCv.wait_for(lock, kWaitForKept,
+                               [&] { return llvm::none_of(asked, pending); });
+  for (const auto &place : asked)
+    if (auto it = llvm::find(shapes.keptWanted, place);
+        it != shapes.keptWanted.end())
+      shapes.keptWanted.erase(it);
 }
 
 bool BackgroundInference::requestsComing() const {
