@@ -160,16 +160,16 @@ public:
   bool done(std::pair<size_t, size_t> at) {
     const FunctionInference &fi = items[at.first].functions[at.second].fi;
     where.erase({fi.section, fi.scope.begin.line});
-    done_.insert(at);
+    finished.insert(at);
     return --left[at.first] == 0;
   }
-  bool isDone(std::pair<size_t, size_t> at) const { return done_.count(at); }
+  bool isDone(std::pair<size_t, size_t> at) const { return finished.count(at); }
 
 private:
   std::vector<Analyzer::Impl::KeptIR> &items;
   std::vector<size_t> left;
   std::map<Analyzer::FunctionPlace, std::pair<size_t, size_t>> where;
-  std::set<std::pair<size_t, size_t>> done_;
+  std::set<std::pair<size_t, size_t>> finished;
   size_t item = 0, fn = 0;
 };
 } // namespace
