@@ -54,16 +54,13 @@ void Analyzer::inferKept(const KeptHooks &hooks) {
 }
 
 namespace {
-/// tosa-infer-shapes on `ps`'s functions into `out`; the crash, if any.
-std::optional<std::string> inferContained(const ParsedSection &ps,
-                                          MLIRContext &ctx,
-                                          const FunctionsToInfer &what,
-                                          llvm::function_ref<bool()> stop,
-                                          std::vector<FunctionInference> &out) {
+/// `infer` (tosa-infer-shapes in `ctx`) with MLIR's diagnostics silenced;
+/// the crash, if any.
+std::optional<std::string> inferContained(MLIRContext &ctx,
+                                          llvm::function_ref<void()> infer) {
   ScopedDiagnosticHandler silence(&ctx,
                                   [](mlir::Diagnostic &) { return success(); });
-  return runContained(
-      [&] { (void)inferTopLevelFunctions(ps, ctx, what, stop, nullptr, out); });
+  return runContained(infer);
 }
 } // namespace
 
@@ -97,8 +94,10 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
   }
   PhaseTimer t("shape inference on the analysis' IR");
   std::vector<FunctionInference> out;
-  if (std::optional<std::string> crash =
-          inferContained(*ps, *slot, what, [] { return false; }, out)) {
+  if (std::optional<std::string> crash = inferContained(*slot, [&] {
+        (void)inferTopLevelFunctions(
+            *ps, *slot, what, [] { return false; }, nullptr, out);
+      })) {
     // Abandoned as after a crash in the analysis (see analyzeSection); the
     // results are already out. The inferrer meets the same crash on its
     // own parse and says so.
@@ -125,8 +124,13 @@ class KeptFunctions {
 public:
   explicit KeptFunctions(std::vector<Analyzer::Impl::KeptIR> &items)
       : items(items) {
-    for (const Analyzer::Impl::KeptIR &k : items)
-      left.push_back(k.functions.size());
+    // By place, those not inferred yet: a wanted one is looked up between
+    // every two functions.
+    for (size_t i = 0; i < items.size(); ++i) {
+      left.push_back(items[i].functions.size());
+      for (size_t j = 0; j < items[i].functions.size(); ++j)
+        where[placeOf({i, j})] = {i, j};
+    }
   }
   /// The next function to infer ({item, function}), if any.
   std::optional<std::pair<size_t, size_t>>
@@ -134,42 +138,36 @@ public:
     for (const Analyzer::FunctionPlace &w : wanted)
       if (auto it = where.find(w); it != where.end())
         return it->second;
-    while (item < items.size() && fn >= items[item].functions.size()) {
-      ++item;
-      fn = 0;
+    for (;; ++fn) {
+      while (item < items.size() && fn >= items[item].functions.size()) {
+        ++item;
+        fn = 0;
+      }
+      if (item == items.size())
+        return std::nullopt;
+      if (where.count(placeOf({item, fn}))) // else taken out of turn
+        return std::make_pair(item, fn++);
     }
-    if (item == items.size())
-      return std::nullopt;
-    return std::make_pair(item, fn++);
   }
   bool has(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) const {
     return llvm::any_of(wanted, [&](const Analyzer::FunctionPlace &w) {
       return where.count(w);
     });
   }
-  /// Indexes the functions not yet inferred by place (done once: a wanted
-  /// one is looked up between every two functions).
-  void index() {
-    for (size_t i = 0; i < items.size(); ++i)
-      for (size_t j = 0; j < items[i].functions.size(); ++j) {
-        const FunctionInference &fi = items[i].functions[j].fi;
-        where[{fi.section, fi.scope.begin.line}] = {i, j};
-      }
-  }
   /// Marks it done; true when its item has no function left.
   bool done(std::pair<size_t, size_t> at) {
-    const FunctionInference &fi = items[at.first].functions[at.second].fi;
-    where.erase({fi.section, fi.scope.begin.line});
-    finished.insert(at);
+    where.erase(placeOf(at));
     return --left[at.first] == 0;
   }
-  bool isDone(std::pair<size_t, size_t> at) const { return finished.count(at); }
 
 private:
+  Analyzer::FunctionPlace placeOf(std::pair<size_t, size_t> at) const {
+    const FunctionInference &fi = items[at.first].functions[at.second].fi;
+    return {fi.section, fi.scope.begin.line};
+  }
   std::vector<Analyzer::Impl::KeptIR> &items;
   std::vector<size_t> left;
   std::map<Analyzer::FunctionPlace, std::pair<size_t, size_t>> where;
-  std::set<std::pair<size_t, size_t>> finished;
   size_t item = 0, fn = 0;
 };
 } // namespace
@@ -187,7 +185,6 @@ void Analyzer::Impl::inferKeptOn(std::vector<KeptIR> &items,
                                  std::unique_ptr<MLIRContext> &slot, bool main,
                                  const KeptHooks &hooks) {
   KeptFunctions todo(items);
-  todo.index();
   std::vector<FunctionPlace> wanted;
   auto refreshWanted = [&] {
     wanted = hooks.wanted ? hooks.wanted() : std::vector<FunctionPlace>();
@@ -212,14 +209,10 @@ void Analyzer::Impl::inferKeptOn(std::vector<KeptIR> &items,
     std::optional<std::pair<size_t, size_t>> at = todo.next(wanted);
     if (!at)
       return;
-    if (todo.isDone(*at))
-      continue;
     KeptIR &k = items[at->first];
     ListedFunction &f = k.functions[at->second];
-    ScopedDiagnosticHandler silence(
-        slot.get(), [](mlir::Diagnostic &) { return success(); });
     bool stopped = false;
-    std::optional<std::string> crash = runContained([&] {
+    std::optional<std::string> crash = inferContained(*slot, [&] {
       stopped = !inferListed(*k.ps, *slot, f, k.what.withRefineEdits,
                              hooks.stop, nullptr);
     });
@@ -234,11 +227,12 @@ void Analyzer::Impl::inferKeptOn(std::vector<KeptIR> &items,
     }
     if (stopped)
       return;
+    bool itemDone = todo.done(*at); // before f.fi is moved out
     FunctionPlace place{f.fi.section, f.fi.scope.begin.line};
     std::vector<FunctionInference> one;
     one.push_back(std::move(f.fi));
     hooks.deliver(place, filterInferred(std::move(one), inferenceFilter));
-    if (todo.done(*at))
+    if (itemDone)
       k.ps.reset(); // its IR, as soon as it is no longer needed
   }
 }
