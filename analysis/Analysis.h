@@ -409,6 +409,13 @@ public:
     /// Functions a request waits for: inferred next, by whichever thread
     /// holds them.
     llvm::function_ref<std::vector<FunctionPlace>()> wanted = nullptr;
+    /// Moves whenever `wanted` grows. Read between every two ops, so that
+    /// a wanted function interrupts the one in progress (null: looked up
+    /// between functions only).
+    const std::atomic<unsigned> *asked = nullptr;
+    /// A pause of the second thread (yieldCore): returns once `asked` is
+    /// no longer `seen`, or after a moment (null: sleeps 1 ms).
+    llvm::function_ref<void(unsigned seen)> pause = nullptr;
   };
   /// Infers the functions of the IR the last analysis kept, on both of its
   /// threads (each in the context that parsed it), destroying it after.

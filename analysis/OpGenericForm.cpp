@@ -43,6 +43,27 @@ mlir::MLIRContext &threadContext() {
   return *ctx;
 }
 
+} // namespace
+
+void warmGenericForm() {
+  thread_local bool warm = false;
+  if (warm)
+    return;
+  warm = true;
+  mlir::MLIRContext &ctx = threadContext();
+  mlir::ScopedDiagnosticHandler quiet(
+      &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::Block block;
+  mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+  (void)mlir::parseSourceString(
+      "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n",
+      &block, config);
+}
+
+namespace {
+
 /// `printed` with each `%<k>` the printer numbered written as `names[k]`
 /// (outside string literals): the hover shows the file's own names.
 std::string renameValues(const std::string &printed,

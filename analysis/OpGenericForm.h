@@ -40,6 +40,10 @@ opGenericForm(std::string_view text, const LineIndex &lines,
               const FileAnalysis &fa, const std::vector<AliasInfo> &aliases,
               Range scope, unsigned section);
 
+/// Loads the dialects into the calling thread's context for opGenericForm
+/// (TOSA's ~1-2 ms, which the first hover on a thread paid), once.
+void warmGenericForm();
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_ANALYSIS_OPGENERICFORM_H

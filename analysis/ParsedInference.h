@@ -40,10 +40,14 @@ std::vector<ListedFunction> listTopLevelFunctions(const ParsedSection &ps,
                                                   const FunctionsToInfer &what);
 
 /// tosa-infer-shapes on one listed function, recorded into `f.fi` (nothing
-/// for a skipped one). False once `stopped` said yes.
+/// for a skipped one). False once `stopped` said yes. `betweenOps`, if
+/// given, is called before the pass and between every two ops' records:
+/// it may infer other functions of the same context meanwhile (one that a
+/// request waits for), not this one.
 bool inferListed(const ParsedSection &ps, mlir::MLIRContext &ctx,
                  ListedFunction &f, bool withRefineEdits,
-                 llvm::function_ref<bool()> stopped, InferredOpWriter *shared);
+                 llvm::function_ref<bool()> stopped, InferredOpWriter *shared,
+                 llvm::function_ref<void()> betweenOps = {});
 
 /// Upstream's tosa-infer-shapes on each function `what` names, each then
 /// recorded op by op (FunctionInference), appended to `out` in text order.

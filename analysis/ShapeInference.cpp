@@ -977,7 +977,8 @@ void declaredTypes(const detail::ParsedSection &ps, func::FuncOp fn,
 bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
                    MLIRContext &ctx, FunctionInference &fi,
                    InferredOpWriter &writer, llvm::function_ref<bool()> stopped,
-                   bool withRefineEdits) {
+                   bool withRefineEdits,
+                   llvm::function_ref<void()> betweenOps) {
   std::vector<Operation *> ops;
   llvm::DenseMap<Value, Type> declared;
   declaredTypes(ps, fn, ops, declared);
@@ -988,6 +989,8 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
   // it cannot join) and its op then fails. Those are the
   // contradictions reported below, so no verification here.
   pm.enableVerifier(false);
+  if (betweenOps)
+    betweenOps();
   if (stopped())
     return false;
   if (failed(pm.run(fn))) {
@@ -997,6 +1000,8 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
   OpInference inference(ps, fn, declared, writer, ctx, fi.name);
   size_t done = 0;
   for (Operation *op : ops) {
+    if (betweenOps)
+      betweenOps();
     if (++done % 256 == 0 && stopped())
       return false;
     fi.ops.push_back(inference.infer(op, fi.section));
@@ -1052,7 +1057,8 @@ detail::listTopLevelFunctions(const ParsedSection &ps,
 bool detail::inferListed(const ParsedSection &ps, MLIRContext &ctx,
                          ListedFunction &f, bool withRefineEdits,
                          llvm::function_ref<bool()> stopped,
-                         InferredOpWriter *shared) {
+                         InferredOpWriter *shared,
+                         llvm::function_ref<void()> betweenOps) {
   if (!f.fi.skipped.empty())
     return true;
   std::optional<InferredOpWriter> own;
@@ -1060,7 +1066,7 @@ bool detail::inferListed(const ParsedSection &ps, MLIRContext &ctx,
     own.emplace();
   InferredOpWriter &writer = shared ? *shared : *own;
   if (!inferFunction(ps, cast<func::FuncOp>(f.fn), ctx, f.fi, writer, stopped,
-                     withRefineEdits))
+                     withRefineEdits, betweenOps))
     return false;
   if (own && f.fi.pool)
     own->shrink();

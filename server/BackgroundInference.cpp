@@ -452,6 +452,13 @@ BackgroundInference::keptWanted(OpenDocument &doc) {
   return doc.shapes.keptWanted;
 }
 
+void BackgroundInference::keptPause(OpenDocument &doc, unsigned seen) {
+  std::unique_lock<std::mutex> lock(doc.shapes.mu);
+  (void)doc.shapes.keptCv.wait_for(lock, std::chrono::milliseconds(1), [&] {
+    return doc.shapes.keptAsked.load() != seen || doc.shapes.keptVersion < 0;
+  });
+}
+
 void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
                                       llvm::ArrayRef<FunctionKey> missing) {
   std::unique_lock<std::mutex> lock(doc.shapes.mu);
@@ -471,6 +478,8 @@ void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
   // threads. Bounded: a thread the machine holds off is not waited for
   // long; what is still missing is then parsed as before.
   shapes.keptWanted.insert(shapes.keptWanted.end(), asked.begin(), asked.end());
+  ++shapes.keptAsked;
+  shapes.keptCv.notify_all(); // a paused thread holding one of them
   (void)shapes.keptCv.wait_for(lock, kWaitForKept,
                                [&] { return llvm::none_of(asked, pending); });
   for (const auto &place : asked)

@@ -95,6 +95,10 @@ public:
   void keptEnded(OpenDocument &doc);
   void keptDone(OpenDocument &doc, std::pair<unsigned, unsigned> place);
   std::vector<std::pair<unsigned, unsigned>> keptWanted(OpenDocument &doc);
+  /// Waits until a request asks for more than `seen` (keptAsked) or the
+  /// inference ends, at most a moment (the kept IR's second thread pauses
+  /// while requests come).
+  void keptPause(OpenDocument &doc, unsigned seen);
   /// The keys of `s`'s functions (all of them), computed once per version.
   std::shared_ptr<const std::vector<FunctionKey>> keysOf(OpenDocument &doc,
                                                          const Snapshot &s);

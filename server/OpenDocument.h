@@ -64,7 +64,10 @@ struct DocumentShapes {
   int64_t keptVersion = -1;
   std::set<std::pair<unsigned, unsigned>> keptPending;
   std::vector<std::pair<unsigned, unsigned>> keptWanted;
-  std::condition_variable keptCv; // keptPending shrank or ended
+  /// Moves each time keptWanted grows (read without the lock, between the
+  /// ops of the function in progress).
+  std::atomic<unsigned> keptAsked{0};
+  std::condition_variable keptCv; // keptPending shrank, keptWanted grew, ended
 };
 
 class OpenDocument {

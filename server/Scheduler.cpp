@@ -311,10 +311,18 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     return infer.wanted ? infer.wanted(*doc->doc)
                         : SchedulerInference::Places();
   };
+  auto pause = [&](unsigned seen) {
+    if (infer.pause)
+      infer.pause(*doc->doc, seen);
+  };
   Analyzer::KeptHooks hooks{stop, deliver};
   if (infer.yieldCore)
     hooks.yieldCore = infer.yieldCore;
   hooks.wanted = wanted;
+  if (infer.asked)
+    hooks.asked = infer.asked(*doc->doc);
+  if (infer.pause)
+    hooks.pause = pause;
   analyzer->inferKept(hooks);
   if (infer.ended)
     infer.ended(*doc->doc);

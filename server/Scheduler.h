@@ -47,6 +47,9 @@ struct SchedulerInference {
   std::function<void(OpenDocument &, const Snapshot &, Places)> started;
   std::function<Places(OpenDocument &)> wanted;
   std::function<void(OpenDocument &)> ended;
+  /// Analyzer::KeptHooks::asked / pause for the document.
+  std::function<const std::atomic<unsigned> *(OpenDocument &)> asked;
+  std::function<void(OpenDocument &, unsigned)> pause;
 };
 
 class Scheduler {

@@ -16,11 +16,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -302,6 +305,127 @@ TEST(InferInAnalysis, KeptInferenceTakesTheWantedFunctionFirstAndYields) {
     return;
   }
   ADD_FAILURE() << "the kept IR was never on both threads";
+}
+
+// A function a request asks for while another is being inferred does not
+// wait for the rest of that one: it is inferred between two of its ops and
+// delivered first. And a second thread paused for requests wakes when asked
+// for one of its functions, not after its pause.
+TEST(InferInAnalysis, AWantedFunctionInterruptsTheOneInProgress) {
+  Analyzer analyzer;
+  analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+  analyzer.setParallelSectionBytes(SIZE_MAX); // one thread
+  std::string text;
+  for (int i = 0; i < 2; ++i) {
+    text += "func.func @f" + std::to_string(i) +
+            "(%a: tensor<2xf32>) -> tensor<?xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n";
+    for (int k = 1; k < 40; ++k)
+      text += "  %" + std::to_string(k) + " = tosa.abs %" +
+              std::to_string(k - 1) + " : (tensor<?xf32>) -> tensor<?xf32>\n";
+    text += "  return %39 : tensor<?xf32>\n}\n";
+  }
+  (void)analyzer.analyze(text, "/t/f.mlir", Config());
+  std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+  ASSERT_EQ(places.size(), 2u);
+  Analyzer::FunctionPlace first = std::min(places[0], places[1]),
+                          second = std::max(places[0], places[1]);
+  std::atomic<unsigned> asked{0};
+  std::vector<Analyzer::FunctionPlace> wanted, order;
+  std::vector<size_t> ops;
+  // Asked for the second function from inside the first one's inference
+  // (its stop checks), as a hover arriving then would.
+  unsigned stopChecks = 0;
+  auto stop = [&] {
+    if (++stopChecks == 2 && order.empty()) {
+      wanted = {second};
+      ++asked;
+    }
+    return false;
+  };
+  auto record = [&](Analyzer::FunctionPlace place,
+                    std::shared_ptr<const ShapeInference> si) {
+    order.push_back(place);
+    ops.push_back(si && !si->functions.empty() ? si->functions[0].ops.size()
+                                               : 0);
+  };
+  auto wantedNow = [&] { return wanted; };
+  Analyzer::KeptHooks hooks{stop, record};
+  hooks.wanted = wantedNow;
+  hooks.asked = &asked;
+  analyzer.inferKept(hooks);
+  ASSERT_GE(stopChecks, 2u);
+  EXPECT_EQ(order, (std::vector<Analyzer::FunctionPlace>{second, first}));
+  EXPECT_EQ(ops, (std::vector<size_t>{40, 40})); // both whole
+}
+
+TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
+  using namespace std::chrono_literals;
+  // Two threads: the second pauses (yieldCore, 800 ms) while the first
+  // infers its share; 50 ms in, one of the second's functions (one not
+  // delivered yet) is asked for: its pause returns at once, and it is
+  // delivered long before the hold ends.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    Analyzer analyzer;
+    analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+    analyzer.setParallelSectionBytes(0);
+    std::string text;
+    for (int i = 0; i < 10; ++i)
+      text += "func.func @f" + std::to_string(i) +
+              "(%a: tensor<2xf32>) -> tensor<?xf32> {\n"
+              "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n"
+              "  return %0 : tensor<?xf32>\n}\n";
+    (void)analyzer.analyze(text, "/t/f.mlir", Config());
+    std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+    ASSERT_EQ(places.size(), 10u);
+    std::mutex mu;
+    std::condition_variable cv;
+    std::atomic<unsigned> asked{0};
+    std::vector<Analyzer::FunctionPlace> wanted;
+    std::map<Analyzer::FunctionPlace, Clock::time_point> at;
+    Clock::time_point start = Clock::now(), holdUntil = start + 800ms;
+    auto never = [] { return false; };
+    auto record = [&](Analyzer::FunctionPlace place,
+                      std::shared_ptr<const ShapeInference>) {
+      std::lock_guard<std::mutex> lock(mu);
+      at[place] = Clock::now();
+    };
+    auto yieldCore = [&] { return Clock::now() < holdUntil; };
+    auto wantedNow = [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      return wanted;
+    };
+    auto pause = [&](unsigned seen) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, 400ms, [&] { return asked.load() != seen; });
+    };
+    Analyzer::KeptHooks hooks{never, record};
+    hooks.yieldCore = yieldCore;
+    hooks.wanted = wantedNow;
+    hooks.asked = &asked;
+    hooks.pause = pause;
+    std::optional<Analyzer::FunctionPlace> asking;
+    std::thread asker([&] {
+      std::this_thread::sleep_for(50ms);
+      std::lock_guard<std::mutex> lock(mu);
+      for (const Analyzer::FunctionPlace &p : places)
+        if (!at.count(p))
+          asking = p;
+      if (!asking)
+        return;
+      wanted = {*asking};
+      ++asked;
+      cv.notify_all();
+    });
+    analyzer.inferKept(hooks);
+    asker.join();
+    ASSERT_EQ(at.size(), 10u);
+    if (!asking)
+      continue; // all on the first thread: not this test's case
+    EXPECT_LT(at[*asking] - start, 300ms);
+    return;
+  }
+  ADD_FAILURE() << "no function was left to the second thread";
 }
 
 // An edit inside one function re-analyses that function alone (a unit,
