@@ -606,13 +606,15 @@ compile(const std::string &text, const std::string &path,
 
   detail::LoweredSection ls;
   ls.elidedFill = options.elided;
+  ls.streamThreshold = options.streamThreshold;
   // The kernels' vectors are sized for the host (Kernels.cpp).
   bool kernels = options.cpu == "native";
   if (llvm::Error err = detail::lowerForNative(
           text, path, options.function, options.mode, options.strided, kernels,
           ls, [&] {
             step("lowering: " + pipelineFor(LowerStage::LLVM, options.mode,
-                                            options.strided, kernels));
+                                            options.strided, kernels,
+                                            options.streamThreshold));
           }))
     return std::move(err);
   // An empty object or library would look like success.

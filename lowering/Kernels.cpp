@@ -687,6 +687,11 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
                          llvm::cl::desc("f32 lanes of a vector register with "
                                         "FMA (0: leave the ops alone)"),
                          llvm::cl::init(0)};
+  Option<uint64_t> streamThreshold{
+      *this, "stream-threshold",
+      llvm::cl::desc("Transposes into a caller's buffer store non-temporally "
+                     "from this many bytes (0: the host's L2 size)"),
+      llvm::cl::init(0)};
 
   /// Applies `text` (parsed once) to `payload`; false after an error.
   bool apply(Operation *payload, const std::string &text) {
@@ -863,7 +868,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
             type.getElementType().isF32() &&
             type.getNumElements() >= kMinVectorTranspose &&
             (!into || intoCallersBuffer(t)) &&
-            !((into || returned(t)) && markStreamTranspose(t, lanes)))
+            !((into || returned(t)) &&
+              markStreamTranspose(t, lanes, streamThreshold)))
           transposes.push_back(t);
       }
     }

@@ -94,7 +94,7 @@ const char *modeName(LowerMode m) {
 }
 
 std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
-                        bool kernels) {
+                        bool kernels, uint64_t streamThreshold) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
   // plus what it misses to compile control flow (tosa-to-scf: cond_if and
   // while_loop; a no-op elsewhere) and every element-wise op: tosa.apply_scale
@@ -124,6 +124,9 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // Matmuls and convolutions tiled, packed and vectorised (Kernels.cpp).
   if (lanes)
     p += ",tosa-lsp-kernels{lanes=" + std::to_string(lanes) +
+         (streamThreshold
+              ? " stream-threshold=" + std::to_string(streamThreshold)
+              : "") +
          "},canonicalize,cse";
   if (stage == LowerStage::Vector)
     return "builtin.module(" + p + ")";
@@ -281,6 +284,7 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.cInterface = true;
   lowerOpts.strided = strided;
   lowerOpts.kernels = kernels;
+  lowerOpts.streamThreshold = out.streamThreshold;
   lowerOpts.elided = out.elidedFill;
   return lowerSection(text, path, *sec, lowerOpts, out);
 }
@@ -565,8 +569,9 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
-  std::string pipeline = pipelineFor(options.stage, options.mode,
-                                     options.strided, options.kernels);
+  std::string pipeline =
+      pipelineFor(options.stage, options.mode, options.strided, options.kernels,
+                  options.streamThreshold);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -609,7 +614,7 @@ llvm::Expected<LowerResult> lower(const std::string &text,
           "), a bug in the upstream pass pipeline on this input; no preview "
           "is available for it. Pipeline: " +
           pipelineFor(options.stage, options.mode, options.strided,
-                      options.kernels));
+                      options.kernels, options.streamThreshold));
 }
 
 static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
@@ -617,7 +622,7 @@ static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
                                                   const LowerOptions &options) {
   LowerResult result;
   result.pipeline = pipelineFor(options.stage, options.mode, options.strided,
-                                options.kernels);
+                                options.kernels, options.streamThreshold);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;

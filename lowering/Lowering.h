@@ -15,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@ struct LowerOptions {
   /// Outside upstream mode: tile and vectorise matmuls and convolutions for
   /// the host CPU's vectors (off for code meant for another CPU).
   bool kernels = true;
+  /// With kernels: transposes into a caller's buffer store non-temporally
+  /// from this many bytes (StreamTranspose.cpp); 0: the host's L2 size,
+  /// UINT64_MAX: never (compile's --streaming-stores).
+  uint64_t streamThreshold = 0;
   /// Constants whose data is elided (`dense_resource<__elided__>`): kept
   /// by default (the preview shows them; LLVM IR translation would fail).
   ElidedFill elided;
@@ -80,7 +85,8 @@ struct LowerResult {
 /// would run, but for this project's tosa-lsp-* passes outside upstream
 /// mode); upstream's unless another mode is given.
 std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
-                        bool strided = false, bool kernels = true);
+                        bool strided = false, bool kernels = true,
+                        uint64_t streamThreshold = 0);
 
 /// Suffix of the destination-passing twin of an entry point.
 inline constexpr const char *kIntoSuffix = "_into";

@@ -62,6 +62,8 @@ struct LoweredSection {
   /// Set by the caller of lowerForNative: what to do with constants whose
   /// data is elided (compile and run refuse them unless told to fill).
   ElidedFill elidedFill{ElidedData::Refuse, 0};
+  /// Set by the caller of lowerForNative: LowerOptions::streamThreshold.
+  uint64_t streamThreshold = 0;
   /// The elided constants left in the IR (ElidedData::Keep), with the
   /// resource key of the first.
   std::vector<SourceDiagnostic> elided;
@@ -167,9 +169,11 @@ std::optional<std::string> reductionSchedule(mlir::Operation *op,
 
 /// Marks a big f32 transpose moving the innermost dim outwards (NHWC ->
 /// NCHW) whose init is the caller's buffer, when 16x16 blocks tile it and
-/// it is bigger than L2; after bufferization, lowerStreamTransposes gives it
-/// whole-line non-temporal stores (StreamTranspose.cpp).
-bool markStreamTranspose(mlir::Operation *transpose, unsigned lanes);
+/// it stores at least `threshold` bytes (0: the host's L2 size); after
+/// bufferization, lowerStreamTransposes gives it whole-line non-temporal
+/// stores (StreamTranspose.cpp).
+bool markStreamTranspose(mlir::Operation *transpose, unsigned lanes,
+                         uint64_t threshold);
 void lowerStreamTransposes(mlir::Operation *root);
 
 /// Registers tosa-lsp-unroll-windows (WindowOps.cpp).

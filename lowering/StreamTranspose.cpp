@@ -229,7 +229,8 @@ void lowerOne(linalg::TransposeOp t) {
 
 } // namespace
 
-bool markStreamTranspose(Operation *transpose, unsigned lanes) {
+bool markStreamTranspose(Operation *transpose, unsigned lanes,
+                         uint64_t threshold) {
   auto t = dyn_cast<linalg::TransposeOp>(transpose);
   if (!t)
     return false;
@@ -241,7 +242,7 @@ bool markStreamTranspose(Operation *transpose, unsigned lanes) {
   std::optional<Collapse> c = collapseOf(in.getShape(), t.getPermutation());
   uint64_t bytes = type.getNumElements() * 4;
   if (!c || c->c % kBlock || c->p % kBlock || c->p < 2 * kBlock ||
-      bytes < defaultStreamThreshold("native"))
+      bytes < (threshold ? threshold : defaultStreamThreshold("native")))
     return false;
   t->setAttr(kStreamTag, UnitAttr::get(t->getContext()));
   return true;
