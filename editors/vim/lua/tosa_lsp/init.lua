@@ -1027,6 +1027,39 @@ local function wrap_code_actions(client)
   end
 end
 
+-- A didOpen is encoded and written on the next tick: 0.7 reads the buffer
+-- twice for it (the incremental sync's copy, then the text), encodes it
+-- and writes it in one go: at 50k lines ~100 ms without a redraw or a
+-- keystroke. Anything sent before that tick (a request, an edit, stop)
+-- sends it first, so the server sees the messages in order.
+-- (0.10+ call client methods differently; they are left alone.)
+local function defer_did_open(client)
+  if vim.fn.has('nvim-0.10') == 1 or client.tosa_lsp_deferred then return end
+  client.tosa_lsp_deferred = true
+  local notify, request, stop = client.notify, client.request, client.stop
+  local pending = {}
+  local function flush()
+    while #pending > 0 do notify('textDocument/didOpen', table.remove(pending, 1)) end
+  end
+  client.notify = function(method, params)
+    if method == 'textDocument/didOpen' then
+      table.insert(pending, params)
+      vim.schedule(flush)
+      return true
+    end
+    flush()
+    return notify(method, params)
+  end
+  client.request = function(...)
+    flush()
+    return request(...)
+  end
+  client.stop = function(...)
+    flush()
+    return stop(...)
+  end
+end
+
 local install_hint = 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the build directory), '
   .. 'or cmake --install build, then it is on PATH'
 
@@ -1103,6 +1136,7 @@ function M.start()
     handlers = handlers(),
     on_init = function(client)
       ready = true
+      defer_did_open(client)
       wrap_code_actions(client)
       if cfg.settings and next(cfg.settings) then
         client.notify('workspace/didChangeConfiguration', { settings = cfg.settings })
