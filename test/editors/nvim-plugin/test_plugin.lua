@@ -516,6 +516,35 @@ do
   vim.api.nvim_buf_delete(ubuf, { force = true })
 end
 
+-- 11c. A didOpen goes out on the next tick (0.7's sending it reads and
+-- encodes the whole buffer in the step that attaches it), and before
+-- anything sent in between: a request right after :edit is answered.
+if vim.fn.has('nvim-0.9') == 0 then
+  local sent = {}
+  local encode = vim.json.encode
+  vim.json.encode = function(v, ...)
+    if type(v) == 'table' and v.method then table.insert(sent, v.method) end
+    return encode(v, ...)
+  end
+  local dpath = tmpdir .. '/deferred.mlir'
+  vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), dpath, 'b')
+  vim.cmd('edit ' .. vim.fn.fnameescape(dpath))
+  local dbuf = vim.api.nvim_get_current_buf()
+  local at_edit = vim.deepcopy(sent)
+  local answer
+  client.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(dbuf) } },
+    function(err, result) answer = { err = err, n = result and #result } end, dbuf)
+  vim.wait(10000, function() return answer ~= nil end, 20)
+  vim.json.encode = encode
+  check(vim.lsp.buf_is_attached(dbuf, client.id) and not vim.tbl_contains(at_edit, 'textDocument/didOpen'),
+    'didOpen not sent in the step that attached the buffer', at_edit)
+  local order = vim.tbl_filter(function(m) return m:find('^textDocument/d') ~= nil end, sent)
+  check(order[1] == 'textDocument/didOpen' and order[2] == 'textDocument/documentSymbol'
+    and answer and answer.err == nil and (answer.n or 0) > 0,
+    'a request right after :edit goes after the didOpen and is answered', { order = order, answer = answer })
+  vim.cmd('bwipeout! ' .. dbuf)
+end
+
 -- 12. A server that cannot start: the loader misses a library (a fake
 -- server that prints the loader's error and exits 127): the Debian package
 -- first, then the error; not found: how to install it.

@@ -918,7 +918,7 @@ end
 ------------------------------------------------------------------------------
 -- Client.
 ------------------------------------------------------------------------------
--- A publish's diagnostics for vim.diagnostic.set as 0.7-0.9's handler
+-- A publish's diagnostics for vim.diagnostic.set as 0.7-0.8's handler
 -- makes them, reading only the lines they are on: that handler reads the
 -- whole buffer on every publish, for any number of diagnostics (at 50k
 -- lines 20-40 ms of the editor's main thread, ~100 ms while the server's
@@ -952,9 +952,9 @@ function M.diagnostics_to_vim(bufnr, diagnostics, offset_encoding)
   return out
 end
 
--- 0.10 changed the diagnostics' fields (user_data.lsp, _tags): its own
--- handler converts them there, except for an empty publish.
-local own_conversion = vim.fn.has('nvim-0.10') == 0
+-- 0.9 changed the diagnostics' fields (_tags): its own handler converts
+-- them there and later, except for an empty publish.
+local own_conversion = vim.fn.has('nvim-0.9') == 0
 
 local function publish_diagnostics(default, err, result, ctx, config)
   local client_id = ctx and ctx.client_id
@@ -1032,9 +1032,9 @@ end
 -- and writes it in one go: at 50k lines ~100 ms without a redraw or a
 -- keystroke. Anything sent before that tick (a request, an edit, stop)
 -- sends it first, so the server sees the messages in order.
--- (0.10+ call client methods differently; they are left alone.)
+-- (0.7-0.8, whose didOpen this is; later ones are left alone.)
 local function defer_did_open(client)
-  if vim.fn.has('nvim-0.10') == 1 or client.tosa_lsp_deferred then return end
+  if vim.fn.has('nvim-0.9') == 1 or client.tosa_lsp_deferred then return end
   client.tosa_lsp_deferred = true
   local notify, request, stop = client.notify, client.request, client.stop
   local pending = {}
