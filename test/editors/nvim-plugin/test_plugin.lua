@@ -434,9 +434,19 @@ end
 -- 50k lines: the longest UI stall at open); the plugin's reads only the
 -- lines its diagnostics are on.
 local publish_reads = { publishes = 0, whole = 0 }
+-- Inlay-hint requests: { bufnr, sent inside a publish's handler, sent
+-- before the buffer's first publish }.
+local hint_requests = {}
 do
   local get_lines = vim.api.nvim_buf_get_lines
   local inside = false
+  local request = client.request
+  client.request = function(method, params, handler, b)
+    if method == 'textDocument/inlayHint' then
+      table.insert(hint_requests, { b, inside, tosa.published[b] == nil })
+    end
+    return request(method, params, handler, b)
+  end
   vim.api.nvim_buf_get_lines = function(b, s, e, strict)
     if inside and s == 0 and e == -1 then publish_reads.whole = publish_reads.whole + 1 end
     return get_lines(b, s, e, strict)
@@ -457,6 +467,9 @@ end
 do
   local big = tmpdir .. '/big.mlir'
   vim.fn.system({ 'python3', root .. '/bench/gen.py', '--lines', '3000', '--shape', 'multi', '-o', big })
+  -- The view's request (BufWinEnter) at once: well before the first publish.
+  local scroll_delay = tosa.config.inlay_scroll_delay_ms
+  tosa.config.inlay_scroll_delay_ms = 0
   vim.cmd('edit ' .. vim.fn.fnameescape(big))
   local bbuf = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -466,6 +479,7 @@ do
     return ls
   end
   check(vim.wait(20000, function() return #hint_lines() > 0 end, 20), 'big file: inlay hints shown')
+  tosa.config.inlay_scroll_delay_ms = scroll_delay
   local ls = hint_lines()
   check(#ls > 0 and math.max(unpack(ls)) < 500, 'big file: hints for the visible lines only', { #ls, ls[#ls] })
   vim.api.nvim_win_set_cursor(0, { 2000, 0 })
@@ -483,6 +497,12 @@ do
   end, 20), 'big file: an error at the end is shown', vim.diagnostic.get(bbuf))
   check(publish_reads.publishes >= 2 and publish_reads.whole == 0,
     'publishes handled without reading the whole buffer', publish_reads)
+  -- Asked for after a publish, a little later (the server's background
+  -- inference of the shown functions starts with it), never before the
+  -- first one (the server is still analysing the file).
+  local mine = vim.tbl_filter(function(r) return r[1] == bbuf end, hint_requests)
+  check(#mine >= 2 and #vim.tbl_filter(function(r) return r[2] or r[3] end, mine) == 0,
+    'big file: hints not asked for inside a publish nor before the first one', mine)
 end
 
 -- 11b. The plugin's publish handler gives vim.diagnostic the same

@@ -259,6 +259,10 @@ end
 --- lines now shown were covered by the last answer.
 function M.view_changed(bufnr)
   if not hints_enabled[bufnr] or not M.client() then return end
+  -- Before the buffer's first publish the server is still analysing it
+  -- (the request would wait, then infer on a parse of its own); the
+  -- publish asks.
+  if M.published[bufnr] == nil then return end
   rerender_if_resized(bufnr)
   local first, last = visible_range(bufnr)
   if not first then return end
@@ -273,6 +277,22 @@ function M.view_changed(bufnr)
   st.timer = vim.loop.new_timer()
   st.timer:start(M.config.inlay_scroll_delay_ms or 100, 0, vim.schedule_wrap(function()
     if st.timer then st.timer:close() st.timer = nil end
+    M.refresh_inlay_hints(bufnr)
+  end))
+end
+
+--- After a publish: the hints asked for a little later (coalesced), once
+--- the server's background inference of the shown functions, which starts
+--- with the publish, has done them: asked at once, the request waited for
+--- it, then inferred them on a parse of its own (at 50k lines ~0.15 s
+--- more server CPU per open).
+function M.published_hints(bufnr)
+  local st = hint_state[bufnr] or {}
+  hint_state[bufnr] = st
+  if st.pub_timer then st.pub_timer:stop() st.pub_timer:close() end
+  st.pub_timer = vim.loop.new_timer()
+  st.pub_timer:start(M.config.inlay_publish_delay_ms or 100, 0, vim.schedule_wrap(function()
+    if st.pub_timer then st.pub_timer:close() st.pub_timer = nil end
     M.refresh_inlay_hints(bufnr)
   end))
 end
@@ -992,7 +1012,7 @@ local function handlers()
       if result and result.uri then
         local bufnr = vim.uri_to_bufnr(result.uri)
         M.published[bufnr] = result.version or vim.lsp.util.buf_versions[bufnr]
-        if hints_enabled[bufnr] then M.refresh_inlay_hints(bufnr) end
+        if hints_enabled[bufnr] then M.published_hints(bufnr) end
       end
     end,
   }
