@@ -429,11 +429,47 @@ do
   client = tosa.client()
 end
 
+-- Whole-buffer reads (nvim_buf_get_lines(b, 0, -1)) made while the client
+-- handles a publish: 0.7's own handler makes one per publish (20-40 ms at
+-- 50k lines: the longest UI stall at open); the plugin's reads only the
+-- lines its diagnostics are on.
+local publish_reads = { publishes = 0, whole = 0 }
+-- Inlay-hint requests: { bufnr, sent inside a publish's handler, sent
+-- before the buffer's first publish }.
+local hint_requests = {}
+do
+  local get_lines = vim.api.nvim_buf_get_lines
+  local inside = false
+  local request = client.request
+  client.request = function(method, params, handler, b)
+    if method == 'textDocument/inlayHint' then
+      table.insert(hint_requests, { b, inside, tosa.published[b] == nil })
+    end
+    return request(method, params, handler, b)
+  end
+  vim.api.nvim_buf_get_lines = function(b, s, e, strict)
+    if inside and s == 0 and e == -1 then publish_reads.whole = publish_reads.whole + 1 end
+    return get_lines(b, s, e, strict)
+  end
+  local h = client.handlers['textDocument/publishDiagnostics']
+  client.handlers['textDocument/publishDiagnostics'] = function(...)
+    publish_reads.publishes = publish_reads.publishes + 1
+    inside = true
+    local ok, r = pcall(h, ...)
+    inside = false
+    if not ok then error(r) end
+    return r
+  end
+end
+
 -- 11. Inlay hints of a big file: the visible lines only, then the new
 -- ones after scrolling.
 do
   local big = tmpdir .. '/big.mlir'
   vim.fn.system({ 'python3', root .. '/bench/gen.py', '--lines', '3000', '--shape', 'multi', '-o', big })
+  -- The view's request (BufWinEnter) at once: well before the first publish.
+  local scroll_delay = tosa.config.inlay_scroll_delay_ms
+  tosa.config.inlay_scroll_delay_ms = 0
   vim.cmd('edit ' .. vim.fn.fnameescape(big))
   local bbuf = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -443,6 +479,7 @@ do
     return ls
   end
   check(vim.wait(20000, function() return #hint_lines() > 0 end, 20), 'big file: inlay hints shown')
+  tosa.config.inlay_scroll_delay_ms = scroll_delay
   local ls = hint_lines()
   check(#ls > 0 and math.max(unpack(ls)) < 500, 'big file: hints for the visible lines only', { #ls, ls[#ls] })
   vim.api.nvim_win_set_cursor(0, { 2000, 0 })
@@ -452,6 +489,80 @@ do
     for _, l in ipairs(hint_lines()) do if math.abs(l - 2000) < 50 then return true end end
     return false
   end, 20), 'big file: scrolling to line 2000 shows its hints', #hint_lines())
+  -- An error at the end: a publish with a diagnostic, still no whole read.
+  local n = vim.api.nvim_buf_line_count(bbuf)
+  vim.api.nvim_buf_set_lines(bbuf, n, n, false, { '%bad = tosa.nonsense' })
+  check(vim.wait(10000, function()
+    return #vim.diagnostic.get(bbuf, { lnum = n, severity = vim.diagnostic.severity.ERROR }) > 0
+  end, 20), 'big file: an error at the end is shown', vim.diagnostic.get(bbuf))
+  check(publish_reads.publishes >= 2 and publish_reads.whole == 0,
+    'publishes handled without reading the whole buffer', publish_reads)
+  -- Asked for after a publish, a little later (the server's background
+  -- inference of the shown functions starts with it), never before the
+  -- first one (the server is still analysing the file).
+  local mine = vim.tbl_filter(function(r) return r[1] == bbuf end, hint_requests)
+  check(#mine >= 2 and #vim.tbl_filter(function(r) return r[2] or r[3] end, mine) == 0,
+    'big file: hints not asked for inside a publish nor before the first one', mine)
+end
+
+-- 11b. The plugin's publish handler gives vim.diagnostic the same
+-- diagnostics as the built-in one: UTF-16 columns, a column past the line,
+-- a line past the end, a severity by name, the LSP fields in user_data.
+do
+  local upath = tmpdir .. '/utf16.txt'
+  local ubuf = vim.fn.bufadd(upath)
+  vim.fn.bufload(ubuf)
+  vim.api.nvim_buf_set_lines(ubuf, 0, -1, false, { 'a\195\169\226\130\172\240\159\152\128b c', 'plain', '' })
+  local function range(l1, c1, l2, c2)
+    return { start = { line = l1, character = c1 }, ['end'] = { line = l2, character = c2 } }
+  end
+  local result = { uri = vim.uri_from_fname(upath), diagnostics = {
+    { range = range(0, 3, 0, 5), severity = 1, message = 'emoji', source = 'tosa-lsp', code = 'verifier-error',
+      codeDescription = { href = 'https://example.org' }, tags = { 1 }, data = { x = 1 },
+      relatedInformation = { { location = { uri = 'file:///x', range = range(0, 0, 0, 1) }, message = 'here' } } },
+    { range = range(1, 2, 1, 99), severity = 'Warning', message = 'past the line' },
+    { range = range(0, 6, 10, 0), severity = 4, message = 'past the end' },
+  } }
+  local ns = vim.lsp.diagnostic.get_namespace(client.id)
+  local ctx = { client_id = client.id, method = 'textDocument/publishDiagnostics' }
+  vim.lsp.diagnostic.on_publish_diagnostics(nil, vim.deepcopy(result), ctx, nil)
+  local builtin = vim.diagnostic.get(ubuf, { namespace = ns })
+  vim.diagnostic.reset(ns, ubuf)
+  client.handlers['textDocument/publishDiagnostics'](nil, vim.deepcopy(result), ctx, nil)
+  local plugin = vim.diagnostic.get(ubuf, { namespace = ns })
+  check(#builtin == 3 and builtin[1].col == 6 and builtin[1].end_col == 10 and vim.deep_equal(plugin, builtin),
+    'publish handler: the built-in diagnostics (UTF-16, past the end, fields)', { plugin = plugin, builtin = builtin })
+  vim.diagnostic.reset(ns, ubuf)
+  vim.api.nvim_buf_delete(ubuf, { force = true })
+end
+
+-- 11c. A didOpen goes out on the next tick (0.7's sending it reads and
+-- encodes the whole buffer in the step that attaches it), and before
+-- anything sent in between: a request right after :edit is answered.
+if vim.fn.has('nvim-0.9') == 0 then
+  local sent = {}
+  local encode = vim.json.encode
+  vim.json.encode = function(v, ...)
+    if type(v) == 'table' and v.method then table.insert(sent, v.method) end
+    return encode(v, ...)
+  end
+  local dpath = tmpdir .. '/deferred.mlir'
+  vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), dpath, 'b')
+  vim.cmd('edit ' .. vim.fn.fnameescape(dpath))
+  local dbuf = vim.api.nvim_get_current_buf()
+  local at_edit = vim.deepcopy(sent)
+  local answer
+  client.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(dbuf) } },
+    function(err, result) answer = { err = err, n = result and #result } end, dbuf)
+  vim.wait(10000, function() return answer ~= nil end, 20)
+  vim.json.encode = encode
+  check(vim.lsp.buf_is_attached(dbuf, client.id) and not vim.tbl_contains(at_edit, 'textDocument/didOpen'),
+    'didOpen not sent in the step that attached the buffer', at_edit)
+  local order = vim.tbl_filter(function(m) return m:find('^textDocument/d') ~= nil end, sent)
+  check(order[1] == 'textDocument/didOpen' and order[2] == 'textDocument/documentSymbol'
+    and answer and answer.err == nil and (answer.n or 0) > 0,
+    'a request right after :edit goes after the didOpen and is answered', { order = order, answer = answer })
+  vim.cmd('bwipeout! ' .. dbuf)
 end
 
 -- 12. A server that cannot start: the loader misses a library (a fake
