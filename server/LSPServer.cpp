@@ -214,6 +214,9 @@ private:
     editing = params.editing;
     if (!params.rootPath.empty())
       roots = {params.rootPath};
+    // Before the reply, not at the open: beside the first analysis it took
+    // a core from it.
+    features.warmUpRequests();
     InitializeResult result;
     result.version = version;
     Expected<json::Value> defaults =

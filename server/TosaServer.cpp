@@ -211,10 +211,9 @@ void TosaServer::addDocument(const std::string &uri, const std::string &path,
   // Opened again without a close (a protocol error) starts afresh:
   // versions may repeat, and every answer must come from this text.
   schedule(scheduler->open(uri, path, version, std::move(text)));
-  // Requests are answered on this thread; it is free while the analysis
-  // runs.
-  warmGenericForm();
 }
+
+void TosaServer::warmUpRequests() { warmGenericForm(); }
 
 Error TosaServer::changeDocument(
     const std::string &uri, int64_t version,
@@ -260,12 +259,11 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   // send); for a small one after it, with the rest of the background work
   // below, so that the diagnostics have both cores (10k lines: the index
   // ~2 ms, the publish ~1 ms; the open ~1 ms sooner, interleaved runs).
-  // When the kept IR's inference follows the publish, it takes both cores:
-  // an index built beside it took 17-33 ms instead of 9 (50k lines, many
-  // functions), and the first hover sent on the diagnostics waited for it
-  // (8-27 ms). Then it is built first, and the aliases a hover reads are
-  // found beside the publish.
-  const bool indexFirst = s->inferenceFollows;
+  // The aliases a hover reads are found with it (~1 ms at 50k lines).
+  // Built before the publish when the kept IR's inference follows (which
+  // then takes both cores and made the index 10-30 ms late for a hover
+  // sent on the diagnostics), it made the open 10 % later (50k lines, many
+  // functions); the hints of the screen came no sooner.
   const bool bigFile = s->text.size() >= kIndexBesidePublishBytes;
   auto buildIndex = [&] {
     if (pool)
@@ -274,13 +272,8 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
         (void)s->aliases();
       });
   };
-  if (indexFirst) {
-    (void)s->analysis.positionIndex();
-    if (pool)
-      pool->run([s](unsigned) { (void)s->aliases(); });
-  } else if (bigFile) {
+  if (bigFile)
     buildIndex();
-  }
   std::vector<Diagnostic> extra;
   // What the analysis inferred is known before the diagnostics go: a hover
   // sent as soon as they arrive finds it, and its shape errors go with them.
@@ -300,7 +293,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     doc->publishedVersion = s->version;
     callbacks.onDiagnostics(s, extra);
   }
-  if (!bigFile && !indexFirst)
+  if (!bigFile)
     buildIndex();
   background->published(doc, s, /*fill=*/!s->inferenceFollows);
   migrateInBackground(std::move(doc), std::move(s));

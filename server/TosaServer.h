@@ -226,6 +226,10 @@ public:
   }
 
   //===--- Documents ------------------------------------------------------===//
+  /// Loads what the first request on this thread (the one that answers
+  /// them) would load: the generic form's dialects (~1-2 ms of the first
+  /// hover).
+  void warmUpRequests();
   void addDocument(const std::string &uri, const std::string &path,
                    int64_t version, std::string text);
   /// Applies didChange events in order. On a range outside the text the
