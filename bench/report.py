@@ -60,6 +60,7 @@ ROWS = [
     ("open → diagnostics", "open_ms", "ms", "ratio:0.8"),
     ("diagnostics sent", "diagnostics", "", None),
     ("size of that publish", "diagnostics_kib", "KiB", None),
+    ("first hover, sent on the diagnostics", "hover_first_after_open", "ms", None),
     ("hover p50, start", "hover_start_p50", "ms", None),
     ("hover p95, start", "hover_start_p95", "ms", "abs:1"),
     ("hover p50, end", "hover_end_p50", "ms", None),
