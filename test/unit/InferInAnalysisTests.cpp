@@ -222,12 +222,9 @@ struct Delivery {
 };
 
 /// Ten functions that share no symbol (parts the two threads can take),
-/// inferred after the analysis: the last function is wanted, and the second
-/// thread is told to yield until `released`.
-std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
-                                       Analyzer::FunctionPlace &last,
-                                       Clock::time_point &released) {
-  Analyzer analyzer;
+/// analysed with their IR kept for inferKept; their places.
+std::vector<Analyzer::FunctionPlace> keepTenFunctions(Analyzer &analyzer,
+                                                      size_t parallelBytes) {
   analyzer.setInferShapes(true, /*afterAnalysis=*/true);
   analyzer.setParallelSectionBytes(parallelBytes);
   std::string text;
@@ -237,7 +234,17 @@ std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
             "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n"
             "  return %0 : tensor<?xf32>\n}\n";
   (void)analyzer.analyze(text, "/t/f.mlir", Config());
-  std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+  return analyzer.keptFunctions();
+}
+
+/// Those ten inferred after the analysis: the last function is wanted, and
+/// the second thread is told to yield until `released`.
+std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
+                                       Analyzer::FunctionPlace &last,
+                                       Clock::time_point &released) {
+  Analyzer analyzer;
+  std::vector<Analyzer::FunctionPlace> places =
+      keepTenFunctions(analyzer, parallelBytes);
   EXPECT_EQ(places.size(), 10u);
   if (places.empty())
     return {};
@@ -367,16 +374,7 @@ TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
   // delivered long before the hold ends.
   for (int attempt = 0; attempt < 10; ++attempt) {
     Analyzer analyzer;
-    analyzer.setInferShapes(true, /*afterAnalysis=*/true);
-    analyzer.setParallelSectionBytes(0);
-    std::string text;
-    for (int i = 0; i < 10; ++i)
-      text += "func.func @f" + std::to_string(i) +
-              "(%a: tensor<2xf32>) -> tensor<?xf32> {\n"
-              "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n"
-              "  return %0 : tensor<?xf32>\n}\n";
-    (void)analyzer.analyze(text, "/t/f.mlir", Config());
-    std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+    std::vector<Analyzer::FunctionPlace> places = keepTenFunctions(analyzer, 0);
     ASSERT_EQ(places.size(), 10u);
     std::mutex mu;
     std::condition_variable cv;
