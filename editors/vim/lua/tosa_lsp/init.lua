@@ -255,6 +255,17 @@ function M.refresh_inlay_hints(bufnr, callback)
   end, bufnr)
 end
 
+--- Asks for `bufnr`'s hints `delay` ms from now, once (the timer under
+--- `st[key]` restarts: calls in a row are coalesced).
+local function refresh_hints_after(st, key, delay, bufnr)
+  if st[key] then st[key]:stop() st[key]:close() end
+  st[key] = vim.loop.new_timer()
+  st[key]:start(delay, 0, vim.schedule_wrap(function()
+    if st[key] then st[key]:close() st[key] = nil end
+    M.refresh_inlay_hints(bufnr)
+  end))
+end
+
 --- WinScrolled / BufWinEnter: new hints once the view rests, unless the
 --- lines now shown were covered by the last answer.
 function M.view_changed(bufnr)
@@ -273,12 +284,7 @@ function M.view_changed(bufnr)
       and st.first <= math.min(first + margin, last) and math.max(last - margin, first) <= st.last then
     return
   end
-  if st.timer then st.timer:stop() st.timer:close() end
-  st.timer = vim.loop.new_timer()
-  st.timer:start(M.config.inlay_scroll_delay_ms or 100, 0, vim.schedule_wrap(function()
-    if st.timer then st.timer:close() st.timer = nil end
-    M.refresh_inlay_hints(bufnr)
-  end))
+  refresh_hints_after(st, 'timer', M.config.inlay_scroll_delay_ms or 100, bufnr)
 end
 
 --- After a publish: the hints asked for a little later (coalesced), once
@@ -289,12 +295,7 @@ end
 function M.published_hints(bufnr)
   local st = hint_state[bufnr] or {}
   hint_state[bufnr] = st
-  if st.pub_timer then st.pub_timer:stop() st.pub_timer:close() end
-  st.pub_timer = vim.loop.new_timer()
-  st.pub_timer:start(M.config.inlay_publish_delay_ms or 100, 0, vim.schedule_wrap(function()
-    if st.pub_timer then st.pub_timer:close() st.pub_timer = nil end
-    M.refresh_inlay_hints(bufnr)
-  end))
+  refresh_hints_after(st, 'pub_timer', M.config.inlay_publish_delay_ms or 100, bufnr)
 end
 
 --- :TosaInlayHints [on|off]: asynchronous; callback(hints) once placed.
