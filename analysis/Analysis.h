@@ -385,7 +385,9 @@ public:
   /// parts) is also put through tosa-infer-shapes on the analysis' own IR,
   /// once the results are copied out: no second parse. Off by default.
   /// With `afterAnalysis`, only an edit's function (a unit) is inferred
-  /// before analyze returns; the IR of the rest is kept for inferKept.
+  /// before analyze returns; the IR of the rest is kept for inferKept. It
+  /// may read the analysed text (not copied): the caller keeps that alive
+  /// until inferKept returns (the server's snapshot does).
   void setInferShapes(bool on, bool afterAnalysis = false);
   /// The last analysis kept IR for inferKept.
   bool hasKeptIR();

@@ -224,6 +224,10 @@ struct Analyzer::Impl {
     size_t bytes = 0;
     /// Its functions, listed when it was kept (keptFunctions).
     std::vector<detail::ListedFunction> functions;
+    /// The file's line table, which `ps` reads (its `lines`): kept with it,
+    /// not left to the analysis' result (a caller that dropped it made the
+    /// inference read freed memory).
+    std::shared_ptr<const LineIndex> lines;
   };
   std::mutex keptMu;
   std::vector<KeptIR> kept; // under keptMu
@@ -296,8 +300,8 @@ struct Analyzer::Impl {
   /// instead (KeptIR), up to kKeepIRBytes of text.
   void inferParsed(std::unique_ptr<detail::ParsedSection> &ps,
                    std::unique_ptr<mlir::MLIRContext> &slot, const Section &sec,
-                   const SectionResult &result, const Config &config,
-                   bool unit);
+                   const SectionResult &result, const Config &config, bool unit,
+                   std::shared_ptr<const LineIndex> lines);
   /// Keeps of what was inferred during this analysis what the inferrer
   /// would give on `fa` (lastInferred), and remembers how (inferenceFilter).
   void finishInference(const FileAnalysis &fa);

@@ -102,7 +102,8 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     if (!run.run())
       return;
     if (!around) // a cut function's parts are not the function
-      inferParsed(owned, slot, sec, result, config, job != nullptr);
+      inferParsed(owned, slot, sec, result, config, job != nullptr,
+                  file.sharedLines);
   }
   result.section = sec;
 }

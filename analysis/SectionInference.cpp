@@ -68,7 +68,8 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
                                  std::unique_ptr<MLIRContext> &slot,
                                  const Section &sec,
                                  const SectionResult &result,
-                                 const Config &config, bool unit) {
+                                 const Config &config, bool unit,
+                                 std::shared_ptr<const LineIndex> lines) {
   if (!inferShapes || !ps || !ps->module || !sec.parsed || lenientLoaded ||
       config.validate.enabled)
     return;
@@ -89,7 +90,7 @@ void Analyzer::Impl::inferParsed(std::unique_ptr<ParsedSection> &ps,
     keptBytes += bytes;
     std::vector<ListedFunction> functions = listTopLevelFunctions(*ps, what);
     kept.push_back({std::move(ps), &slot != &context, std::move(what), bytes,
-                    std::move(functions)});
+                    std::move(functions), std::move(lines)});
     return;
   }
   PhaseTimer t("shape inference on the analysis' IR");

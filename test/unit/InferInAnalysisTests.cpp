@@ -222,12 +222,14 @@ struct Delivery {
 };
 
 /// Ten functions that share no symbol (parts the two threads can take),
-/// analysed with their IR kept for inferKept; their places.
-std::vector<Analyzer::FunctionPlace> keepTenFunctions(Analyzer &analyzer,
-                                                      size_t parallelBytes) {
+/// analysed with their IR kept for inferKept; their places. The IR points
+/// into `text`, which must outlive inferKept (as a snapshot's text does in
+/// the server).
+std::vector<Analyzer::FunctionPlace>
+keepTenFunctions(Analyzer &analyzer, size_t parallelBytes, std::string &text) {
   analyzer.setInferShapes(true, /*afterAnalysis=*/true);
   analyzer.setParallelSectionBytes(parallelBytes);
-  std::string text;
+  text.clear();
   for (int i = 0; i < 10; ++i)
     text += "func.func @f" + std::to_string(i) +
             "(%a: tensor<2xf32>) -> tensor<?xf32> {\n"
@@ -243,8 +245,9 @@ std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
                                        Analyzer::FunctionPlace &last,
                                        Clock::time_point &released) {
   Analyzer analyzer;
+  std::string text;
   std::vector<Analyzer::FunctionPlace> places =
-      keepTenFunctions(analyzer, parallelBytes);
+      keepTenFunctions(analyzer, parallelBytes, text);
   EXPECT_EQ(places.size(), 10u);
   if (places.empty())
     return {};
@@ -290,7 +293,7 @@ TEST(InferInAnalysis, KeptInferenceTakesTheWantedFunctionFirstAndYields) {
   EXPECT_EQ(got.front().place, last);
   // Which thread takes which part depends on which is first: tried until
   // both have some.
-  for (int attempt = 0; attempt < 30; ++attempt) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
     got = inferKeptWanting(0, last, released);
     // Per thread, functions other than the wanted one delivered before
     // and after the release.
@@ -368,20 +371,22 @@ TEST(InferInAnalysis, AWantedFunctionInterruptsTheOneInProgress) {
 
 TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
   using namespace std::chrono_literals;
-  // Two threads: the second pauses (yieldCore, 800 ms) while the first
+  // Two threads: the second pauses (yieldCore, 2 s) while the first
   // infers its share; 50 ms in, one of the second's functions (one not
   // delivered yet) is asked for: its pause returns at once, and it is
   // delivered long before the hold ends.
-  for (int attempt = 0; attempt < 10; ++attempt) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
     Analyzer analyzer;
-    std::vector<Analyzer::FunctionPlace> places = keepTenFunctions(analyzer, 0);
+    std::string text;
+    std::vector<Analyzer::FunctionPlace> places =
+        keepTenFunctions(analyzer, 0, text);
     ASSERT_EQ(places.size(), 10u);
     std::mutex mu;
     std::condition_variable cv;
     std::atomic<unsigned> asked{0};
     std::vector<Analyzer::FunctionPlace> wanted;
     std::map<Analyzer::FunctionPlace, Clock::time_point> at;
-    Clock::time_point start = Clock::now(), holdUntil = start + 800ms;
+    Clock::time_point start = Clock::now(), holdUntil = start + 2s;
     auto never = [] { return false; };
     auto record = [&](Analyzer::FunctionPlace place,
                       std::shared_ptr<const ShapeInference>) {
@@ -395,7 +400,7 @@ TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
     };
     auto pause = [&](unsigned seen) {
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait_for(lock, 400ms, [&] { return asked.load() != seen; });
+      cv.wait_for(lock, 1s, [&] { return asked.load() != seen; });
     };
     Analyzer::KeptHooks hooks{never, record};
     hooks.yieldCore = yieldCore;
@@ -420,7 +425,7 @@ TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
     ASSERT_EQ(at.size(), 10u);
     if (!asking)
       continue; // all on the first thread: not this test's case
-    EXPECT_LT(at[*asking] - start, 300ms);
+    EXPECT_LT(at[*asking] - start, 1s);
     return;
   }
   ADD_FAILURE() << "no function was left to the second thread";
