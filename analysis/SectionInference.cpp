@@ -136,9 +136,8 @@ public:
   /// The next function to infer ({item, function}), if any.
   std::optional<std::pair<size_t, size_t>>
   next(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) {
-    for (const Analyzer::FunctionPlace &w : wanted)
-      if (auto it = where.find(w); it != where.end())
-        return it->second;
+    if (auto w = nextWanted(wanted))
+      return w;
     for (;; ++fn) {
       while (item < items.size() && fn >= items[item].functions.size()) {
         ++item;
@@ -151,14 +150,12 @@ public:
     }
   }
   bool has(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) const {
-    return llvm::any_of(wanted, [&](const Analyzer::FunctionPlace &w) {
-      return where.count(w);
-    });
+    return nextWanted(wanted).has_value();
   }
-  /// A wanted function not inferred yet other than `busy` (in progress).
+  /// A wanted function not inferred yet, other than `busy` (in progress).
   std::optional<std::pair<size_t, size_t>>
   nextWanted(llvm::ArrayRef<Analyzer::FunctionPlace> wanted,
-             std::pair<size_t, size_t> busy) const {
+             std::optional<std::pair<size_t, size_t>> busy = {}) const {
     for (const Analyzer::FunctionPlace &w : wanted)
       if (auto it = where.find(w); it != where.end() && it->second != busy)
         return it->second;

@@ -311,10 +311,7 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     return infer.wanted ? infer.wanted(*doc->doc)
                         : SchedulerInference::Places();
   };
-  auto pause = [&](unsigned seen) {
-    if (infer.pause)
-      infer.pause(*doc->doc, seen);
-  };
+  auto pause = [&](unsigned seen) { infer.pause(*doc->doc, seen); };
   Analyzer::KeptHooks hooks{stop, deliver};
   if (infer.yieldCore)
     hooks.yieldCore = infer.yieldCore;

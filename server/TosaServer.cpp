@@ -259,7 +259,6 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   // send); for a small one after it, with the rest of the background work
   // below, so that the diagnostics have both cores (10k lines: the index
   // ~2 ms, the publish ~1 ms; the open ~1 ms sooner, interleaved runs).
-  // The aliases a hover reads are found with it (~1 ms at 50k lines).
   // Built before the publish when the kept IR's inference follows (which
   // then takes both cores and made the index 10-30 ms late for a hover
   // sent on the diagnostics), it made the open 10 % later (50k lines, many
@@ -267,10 +266,7 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   const bool bigFile = s->text.size() >= kIndexBesidePublishBytes;
   auto buildIndex = [&] {
     if (pool)
-      pool->run([s](unsigned) {
-        (void)s->analysis.positionIndex();
-        (void)s->aliases();
-      });
+      pool->run([s](unsigned) { (void)s->analysis.positionIndex(); });
   };
   if (bigFile)
     buildIndex();
