@@ -128,10 +128,9 @@ void Analyzer::Impl::destroyRetired() {
   }
   if (dead.empty())
     return;
-  // Its pages go back at once (configureAllocator), unless a request
-  // answered meanwhile keeps pages: then they wait for this thread's
-  // next analysis, which reuses them.
+  // Its pages go back in bulk once it is destroyed.
   PhaseTimer t("destroy IR (after the publish)");
+  FreeInBulk bulk;
   dead.clear();
 }
 

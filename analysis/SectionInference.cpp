@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Allocator.h"
 #include "AnalyzerImpl.h"
 #include "CrashGuard.h"
 #include "ParsedInference.h"
@@ -262,8 +263,10 @@ private:
     one.push_back(std::move(f.fi));
     hooks.deliver(place,
                   Analyzer::Impl::filterInferred(std::move(one), filter));
-    if (itemDone)
+    if (itemDone) {
+      FreeInBulk bulk;
       k.ps.reset(); // its IR, as soon as it is no longer needed
+    }
     return true;
   }
   /// Inside `busy`'s inference: the wanted functions this thread holds,

@@ -1148,10 +1148,13 @@ void ShapeInferrer::Impl::inferSection(
   }
   writer.shrink();
   // The scratch parse is as big as the analysis' one: its pages go back
-  // now (configureAllocator), not when this pool thread next allocates.
-  // Not forced (GiveBackFreePages): a background check would make the
-  // requests answered meanwhile fault their pages in again.
-  ps.reset();
+  // now, not when this pool thread next allocates, and in bulk: at once
+  // only for the moment of the collect, so requests answered meanwhile
+  // keep theirs.
+  {
+    FreeInBulk bulk;
+    ps.reset();
+  }
   if (out.cancelled)
     return;
   for (FunctionInference &f : results)

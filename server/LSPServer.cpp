@@ -23,6 +23,7 @@
 #include "llvm/Support/LSP/Protocol.h"
 #include "llvm/Support/LSP/Transport.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -169,6 +170,12 @@ public:
   void stopCompiles(std::chrono::milliseconds limit) {
     features.cancelCompiles();
     features.waitCompilesIdle(limit);
+  }
+  /// What must not outlive the process when it ends without the server's
+  /// destructor: compiles (children, temp directories) and the previews.
+  void cleanUpForExit() {
+    stopCompiles(std::chrono::seconds(3));
+    features.removePreviews();
   }
 
 private:
@@ -836,6 +843,21 @@ private:
 
 } // namespace
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TOSA_LSP_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TOSA_LSP_SANITIZED 1
+#endif
+/// Sanitizers check at exit (leaks) or report through the exit code.
+#ifdef TOSA_LSP_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 int runServer(std::FILE *in, const ServerOptions &options) {
   Logger::setLogLevel(options.verbose ? Logger::Level::Debug
                                       : Logger::Level::Error);
@@ -854,7 +876,16 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   bool clean = !err && server->shutdownRequested;
   if (err)
     Logger::error("transport: {0}", toString(std::move(err)));
-  watch.reset();  // before the server it would stop
+  watch.reset(); // before the server it would stop
+  if (options.exitAtOnce && !kSanitized) {
+    // Freeing the documents' analyses and ending the threads (their heaps
+    // given back page by page) was ~0.1 s of CPU after a 50k-line
+    // session, a tenth of its total, spent for nothing.
+    server->cleanUpForExit();
+    llvm::outs().flush();
+    std::fflush(stdout);
+    sys::Process::Exit(clean ? 0 : 1, /*NoCleanup=*/true);
+  }
   server.reset(); // Joins the workers before the transport goes away.
   return clean ? 0 : 1;
 }

@@ -26,12 +26,17 @@ struct ServerOptions {
   bool inferInAnalysis = true;
   bool inferAfterPublish = true; // TosaServer::Options::inferAfterPublish
   bool verbose = false;
+  /// After `exit`, end the process at once, once compiles and previews are
+  /// cleaned up, instead of freeing what it holds (the binary; not a
+  /// library caller, nor a sanitizer build, whose checks run at exit).
+  bool exitAtOnce = false;
   /// `initialize`'s serverInfo.version (the binary's version and revision).
   std::string version = "0.1.0";
 };
 
 /// Serves LSP on `in`/stdout until `exit`. Returns the process exit code:
-/// 0 when `shutdown` came before `exit`, 1 otherwise.
+/// 0 when `shutdown` came before `exit`, 1 otherwise (with `exitAtOnce`,
+/// the process ends with that code instead).
 int runServer(std::FILE *in, const ServerOptions &options);
 
 } // namespace tosa_lsp

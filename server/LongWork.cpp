@@ -157,6 +157,8 @@ std::string TosaServer::writePreviewFile(OpenDocument &doc,
                                          const std::string &function,
                                          StringRef content) {
   std::lock_guard<std::mutex> lock(previewMu);
+  if (previewsRemoved)
+    return "";
   if (!previewDir)
     previewDir.emplace("tosa-lsp-preview");
   if (previewDir->error()) {
@@ -183,6 +185,12 @@ std::string TosaServer::writePreviewFile(OpenDocument &doc,
   sys::fs::setPermissions(file, sys::fs::owner_read | sys::fs::group_read |
                                     sys::fs::others_read);
   return file;
+}
+
+void TosaServer::removePreviews() {
+  std::lock_guard<std::mutex> lock(previewMu);
+  previewsRemoved = true;
+  previewDir.reset();
 }
 
 //===----------------------------------------------------------------------===//

@@ -335,6 +335,9 @@ public:
   /// Waits until no compile runs (their temp directories are gone), at
   /// most `limit`; false when some still ran then.
   bool waitCompilesIdle(std::chrono::milliseconds limit);
+  /// Removes the previews' directory now; previews asked for later are
+  /// not written (the process is about to end).
+  void removePreviews();
 
   /// Counters for tests.
   struct Stats {
@@ -479,6 +482,7 @@ private:
 
   std::mutex previewMu;
   std::optional<TempDir> previewDir; // removed with the server
+  bool previewsRemoved = false;      // removePreviews (under previewMu)
   unsigned previewFiles = 0;         // made in it, numbering their names
 
   // Last: their threads call into the members above.

@@ -133,4 +133,6 @@ GiveBackFreePages::~GiveBackFreePages() { changeScopes(givingBack, false); }
 KeepFreePages::KeepFreePages() { changeScopes(keeping, true); }
 KeepFreePages::~KeepFreePages() { changeScopes(keeping, false); }
 
+FreeInBulk::~FreeInBulk() { releaseFreeMemory(); }
+
 } // namespace tosa_lsp

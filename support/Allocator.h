@@ -78,6 +78,23 @@ public:
   KeepFreePages &operator=(const KeepFreePages &) = delete;
 };
 
+/// Frees a big structure (IR, a parse) in bulk: while one lives, the pages
+/// it frees stay committed (KeepFreePages); when it ends, the calling
+/// thread's free pages go back at once (releaseFreeMemory), contiguous ones
+/// together. Freed page by page, each went back by a madvise of its own,
+/// and each madvise is a TLB shootdown on every core the process runs on
+/// (8-9 % of a 50k-line many-function session's CPU).
+class FreeInBulk {
+public:
+  FreeInBulk() = default;
+  ~FreeInBulk();
+  FreeInBulk(const FreeInBulk &) = delete;
+  FreeInBulk &operator=(const FreeInBulk &) = delete;
+
+private:
+  KeepFreePages keep;
+};
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_SUPPORT_ALLOCATOR_H

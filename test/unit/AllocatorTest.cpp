@@ -108,6 +108,35 @@ TEST(Allocator, WhatIsFreedGoesBackAtOnceUnlessARequestKeepsIt) {
   EXPECT_GT(after, before + 40) << "a request's pages were given back";
 }
 
+// Freed in bulk: the pages stay while the scope lives (no madvise per page,
+// each a TLB shootdown on every core), and go back together at its end.
+TEST(Allocator, WhatIsFreedInBulkGoesBackWhenTheScopeEnds) {
+  configureAllocator();
+  constexpr size_t kBlocks = 600000, kBlock = 96;
+  size_t before = 0, high = 0, inside = 0, after = 0;
+  std::thread pool([&] {
+    before = residentMiB();
+    std::vector<char *> blocks(kBlocks);
+    for (char *&b : blocks) {
+      b = new char[kBlock];
+      b[0] = 1; // resident
+    }
+    high = residentMiB();
+    {
+      FreeInBulk bulk;
+      for (char *b : blocks)
+        delete[] b;
+      inside = residentMiB();
+    }
+    after = residentMiB();
+  });
+  pool.join();
+  ASSERT_GT(high, before + 40) << "the blocks were not resident";
+  EXPECT_GT(inside, before + 40) << "pages went back one by one";
+  EXPECT_LT(after, before + 20) << "before " << before << " MiB, with the "
+                                << "blocks " << high << " MiB";
+}
+
 TEST(Allocator, FreeMemoryIsReleasedOnManyThreadsAtOnce) {
   constexpr int kTrials = 40, kThreads = 4;
   int crashed = 0, failed = 0;

@@ -564,6 +564,7 @@ struct CommandLine {
     o.debounceMs = debounceMs;
     o.inferInAnalysis = inferInAnalysis;
     o.inferAfterPublish = inferAfterPublish;
+    o.exitAtOnce = true;
     o.version = std::string(kVersion) + " (" + kGitRevision + ")";
     return o;
   }
