@@ -546,10 +546,35 @@ if vim.fn.has('nvim-0.9') == 0 then
     if type(v) == 'table' and v.method then table.insert(sent, v.method) end
     return encode(v, ...)
   end
+  -- The whole-buffer reads of vim.lsp (its local nvim_buf_get_lines,
+  -- reached as the plugin reaches it) while the buffer is attached.
+  local reads, get_fn, get_idx = 0, nil, nil
+  local function find(fn, depth, seen)
+    if depth < 0 or seen[fn] then return end
+    seen[fn] = true
+    for i = 1, 255 do
+      local n, v = debug.getupvalue(fn, i)
+      if not n then return end
+      if n == 'nvim_buf_get_lines' then get_fn, get_idx = fn, i return end
+      if type(v) == 'function' then find(v, depth - 1, seen) end
+      if get_fn then return end
+    end
+  end
+  find(vim.lsp.start_client, 3, {})
+  local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
+  if get_fn then
+    debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
+      if first == 0 and last == -1 then reads = reads + 1 end
+      return get_lines(b, first, last, ...)
+    end)
+  end
   local dpath = tmpdir .. '/deferred.mlir'
   vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), dpath, 'b')
   vim.cmd('edit ' .. vim.fn.fnameescape(dpath))
   local dbuf = vim.api.nvim_get_current_buf()
+  if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
+  check(get_fn ~= nil and reads == 1, 'the attach reads the buffer once (the sync copy and the didOpen text share it)',
+    { found = get_fn ~= nil, reads = reads })
   local at_edit = vim.deepcopy(sent)
   local answer
   client.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(dbuf) } },
