@@ -470,6 +470,24 @@ do
   -- The view's request (BufWinEnter) at once: well before the first publish.
   local scroll_delay = tosa.config.inlay_scroll_delay_ms
   tosa.config.inlay_scroll_delay_ms = 0
+  -- The hints after the first publish: asked inlay_publish_delay_ms (50 by
+  -- default) after it, not sooner.
+  local published_at, asked_at
+  local handler = client.handlers['textDocument/publishDiagnostics']
+  client.handlers['textDocument/publishDiagnostics'] = function(err, result, ...)
+    if result and result.uri and result.uri:find('big%.mlir$') and not published_at then
+      published_at = vim.loop.hrtime()
+    end
+    return handler(err, result, ...)
+  end
+  local request = client.request
+  client.request = function(method, params, ...)
+    if method == 'textDocument/inlayHint' and published_at and not asked_at
+        and params.textDocument.uri:find('big%.mlir$') then
+      asked_at = vim.loop.hrtime()
+    end
+    return request(method, params, ...)
+  end
   vim.cmd('edit ' .. vim.fn.fnameescape(big))
   local bbuf = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -479,6 +497,12 @@ do
     return ls
   end
   check(vim.wait(20000, function() return #hint_lines() > 0 end, 20), 'big file: inlay hints shown')
+  client.handlers['textDocument/publishDiagnostics'] = handler
+  client.request = request
+  local waited = published_at and asked_at and (asked_at - published_at) / 1e6
+  check(tosa.config.inlay_publish_delay_ms == 50 and waited and waited >= 48,
+    'big file: hints asked 50 ms after the first publish (the default), not sooner',
+    { default = tosa.config.inlay_publish_delay_ms, waited = waited })
   tosa.config.inlay_scroll_delay_ms = scroll_delay
   local ls = hint_lines()
   check(#ls > 0 and math.max(unpack(ls)) < 500, 'big file: hints for the visible lines only', { #ls, ls[#ls] })
