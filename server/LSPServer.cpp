@@ -221,9 +221,6 @@ private:
     editing = params.editing;
     if (!params.rootPath.empty())
       roots = {params.rootPath};
-    // Before the reply, not at the open: beside the first analysis it took
-    // a core from it.
-    features.warmUpRequests();
     InitializeResult result;
     result.version = version;
     Expected<json::Value> defaults =
@@ -233,6 +230,11 @@ private:
     else // nlohmann wrote it: cannot happen
       Logger::error("default settings: {0}", toString(defaults.takeError()));
     reply(toJSON(result));
+    // After the reply, not before it (the client sends the didOpen only
+    // once it has the reply: 15-25 ms of every open), nor at the open
+    // (beside the first analysis it took a core from it): between the
+    // two, while the client reads and encodes the buffer.
+    features.warmUpRequests();
   }
 
   void onShutdown(const lsp::NoParams &, Callback<json::Value> reply) {

@@ -213,7 +213,10 @@ void TosaServer::addDocument(const std::string &uri, const std::string &path,
   schedule(scheduler->open(uri, path, version, std::move(text)));
 }
 
-void TosaServer::warmUpRequests() { warmGenericForm(); }
+void TosaServer::warmUpRequests() {
+  PhaseTimer timer("requests' context warmed");
+  warmGenericForm();
+}
 
 Error TosaServer::changeDocument(
     const std::string &uri, int64_t version,

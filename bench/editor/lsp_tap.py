@@ -12,9 +12,16 @@ each complete message gets one JSON line in LOG:
      forwarded, "bytes": body size, "method": ..., "id": ..., "version": ...,
      "diagnostics": count (publishDiagnostics only)}
 
+with "t0", when its first byte was read (a big didOpen arrives over tens of
+milliseconds: its first byte is when the editor began writing it); first
+{"start": t} (the tap running) and {"spawned": t} (the server started);
 and, when the server exits, {"exit": code, "utime": s, "stime": s} (the
-server's own CPU time, all threads, from wait4). Wall-clock time, because
-the editors' clocks (Vim's reltime(), Neovim's gettimeofday) are.
+server's own CPU time, all threads, from wait4). With TAP_STDERR=1 in the
+environment the server's stderr is logged too, a line a record
+{"stderr": text, "t": when it was read} (tosa-lsp's TOSA_LSP_TIMING=1
+phase times, each printed when its phase ends, line up with the rest).
+Wall-clock time, because the editors' clocks (Vim's reltime(), Neovim's
+gettimeofday) are.
 Only standard library; no JSON decoding of bodies (a 50k-line publish is
 1.8 MB): the method, id and version come from a regular expression, the
 diagnostics count from the number of "severity" keys.
@@ -52,8 +59,11 @@ class Framer:
         self.buf = bytearray()
         self.need = None  # body length once the header is parsed
         self.on_message = on_message
+        self.first = None  # when the first byte of the message in progress came
 
     def feed(self, data, t):
+        if self.first is None and data:
+            self.first = t
         self.buf += data
         while True:
             if self.need is None:
@@ -68,11 +78,13 @@ class Framer:
             body = bytes(self.buf[:self.need])
             del self.buf[:self.need]
             self.need = None
-            self.on_message(body, t)
+            self.on_message(body, t, self.first)
+            # what is left of this read starts the next message
+            self.first = t if self.buf else None
 
 
-def describe(direction, body, t):
-    rec = {"dir": direction, "t": round(t, 6), "bytes": len(body)}
+def describe(direction, body, t, first):
+    rec = {"dir": direction, "t": round(t, 6), "t0": round(first, 6), "bytes": len(body)}
     # The method/id/version keys of a message are near its start or end;
     # a didOpen's text can be 20 MB, so only look there.
     edges = body[:400] + b" " + body[-400:]
@@ -118,12 +130,22 @@ def main(argv):
         print("usage: lsp_tap.py LOG -- SERVER [ARGS...]", file=sys.stderr)
         return 2
     log = Log(argv[0])
+    log.write({"start": round(time.time(), 6)})
     cmd = argv[2:]
+    want_stderr = os.environ.get("TAP_STDERR", "") not in ("", "0")
     try:
-        child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                                 stderr=subprocess.PIPE if want_stderr else None)
     except OSError as e:
         print("lsp_tap: cannot start %s: %s" % (cmd, e), file=sys.stderr)
         return 127
+    log.write({"spawned": round(time.time(), 6)})
+    if want_stderr:
+        def read_stderr():
+            for line in iter(child.stderr.readline, b""):
+                log.write({"stderr": line.decode("utf-8", "replace").rstrip("\n"),
+                           "t": round(time.time(), 6)})
+        threading.Thread(target=read_stderr, daemon=True).start()
 
     def forward_signal(sig, _frame):
         try:
@@ -139,8 +161,8 @@ def main(argv):
         except OSError:
             pass
 
-    c2s = Framer(lambda body, t: log.write(describe("c2s", body, t)))
-    s2c = Framer(lambda body, t: log.write(describe("s2c", body, t)))
+    c2s = Framer(lambda body, t, first: log.write(describe("c2s", body, t, first)))
+    s2c = Framer(lambda body, t, first: log.write(describe("s2c", body, t, first)))
     t = threading.Thread(target=pump, daemon=True,
                          args=(sys.stdin.fileno(), child.stdin.fileno(), c2s, close_child_stdin))
     t.start()

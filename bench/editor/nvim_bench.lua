@@ -67,20 +67,64 @@ vim.cmd('filetype plugin on')
 vim.cmd('syntax on')
 
 -- Whether the server exited (a crash must fail the run, not time out).
+-- The open's steps on the client side, for both clients alike (the times
+-- of the first of each): t_start_client (the client is started),
+-- t_on_init (initialize answered, before the plugin's on_init),
+-- t_did_open / t_did_open_sent (the didOpen's encoding and write: the
+-- rpc's notify, which every client's notify ends in), t_publish_handler
+-- (the publish handed to the client's handler).
 local server_exited = false
 local start_client = vim.lsp.start_client
+local function first(key)
+  if not result[key] then result[key] = now() end
+end
 vim.lsp.start_client = function(config)
+  first('t_start_client')
   local inner = config.on_exit
   config.on_exit = function(...)
     server_exited = true
     if inner then return inner(...) end
   end
+  local on_init = config.on_init
+  config.on_init = function(client, ...)
+    first('t_on_init')
+    local rpc = client.rpc
+    local notify = rpc.notify
+    rpc.notify = function(method, ...)
+      if method ~= 'textDocument/didOpen' then return notify(method, ...) end
+      first('t_did_open')
+      local r = notify(method, ...)
+      first('t_did_open_sent')
+      return r
+    end
+    if on_init then return on_init(client, ...) end
+  end
+  local m = 'textDocument/publishDiagnostics'
+  local handlers = vim.tbl_extend('force', {}, config.handlers or {})
+  local handler = handlers[m]
+  handlers[m] = function(...)
+    first('t_publish_handler')
+    return (handler or vim.lsp.handlers[m])(...)
+  end
+  config.handlers = handlers
   return start_client(config)
 end
 
 if mode == 'plugin' then
   local settings = os.getenv('BENCH_SETTINGS') or ''
-  require('tosa_lsp').setup({ cmd = cmd, settings = settings ~= '' and vim.fn.json_decode(settings) or nil })
+  -- A variant's plugin options (run.py --variant), on top of the defaults.
+  local opts = vim.fn.json_decode(os.getenv('BENCH_PLUGIN_OPTS') or '{}')
+  if type(opts) ~= 'table' or vim.tbl_isempty(opts) then opts = {} end
+  local plugin = require('tosa_lsp')
+  plugin.setup(vim.tbl_extend('force', opts,
+    { cmd = cmd, settings = settings ~= '' and vim.fn.json_decode(settings) or nil }))
+  -- t_hints_shown: the first inlay hints placed (the render returned).
+  local render = plugin.render_inlay_hints
+  plugin.render_inlay_hints = function(b, hints, ...)
+    local r = render(b, hints, ...)
+    if hints and #hints > 0 then first('t_hints_shown') end
+    return r
+  end
 else
   local client_id
   vim.api.nvim_create_autocmd('FileType', {

@@ -57,6 +57,12 @@ def parse_args(argv):
     ap.add_argument("--shapes", default="multi,one")
     ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
     ap.add_argument("--configs", default="nvim-tosa,nvim-upstream,vim-tosa,vim-upstream")
+    ap.add_argument("--variant", action="append", default=[], metavar="CONFIG/NAME=JSON",
+                    help="one more configuration, run right after CONFIG in each run: CONFIG "
+                    "with the plugin options JSON (Neovim: merged into setup{}; Vim: each key "
+                    "as g:KEY), e.g. 'nvim-tosa/d0={\"inlay_publish_delay_ms\": 0}'; the keys "
+                    "_root (a tree whose editors/ is used instead) and _tosa_lsp (another server "
+                    "binary) are the bench's, for A/B runs")
     ap.add_argument("--edit-kind", choices=["verifier", "parse"], default="verifier",
                     help="the typed character makes a verifier error in one op (default) "
                     "or a parse error (a value's type no longer matches its uses)")
@@ -74,6 +80,10 @@ def parse_args(argv):
     ap.add_argument("--vim", default="vim")
     ap.add_argument("--inputs", default=os.path.join(BENCH, "inputs"))
     ap.add_argument("--results", help="Markdown output (the JSON goes beside it)")
+    ap.add_argument("--keep-taps", metavar="DIR",
+                    help="keep each run's tap log in DIR (SIZE-SHAPE-RUN-CONFIG.jsonl); with "
+                    "TAP_STDERR=1 TOSA_LSP_TIMING=1 in the environment they hold the server's "
+                    "phase times too")
     ap.add_argument("--smoke", action="store_true", help="1k lines, multi, 1 run, short settle")
     a = ap.parse_args(argv)
     if a.smoke:
@@ -83,7 +93,25 @@ def parse_args(argv):
         a.results = (os.path.join(a.inputs, "editor-smoke-results.md") if a.smoke
                      else os.path.join(HERE, "results.md"))
     a.tosa_lsp = os.path.abspath(a.tosa_lsp) if os.sep in a.tosa_lsp else a.tosa_lsp
+    a.plugin_opts = {}
+    for v in a.variant:
+        name, sep, opts = v.partition("=")
+        base = name.split("/")[0]
+        if not sep or "/" not in name or base not in CONFIGS:
+            ap.error("--variant %r: want CONFIG/NAME=JSON with CONFIG one of %s" % (v, ", ".join(CONFIGS)))
+        try:
+            a.plugin_opts[name] = json.loads(opts)
+        except ValueError as e:
+            ap.error("--variant %r: %s" % (v, e))
     return a
+
+
+def config_info(name):
+    """(editor, mode, server, label) of a configuration or a variant
+    (CONFIG/NAME: CONFIG's, the label marked with NAME)."""
+    base, _, variant = name.partition("/")
+    editor, mode, server, label = CONFIGS[base]
+    return editor, mode, server, label + (" [%s]" % variant if variant else "")
 
 
 def log(msg):
@@ -166,8 +194,8 @@ def make_input(a, size, shape):
     return path, edit
 
 
-def server_cmd(a, server, tap_log):
-    argv = ([a.tosa_lsp] + a.tosa_args.split()) if server == "tosa" else [a.upstream]
+def server_cmd(a, server, tap_log, tosa_lsp=None):
+    argv = ([tosa_lsp or a.tosa_lsp] + a.tosa_args.split()) if server == "tosa" else [a.upstream]
     return [sys.executable, "-S", os.path.join(HERE, "lsp_tap.py"), tap_log, "--"] + argv
 
 
@@ -193,6 +221,21 @@ def tap_figures(recs, r):
     out["publishes"] = len(pubs)
     out["publish_bytes_total"] = sum(x["bytes"] for x in pubs)
     opened = next((x for x in recs if x.get("method") == "textDocument/didOpen"), None)
+    # The open's steps before the server has the didOpen: the editor
+    # starting the server (tap and server processes), initialize answered,
+    # the editor reading, encoding and beginning to write the didOpen,
+    # its bytes arriving.
+    spawned = next((x["spawned"] for x in recs if "spawned" in x), None)
+    init = next((x for x in recs if x.get("method") == "initialize" and x.get("dir") == "c2s"), None)
+    init_reply = init and next((x for x in recs if x.get("dir") == "s2c" and "method" not in x
+                                and x.get("id") == init.get("id")), None)
+    if spawned and "t_edit_cmd" in r:
+        out["open_spawn_ms"] = (spawned - r["t_edit_cmd"]) * 1000
+    if spawned and init_reply:
+        out["open_init_ms"] = (init_reply["t"] - spawned) * 1000
+    if opened and init_reply and "t0" in opened:
+        out["open_before_didopen_ms"] = (opened["t0"] - init_reply["t"]) * 1000
+        out["open_didopen_write_ms"] = (opened["t"] - opened["t0"]) * 1000
     if opened:
         out["didopen_bytes"] = opened["bytes"]
         p = next((x for x in pubs if x["t"] >= opened["t"]), None)
@@ -217,23 +260,44 @@ def tap_figures(recs, r):
                 out["typed_to_sent_ms"] = (ch["t"] - r["t_type"]) * 1000
                 if "t_error_shown" in r:
                     out["client_edit_ms"] = (r["t_error_shown"] - p["t"]) * 1000
+    # The inlay-hint requests of the open (before the typed character):
+    # the first one's delay after the publish and the server's answer.
+    hints = [x for x in recs if x.get("method") == "textDocument/inlayHint" and x.get("dir") == "c2s"
+             and ("t_type" not in r or x["t"] < r["t_type"])]
+    out["open_hint_requests"] = len(hints)
+    if hints and opened:
+        h = hints[0]
+        p = next((x for x in pubs if x["t"] >= opened["t"]), None)
+        if p:
+            out["hint_after_publish_ms"] = (h.get("t0", h["t"]) - p["t"]) * 1000
+        answer = next((x for x in recs if x.get("dir") == "s2c" and "method" not in x
+                       and x.get("id") == h.get("id") and x["t"] >= h["t"]), None)
+        if answer:
+            out["hint_answer_ms"] = (answer["t"] - h["t"]) * 1000
+            if "t_hints_shown" in r:
+                out["client_hints_ms"] = (r["t_hints_shown"] - answer["t"]) * 1000
     ex = next((x for x in recs if "exit" in x), None)
     if ex:
         out["server_cpu_s"] = ex["utime"] + ex["stime"]
     return out
 
 
-def run_editor(a, config, path, edit, workdir):
-    editor, mode, server, _ = CONFIGS[config]
-    tap_log = os.path.join(workdir, "tap-%s.jsonl" % config)
-    out = os.path.join(workdir, "out-%s.json" % config)
+def run_editor(a, config, path, edit, workdir, tag="run"):
+    editor, mode, server, _ = config_info(config)
+    fname = config.replace("/", "_")
+    tap_log = os.path.join(workdir, "tap-%s.jsonl" % fname)
+    out = os.path.join(workdir, "out-%s.json" % fname)
     for p in (tap_log, out):
         if os.path.exists(p):
             os.unlink(p)
-    env = dict(os.environ, BENCH_ROOT=ROOT, BENCH_MODE=mode, BENCH_FILE=path,
-               BENCH_CMD=json.dumps(server_cmd(a, server, tap_log)),
+    # A variant's options; "_root" (a tree with another editors/) and
+    # "_tosa_lsp" (another server binary) are the bench's, for A/B runs.
+    opts = a.plugin_opts.get(config, {})
+    env = dict(os.environ, BENCH_ROOT=opts.get("_root", ROOT), BENCH_MODE=mode, BENCH_FILE=path,
+               BENCH_CMD=json.dumps(server_cmd(a, server, tap_log, opts.get("_tosa_lsp"))),
                BENCH_EDIT=json.dumps({k: edit[k] for k in ("line", "col", "text", "first", "last")}),
                BENCH_SETTINGS=a.tosa_settings if server == "tosa" else "",
+               BENCH_PLUGIN_OPTS=json.dumps({k: v for k, v in opts.items() if not k.startswith("_")}),
                BENCH_OUT=out, BENCH_SETTLE_MS=str(int(a.settle * 1000)),
                BENCH_TIMEOUT_MS=str(int(a.timeout * 1000 * 0.8)))
     if editor == "nvim":
@@ -275,6 +339,7 @@ def run_editor(a, config, path, edit, workdir):
     r["open_ms"] = ms("t_edit_cmd", "t_open_shown")
     r["edit_cmd_ms"] = ms("t_edit_cmd", "t_edit_cmd_done")
     r["edit_ms"] = ms("t_type", "t_error_shown")
+    r["hints_ms"] = ms("t_edit_cmd", "t_hints_shown")
     # the tap logs the server's exit (and CPU time) once it has reaped it
     deadline = time.monotonic() + 5
     recs = read_tap(tap_log)
@@ -282,6 +347,12 @@ def run_editor(a, config, path, edit, workdir):
         time.sleep(0.05)
         recs = read_tap(tap_log)
     r.update(tap_figures(recs, r))
+    if a.keep_taps:
+        os.makedirs(a.keep_taps, exist_ok=True)
+        if os.path.exists(tap_log):
+            shutil.copy(tap_log, os.path.join(a.keep_taps, "%s-%s.jsonl" % (tag, fname)))
+        with open(os.path.join(a.keep_taps, "%s-%s.out.json" % (tag, fname)), "w") as f:
+            json.dump(r, f)
     # the raw lateness lists are long: keep only the largest few
     r["lateness_top"] = sorted((x[1] for x in r.pop("lateness", []) or []), reverse=True)[:5]
     return r
@@ -298,8 +369,17 @@ def median(vals):
 ROWS = [
     # (key, label, format, target kind)
     ("open_ms", "open → first publish shown (ms)", "%.0f", "open"),
+    ("open_spawn_ms", "  client: `:edit` → server started (ms)", "%.0f", None),
+    ("open_init_ms", "  server started → initialize answered (ms)", "%.0f", None),
+    ("open_before_didopen_ms", "  client: initialize answered → didOpen's first byte (ms)", "%.0f", None),
+    ("open_didopen_write_ms", "  didOpen's bytes arriving (first → last byte; ms)", "%.0f", None),
     ("server_open_ms", "  server: didOpen → publish sent (ms)", "%.0f", None),
     ("client_open_ms", "  client: publish sent → shown (ms)", "%.0f", None),
+    ("hints_ms", "open → inlay hints drawn (ms)", "%.0f", None),
+    ("hint_after_publish_ms", "  client: publish sent → first hint request (ms)", "%.0f", None),
+    ("hint_answer_ms", "  server: hint request → answer (ms)", "%.0f", None),
+    ("client_hints_ms", "  client: answer → hints drawn (ms)", "%.0f", None),
+    ("open_hint_requests", "hint requests at open", "%d", None),
     ("open_publish_diagnostics", "publish at open: diagnostics", "%d", None),
     ("open_publish_kib", "publish at open: KiB", "%.1f", None),
     ("edit_ms", "typed character → its error shown (ms)", "%.0f", "edit"),
@@ -364,8 +444,11 @@ def case_table(case, configs):
     lonely = [c for c in configs if not any(c in p for p in pairs)]
     head = ["metric"]
     for t, u in pairs:
-        head += [CONFIGS[t][3], CONFIGS[u][3], "ratio", "target"]
-    head += [CONFIGS[c][3] for c in lonely]
+        head += [config_info(t)[3], config_info(u)[3], "ratio", "target"]
+    # a variant of a paired tosa configuration: its ratio to that upstream
+    vs = {c: next((u for t, u in pairs if t == c.split("/")[0]), None) for c in lonely}
+    for c in lonely:
+        head += [config_info(c)[3]] + (["ratio"] if vs[c] else [])
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     for key, label, f, kind in ROWS:
@@ -386,7 +469,13 @@ def case_table(case, configs):
                 target = "≤ %d ms: %s" % (250 if size_lines >= 200000 else 100,
                                           judge(kind, tv, uv, size_lines))
             row += [fmt(tv, f), fmt(uv, f), ratio, target]
-        row += [fmt(sums[c].get(key), f) for c in lonely]
+        for c in lonely:
+            row.append(fmt(sums[c].get(key), f))
+            if vs[c]:
+                cv, uv = sums[c].get(key), sums[vs[c]].get(key)
+                row.append("%.2f×" % (cv / uv) if cv is not None and uv and cv >= 1 and uv >= 1
+                           and (kind is not None or key.endswith("_ms") and "busy" not in key
+                                or key == "server_cpu_s") else "–")
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out)
 
@@ -397,6 +486,8 @@ def document(results):
              "Machine: %s, %s cores; load average %s at start, %s at end. tosa-lsp %s." % (
                  m["cpu"], m["cores"], m["load_start"], m.get("load_end", "?"), m["commit"]
                  + (" with settings `%s`" % m["tosa_settings"] if m.get("tosa_settings") else "")), ""]
+    for name, opts in sorted((m.get("variants") or {}).items()):
+        lines += ["Variant `%s`: plugin options `%s`." % (name, json.dumps(opts)), ""]
     configs = results["configs"]
     for case in results["cases"]:
         lines.append("### %s lines, shape `%s` (%d runs per configuration, medians)" % (
@@ -442,8 +533,13 @@ def write_results(a, results):
 def main(argv=None):
     a = parse_args(argv)
     configs = [c.strip() for c in a.configs.split(",") if c.strip()]
+    for name in a.plugin_opts:
+        if name not in configs:
+            base = name.split("/")[0]
+            at = max([i for i, c in enumerate(configs) if c.split("/")[0] == base], default=len(configs) - 1)
+            configs.insert(at + 1, name)
     for c in configs:
-        if c not in CONFIGS:
+        if c.split("/")[0] not in CONFIGS:
             print("unknown configuration %r (one of %s)" % (c, ", ".join(CONFIGS)), file=sys.stderr)
             return 2
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -456,6 +552,7 @@ def main(argv=None):
                "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
                "machine": {"cpu": cpu, "cores": os.cpu_count(), "load_start": loadavg(),
                            "commit": commit or "?", "tosa_settings": a.tosa_settings,
+                           "variants": a.plugin_opts,
                            "upstream": shutil.which(a.upstream) or a.upstream,
                            "tosa_lsp": a.tosa_lsp},
                "configs": configs, "runs": a.runs, "cases": []}
@@ -479,7 +576,8 @@ def main(argv=None):
                 case["file"], case["edit"] = path, edit
                 for i in range(a.runs):
                     for c in configs:
-                        r = run_editor(a, c, path, edit, workdir)
+                        r = run_editor(a, c, path, edit, workdir,
+                                       "%s-%s-%d" % (size, shape, i + 1))
                         case["runs"][c].append(r)
                         log("%s %s run %d %s: open %s ms, edit %s ms, stall %s/%s ms, "
                             "publish %s diagnostics, load %s%s" % (

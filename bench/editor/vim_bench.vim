@@ -88,6 +88,11 @@ function! s:poll(t) abort
   if s:buf < 0
     return
   endif
+  " The first inlay hints placed (the plugin keeps them in a buffer
+  " variable once placed).
+  if !has_key(s:result, 't_hints_shown') && !empty(getbufvar(s:buf, 'tosa_lsp_inlay_hints', []))
+    let s:result.t_hints_shown = s:now()
+  endif
   let l:d = tosa_lsp#diagnostics(s:buf)
   " Before the first publish it returns a new empty list on every call.
   if l:d is s:seen || l:d isnot tosa_lsp#diagnostics(s:buf)
@@ -152,6 +157,10 @@ try
   runtime! ftdetect/mlir.vim
   runtime plugin/tosa_lsp.vim
   let g:tosa_lsp_command = json_decode($BENCH_CMD)
+  " A variant's plugin options (run.py --variant): each key as g:KEY.
+  for [s:k, s:v] in items(empty($BENCH_PLUGIN_OPTS) ? {} : json_decode($BENCH_PLUGIN_OPTS))
+    let g:{s:k} = s:v
+  endfor
   if !empty($BENCH_SETTINGS)
     let g:tosa_lsp_settings = json_decode($BENCH_SETTINGS)
   endif

@@ -470,6 +470,24 @@ do
   -- The view's request (BufWinEnter) at once: well before the first publish.
   local scroll_delay = tosa.config.inlay_scroll_delay_ms
   tosa.config.inlay_scroll_delay_ms = 0
+  -- The hints after the first publish: asked inlay_publish_delay_ms (50 by
+  -- default) after it, not sooner.
+  local published_at, asked_at
+  local handler = client.handlers['textDocument/publishDiagnostics']
+  client.handlers['textDocument/publishDiagnostics'] = function(err, result, ...)
+    if result and result.uri and result.uri:find('big%.mlir$') and not published_at then
+      published_at = vim.loop.hrtime()
+    end
+    return handler(err, result, ...)
+  end
+  local request = client.request
+  client.request = function(method, params, ...)
+    if method == 'textDocument/inlayHint' and published_at and not asked_at
+        and params.textDocument.uri:find('big%.mlir$') then
+      asked_at = vim.loop.hrtime()
+    end
+    return request(method, params, ...)
+  end
   vim.cmd('edit ' .. vim.fn.fnameescape(big))
   local bbuf = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -479,6 +497,12 @@ do
     return ls
   end
   check(vim.wait(20000, function() return #hint_lines() > 0 end, 20), 'big file: inlay hints shown')
+  client.handlers['textDocument/publishDiagnostics'] = handler
+  client.request = request
+  local waited = published_at and asked_at and (asked_at - published_at) / 1e6
+  check(tosa.config.inlay_publish_delay_ms == 50 and waited and waited >= 48,
+    'big file: hints asked 50 ms after the first publish (the default), not sooner',
+    { default = tosa.config.inlay_publish_delay_ms, waited = waited })
   tosa.config.inlay_scroll_delay_ms = scroll_delay
   local ls = hint_lines()
   check(#ls > 0 and math.max(unpack(ls)) < 500, 'big file: hints for the visible lines only', { #ls, ls[#ls] })
@@ -546,10 +570,35 @@ if vim.fn.has('nvim-0.9') == 0 then
     if type(v) == 'table' and v.method then table.insert(sent, v.method) end
     return encode(v, ...)
   end
+  -- The whole-buffer reads of vim.lsp (its local nvim_buf_get_lines,
+  -- reached as the plugin reaches it) while the buffer is attached.
+  local reads, get_fn, get_idx = 0, nil, nil
+  local function find(fn, depth, seen)
+    if depth < 0 or seen[fn] then return end
+    seen[fn] = true
+    for i = 1, 255 do
+      local n, v = debug.getupvalue(fn, i)
+      if not n then return end
+      if n == 'nvim_buf_get_lines' then get_fn, get_idx = fn, i return end
+      if type(v) == 'function' then find(v, depth - 1, seen) end
+      if get_fn then return end
+    end
+  end
+  find(vim.lsp.start_client, 3, {})
+  local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
+  if get_fn then
+    debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
+      if first == 0 and last == -1 then reads = reads + 1 end
+      return get_lines(b, first, last, ...)
+    end)
+  end
   local dpath = tmpdir .. '/deferred.mlir'
   vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), dpath, 'b')
   vim.cmd('edit ' .. vim.fn.fnameescape(dpath))
   local dbuf = vim.api.nvim_get_current_buf()
+  if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
+  check(get_fn ~= nil and reads == 1, 'the attach reads the buffer once (the sync copy and the didOpen text share it)',
+    { found = get_fn ~= nil, reads = reads })
   local at_edit = vim.deepcopy(sent)
   local answer
   client.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(dbuf) } },

@@ -19,6 +19,11 @@ local defaults = {
   filetypes = { 'mlir' },
   settings = {},
   inlay_hints = true,       -- show inlay hints, refreshed after each analysis
+  -- ms after a publish before its hints are asked for (coalesced). At
+  -- 50k lines (bench/README.md, ninth session) 0-50 ms drew the hints
+  -- ~40 ms sooner than 100 with the same stalls; the server's answer
+  -- waited 50-70 ms at 0 and 20 ms, 16-24 ms at 50 ms (loaded machine).
+  inlay_publish_delay_ms = 50,
   preview_stage = 'linalg',
   preview_mode = 'fast',
   timeout_ms = 60000,       -- preview request timeout
@@ -295,7 +300,7 @@ end
 function M.published_hints(bufnr)
   local st = hint_state[bufnr] or {}
   hint_state[bufnr] = st
-  refresh_hints_after(st, 'pub_timer', M.config.inlay_publish_delay_ms or 100, bufnr)
+  refresh_hints_after(st, 'pub_timer', M.config.inlay_publish_delay_ms or 50, bufnr)
 end
 
 --- :TosaInlayHints [on|off]: asynchronous; callback(hints) once placed.
@@ -1081,6 +1086,61 @@ local function defer_did_open(client)
   end
 end
 
+-- The function and index of the upvalue `name` reachable from `fn`
+-- through the functions among its upvalues (up to `depth` levels).
+local function find_upvalue(fn, name, depth, seen)
+  seen = seen or {}
+  if depth < 0 or seen[fn] then return nil end
+  seen[fn] = true
+  for i = 1, 255 do
+    local n, v = debug.getupvalue(fn, i)
+    if not n then break end
+    if n == name then return fn, i end
+    if type(v) == 'function' then
+      local f, j = find_upvalue(v, name, depth - 1, seen)
+      if f then return f, j end
+    end
+  end
+end
+
+-- 0.7-0.8's attach reads the whole buffer twice before the didOpen is
+-- sent: a copy for the incremental sync, then again for the didOpen's text
+-- (a full-sync server's client reads it once). While a buffer is
+-- attached, the second whole read of the same changedtick gets the first
+-- one's lines (the text is only their concatenation): at 50k lines one
+-- nvim_buf_get_lines less before the didOpen (~20 ms, ~60 ms on a busy
+-- machine), the most of what the open cost beyond upstream's client.
+-- The lines are vim.lsp's local, reached through _on_attach's upvalues;
+-- where they are not found nothing changes.
+local function share_open_lines(client)
+  if vim.fn.has('nvim-0.9') == 1 or client.tosa_lsp_shared_lines then return end
+  client.tosa_lsp_shared_lines = true
+  local attach = client._on_attach
+  if type(attach) ~= 'function' then return end
+  local fn, idx = find_upvalue(attach, 'nvim_buf_get_lines', 3)
+  if not fn then return end
+  client._on_attach = function(bufnr, ...)
+    local _, get_lines = debug.getupvalue(fn, idx)
+    if type(get_lines) ~= 'function' then return attach(bufnr, ...) end
+    local memo
+    debug.setupvalue(fn, idx, function(b, first, last, strict)
+      if first ~= 0 or last ~= -1 then return get_lines(b, first, last, strict) end
+      local tick = api.nvim_buf_get_changedtick(b)
+      if memo and memo.buf == b and memo.tick == tick and memo.strict == strict then
+        local lines = memo.lines
+        memo = nil
+        return lines
+      end
+      local lines = get_lines(b, first, last, strict)
+      memo = { buf = b, tick = tick, strict = strict, lines = lines }
+      return lines
+    end)
+    local ok, err = pcall(attach, bufnr, ...)
+    debug.setupvalue(fn, idx, get_lines)
+    if not ok then error(err, 0) end
+  end
+end
+
 local install_hint = 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the build directory), '
   .. 'or cmake --install build, then it is on PATH'
 
@@ -1157,6 +1217,7 @@ function M.start()
     handlers = handlers(),
     on_init = function(client)
       ready = true
+      share_open_lines(client)
       defer_did_open(client)
       wrap_code_actions(client)
       if cfg.settings and next(cfg.settings) then
