@@ -433,6 +433,10 @@ bool staticF32Operands(linalg::LinalgOp op) {
          llvm::all_of(op->getOperands(), isStaticF32);
 }
 
+/// The bytes of one K block of the packed A (M x KC floats), which every N
+/// panel of the matmul reads again from L3 (Kernels.cpp, planFor).
+constexpr int64_t kABlockBytes = 4 << 20;
+
 /// The largest divisor of `n` that is at most `most`.
 int64_t largestDivisor(int64_t n, int64_t most) {
   for (int64_t d = std::min(n, most); d > 1; --d)
@@ -476,16 +480,21 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     int64_t mr = std::min<int64_t>(m, lanes >= 16 ? 8 : 6);
     // K blocks of at most 1024: a KC x NR panel of B stays in L2 across
     // the M panels, and each K block reads and writes C's tiles once more.
-    // Measured on 1024^3 and 2048^3 once C's tiles were prefetched
-    // (KernelTiles.cpp): 1024 3-5% faster than 512, 128 and 256 slower by
-    // 5-20%; M blocks of 32-128 panels with A packed per M block, within
-    // the noise. B in panels when the panels are whole: a divisor of K from
-    // 128 up, and N a multiple of NR (a partial K block would give the
+    // Measured (Intel Xeon) on 1024^3 and 2048^3 once C's tiles were
+    // prefetched (KernelTiles.cpp): 1024 3-5% faster than 512, 128 and 256
+    // slower by 5-20%; M blocks of 32-128 panels with A packed per M block,
+    // within the noise. B in panels when the panels are whole: a divisor of K
+    // from 128 up, and N a multiple of NR (a partial K block would give the
     // panel a dynamic size, which the packing's vector copies do not take).
     int64_t nr = 2 * static_cast<int64_t>(lanes);
     int64_t n =
         cast<RankedTensorType>(mm.getInputs()[1].getType()).getDimSize(2);
-    int64_t kc = largestDivisor(k, 1024);
+    // And every N panel streams the K block's whole packed A (M x KC
+    // floats) from L3: at most kABlockBytes of it (AMD EPYC, Zen 5,
+    // 2048^3: KC 512 instead of 1024, 14-25% less time).
+    int64_t kcMost =
+        std::max<int64_t>(128, std::min<int64_t>(1024, kABlockBytes / (4 * m)));
+    int64_t kc = largestDivisor(k, kcMost);
     bool panelB = kc >= 128 && n % nr == 0;
     if (!panelB)
       kc = std::min<int64_t>(k, 512);

@@ -12,6 +12,7 @@
 // RUN: %tosa-lsp lower %s --stage=llvm | FileCheck %s --check-prefix=LLVM
 // RUN: %tosa-lsp lower %s --stage=vector --function=mmk | FileCheck %s --check-prefix=KB
 // RUN: %tosa-lsp lower %s --stage=loops --function=mmk | FileCheck %s --check-prefix=PF
+// RUN: %tosa-lsp lower %s --stage=vector --function=mmtall | FileCheck %s --check-prefix=KT
 // RUN: %tosa-lsp lower %s --function=dw | FileCheck %s --check-prefix=DW
 // RUN: %tosa-lsp lower %s --function=dw --stage=loops | FileCheck %s --check-prefix=DWLOOPS
 // RUN: %tosa-lsp compile %s -o %t.ll --emit=llvm-ir -O0 --quiet --force && FileCheck %s --check-prefix=DWVEC --input-file=%t.ll
@@ -96,6 +97,12 @@
 // KB-NEXT:          vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
 // KB-NEXT:          vector.shape_cast
 // KB-NEXT:          arith.addf
+// A tall A (M = 2048): K blocks of 512, not 1024, so that one K block of
+// the packed A (M x KC floats, read again for every N panel) is at most
+// 4 MiB and stays in L3 (Kernels.cpp, kABlockBytes).
+// KT-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// KT:           scf.for %{{[a-z0-9]+}} = %c0 to %c1024 step %c512
+// KT:             scf.for {{.*}} iter_args(%{{.*}} = %{{cst[_0-9]*}}) -> (vector<8x{{32|16}}xf32>)
 // PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
 // PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data
 // PF:             scf.for {{.*}} -> (vector<8x{{32|16}}xf32>)
@@ -186,6 +193,12 @@ func.func @mmp(%a: tensor<1x16x256xf32>, %b: tensor<1x256x64xf32>) -> tensor<1x1
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x16x256xf32>, tensor<1x256x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x64xf32>
   return %r : tensor<1x16x64xf32>
+}
+
+func.func @mmtall(%a: tensor<1x2048x1024xf32>, %b: tensor<1x1024x64xf32>) -> tensor<1x2048x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x2048x1024xf32>, tensor<1x1024x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x2048x64xf32>
+  return %r : tensor<1x2048x64xf32>
 }
 
 func.func @mmk(%a: tensor<1x16x2048xf32>, %b: tensor<1x2048x64xf32>) -> tensor<1x16x64xf32> {
