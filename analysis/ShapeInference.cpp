@@ -998,6 +998,10 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
     return true;
   }
   OpInference inference(ps, fn, declared, writer, ctx, fi.name);
+  // Sized once: grown by doubling, the records were copied and their old
+  // buffers freed and faulted in again (~1.5 % of a many-function open).
+  fi.ops.reserve(fi.ops.size() + ops.size());
+  fi.lastLineSoFar.reserve(fi.lastLineSoFar.size() + ops.size());
   size_t done = 0;
   for (Operation *op : ops) {
     if (betweenOps)
