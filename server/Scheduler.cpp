@@ -2,6 +2,7 @@
 
 #include "Scheduler.h"
 
+#include "Allocator.h"
 #include "Timing.h"
 
 namespace tosa_lsp {
@@ -201,6 +202,11 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   lock.unlock();
 
   timingMark("analysis start");
+  // The analysis and the kept IR's inference keep the pages they free for
+  // what they allocate next; the analyzer's threads give them back when
+  // the worker is next idle (releaseIdleMemory). Given back page by page,
+  // each madvise was a TLB shootdown on every core and each reuse a fault.
+  KeepFreePages burst;
   std::shared_ptr<const FileAnalysis> fa =
       analyzer->analyzeShared(text, path, config, doc->cache);
   unsigned reused = 0;

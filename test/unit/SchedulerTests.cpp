@@ -2,12 +2,15 @@
 
 #include "Scheduler.h"
 
+#include "Allocator.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <mutex>
 #include <thread>
 
 using namespace tosa_lsp;
@@ -218,6 +221,41 @@ TEST(Scheduler, TheAnalyzerReleasesIdleMemoryOncePublished) {
   Scheduler sync(/*sync=*/true, std::chrono::milliseconds(0), nullptr);
   sync.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
   EXPECT_EQ(sync.stats().idleReleases, 0u);
+}
+
+std::mutex switchMu;
+std::vector<bool> switches; // the allocator's switch: true = at once
+void recordSwitch(bool atOnce) {
+  std::lock_guard<std::mutex> lock(switchMu);
+  switches.push_back(atOnce);
+}
+bool pagesGoBackAtOnce() {
+  std::lock_guard<std::mutex> lock(switchMu);
+  return switches.empty() || switches.back();
+}
+
+// An analysis (and the kept IR's inference after it) keeps the pages it
+// frees for what it allocates next: each page given back alone was a
+// madvise, a TLB shootdown on every core, and its reuse a fault. They go
+// back when the worker is idle (the analyzer's threads release theirs).
+TEST(Scheduler, AnAnalysisKeepsTheFreedPagesUntilIdle) {
+  setGiveBackFreePagesHook(recordSwitch);
+  decommitFreePagesByDefault(true);
+  std::atomic<int> atOnceAtPublish{-1};
+  {
+    Scheduler async(
+        /*sync=*/false, std::chrono::milliseconds(0),
+        [&](Scheduler::SnapshotPtr) { atOnceAtPublish = pagesGoBackAtOnce(); });
+    async.update("test:///a.mlir", "/a.mlir", 1, kText, Config());
+    async.waitIdle();
+    for (int i = 0; i < 500 && async.stats().idleReleases == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(async.stats().idleReleases, 1u);
+    EXPECT_EQ(atOnceAtPublish.load(), 0) << "freed pages went back one by one";
+    EXPECT_TRUE(pagesGoBackAtOnce()) << "kept after the analysis";
+  }
+  decommitFreePagesByDefault(false);
+  setGiveBackFreePagesHook(nullptr);
 }
 
 // The version a new one replaces goes to the reclaimer before the new one
