@@ -5,11 +5,15 @@
 #include "Allocator.h"
 #include "Timing.h"
 
+#include <optional>
+
 namespace tosa_lsp {
 
 /// Below this (~50k lines), a replaced version is freed before the new
 /// one's publish (see analyze).
 static constexpr size_t kFreeBeforePublishBytes = 4 << 20;
+/// The biggest text whose analysis keeps the pages it frees (analyze).
+static constexpr size_t kKeepPagesBytes = 8 << 20;
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady, InferShapes inferShapes)
@@ -205,8 +209,12 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   // The analysis and the kept IR's inference keep the pages they free for
   // what they allocate next; the analyzer's threads give them back when
   // the worker is next idle (releaseIdleMemory). Given back page by page,
-  // each madvise was a TLB shootdown on every core and each reuse a fault.
-  KeepFreePages burst;
+  // each madvise was a TLB shootdown on every core and each reuse a fault
+  // (50k lines: the session's CPU -13 to -23 %, its peak +1 to +5 MiB).
+  // Not for a big text, whose peak it raised most (200k lines: +15-19 MiB).
+  std::optional<KeepFreePages> burst;
+  if (text->size() <= kKeepPagesBytes)
+    burst.emplace();
   std::shared_ptr<const FileAnalysis> fa =
       analyzer->analyzeShared(text, path, config, doc->cache);
   unsigned reused = 0;
