@@ -391,7 +391,13 @@ endfunction
 " #{message: 'timed out'} when no answer comes in a:timeout ms.
 function! s:send_request(method, params, cb, ...) abort
   let l:timeout = a:0 ? a:1 : s:timeout()
-  let l:r = ch_sendexpr(s:ch, #{method: a:method, params: a:params}, #{callback: function('s:on_response')})
+  try
+    let l:r = ch_sendexpr(s:ch, #{method: a:method, params: a:params}, #{callback: function('s:on_response')})
+  catch /^Vim\%((\a\+)\)\=:E63[01]:/
+    " The server ended before the request was written (one that cannot
+    " start exits at once): its exit callback says why.
+    return -1
+  endtry
   let l:id = get(l:r, 'id', -1)
   let s:pending[l:id] = #{method: a:method, cb: a:cb,
         \ timer: timer_start(l:timeout, {-> s:on_timeout(l:id)})}
