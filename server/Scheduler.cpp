@@ -14,6 +14,8 @@ namespace tosa_lsp {
 static constexpr size_t kFreeBeforePublishBytes = 4 << 20;
 /// The biggest text whose analysis keeps the pages it frees (analyze).
 static constexpr size_t kKeepPagesBytes = 8 << 20;
+/// How long the worker is idle before the analyzer gives back its memory.
+static constexpr std::chrono::milliseconds kIdleReleaseDelay{150};
 
 Scheduler::Scheduler(bool sync, std::chrono::milliseconds debounce,
                      Ready onReady, InferShapes inferShapes)
@@ -385,7 +387,18 @@ void Scheduler::run() {
       // uniqued (~25-35 MiB after a 200k-line open; see
       // releaseIdleMemory): 200k lines, session peak 444 -> 421 MiB (one
       // function), 412 -> 379 (many). Between analyses, once the
-      // reclaimer has freed the replaced version.
+      // reclaimer has freed the replaced version. Not at once: the
+      // requests a publish prompts come now, and giving back the pages an
+      // analysis kept (analyze) is a burst of TLB shootdowns that made the
+      // first hover after a 50k-line open ~1 ms later; an edit meanwhile
+      // reuses them.
+      idle.notify_all();
+      if (cv.wait_for(lock, kIdleReleaseDelay, [&] {
+            return stopping || releaseAnalyzerMemory ||
+                   llvm::any_of(docs,
+                                [](const auto &d) { return d.second->dirty; });
+          }))
+        continue;
       idleMemoryToRelease = false;
       lock.unlock();
       analyzer->releaseIdleMemory();
