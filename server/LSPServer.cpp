@@ -18,6 +18,7 @@
 #include "TosaServer.h"
 #include "Transport.h"
 
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LSP/Logging.h"
 #include "llvm/Support/LSP/Protocol.h"
@@ -845,20 +846,9 @@ private:
 
 } // namespace
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TOSA_LSP_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TOSA_LSP_SANITIZED 1
-#endif
 /// Sanitizers check at exit (leaks) or report through the exit code.
-#ifdef TOSA_LSP_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized =
+    LLVM_ADDRESS_SANITIZER_BUILD || LLVM_THREAD_SANITIZER_BUILD;
 
 int runServer(std::FILE *in, const ServerOptions &options) {
   Logger::setLogLevel(options.verbose ? Logger::Level::Debug

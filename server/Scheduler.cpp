@@ -177,17 +177,14 @@ bool Scheduler::withCurrentSnapshot(const std::string &uri,
   return true;
 }
 
+bool Scheduler::anyDirty() const {
+  return llvm::any_of(docs, [](const auto &d) { return d.second->dirty; });
+}
+
 void Scheduler::waitIdle() {
   {
     std::unique_lock<std::mutex> lock(mu);
-    idle.wait(lock, [&] {
-      if (busy)
-        return false;
-      for (auto &[uri, doc] : docs)
-        if (doc->dirty)
-          return false;
-      return true;
-    });
+    idle.wait(lock, [&] { return !busy && !anyDirty(); });
   }
   reclaimer.wait();
 }
@@ -394,9 +391,7 @@ void Scheduler::run() {
       // reuses them.
       idle.notify_all();
       if (cv.wait_for(lock, kIdleReleaseDelay, [&] {
-            return stopping || releaseAnalyzerMemory ||
-                   llvm::any_of(docs,
-                                [](const auto &d) { return d.second->dirty; });
+            return stopping || releaseAnalyzerMemory || anyDirty();
           }))
         continue;
       idleMemoryToRelease = false;

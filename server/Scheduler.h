@@ -145,6 +145,8 @@ private:
   std::map<std::string, std::shared_ptr<Doc>> docs;
   bool stopping = false;
   bool busy = false;
+  /// Whether some document waits for its analysis (under mu).
+  bool anyDirty() const;
   Stats counters;
   std::unique_ptr<Analyzer> analyzer;
   /// The last document closed: the worker has the Analyzer release its
