@@ -418,6 +418,16 @@ public:
     /// A pause of the second thread (yieldCore): returns once `asked` is
     /// no longer `seen`, or after a moment (null: sleeps 1 ms).
     llvm::function_ref<void(unsigned seen)> pause = nullptr;
+    /// The lines a request waits for in a wanted function (a hover's): the
+    /// ops on them, and those defining their operands, are delivered alone
+    /// to `deliverEarly` right after the function's pass, before the rest
+    /// of it is recorded (~0.1 ms instead of the function's ~0.6 at 200
+    /// lines). Null: none.
+    llvm::function_ref<std::vector<unsigned>(FunctionPlace)> wantedLines =
+        nullptr;
+    llvm::function_ref<void(FunctionPlace,
+                            std::shared_ptr<const ShapeInference>)>
+        deliverEarly = nullptr;
   };
   /// Infers the functions of the IR the last analysis kept, on both of its
   /// threads (each in the context that parsed it), destroying it after.

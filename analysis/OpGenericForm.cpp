@@ -20,46 +20,87 @@
 
 #include <cctype>
 #include <memory>
+#include <mutex>
 #include <unordered_set>
 
 namespace tosa_lsp {
 
 namespace {
 
-/// One context per thread, reused: a hover must not pay for a context.
-mlir::MLIRContext &threadContext() {
-  static const mlir::DialectRegistry &registry = []() -> const auto & {
-    static mlir::DialectRegistry r;
-    registerFileDialects(r);
-    return r;
-  }();
-  thread_local std::unique_ptr<mlir::MLIRContext> ctx;
-  // Forget what it uniqued now and then (a long session hovers a lot).
-  thread_local unsigned uses = 0;
-  if (!ctx || ++uses % 4096 == 0) {
-    ctx = singleThreadedContext(registry);
-    ctx->allowUnregisteredDialects();
+/// Contexts for the generic form, shared by the threads that answer
+/// requests (the message loop, the pool's workers), one request's at a
+/// time: made once, warmed at start. One per thread (thread_local) was a
+/// fresh context, ~3 ms with its dialects, on each worker's first hover.
+class FormContexts {
+  struct Entry {
+    std::unique_ptr<mlir::MLIRContext> ctx;
+    unsigned uses = 0;
+  };
+
+public:
+  class Lease {
+  public:
+    explicit Lease(FormContexts &owner) : owner(owner) {
+      {
+        std::lock_guard<std::mutex> lock(owner.mu);
+        if (!owner.free.empty()) {
+          held = std::move(owner.free.back());
+          owner.free.pop_back();
+        }
+      }
+      // Forget what it uniqued now and then (a long session hovers a lot).
+      if (!held || ++held->uses % 4096 == 0)
+        held = owner.make();
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(owner.mu);
+      owner.free.push_back(std::move(held));
+    }
+    mlir::MLIRContext &context() { return *held->ctx; }
+
+  private:
+    FormContexts &owner;
+    std::unique_ptr<Entry> held;
+  };
+
+private:
+  std::unique_ptr<Entry> make() {
+    static const mlir::DialectRegistry &registry = []() -> const auto & {
+      static mlir::DialectRegistry r;
+      registerFileDialects(r);
+      return r;
+    }();
+    auto e = std::make_unique<Entry>();
+    e->ctx = singleThreadedContext(registry);
+    e->ctx->allowUnregisteredDialects();
+    return e;
   }
-  return *ctx;
+  std::mutex mu;
+  std::vector<std::unique_ptr<Entry>> free;
+};
+
+FormContexts &formContexts() {
+  static FormContexts *contexts = new FormContexts; // never destroyed
+  return *contexts;
 }
 
 } // namespace
 
 void warmGenericForm() {
-  thread_local bool warm = false;
-  if (warm)
-    return;
-  warm = true;
-  mlir::MLIRContext &ctx = threadContext();
-  mlir::ScopedDiagnosticHandler quiet(
-      &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
-  mlir::Block block;
-  mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
-  (void)mlir::parseSourceString(
-      "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
-      "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
-      "  return %0 : tensor<2xf32>\n}\n",
-      &block, config);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    FormContexts::Lease lease(formContexts());
+    mlir::MLIRContext &ctx = lease.context();
+    mlir::ScopedDiagnosticHandler quiet(
+        &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
+    mlir::Block block;
+    mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+    (void)mlir::parseSourceString(
+        "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n}\n",
+        &block, config);
+  });
 }
 
 namespace {
@@ -176,7 +217,8 @@ opGenericForm(std::string_view text, const LineIndex &lines,
   src += text.substr(start, *e - start);
   src += "\n}) : () -> ()\n";
 
-  mlir::MLIRContext &ctx = threadContext();
+  FormContexts::Lease lease(formContexts());
+  mlir::MLIRContext &ctx = lease.context();
   mlir::ScopedDiagnosticHandler quiet(
       &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
   mlir::Block block;

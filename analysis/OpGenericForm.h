@@ -40,8 +40,8 @@ opGenericForm(std::string_view text, const LineIndex &lines,
               const FileAnalysis &fa, const std::vector<AliasInfo> &aliases,
               Range scope, unsigned section);
 
-/// Loads the dialects into the calling thread's context for opGenericForm
-/// (TOSA's ~1-2 ms, which the first hover on a thread paid), once.
+/// Makes the context opGenericForm uses and loads its dialects (~3 ms,
+/// which a first hover paid), once per process.
 void warmGenericForm();
 
 } // namespace tosa_lsp

@@ -39,6 +39,15 @@ struct ListedFunction {
 std::vector<ListedFunction> listTopLevelFunctions(const ParsedSection &ps,
                                                   const FunctionsToInfer &what);
 
+/// The ops a request waits for inside a function (a hover's line): right
+/// after the function's pass, the ops on `lines` and those defining their
+/// operands are recorded alone, in a pool of their own, and handed to
+/// `deliver` (a function of those ops only) before the rest is recorded.
+struct EarlyOps {
+  std::vector<unsigned> lines; // file lines
+  llvm::function_ref<void(FunctionInference)> deliver;
+};
+
 /// tosa-infer-shapes on one listed function, recorded into `f.fi` (nothing
 /// for a skipped one). False once `stopped` said yes. `betweenOps`, if
 /// given, is called before the pass and between every two ops' records:
@@ -47,7 +56,8 @@ std::vector<ListedFunction> listTopLevelFunctions(const ParsedSection &ps,
 bool inferListed(const ParsedSection &ps, mlir::MLIRContext &ctx,
                  ListedFunction &f, bool withRefineEdits,
                  llvm::function_ref<bool()> stopped, InferredOpWriter *shared,
-                 llvm::function_ref<void()> betweenOps = {});
+                 llvm::function_ref<void()> betweenOps = {},
+                 const EarlyOps *early = nullptr);
 
 /// Upstream's tosa-infer-shapes on each function `what` names, each then
 /// recorded op by op (FunctionInference), appended to `out` in text order.

@@ -15,6 +15,7 @@
 #include "AnalyzerImpl.h"
 #include "CrashGuard.h"
 #include "ParsedInference.h"
+#include "Scheduling.h"
 #include "Timing.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -253,12 +254,24 @@ private:
           hooks.asked->load(std::memory_order_relaxed) != seen)
         serveWanted(at);
     };
+    FunctionPlace place{f.fi.section, f.fi.scope.begin.line};
+    EarlyOps early;
+    auto deliverEarly = [&](FunctionInference fi) {
+      std::vector<FunctionInference> one;
+      one.push_back(std::move(fi));
+      hooks.deliverEarly(
+          place, Analyzer::Impl::filterInferred(std::move(one), filter));
+    };
+    if (hooks.wantedLines && hooks.deliverEarly &&
+        llvm::is_contained(wanted, place)) {
+      early.lines = hooks.wantedLines(place);
+      early.deliver = deliverEarly;
+    }
     if (!inferListed(
             *k.ps, ctx, f, k.what.withRefineEdits, [&] { return stopped(); },
-            nullptr, betweenOps))
+            nullptr, betweenOps, &early))
       return false;
     bool itemDone = todo.done(at); // before f.fi is moved out
-    FunctionPlace place{f.fi.section, f.fi.scope.begin.line};
     std::vector<FunctionInference> one;
     one.push_back(std::move(f.fi));
     hooks.deliver(place,
@@ -299,6 +312,9 @@ private:
 void Analyzer::Impl::inferKeptOn(std::vector<KeptIR> &items,
                                  std::unique_ptr<MLIRContext> &slot, bool main,
                                  const KeptHooks &hooks) {
+  // Work no one waits on, unless a request wants one of its functions:
+  // whatever wakes meanwhile (the message loop, the editor) preempts it.
+  ScopedSlices slices(kBackgroundSlice);
   KeptRun run(items, *slot, main, hooks, inferenceFilter);
   if (run.run())
     return;

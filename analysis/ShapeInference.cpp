@@ -971,14 +971,55 @@ void declaredTypes(const detail::ParsedSection &ps, func::FuncOp fn,
   });
 }
 
+/// `early.lines`' ops of `fn` after the pass (`ops` in text order) and the
+/// ops defining their operands, recorded alone and delivered.
+void recordEarly(const detail::ParsedSection &ps, func::FuncOp fn,
+                 MLIRContext &ctx, const FunctionInference &fi,
+                 llvm::ArrayRef<Operation *> ops,
+                 const llvm::DenseMap<Value, Type> &declared,
+                 const detail::EarlyOps &early) {
+  auto [lo, hi] = std::minmax_element(early.lines.begin(), early.lines.end());
+  llvm::SmallPtrSet<Operation *, 8> chosen;
+  for (Operation *op : ops) {
+    Range r = ps.opRange(op);
+    if (r.begin.line > *hi) // pre-order: by where each op begins
+      break;
+    if (r.end.line < *lo ||
+        llvm::none_of(
+            early.lines,
+            [&](unsigned l) { return r.begin.line <= l && l <= r.end.line; }))
+      continue;
+    chosen.insert(op);
+    // A hover on an operand shows the op that defines it.
+    for (Value v : op->getOperands())
+      if (Operation *d = v.getDefiningOp())
+        chosen.insert(d);
+  }
+  InferredOpWriter writer;
+  OpInference inference(ps, fn, declared, writer, ctx, fi.name);
+  FunctionInference out;
+  out.name = fi.name;
+  out.scope = fi.scope;
+  out.section = fi.section;
+  unsigned lastLine = 0;
+  for (Operation *op : ops)
+    if (chosen.count(op)) {
+      out.ops.push_back(inference.infer(op, fi.section));
+      out.lastLineSoFar.push_back(
+          lastLine = std::max(lastLine, out.ops.back().lastLine()));
+    }
+  out.pool = writer.pool();
+  early.deliver(std::move(out));
+}
+
 /// One function without errors: upstream's pass on it (in `ctx`, where it
 /// was parsed), then its ops' records (and the refine-all edits). False
 /// once `stopped`.
 bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
                    MLIRContext &ctx, FunctionInference &fi,
                    InferredOpWriter &writer, llvm::function_ref<bool()> stopped,
-                   bool withRefineEdits,
-                   llvm::function_ref<void()> betweenOps) {
+                   bool withRefineEdits, llvm::function_ref<void()> betweenOps,
+                   const detail::EarlyOps *early) {
   std::vector<Operation *> ops;
   llvm::DenseMap<Value, Type> declared;
   declaredTypes(ps, fn, ops, declared);
@@ -997,6 +1038,8 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
     fi.skipped = "tosa-infer-shapes failed on the function";
     return true;
   }
+  if (early && !early->lines.empty())
+    recordEarly(ps, fn, ctx, fi, ops, declared, *early);
   OpInference inference(ps, fn, declared, writer, ctx, fi.name);
   // Sized once: grown by doubling, the records were copied and their old
   // buffers freed and faulted in again (~1.5 % of a many-function open).
@@ -1062,7 +1105,8 @@ bool detail::inferListed(const ParsedSection &ps, MLIRContext &ctx,
                          ListedFunction &f, bool withRefineEdits,
                          llvm::function_ref<bool()> stopped,
                          InferredOpWriter *shared,
-                         llvm::function_ref<void()> betweenOps) {
+                         llvm::function_ref<void()> betweenOps,
+                         const EarlyOps *early) {
   if (!f.fi.skipped.empty())
     return true;
   std::optional<InferredOpWriter> own;
@@ -1070,7 +1114,7 @@ bool detail::inferListed(const ParsedSection &ps, MLIRContext &ctx,
     own.emplace();
   InferredOpWriter &writer = shared ? *shared : *own;
   if (!inferFunction(ps, cast<func::FuncOp>(f.fn), ctx, f.fi, writer, stopped,
-                     withRefineEdits, betweenOps))
+                     withRefineEdits, betweenOps, early))
     return false;
   if (own && f.fi.pool)
     own->shrink();

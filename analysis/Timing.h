@@ -29,9 +29,11 @@ public:
                     std::chrono::steady_clock::now() - start)
                     .count();
     // The thread, as phases of a section's parts run on two at once.
-    llvm::errs() << "tosa-lsp timing: [" << gettid() % 1000 << "] " << what
-                 << " " << llvm::format("%.1f", ms) << " ms (RSS " << rssMiB()
-                 << " MiB)\n";
+    std::string line; // written at once: threads' lines do not interleave
+    llvm::raw_string_ostream os(line);
+    os << "tosa-lsp timing: [" << gettid() % 1000 << "] " << what << " "
+       << llvm::format("%.1f", ms) << " ms (RSS " << rssMiB() << " MiB)\n";
+    llvm::errs() << line;
   }
   /// Resident set size now, from /proc/self/statm (0 where absent): the
   /// memory figures of bench/ are attributed to phases with it.
@@ -61,13 +63,17 @@ private:
 inline void timingMark(const char *what) {
   if (!PhaseTimer::enabled())
     return;
-  static const auto epoch = std::chrono::steady_clock::now();
-  llvm::errs() << "tosa-lsp mark: " << what << " @"
-               << llvm::format("%.1f",
-                               std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - epoch)
-                                   .count())
-               << "\n";
+  // Milliseconds on the monotonic clock (as a client's timestamps), written
+  // at once: threads' marks do not interleave.
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << "tosa-lsp mark: " << what << " @"
+     << llvm::format("%.1f",
+                     std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count())
+     << "\n";
+  llvm::errs() << line;
 }
 
 } // namespace tosa_lsp

@@ -425,6 +425,8 @@ void BackgroundInference::keptStarted(
   doc.shapes.keptVersion = s.version;
   doc.shapes.keptPending = {places.begin(), places.end()};
   doc.shapes.keptWanted.clear();
+  doc.shapes.keptWantedLines.clear();
+  doc.shapes.keptEarly.clear();
 }
 
 void BackgroundInference::keptEnded(OpenDocument &doc) {
@@ -433,6 +435,8 @@ void BackgroundInference::keptEnded(OpenDocument &doc) {
     doc.shapes.keptVersion = -1;
     doc.shapes.keptPending.clear();
     doc.shapes.keptWanted.clear();
+    doc.shapes.keptWantedLines.clear();
+    doc.shapes.keptEarly.clear();
   }
   doc.shapes.keptCv.notify_all();
 }
@@ -442,6 +446,7 @@ void BackgroundInference::keptDone(OpenDocument &doc,
   {
     std::lock_guard<std::mutex> lock(doc.shapes.mu);
     doc.shapes.keptPending.erase(place);
+    doc.shapes.keptEarly.erase(place); // the whole function is in the cache
   }
   doc.shapes.keptCv.notify_all();
 }
@@ -452,6 +457,29 @@ BackgroundInference::keptWanted(OpenDocument &doc) {
   return doc.shapes.keptWanted;
 }
 
+std::vector<unsigned>
+BackgroundInference::keptWantedLines(OpenDocument &doc,
+                                     std::pair<unsigned, unsigned> place) {
+  std::lock_guard<std::mutex> lock(doc.shapes.mu);
+  std::vector<unsigned> lines;
+  for (const auto &[p, line] : doc.shapes.keptWantedLines)
+    if (p == place)
+      lines.push_back(line);
+  return lines;
+}
+
+void BackgroundInference::keptEarly(OpenDocument &doc,
+                                    std::pair<unsigned, unsigned> place,
+                                    std::shared_ptr<const ShapeInference> si) {
+  {
+    std::lock_guard<std::mutex> lock(doc.shapes.mu);
+    if (doc.shapes.keptVersion < 0 || !doc.shapes.keptPending.count(place))
+      return;
+    doc.shapes.keptEarly[place] = std::move(si);
+  }
+  doc.shapes.keptCv.notify_all();
+}
+
 void BackgroundInference::keptPause(OpenDocument &doc, unsigned seen) {
   std::unique_lock<std::mutex> lock(doc.shapes.mu);
   (void)doc.shapes.keptCv.wait_for(lock, std::chrono::milliseconds(1), [&] {
@@ -459,19 +487,34 @@ void BackgroundInference::keptPause(OpenDocument &doc, unsigned seen) {
   });
 }
 
-void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
-                                      llvm::ArrayRef<FunctionKey> missing) {
+std::shared_ptr<const ShapeInference>
+BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
+                                 llvm::ArrayRef<FunctionKey> missing,
+                                 std::optional<unsigned> line) {
   std::unique_lock<std::mutex> lock(doc.shapes.mu);
   DocumentShapes &shapes = doc.shapes;
   auto pending = [&](const std::pair<unsigned, unsigned> &place) {
     return shapes.keptVersion == s.version && shapes.keptPending.count(place);
+  };
+  // Its ops on `line` came before the rest of it (and there are some: a
+  // line without one waits for the function).
+  auto early = [&](const std::pair<unsigned, unsigned> &place)
+      -> const ShapeInference * {
+    auto it = shapes.keptEarly.find(place);
+    if (!line || it == shapes.keptEarly.end() ||
+        it->second->opsOnLines(*line, *line).empty())
+      return nullptr;
+    return it->second.get();
   };
   std::vector<std::pair<unsigned, unsigned>> asked;
   for (const FunctionKey &k : missing)
     if (pending({k.section, k.firstLine}))
       asked.push_back({k.section, k.firstLine});
   if (asked.empty())
-    return;
+    return nullptr;
+  if (line)
+    for (const auto &place : asked)
+      shapes.keptWantedLines.push_back({place, *line});
   // All asked at once (an inlay request's screen holds several): the
   // threads holding them take them next, a function's inference each
   // (~1 ms), not the ~2 ms of a parse of its own beside both analysis
@@ -480,12 +523,27 @@ void BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
   shapes.keptWanted.insert(shapes.keptWanted.end(), asked.begin(), asked.end());
   ++shapes.keptAsked;
   shapes.keptCv.notify_all(); // a paused thread holding one of them
-  (void)shapes.keptCv.wait_for(lock, kWaitForKept,
-                               [&] { return llvm::none_of(asked, pending); });
-  for (const auto &place : asked)
+  (void)shapes.keptCv.wait_for(lock, kWaitForKept, [&] {
+    return llvm::all_of(asked, [&](const auto &place) {
+      return !pending(place) || early(place);
+    });
+  });
+  auto out = std::make_shared<ShapeInference>();
+  for (const auto &place : asked) {
     if (auto it = llvm::find(shapes.keptWanted, place);
         it != shapes.keptWanted.end())
       shapes.keptWanted.erase(it);
+    if (line)
+      if (auto it =
+              llvm::find(shapes.keptWantedLines, std::make_pair(place, *line));
+          it != shapes.keptWantedLines.end())
+        shapes.keptWantedLines.erase(it);
+    if (pending(place))
+      if (const ShapeInference *e = early(place))
+        for (size_t i = 0; i < e->functions.size(); ++i)
+          out->functions.push_back(e->functions.shared(i));
+  }
+  return out->functions.empty() ? nullptr : out;
 }
 
 bool BackgroundInference::requestsComing() const {
@@ -563,18 +621,55 @@ std::optional<bool> BackgroundInference::inferOnRequestInferrer(
   return gained;
 }
 
+/// `known` with what came early of the `missing` functions, in text order;
+/// null unless each of them came.
+static std::shared_ptr<const ShapeInference>
+withEarly(const ShapeInference &known, const ShapeInference &early,
+          ArrayRef<FunctionKey> missing) {
+  std::vector<FunctionList::Shared> all;
+  for (size_t i = 0; i < known.functions.size(); ++i)
+    all.push_back(known.functions.shared(i));
+  for (const FunctionKey &k : missing) {
+    size_t i = 0;
+    while (i < early.functions.size() &&
+           (early.functions[i].section != k.section ||
+            early.functions[i].scope.begin.line != k.firstLine))
+      ++i;
+    if (i == early.functions.size())
+      return nullptr;
+    all.push_back(early.functions.shared(i));
+  }
+  llvm::sort(all, [](const auto &a, const auto &b) {
+    return std::make_tuple(a->section, a->scope.begin.line,
+                           a->scope.begin.column) <
+           std::make_tuple(b->section, b->scope.begin.line,
+                           b->scope.begin.column);
+  });
+  auto out = std::make_shared<ShapeInference>();
+  for (FunctionList::Shared &f : all)
+    out->functions.push_back(std::move(f));
+  return out;
+}
+
 std::shared_ptr<const ShapeInference>
 BackgroundInference::infer(const std::shared_ptr<OpenDocument> &doc,
                            const SnapshotPtr &s, unsigned worker,
-                           unsigned first, unsigned last, bool refineEdits) {
+                           unsigned first, unsigned last, bool refineEdits,
+                           bool oneLine) {
   std::shared_ptr<const std::vector<FunctionKey>> all = keysOf(*doc, *s);
   ArrayRef<FunctionKey> keys = keysOnLines(*all, first, last);
   std::vector<FunctionKey> missing;
   ShapeInference known = doc->shapes.cache.lookup(keys, &missing, refineEdits);
   if (!missing.empty() && !refineEdits) {
-    waitForKept(*doc, *s, missing);
+    std::shared_ptr<const ShapeInference> early =
+        waitForKept(*doc, *s, missing,
+                    oneLine ? std::optional<unsigned>(first) : std::nullopt);
     missing.clear();
     known = doc->shapes.cache.lookup(keys, &missing, refineEdits);
+    if (early && !missing.empty())
+      if (std::shared_ptr<const ShapeInference> out =
+              withEarly(known, *early, missing))
+        return out;
   }
   if (missing.empty())
     return std::make_shared<const ShapeInference>(std::move(known));

@@ -95,6 +95,12 @@ public:
   void keptEnded(OpenDocument &doc);
   void keptDone(OpenDocument &doc, std::pair<unsigned, unsigned> place);
   std::vector<std::pair<unsigned, unsigned>> keptWanted(OpenDocument &doc);
+  /// The lines requests wait for in the function at `place`, and its ops
+  /// on them, delivered before the rest of it (KeptHooks).
+  std::vector<unsigned> keptWantedLines(OpenDocument &doc,
+                                        std::pair<unsigned, unsigned> place);
+  void keptEarly(OpenDocument &doc, std::pair<unsigned, unsigned> place,
+                 std::shared_ptr<const ShapeInference> si);
   /// Waits until a request asks for more than `seen` (keptAsked) or the
   /// inference ends, at most a moment (the kept IR's second thread pauses
   /// while requests come).
@@ -107,10 +113,13 @@ public:
   /// The request's own inference of the functions on lines [first, last]:
   /// the known ones from the cache, the others inferred on `worker`. Never
   /// publishes. With `refineEdits`, the functions' refine-all edits too.
+  /// With `oneLine` (first == last, a hover's), a function being inferred
+  /// by the kept IR may come as the ops on that line alone (and those
+  /// defining their operands): all a request about that line reads.
   std::shared_ptr<const ShapeInference>
   infer(const std::shared_ptr<OpenDocument> &doc, const SnapshotPtr &s,
         unsigned worker, unsigned first, unsigned last,
-        bool refineEdits = false);
+        bool refineEdits = false, bool oneLine = false);
   /// The `missing` functions (too big for a request to wait for) inferred
   /// in the background a moment from now, unless `s` is edited first;
   /// shape errors found are published. Inline in sync mode.
@@ -165,9 +174,12 @@ private:
                     SnapshotPtr gained);
   bool requestedWithin(std::chrono::milliseconds d) const;
   /// Waits while the kept IR's inference of `s` holds one of `missing`,
-  /// asking for it first.
-  void waitForKept(OpenDocument &doc, const Snapshot &s,
-                   llvm::ArrayRef<FunctionKey> missing);
+  /// asking for it first. With `line`, until each of them is done or its
+  /// ops on `line` came early: those are returned (or null).
+  std::shared_ptr<const ShapeInference>
+  waitForKept(OpenDocument &doc, const Snapshot &s,
+              llvm::ArrayRef<FunctionKey> missing,
+              std::optional<unsigned> line = std::nullopt);
 
   const Options options;
   WorkerPool *pool;

@@ -606,7 +606,8 @@ void TosaServer::completionWithShapes(const std::string &uri, lsp::Position pos,
           out.items.push_back(std::move(item));
         }
         cb(std::move(out));
-      });
+      },
+      /*oneOp=*/true);
 }
 
 void TosaServer::signatureHelp(const std::string &uri, lsp::Position pos,

@@ -13,6 +13,7 @@
 #include "GraphJSON.h"
 #include "InlayHintsJSON.h"
 #include "Protocol.h"
+#include "Scheduling.h"
 #include "TerminationWatch.h"
 #include "Timing.h"
 #include "TosaServer.h"
@@ -864,6 +865,9 @@ int runServer(std::FILE *in, const ServerOptions &options) {
   std::optional<TerminationWatch> watch;
   if (!options.litTest)
     watch.emplace([&server] { server->stopCompiles(std::chrono::seconds(3)); });
+  // The message loop reads what the user waits for (after the threads it
+  // started: they do not inherit it).
+  (void)requestShortSlices(kRequestSlice);
   Error err = transport.run(server->messageHandler());
   bool clean = !err && server->shutdownRequested;
   if (err)

@@ -67,7 +67,15 @@ struct DocumentShapes {
   /// Moves each time keptWanted grows (read without the lock, between the
   /// ops of the function in progress).
   std::atomic<unsigned> keptAsked{0};
-  std::condition_variable keptCv; // keptPending shrank, keptWanted grew, ended
+  /// The lines requests on one line (a hover's) wait for in keptWanted
+  /// functions, and the ops on them as delivered before the rest of their
+  /// function (KeptHooks::deliverEarly), by the function's place.
+  std::vector<std::pair<std::pair<unsigned, unsigned>, unsigned>>
+      keptWantedLines;
+  std::map<std::pair<unsigned, unsigned>, std::shared_ptr<const ShapeInference>>
+      keptEarly;
+  std::condition_variable keptCv; // keptPending shrank, keptWanted grew,
+                                  // keptEarly grew, ended
 };
 
 class OpenDocument {

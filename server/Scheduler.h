@@ -47,9 +47,15 @@ struct SchedulerInference {
   std::function<void(OpenDocument &, const Snapshot &, Places)> started;
   std::function<Places(OpenDocument &)> wanted;
   std::function<void(OpenDocument &)> ended;
-  /// Analyzer::KeptHooks::asked / pause for the document.
+  /// Analyzer::KeptHooks::asked / pause / wantedLines / deliverEarly for
+  /// the document.
   std::function<const std::atomic<unsigned> *(OpenDocument &)> asked;
   std::function<void(OpenDocument &, unsigned)> pause;
+  std::function<std::vector<unsigned>(OpenDocument &, Analyzer::FunctionPlace)>
+      wantedLines;
+  std::function<void(OpenDocument &, Analyzer::FunctionPlace,
+                     std::shared_ptr<const ShapeInference>)>
+      early;
 };
 
 class Scheduler {

@@ -88,7 +88,8 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
   if (!options.sync) {
     // MLIR's parser and passes recurse: big stacks for validation and
     // lowering. Compile jobs wait on a child process: small stacks.
-    pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20);
+    pool = std::make_unique<WorkerPool>("tosa-work", workers, 256u << 20,
+                                        /*shortSlices=*/true);
     compilePool = std::make_unique<WorkerPool>(
         "tosa-compile", options.compileWorkers, 1u << 20);
   }
@@ -136,6 +137,13 @@ Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
   infer.asked = [](OpenDocument &doc) { return &doc.shapes.keptAsked; };
   infer.pause = [this](OpenDocument &doc, unsigned seen) {
     background->keptPause(doc, seen);
+  };
+  infer.wantedLines = [this](OpenDocument &doc, Analyzer::FunctionPlace p) {
+    return background->keptWantedLines(doc, p);
+  };
+  infer.early = [this](OpenDocument &doc, Analyzer::FunctionPlace p,
+                       std::shared_ptr<const ShapeInference> si) {
+    background->keptEarly(doc, p, std::move(si));
   };
   infer.done = [this](const std::shared_ptr<OpenDocument> &doc,
                       Scheduler::SnapshotPtr s) {
@@ -446,12 +454,13 @@ void TosaServer::withShapes(
     const std::string &uri, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
-        fn) {
-  withCurrentSnapshot(uri, [this, range, fn = std::move(fn)](
+        fn,
+    bool oneOp) {
+  withCurrentSnapshot(uri, [this, range, oneOp, fn = std::move(fn)](
                                Expected<Scheduler::SnapshotPtr> s) mutable {
     if (!s)
       return fn(s.takeError(), nullptr);
-    shapesFor(std::move(*s), range, std::move(fn));
+    shapesFor(std::move(*s), range, std::move(fn), oneOp);
   });
 }
 
@@ -459,7 +468,8 @@ void TosaServer::shapesFor(
     Scheduler::SnapshotPtr s, lsp::Range range,
     unique_function<void(Expected<Scheduler::SnapshotPtr>,
                          std::shared_ptr<const ShapeInference>)>
-        fn) {
+        fn,
+    bool oneOp) {
   std::shared_ptr<OpenDocument> doc = scheduler->document(s->uri);
   if (!doc) // closed meanwhile
     return fn(std::move(s), nullptr);
@@ -482,9 +492,11 @@ void TosaServer::shapesFor(
   // Parsing and the pass take as long as the functions: off the caller,
   // and only waited for when the functions are small.
   if (linesOf(missing) <= BackgroundInference::kWaitLines) {
-    runHeavy([this, doc, fn = std::move(fn), first, last,
+    runHeavy([this, doc, fn = std::move(fn), first, last, oneOp,
               s = std::move(s)](unsigned worker) mutable {
-      auto shapes = background->infer(doc, s, worker, first, last);
+      auto shapes =
+          background->infer(doc, s, worker, first, last,
+                            /*refineEdits=*/false, oneOp && first == last);
       fn(std::move(s), std::move(shapes));
     });
     return;
@@ -537,7 +549,8 @@ void TosaServer::hover(const std::string &uri, lsp::Position pos,
                         if (stale)
                           stale->forward(out);
                         return out;
-                      }));
+                      }),
+                  /*oneOp=*/true);
       });
 }
 

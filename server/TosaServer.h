@@ -418,18 +418,22 @@ private:
   /// they are known, else on the pool after inferring them; for functions
   /// too big to infer while the user waits (hover must stay immediate), at
   /// once with what is known, inferring them in the background for the
-  /// next request. The range becomes the background's focus.
+  /// next request. The range becomes the background's focus. With
+  /// `oneOp`, `fn` reads only the ops on the range's line (a hover, a
+  /// completion): they may come alone (BackgroundInference::infer).
   void
   withShapes(const std::string &uri, llvm::lsp::Range range,
              llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                         std::shared_ptr<const ShapeInference>)>
-                 fn);
+                 fn,
+             bool oneOp = false);
   /// withShapes on a snapshot in hand.
   void
   shapesFor(Scheduler::SnapshotPtr s, llvm::lsp::Range range,
             llvm::unique_function<void(llvm::Expected<Scheduler::SnapshotPtr>,
                                        std::shared_ptr<const ShapeInference>)>
-                fn);
+                fn,
+            bool oneOp = false);
   std::string writePreviewFile(OpenDocument &doc, const std::string &function,
                                llvm::StringRef content);
   /// Publishes a new snapshot with the shape errors known for its

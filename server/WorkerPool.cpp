@@ -2,6 +2,7 @@
 
 #include "WorkerPool.h"
 
+#include "Scheduling.h"
 #include "TaskThread.h"
 
 #include "llvm/ADT/Twine.h"
@@ -11,8 +12,9 @@
 
 namespace tosa_lsp {
 
-WorkerPool::WorkerPool(std::string name, unsigned size, unsigned stackBytes)
-    : name(std::move(name)) {
+WorkerPool::WorkerPool(std::string name, unsigned size, unsigned stackBytes,
+                       bool shortSlices)
+    : name(std::move(name)), shortSlices(shortSlices) {
   size = std::max(1u, size);
   for (unsigned i = 0; i < size; ++i)
     threads.push_back(std::make_unique<llvm::thread>(
@@ -58,6 +60,8 @@ void WorkerPool::runOnEachWhenIdle(std::function<void(unsigned)> fn) {
 
 void WorkerPool::loop(unsigned worker) {
   llvm::set_thread_name(llvm::Twine(name) + "-" + llvm::Twine(worker));
+  if (shortSlices)
+    (void)requestShortSlices(kRequestSlice);
   std::unique_lock<std::mutex> lock(mu);
   unsigned eachSeen = 0;
   for (;;) {

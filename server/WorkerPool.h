@@ -28,8 +28,10 @@ class WorkerPool {
 public:
   using Task = llvm::unique_function<void(unsigned worker)>;
 
-  /// `size` threads (at least one), each with `stackBytes` of stack.
-  WorkerPool(std::string name, unsigned size, unsigned stackBytes);
+  /// `size` threads (at least one), each with `stackBytes` of stack; with
+  /// `shortSlices`, threads a user waits on (requestShortSlices).
+  WorkerPool(std::string name, unsigned size, unsigned stackBytes,
+             bool shortSlices = false);
   /// Runs the queued tasks, then joins the threads.
   ~WorkerPool();
   WorkerPool(const WorkerPool &) = delete;
@@ -49,6 +51,7 @@ private:
   void loop(unsigned worker);
 
   std::string name;
+  bool shortSlices;
   std::mutex mu;
   std::condition_variable wake, idle;
   std::deque<Task> queue;

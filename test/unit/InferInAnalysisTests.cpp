@@ -369,6 +369,75 @@ TEST(InferInAnalysis, AWantedFunctionInterruptsTheOneInProgress) {
   EXPECT_EQ(ops, (std::vector<size_t>{40, 40})); // both whole
 }
 
+// A hover waits for one op, not for its function: the ops on the wanted
+// lines of a wanted function, and those defining their operands, are
+// delivered alone right after the function's pass, before the function;
+// each record equals the whole function's record of that op.
+TEST(InferInAnalysis, AWantedLinesOpsComeBeforeTheirFunction) {
+  Analyzer analyzer;
+  analyzer.setInferShapes(true, /*afterAnalysis=*/true);
+  analyzer.setParallelSectionBytes(SIZE_MAX); // one thread
+  std::string text =
+      "func.func @f(%a: tensor<2xf32>, %b: tensor<1xf32>) -> tensor<?xf32> {\n"
+      "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<?xf32>\n";
+  for (int k = 1; k < 40; ++k)
+    text += "  %" + std::to_string(k) + " = tosa.add %" +
+            std::to_string(k - 1) +
+            ", %b : (tensor<?xf32>, tensor<1xf32>) -> tensor<?xf32>\n";
+  text += "  return %39 : tensor<?xf32>\n}\n";
+  (void)analyzer.analyze(text, "/t/f.mlir", Config());
+  std::vector<Analyzer::FunctionPlace> places = analyzer.keptFunctions();
+  ASSERT_EQ(places.size(), 1u);
+  const unsigned line = 2 + 30; // %30 = tosa.add %29, %b
+  std::vector<std::string> events;
+  std::shared_ptr<const ShapeInference> early, whole;
+  auto never = [] { return false; };
+  auto record = [&](Analyzer::FunctionPlace,
+                    std::shared_ptr<const ShapeInference> si) {
+    events.push_back("whole");
+    whole = std::move(si);
+  };
+  auto wanted = [&] { return places; };
+  auto wantedLines = [&](Analyzer::FunctionPlace p) {
+    EXPECT_EQ(p, places[0]);
+    return std::vector<unsigned>{line};
+  };
+  auto deliverEarly = [&](Analyzer::FunctionPlace p,
+                          std::shared_ptr<const ShapeInference> si) {
+    EXPECT_EQ(p, places[0]);
+    events.push_back("early");
+    early = std::move(si);
+  };
+  Analyzer::KeptHooks hooks{never, record};
+  hooks.wanted = wanted;
+  hooks.wantedLines = wantedLines;
+  hooks.deliverEarly = deliverEarly;
+  analyzer.inferKept(hooks);
+  EXPECT_EQ(events, (std::vector<std::string>{"early", "whole"}));
+  ASSERT_TRUE(early && whole);
+  ASSERT_EQ(early->functions.size(), 1u);
+  ASSERT_EQ(whole->functions.size(), 1u);
+  const FunctionInference &e = early->functions[0], &w = whole->functions[0];
+  ASSERT_EQ(w.ops.size(), 40u);
+  // The op on the line and the one defining its operand %29 (%b is an
+  // argument): the whole function's records of the same two.
+  FunctionInference same;
+  same.name = w.name;
+  same.scope = w.scope;
+  same.section = w.section;
+  same.pool = w.pool;
+  unsigned last = 0;
+  for (const InferredOp &op : w.ops)
+    if (op.range.begin.line == line || op.range.begin.line == line - 1) {
+      same.ops.push_back(op);
+      same.lastLineSoFar.push_back(last = std::max(last, op.lastLine()));
+    }
+  ASSERT_EQ(same.ops.size(), 2u);
+  EXPECT_EQ(describe(e), describe(same));
+  EXPECT_TRUE(early->opAt(Position{line, 0}));
+  EXPECT_FALSE(early->opAt(Position{line + 1, 0}));
+}
+
 TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
   using namespace std::chrono_literals;
   // Two threads: the second pauses (yieldCore, 2 s) while the first
