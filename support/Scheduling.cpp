@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #endif
 
 namespace tosa_lsp {
@@ -28,6 +30,12 @@ struct SchedAttr {
 } // namespace
 
 bool requestShortSlices(std::chrono::microseconds slice) {
+  static const bool off = [] {
+    const char *v = std::getenv("TOSA_LSP_SLICES");
+    return v && std::string_view(v) == "off";
+  }();
+  if (off)
+    return false;
   SchedAttr attr{};
   attr.size = sizeof(attr);
   attr.policy = SCHED_OTHER;

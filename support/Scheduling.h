@@ -20,8 +20,9 @@ namespace tosa_lsp {
 inline constexpr std::chrono::microseconds kRequestSlice{100};
 
 /// Asks for time slices of `slice` for the calling thread (Linux 6.12+;
-/// clamped by the kernel to 0.1-100 ms). Nothing else changes: the same
-/// policy, nice value and share of the CPU. False where not supported.
+/// clamped by the kernel to 0.1-100 ms; 0: the default). Nothing else
+/// changes: the same policy, nice value and share of the CPU. False where
+/// not supported, or with TOSA_LSP_SLICES=off in the environment.
 bool requestShortSlices(std::chrono::microseconds slice);
 
 /// Background work a user does not wait on (the shape inference after an
