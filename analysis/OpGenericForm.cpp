@@ -84,22 +84,28 @@ FormContexts &formContexts() {
   return *contexts;
 }
 
+/// `src` parsed into `block` in `ctx`, unverified, MLIR's diagnostics
+/// silenced.
+mlir::LogicalResult parseQuietly(mlir::MLIRContext &ctx, llvm::StringRef src,
+                                 mlir::Block &block) {
+  mlir::ScopedDiagnosticHandler quiet(
+      &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+  return mlir::parseSourceString(src, &block, config);
+}
+
 } // namespace
 
 void warmGenericForm() {
   static std::once_flag once;
   std::call_once(once, [] {
     FormContexts::Lease lease(formContexts());
-    mlir::MLIRContext &ctx = lease.context();
-    mlir::ScopedDiagnosticHandler quiet(
-        &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
     mlir::Block block;
-    mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
-    (void)mlir::parseSourceString(
-        "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
-        "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
-        "  return %0 : tensor<2xf32>\n}\n",
-        &block, config);
+    (void)parseQuietly(lease.context(),
+                       "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                       "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n"
+                       "  return %0 : tensor<2xf32>\n}\n",
+                       block);
   });
 }
 
@@ -218,12 +224,8 @@ opGenericForm(std::string_view text, const LineIndex &lines,
   src += "\n}) : () -> ()\n";
 
   FormContexts::Lease lease(formContexts());
-  mlir::MLIRContext &ctx = lease.context();
-  mlir::ScopedDiagnosticHandler quiet(
-      &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
   mlir::Block block;
-  mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
-  if (mlir::failed(mlir::parseSourceString(src, &block, config)) ||
+  if (mlir::failed(parseQuietly(lease.context(), src, block)) ||
       block.empty() || block.back().getNumRegions() != 1 ||
       block.back().getRegion(0).empty())
     return std::nullopt;
