@@ -255,12 +255,15 @@ private:
         serveWanted(at);
     };
     FunctionPlace place{f.fi.section, f.fi.scope.begin.line};
-    EarlyOps early;
-    auto deliverEarly = [&](FunctionInference fi) {
+    // A function's records as takeInferred would give them.
+    auto filtered = [&](FunctionInference fi) {
       std::vector<FunctionInference> one;
       one.push_back(std::move(fi));
-      hooks.deliverEarly(
-          place, Analyzer::Impl::filterInferred(std::move(one), filter));
+      return Analyzer::Impl::filterInferred(std::move(one), filter);
+    };
+    EarlyOps early;
+    auto deliverEarly = [&](FunctionInference fi) {
+      hooks.deliverEarly(place, filtered(std::move(fi)));
     };
     if (hooks.wantedLines && hooks.deliverEarly &&
         llvm::is_contained(wanted, place)) {
@@ -272,10 +275,7 @@ private:
             nullptr, betweenOps, &early))
       return false;
     bool itemDone = todo.done(at); // before f.fi is moved out
-    std::vector<FunctionInference> one;
-    one.push_back(std::move(f.fi));
-    hooks.deliver(place,
-                  Analyzer::Impl::filterInferred(std::move(one), filter));
+    hooks.deliver(place, filtered(std::move(f.fi)));
     if (itemDone) {
       FreeInBulk bulk;
       k.ps.reset(); // its IR, as soon as it is no longer needed

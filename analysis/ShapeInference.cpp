@@ -971,6 +971,13 @@ void declaredTypes(const detail::ParsedSection &ps, func::FuncOp fn,
   });
 }
 
+/// `fi.lastLineSoFar` from its ops (appended).
+void indexLastLines(FunctionInference &fi) {
+  unsigned lastLine = 0;
+  for (const InferredOp &op : fi.ops)
+    fi.lastLineSoFar.push_back(lastLine = std::max(lastLine, op.lastLine()));
+}
+
 /// `early.lines`' ops of `fn` after the pass (`ops` in text order) and the
 /// ops defining their operands, recorded alone and delivered.
 void recordEarly(const detail::ParsedSection &ps, func::FuncOp fn,
@@ -1001,13 +1008,10 @@ void recordEarly(const detail::ParsedSection &ps, func::FuncOp fn,
   out.name = fi.name;
   out.scope = fi.scope;
   out.section = fi.section;
-  unsigned lastLine = 0;
   for (Operation *op : ops)
-    if (chosen.count(op)) {
+    if (chosen.count(op))
       out.ops.push_back(inference.infer(op, fi.section));
-      out.lastLineSoFar.push_back(
-          lastLine = std::max(lastLine, out.ops.back().lastLine()));
-    }
+  indexLastLines(out);
   out.pool = writer.pool();
   early.deliver(std::move(out));
 }
@@ -1053,9 +1057,7 @@ bool inferFunction(const detail::ParsedSection &ps, func::FuncOp fn,
       return false;
     fi.ops.push_back(inference.infer(op, fi.section));
   }
-  unsigned lastLine = 0;
-  for (const InferredOp &op : fi.ops)
-    fi.lastLineSoFar.push_back(lastLine = std::max(lastLine, op.lastLine()));
+  indexLastLines(fi);
   if (stopped())
     return false;
   if (withRefineEdits) {

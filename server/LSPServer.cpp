@@ -867,7 +867,7 @@ int runServer(std::FILE *in, const ServerOptions &options) {
     watch.emplace([&server] { server->stopCompiles(std::chrono::seconds(3)); });
   // The message loop reads what the user waits for (after the threads it
   // started: they do not inherit it).
-  (void)requestShortSlices(kRequestSlice);
+  (void)requestSlices(kRequestSlice);
   Error err = transport.run(server->messageHandler());
   bool clean = !err && server->shutdownRequested;
   if (err)

@@ -70,8 +70,9 @@ struct Snapshot {
   mutable std::once_flag fixesOnce;
   mutable std::vector<FixData> fixesFound;
   LineTable lines;
-  /// `#name = ...` / `!name = ...` and their uses, read from the text when
-  /// an editing feature first asks (most versions are never asked).
+  /// `#name = ...` / `!name = ...` and their uses, read from the text once:
+  /// by the Scheduler right after the version's publish (a first hover
+  /// paid the scan), or by a request that comes first.
   const std::vector<AliasInfo> &aliases() const {
     std::call_once(aliasesOnce, [&] {
       aliasesFound = scanAliases(text, lines.index(), analysis.sections);

@@ -61,7 +61,7 @@ void WorkerPool::runOnEachWhenIdle(std::function<void(unsigned)> fn) {
 void WorkerPool::loop(unsigned worker) {
   llvm::set_thread_name(llvm::Twine(name) + "-" + llvm::Twine(worker));
   if (shortSlices)
-    (void)requestShortSlices(kRequestSlice);
+    (void)requestSlices(kRequestSlice);
   std::unique_lock<std::mutex> lock(mu);
   unsigned eachSeen = 0;
   for (;;) {

@@ -29,7 +29,7 @@ public:
   using Task = llvm::unique_function<void(unsigned worker)>;
 
   /// `size` threads (at least one), each with `stackBytes` of stack; with
-  /// `shortSlices`, threads a user waits on (requestShortSlices).
+  /// `shortSlices`, threads a user waits on (requestSlices).
   WorkerPool(std::string name, unsigned size, unsigned stackBytes,
              bool shortSlices = false);
   /// Runs the queued tasks, then joins the threads.

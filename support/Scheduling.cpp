@@ -29,7 +29,7 @@ struct SchedAttr {
 };
 } // namespace
 
-bool requestShortSlices(std::chrono::microseconds slice) {
+bool requestSlices(std::chrono::microseconds slice) {
   static const bool off = [] {
     const char *v = std::getenv("TOSA_LSP_SLICES");
     return v && std::string_view(v) == "off";
@@ -49,7 +49,7 @@ bool requestShortSlices(std::chrono::microseconds slice) {
   return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
 }
 #else
-bool requestShortSlices(std::chrono::microseconds) { return false; }
+bool requestSlices(std::chrono::microseconds) { return false; }
 #endif
 
 } // namespace tosa_lsp

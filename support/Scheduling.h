@@ -23,7 +23,7 @@ inline constexpr std::chrono::microseconds kRequestSlice{100};
 /// clamped by the kernel to 0.1-100 ms; 0: the default). Nothing else
 /// changes: the same policy, nice value and share of the CPU. False where
 /// not supported, or with TOSA_LSP_SLICES=off in the environment.
-bool requestShortSlices(std::chrono::microseconds slice);
+bool requestSlices(std::chrono::microseconds slice);
 
 /// Background work a user does not wait on (the shape inference after an
 /// open): long slices, so that every thread that wakes meanwhile (the
@@ -35,10 +35,10 @@ inline constexpr std::chrono::microseconds kBackgroundSlice{20000};
 class ScopedSlices {
 public:
   explicit ScopedSlices(std::chrono::microseconds slice)
-      : set(requestShortSlices(slice)) {}
+      : set(requestSlices(slice)) {}
   ~ScopedSlices() {
     if (set)
-      (void)requestShortSlices(std::chrono::microseconds(0));
+      (void)requestSlices(std::chrono::microseconds(0));
   }
   ScopedSlices(const ScopedSlices &) = delete;
   ScopedSlices &operator=(const ScopedSlices &) = delete;

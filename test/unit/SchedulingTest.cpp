@@ -1,6 +1,6 @@
 //===- SchedulingTest.cpp - the threads' time slices ----------------------===//
 //
-// What requestShortSlices / ScopedSlices ask for is what the kernel then
+// What requestSlices / ScopedSlices ask for is what the kernel then
 // schedules the thread with (sched_getattr), and the default comes back
 // after a ScopedSlices. Skipped where the kernel has no custom slices
 // (before Linux 6.12 a fair thread's runtime reads back as 0).
@@ -47,7 +47,7 @@ TEST(Scheduling, TheSliceAskedForIsTheThreadsAndTheDefaultComesBack) {
   // On a thread of its own: the test process' main thread keeps its own.
   std::thread([] {
     uint64_t initial = sliceNs();
-    if (!requestShortSlices(kRequestSlice) || sliceNs() == 0)
+    if (!requestSlices(kRequestSlice) || sliceNs() == 0)
       GTEST_SKIP() << "no custom time slices on this kernel";
     EXPECT_EQ(sliceNs(), 100'000u);
     {
