@@ -14,6 +14,8 @@
 #include "TextDiff.h"
 #include "Timing.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <cassert>
 
 using namespace mlir;
@@ -31,19 +33,23 @@ Analyzer::~Analyzer() = default;
 
 std::shared_ptr<const FileAnalysis>
 Analyzer::analyzeShared(const std::string &text, const std::string &path,
-                        const Config &config, AnalysisCache &cache) {
+                        const Config &config, AnalysisCache &cache,
+                        std::function<void()> verifiedClean) {
   return analyzeShared(std::make_shared<const std::string>(text), path, config,
-                       cache);
+                       cache, std::move(verifiedClean));
 }
 
 std::shared_ptr<const FileAnalysis>
 Analyzer::analyzeShared(std::shared_ptr<const std::string> text,
                         const std::string &path, const Config &config,
-                        AnalysisCache &cache) {
+                        AnalysisCache &cache,
+                        std::function<void()> verifiedClean) {
   std::shared_ptr<const FileAnalysis> result;
   PhaseTimer total("analysis (total)");
   const std::string &whole = *text; // `text` is moved below
   impl->analysisThread.run([&] {
+    impl->verifiedClean = std::move(verifiedClean);
+    llvm::scope_exit once([&] { impl->verifiedClean = nullptr; });
     impl->analyze(whole, path, config, &cache, &result, std::move(text));
   });
   return result;
@@ -356,6 +362,8 @@ Analyzer::Impl::analyze(const std::string &text, const std::string &path,
   dropKept(false);  // nor inferred what it kept
   dropKept(true);
   FileText file(text);
+  if (file.sections.size() != 1)
+    verifiedClean = nullptr; // the other sections' verdicts come later
   AnalysisCache::Impl *memo = cache ? cache->impl.get() : nullptr;
   std::string fingerprint = config.fingerprint();
   useConfig(fingerprint, memo, path);

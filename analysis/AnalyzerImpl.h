@@ -35,6 +35,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -203,6 +204,10 @@ struct Analyzer::Impl {
   /// heap can go before the publish (see analyzeSmallSections).
   bool retireSections = true;
   bool collectIndexes = true; // setCollectIndex
+  /// Analyzer::analyzeShared's `verifiedClean`, for the analysis of a
+  /// one-section text (null otherwise): analyzeInParts calls it once every
+  /// part parsed and verified without a word, before the op reports.
+  std::function<void()> verifiedClean;
   /// setInferShapes: each function parsed is inferred on this IR
   /// (SectionInference.cpp), collected here by either thread, and what
   /// the finished analysis keeps of it handed out (takeInferred).
@@ -291,6 +296,23 @@ struct Analyzer::Impl {
       UnitJob *job, const Section *part = nullptr,
       std::unique_ptr<mlir::MLIRContext> *partCtx = nullptr,
       PartText *around = nullptr, double capacityFactor = 1.0);
+  /// The context in `slot` for `sec` (made, or made fresh when it has
+  /// dialects loaded that `sec` alone would not load: freshDialects).
+  mlir::MLIRContext &contextFor(std::unique_ptr<mlir::MLIRContext> &slot,
+                                const FileText &file, const Section &sec);
+  /// A part of a section in two steps (analyzeInParts), as
+  /// analyzeSectionUnguarded analyses it in one: first parsed and verified
+  /// (null when it stops there: refused or not parsed), then finished on
+  /// the same thread (op reports, index, findings, the IR kept or
+  /// destroyed).
+  struct PartRun;
+  std::unique_ptr<PartRun>
+  verifyPart(const FileText &file, const std::string &path, const Section &sec,
+             const Config &config, SectionResult &result, SectionUnits *units,
+             const Section &part, std::unique_ptr<mlir::MLIRContext> &slot,
+             double capacityFactor);
+  void finishPart(std::unique_ptr<PartRun> p, const FileText &file,
+                  const Config &config, SectionResult &result);
 
   // SectionInference.cpp: tosa-infer-shapes on the analysis' own IR.
   /// After `sec` (a section, part or unit) was analysed into `result`: its
@@ -338,12 +360,14 @@ struct Analyzer::Impl {
   /// when one core runs slower (this host's does at times, 1.5-1.7x) the
   /// faster thread takes more instead of waiting for the slower half.
   /// `done[i]` says which finished. Stops at a crash inside MLIR and
-  /// returns false, both contexts abandoned (abandonParts).
-  bool
-  inTurn(size_t k,
-         llvm::function_ref<void(size_t, std::unique_ptr<mlir::MLIRContext> *)>
-             item,
-         std::vector<char> &done, const char *phase);
+  /// returns false, both contexts abandoned (abandonParts). With `second`,
+  /// each thread then runs `second` on the items it took, in its context
+  /// (two steps: every item's first before any item's second on that
+  /// thread); `done` says which finished both.
+  using PartItem =
+      llvm::function_ref<void(size_t, std::unique_ptr<mlir::MLIRContext> *)>;
+  bool inTurn(size_t k, PartItem item, std::vector<char> &done,
+              const char *phase, PartItem second = nullptr);
   /// Sections below parallelSectionBytes (a split file's `// -----`
   /// parts), each analysed whole: by two threads that take the next one in
   /// turn, each in its own context, when there are enough bytes for both;

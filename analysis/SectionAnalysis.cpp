@@ -63,12 +63,9 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   return failed;
 }
 
-void Analyzer::Impl::analyzeSectionUnguarded(
-    const FileText &file, const std::string &path, Section sec,
-    const Config &config, SectionResult &result, SectionUnits *units,
-    UnitJob *job, const Section *part, std::unique_ptr<MLIRContext> *partCtx,
-    PartText *around, double capacityFactor) {
-  std::unique_ptr<MLIRContext> &slot = partCtx ? *partCtx : context;
+MLIRContext &Analyzer::Impl::contextFor(std::unique_ptr<MLIRContext> &slot,
+                                        const FileText &file,
+                                        const Section &sec) {
   if (!slot)
     slot = makeContext();
   // MLIR's verdicts depend on which dialects are loaded (a registered op
@@ -84,7 +81,16 @@ void Analyzer::Impl::analyzeSectionUnguarded(
     dropKept(&slot != &context);
     slot = makeContext();
   }
-  MLIRContext &ctx = *slot;
+  return *slot;
+}
+
+void Analyzer::Impl::analyzeSectionUnguarded(
+    const FileText &file, const std::string &path, Section sec,
+    const Config &config, SectionResult &result, SectionUnits *units,
+    UnitJob *job, const Section *part, std::unique_ptr<MLIRContext> *partCtx,
+    PartText *around, double capacityFactor) {
+  std::unique_ptr<MLIRContext> &slot = partCtx ? *partCtx : context;
+  MLIRContext &ctx = contextFor(slot, file, sec);
   {
     auto owned = std::make_unique<ParsedSection>();
     // A whole section's parse outlives this call (destroyRetiredIR). A
@@ -108,13 +114,87 @@ void Analyzer::Impl::analyzeSectionUnguarded(
   result.section = sec;
 }
 
+std::unique_ptr<Analyzer::Impl::PartRun> Analyzer::Impl::verifyPart(
+    const FileText &file, const std::string &path, const Section &sec,
+    const Config &config, SectionResult &result, SectionUnits *units,
+    const Section &part, std::unique_ptr<MLIRContext> &slot,
+    double capacityFactor) {
+  MLIRContext &ctx = contextFor(slot, file, sec);
+  auto p = std::make_unique<PartRun>(sec, slot);
+  p->run.emplace(*this, file, path, p->sec, config, result, units, nullptr,
+                 &part, ctx, nullptr, *p->owned, capacityFactor);
+  if (!p->run->runUntilVerified(p->block))
+    return nullptr;
+  return p;
+}
+
+void Analyzer::Impl::finishPart(std::unique_ptr<PartRun> p,
+                                const FileText &file, const Config &config,
+                                SectionResult &result) {
+  if (!p->run->runAfterVerified())
+    return;
+  p->run.reset();
+  // The part's IR: kept for inferKept, or destroyed here, on its thread.
+  inferParsed(p->owned, p->slot, p->sec, result, config, /*unit=*/false,
+              file.sharedLines);
+  result.section = p->sec;
+}
+
 namespace detail {
 
+class SectionRun::Diagnosing {
+public:
+  explicit Diagnosing(SectionRun &run)
+      : ctx(run.ctx), handler(&run.ctx, [&run](mlir::Diagnostic &diag) {
+          return run.onDiagnostic(diag);
+        }) {
+    ctx.printOpOnDiagnostic(true);
+  }
+  ~Diagnosing() { ctx.printOpOnDiagnostic(true); }
+
+private:
+  MLIRContext &ctx;
+  ScopedDiagnosticHandler handler;
+};
+
 bool SectionRun::run() {
-  ctx.printOpOnDiagnostic(true);
-  llvm::scope_exit restoreNotes([&] { ctx.printOpOnDiagnostic(true); });
-  ScopedDiagnosticHandler handler(
-      &ctx, [this](mlir::Diagnostic &diag) { return onDiagnostic(diag); });
+  Diagnosing here(*this);
+  Block block;
+  if (!guardedParse(block))
+    return false;
+  if (sec.parsed && !checkParsed(block))
+    return false;
+  if (!sec.parsed && llvm::none_of(sectionDiags, [](const Diagnostic &d) {
+        return d.severity == Severity::Error;
+      }))
+    sectionDiags.push_back(silentParseFailure(ps, file, sec, &ctx));
+  markSection();
+  return true;
+}
+
+bool SectionRun::runUntilVerified(Block &block) {
+  Diagnosing here(*this);
+  if (!guardedParse(block) || !sec.parsed)
+    return false;
+  beforeVerify(block);
+  verify();
+  return true;
+}
+
+bool SectionRun::runAfterVerified() {
+  Diagnosing here(*this);
+  collect();
+  if (!afterCollect())
+    return false;
+  markSection();
+  return true;
+}
+
+bool SectionRun::silentSoFar() const {
+  return sec.parsed && verified && sectionDiags.empty() && tables.empty();
+}
+
+bool SectionRun::guardedParse(Block &block) {
   if (std::optional<size_t> deep = findExcessiveNesting(body, kMaxNesting)) {
     if (!job) // A unit is not ok: the full analysis reports it.
       refuseNesting(*deep);
@@ -132,26 +212,19 @@ bool SectionRun::run() {
       refuseWideIntegers(*wide);
     return false;
   }
-  Block block;
   parse(block);
   if (job && !sec.parsed) {
     // A parse error: the caller decides whether it is the section's.
     job->parseFailed = true;
-    for (Diagnostic &d : sectionDiags)
-      d.section = sec.index;
+    markSection();
     return false;
   }
-  if (job && !findUnitOp(block))
-    return false;
-  if (sec.parsed && !checkParsed(block))
-    return false;
-  if (!sec.parsed && llvm::none_of(sectionDiags, [](const Diagnostic &d) {
-        return d.severity == Severity::Error;
-      }))
-    sectionDiags.push_back(silentParseFailure(ps, file, sec, &ctx));
+  return !job || findUnitOp(block);
+}
+
+void SectionRun::markSection() {
   for (Diagnostic &d : sectionDiags)
     d.section = sec.index;
-  return true;
 }
 
 } // namespace detail

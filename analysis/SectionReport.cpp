@@ -23,24 +23,30 @@ using namespace mlir;
 namespace tosa_lsp::detail {
 
 bool SectionRun::checkParsed(Block &block) {
-  wrapModule(block);
-  if (around)
-    inspectPart();
-  source = DiagSource::Verifier;
-  SectionResult index;
+  beforeVerify(block);
   // While two threads use the context (SectionVerify.cpp): destroyed after
   // bodiesGone is joined.
   std::optional<ConcurrentUse> concurrent;
   // Joined (destroyed) before `ps` goes, on any return from here on.
   std::optional<TaskThread::Running> bodiesGone;
-  // Read before the bodies go (verifyAndCollect); reported after MLIR's
-  // own diagnostics.
-  std::vector<Diagnostic> tables = tableLengthFindings();
-  if (!verifyAndCollect(index, concurrent, bodiesGone))
+  if (!verifyAndCollect(concurrent, bodiesGone))
     return false;
+  return afterCollect();
+}
+
+void SectionRun::beforeVerify(Block &block) {
+  wrapModule(block);
+  if (around)
+    inspectPart();
+  source = DiagSource::Verifier;
+  tables = tableLengthFindings();
+}
+
+bool SectionRun::afterCollect() {
   sectionDiags.insert(sectionDiags.end(),
                       std::make_move_iterator(tables.begin()),
                       std::make_move_iterator(tables.end()));
+  tables.clear();
   markVerified(failedOps, visitedOps, reportOf, result.ops);
   if (job && !describeUnit())
     return false;

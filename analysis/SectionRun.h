@@ -42,7 +42,26 @@ public:
   /// refused before the parse): the caller leaves `result.section` as is.
   bool run();
 
+  /// A part of a section (analyzeInParts) in two steps, so that every
+  /// part's verdict is known before any part's op reports: parsed and
+  /// verified (`block` lives until the second step). False when it stops
+  /// there (refused, or not parsed): no second step, and the caller
+  /// leaves `result.section` as is.
+  bool runUntilVerified(mlir::Block &block);
+  /// The second step: op reports, index, findings. False as run().
+  bool runAfterVerified();
+  /// After the first step: MLIR parsed and verified the part, and nothing
+  /// was said (no diagnostic yet, no table-length finding to come).
+  bool silentSoFar() const;
+
 private:
+  /// The diagnostic handler and MLIR's op notes, for one step.
+  class Diagnosing;
+  /// The input guards, then the parse; false when refused, or for a unit
+  /// job that stops there.
+  bool guardedParse(mlir::Block &block);
+  /// Each diagnostic names the section.
+  void markSection();
   // SectionParse.cpp
   void setUpBuffer(double capacityFactor);
   Range toRange(mlir::Location loc);
@@ -66,13 +85,13 @@ private:
   void verify();
   /// Verification, op reports and the index. False after a crash on the
   /// verifier thread (kept for analyzeSection in `impl.deferredCrash`).
-  bool verifyAndCollect(SectionResult &index,
-                        std::optional<ConcurrentUse> &concurrent,
+  bool verifyAndCollect(std::optional<ConcurrentUse> &concurrent,
                         std::optional<TaskThread::Running> &bodiesGone);
-  bool verifyBesideReports(SectionResult &index,
-                           std::optional<ConcurrentUse> &concurrent,
+  bool verifyBesideReports(std::optional<ConcurrentUse> &concurrent,
                            std::optional<TaskThread::Running> &bodiesGone);
-  void verifyThenReport(SectionResult &index);
+  void verifyThenReport();
+  /// Op reports (and malformed ops' errors) and the index, after verify.
+  void collect();
   void reportMalformed();
   /// MLIR's tosa-validate when Config::validate asks for it, on a whole
   /// section that verified (mlir-opt-22 runs passes only then).
@@ -81,6 +100,11 @@ private:
   // SectionReport.cpp
   /// What a parsed section yields; false as run().
   bool checkParsed(mlir::Block &block);
+  /// Before verification: the module, a part's shape, the table findings.
+  void beforeVerify(mlir::Block &block);
+  /// After the op reports and index: what the section yields; false as
+  /// run().
+  bool afterCollect();
   /// The unit's op, symbol and signature; false when the module's symbol
   /// checks fail.
   bool describeUnit();
@@ -118,6 +142,11 @@ private:
 
   llvm::DenseSet<mlir::Operation *> failedOps, visitedOps;
   bool verified = false;
+  /// Read before the bodies go (verifyAndCollect); reported after MLIR's
+  /// own diagnostics.
+  std::vector<Diagnostic> tables;
+  /// The index, collected beside or after the op reports.
+  SectionResult index;
   llvm::DenseMap<mlir::Operation *, unsigned> reportOf;
   /// Errors of ops MLIR cannot verify (MalformedOp), as a verifier's;
   /// taken while their ops are alive.
@@ -141,5 +170,22 @@ void collectUnits(const ParsedSection &ps,
 void destroyIsolatedBodies(mlir::ModuleOp module);
 
 } // namespace tosa_lsp::detail
+
+namespace tosa_lsp {
+
+/// A part of a section between its two steps (analyzeInParts): its parse,
+/// and what the second step reads.
+struct Analyzer::Impl::PartRun {
+  PartRun(const Section &sec, std::unique_ptr<mlir::MLIRContext> &slot)
+      : sec(sec), slot(slot) {}
+  Section sec;
+  std::unique_ptr<mlir::MLIRContext> &slot; // where it was parsed
+  std::unique_ptr<detail::ParsedSection> owned =
+      std::make_unique<detail::ParsedSection>();
+  mlir::Block block; // empty once the module holds its ops
+  std::optional<detail::SectionRun> run;
+};
+
+} // namespace tosa_lsp
 
 #endif // TOSA_LSP_ANALYSIS_SECTIONRUN_H

@@ -46,13 +46,13 @@ void SectionRun::reportMalformed() {
 }
 
 bool SectionRun::verifyAndCollect(
-    SectionResult &index, std::optional<ConcurrentUse> &concurrent,
+    std::optional<ConcurrentUse> &concurrent,
     std::optional<TaskThread::Running> &bodiesGone) {
   // Validation needs the bodies the parallel path destroys beside it.
   if (!job && (!part || (around && around->alone)) &&
       body.size() >= impl.parallelSectionBytes && !config.validate.enabled)
-    return verifyBesideReports(index, concurrent, bodiesGone);
-  verifyThenReport(index);
+    return verifyBesideReports(concurrent, bodiesGone);
+  verifyThenReport();
   validate();
   return true;
 }
@@ -86,7 +86,7 @@ void SectionRun::validate() {
 /// so they get the contained thread; a crash there loses the section as one
 /// here would.
 bool SectionRun::verifyBesideReports(
-    SectionResult &index, std::optional<ConcurrentUse> &concurrent,
+    std::optional<ConcurrentUse> &concurrent,
     std::optional<TaskThread::Running> &bodiesGone) {
   std::optional<std::string> crashed;
   std::vector<Operation *> owners, spanOwners;
@@ -127,8 +127,12 @@ bool SectionRun::verifyBesideReports(
   return true;
 }
 
-void SectionRun::verifyThenReport(SectionResult &index) {
+void SectionRun::verifyThenReport() {
   verify();
+  collect();
+}
+
+void SectionRun::collect() {
   {
     PhaseTimer t("op reports");
     collectOpReports(ps, config, result.ops, reportOf, &malformed);

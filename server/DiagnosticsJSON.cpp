@@ -5,6 +5,7 @@
 #include "TosaServer.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <charconv>
@@ -222,6 +223,18 @@ std::string publishDiagnosticsMessage(const Snapshot &s,
   out << "\n"; // As JSONTransport's pretty output ends.
   out.flush();
   return text;
+}
+
+std::string cleanDiagnosticsMessage(const std::string &uri, int64_t version,
+                                    bool pretty) {
+  json::Value message =
+      json::Object{{"jsonrpc", "2.0"},
+                   {"method", "textDocument/publishDiagnostics"},
+                   {"params", json::Object{{"diagnostics", json::Array()},
+                                           {"uri", uri},
+                                           {"version", version}}}};
+  return pretty ? llvm::formatv("{0:2}\n", message).str()
+                : llvm::formatv("{0}", message).str();
 }
 
 } // namespace tosa_lsp

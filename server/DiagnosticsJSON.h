@@ -30,6 +30,11 @@ std::string publishDiagnosticsMessage(const Snapshot &s,
                                       const std::vector<Diagnostic> &extra,
                                       bool pretty);
 
+/// The notification that `uri`'s `version` has no diagnostics (published
+/// on MLIR's verdict, before the analysis finished: TosaServer::publishClean).
+std::string cleanDiagnosticsMessage(const std::string &uri, int64_t version,
+                                    bool pretty);
+
 } // namespace tosa_lsp
 
 #endif // TOSA_LSP_SERVER_DIAGNOSTICSJSON_H

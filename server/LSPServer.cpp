@@ -199,6 +199,9 @@ private:
                      const std::vector<Diagnostic> &extra) override {
     publishDiagnostics(*s, extra);
   }
+  void onCleanDiagnostics(const std::string &uri, int64_t version) override {
+    transport.sendRaw(cleanDiagnosticsMessage(uri, version, litTest));
+  }
   void onError(const std::string &message) override {
     showMessage(showMessageParams(MessageType::Error, "tosa-lsp: " + message));
   }

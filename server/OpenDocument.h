@@ -147,6 +147,9 @@ public:
   /// The version last published, -1 before the first; written under the
   /// publisher's lock, so a re-publish never lands after a newer publish.
   std::atomic<int64_t> publishedVersion{-1};
+  /// The version published clean on MLIR's verdict, before its analysis
+  /// finished (TosaServer::publishClean); -1: none.
+  std::atomic<int64_t> cleanVersion{-1};
 
   /// The path (without extension) of the preview file of `function`: the
   /// same for every preview of it, made by `make` the first time.

@@ -214,8 +214,11 @@ void Scheduler::analyze(const std::string &uri, std::shared_ptr<Doc> doc,
   std::optional<KeepFreePages> burst;
   if (text->size() <= kKeepPagesBytes)
     burst.emplace();
+  std::function<void()> clean;
+  if (verifiedClean)
+    clean = [&] { verifiedClean(doc->doc, version, config); };
   std::shared_ptr<const FileAnalysis> fa =
-      analyzer->analyzeShared(text, path, config, doc->cache);
+      analyzer->analyzeShared(text, path, config, doc->cache, std::move(clean));
   unsigned reused = 0;
   for (const Section &s : fa->sections)
     reused += s.reused;

@@ -104,6 +104,14 @@ public:
   /// Blocks until no analysis is pending (tests, shutdown).
   void waitIdle();
 
+  /// Called on an analysis thread when MLIR has parsed and verified the
+  /// whole text of `version` without a diagnostic, before the analysis
+  /// finishes (Analyzer::analyzeShared's `verifiedClean`). Set before the
+  /// first document opens.
+  using VerifiedClean = std::function<void(
+      const std::shared_ptr<OpenDocument> &, int64_t version, const Config &)>;
+  void setVerifiedClean(VerifiedClean fn) { verifiedClean = std::move(fn); }
+
   /// Number of analyses run and of sections reused from a previous version.
   struct Stats {
     unsigned analyses = 0;
@@ -145,6 +153,7 @@ private:
   const bool sync;
   const std::chrono::milliseconds debounce;
   Ready onReady;
+  VerifiedClean verifiedClean;
   const InferShapes infer;
   mutable std::mutex mu;
   std::condition_variable cv, idle;

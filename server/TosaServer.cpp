@@ -107,6 +107,9 @@ TosaServer::TosaServer(Options opts, Callbacks &callbacks)
       options.sync, options.debounce,
       [this](Scheduler::SnapshotPtr s) { publish(std::move(s)); },
       inferShapesHooks(options));
+  scheduler->setVerifiedClean(
+      [this](const std::shared_ptr<OpenDocument> &doc, int64_t version,
+             const Config &config) { publishClean(doc, version, config); });
 }
 
 Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
@@ -297,13 +300,40 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
   // as soon as they arrive waited ~2 ms for the rest of it.
   {
     std::lock_guard<std::mutex> lock(publishMu);
+    // Published clean on MLIR's verdict (publishClean), and still nothing
+    // to say: not sent again.
+    bool sent = doc->cleanVersion == s->version &&
+                doc->publishedVersion == s->version &&
+                llvm::none_of(s->analysis.diagnostics,
+                              [&](const Diagnostic &d) {
+                                return isPublished(s->config, d);
+                              }) &&
+                extra.empty();
     doc->publishedVersion = s->version;
-    callbacks.onDiagnostics(s, extra);
+    if (!sent)
+      callbacks.onDiagnostics(s, extra);
   }
   if (!bigFile)
     buildIndex();
   background->published(doc, s, /*fill=*/!s->inferenceFollows);
   migrateInBackground(std::move(doc), std::move(s));
+}
+
+void TosaServer::publishClean(const std::shared_ptr<OpenDocument> &doc,
+                              int64_t version, const Config &config) {
+  // Only where the final publish adds nothing unless the analysis finds
+  // it: no informational findings published, no shape errors known from
+  // earlier versions (an open's cache is empty), no newer text.
+  if (stopping || config.info.publish || !doc->isAt(version) ||
+      !doc->shapes.cache.empty())
+    return;
+  std::lock_guard<std::mutex> lock(publishMu);
+  if (!doc->isOpen() || doc->publishedVersion >= version)
+    return;
+  doc->publishedVersion = version;
+  doc->cleanVersion = version;
+  timingMark("published clean");
+  callbacks.onCleanDiagnostics(doc->uri, version);
 }
 
 void TosaServer::republish(std::shared_ptr<OpenDocument> doc,

@@ -366,4 +366,52 @@ TEST(Analyzer, SmallSectionsOnTwoThreadsContainACrash) {
       "");
 }
 
+/// A one-section file analysed in parts gives MLIR's verdict (parsed and
+/// verified without a word) once every part has it, before the op reports
+/// and index; in two steps the analysis is the one-step one's.
+TEST(Analyzer, MLIRsVerdictComesOnceEveryPartHasIt) {
+  const std::string clean = addFunctions(300);
+  // An error in the last part: no verdict.
+  const std::string lastWrong =
+      clean + "func.func @bad(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
+              "  %0 = tosa.abs %a : (tensor<2xf32>) -> tensor<3xf32>\n"
+              "  return %0 : tensor<3xf32>\n}\n";
+  Analyzer twoSteps, oneStep;
+  twoSteps.setParallelSectionBytes(0);
+  oneStep.setParallelSectionBytes(0);
+  unsigned calls = 0;
+  auto count = [&] { ++calls; };
+  for (const std::string *text : {&clean, &lastWrong}) {
+    calls = 0;
+    AnalysisCache c2, c1;
+    std::shared_ptr<const FileAnalysis> a =
+        twoSteps.analyzeShared(*text, "big.mlir", Config(), c2, count);
+    std::shared_ptr<const FileAnalysis> b =
+        oneStep.analyzeShared(*text, "big.mlir", Config(), c1);
+    EXPECT_TRUE(a->sections[0].inParts);
+    EXPECT_EQ(firstDifference(observe(*a), observe(*b)), "");
+    EXPECT_EQ(calls, text == &clean ? 1u : 0u);
+    EXPECT_EQ(errors(*a).size(), text == &clean ? 0u : 1u);
+    EXPECT_GE(a->ops.size(), 300u); // the reports came after the verdict
+  }
+  // Once per analysis from scratch: not for the same text again (reused)
+  // nor for an edit of one function (re-analysed alone).
+  calls = 0;
+  AnalysisCache cache;
+  (void)twoSteps.analyzeShared(clean, "big.mlir", Config(), cache, count);
+  (void)twoSteps.analyzeShared(clean, "big.mlir", Config(), cache, count);
+  std::string edited = clean;
+  size_t at = edited.find("tosa.add", edited.size() / 2);
+  edited.replace(at, 8, "tosa.sub");
+  std::shared_ptr<const FileAnalysis> e =
+      twoSteps.analyzeShared(edited, "big.mlir", Config(), cache, count);
+  EXPECT_TRUE(e->sections[0].incremental);
+  EXPECT_EQ(calls, 1u);
+  // Two sections: one section's verdict is not the file's.
+  AnalysisCache two;
+  (void)twoSteps.analyzeShared(clean + "// -----\n" + clean, "two.mlir",
+                               Config(), two, count);
+  EXPECT_EQ(calls, 1u);
+}
+
 } // namespace

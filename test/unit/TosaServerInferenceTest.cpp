@@ -126,6 +126,57 @@ TEST(TosaServer, ShapeContradictionsArePublishedAfterTheAnalysis) {
 
 // A function over the background checks' limit is checked when a hover
 // infers it: the error then comes in a publish of its own.
+/// A big file MLIR accepts is published clean on MLIR's verdict, before
+/// the op reports and index; the analysis' own publish follows only when
+/// it has more to say (here the shape error the kept IR's inference finds).
+TEST(TosaServer, ABigFileIsPublishedCleanOnMLIRsVerdict) {
+  std::string many;
+  for (int i = 0; i < 1400; ++i) // ~290 KiB: analysed in parts
+    many += "func.func @f" + std::to_string(i) +
+            "(%a: tensor<2x?xf32>) -> tensor<2x?xf32> {\n"
+            "  %0 = tosa.abs %a : (tensor<2x?xf32>) -> tensor<2x?xf32>\n"
+            "  %1 = tosa.exp %0 : (tensor<2x?xf32>) -> tensor<2x?xf32>\n"
+            "  return %1 : tensor<2x?xf32>\n}\n";
+  ASSERT_GE(many.size(), size_t(256) << 10);
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  server.addDocument("test:///clean.mlir", "/nonexistent/clean.mlir", 1, many);
+  server.waitIdle();
+  {
+    std::lock_guard<std::mutex> lock(rec.mu);
+    ASSERT_EQ(rec.clean.size(), 1u);
+    EXPECT_EQ(rec.clean[0].first, "test:///clean.mlir");
+    EXPECT_EQ(rec.clean[0].second, 1);
+    EXPECT_TRUE(rec.published.empty()); // nothing more to say
+  }
+  // A verifier error in the last function: no verdict before the analysis.
+  std::string wrong = many + "func.func @bad(%a: tensor<2xf32>) -> "
+                             "tensor<3xf32> {\n  %0 = tosa.abs %a : "
+                             "(tensor<2xf32>) -> tensor<3xf32>\n  return %0 "
+                             ": tensor<3xf32>\n}\n";
+  server.addDocument("test:///wrong.mlir", "/nonexistent/wrong.mlir", 1, wrong);
+  server.waitIdle();
+  {
+    std::lock_guard<std::mutex> lock(rec.mu);
+    EXPECT_EQ(rec.clean.size(), 1u);
+    ASSERT_EQ(rec.published.size(), 1u);
+    EXPECT_EQ(rec.published[0]->uri, "test:///wrong.mlir");
+  }
+  // MLIR's verifier accepts @g, its shape inference does not: clean first,
+  // then the same version again with the error.
+  std::string contradiction = many + kContradiction;
+  contradiction.replace(contradiction.find("@f("), 3, "@ff(");
+  server.addDocument("test:///c.mlir", "/nonexistent/c.mlir", 1, contradiction);
+  server.waitIdle();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  ASSERT_EQ(rec.clean.size(), 2u);
+  EXPECT_EQ(rec.clean[1].first, "test:///c.mlir");
+  ASSERT_EQ(rec.published.size(), 2u);
+  EXPECT_EQ(rec.published[1]->uri, "test:///c.mlir");
+  ASSERT_EQ(rec.extras[1].size(), 1u);
+  EXPECT_EQ(rec.extras[1][0].code, "shape-contradiction");
+}
+
 TEST(TosaServer, ShapeErrorsOfLongFunctionsComeWithTheirInference) {
   std::string text = "func.func @g(%a: tensor<2x3xf32>) -> tensor<3x5xf32> {\n";
   for (int i = 0; i < 2100; ++i)
@@ -243,6 +294,8 @@ static void expectInferredAcross(TosaServer &server, const std::string &uri,
 }
 
 /// Waits for the first publish.
+/// The first publish: the analysis', or a big clean file's on MLIR's
+/// verdict (which comes before the analysis ends).
 struct FirstPublish : Recorder {
   std::condition_variable cv;
   void onDiagnostics(Scheduler::SnapshotPtr s,
@@ -250,9 +303,13 @@ struct FirstPublish : Recorder {
     Recorder::onDiagnostics(std::move(s), extra);
     cv.notify_all();
   }
+  void onCleanDiagnostics(const std::string &uri, int64_t version) override {
+    Recorder::onCleanDiagnostics(uri, version);
+    cv.notify_all();
+  }
   void wait() {
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return !published.empty(); });
+    cv.wait(lock, [&] { return !published.empty() || !clean.empty(); });
   }
 };
 

@@ -63,6 +63,12 @@ struct Recorder : TosaServer::Callbacks {
     std::lock_guard<std::mutex> lock(mu);
     errors.push_back(message);
   }
+  /// Versions published clean on MLIR's verdict (onCleanDiagnostics).
+  std::vector<std::pair<std::string, int64_t>> clean;
+  void onCleanDiagnostics(const std::string &uri, int64_t version) override {
+    std::lock_guard<std::mutex> lock(mu);
+    clean.push_back({uri, version});
+  }
   std::vector<std::string> codes() {
     std::lock_guard<std::mutex> lock(mu);
     std::vector<std::string> out;
