@@ -52,6 +52,11 @@ constexpr unsigned kAnalysisStackBytes = 256u << 20;
 /// Sections at least this big verify on a second thread (below it the
 /// thread costs more than it saves).
 constexpr size_t kDefaultParallelSectionBytes = 128u << 10;
+/// Up to this much text a section's (or a cut function's) parts go in two
+/// steps when someone waits for MLIR's verdict (Impl::verifiedClean): every
+/// part's IR lives until its second step, as the kept IR does up to the
+/// same size (kKeepIRBytes); above it each part's goes after its one step.
+constexpr size_t kTwoStepBytes = 8u << 20;
 /// MLIR attaches "see current operation: ..." to an op's error by printing
 /// the op numbered within its whole function (an AsmState of the
 /// function): O(function) per error, quadratic in a pre-MLIR-22 model where
@@ -300,17 +305,18 @@ struct Analyzer::Impl {
   /// dialects loaded that `sec` alone would not load: freshDialects).
   mlir::MLIRContext &contextFor(std::unique_ptr<mlir::MLIRContext> &slot,
                                 const FileText &file, const Section &sec);
-  /// A part of a section in two steps (analyzeInParts), as
+  /// A part of a section (analyzeInParts) or of a cut function
+  /// (analyzeFunctionInParts, `around` given) in two steps, as
   /// analyzeSectionUnguarded analyses it in one: first parsed and verified
   /// (null when it stops there: refused or not parsed), then finished on
-  /// the same thread (op reports, index, findings, the IR kept or
-  /// destroyed).
+  /// the same thread (op reports, index, findings, a section part's IR
+  /// kept or destroyed).
   struct PartRun;
   std::unique_ptr<PartRun>
   verifyPart(const FileText &file, const std::string &path, const Section &sec,
              const Config &config, SectionResult &result, SectionUnits *units,
              const Section &part, std::unique_ptr<mlir::MLIRContext> &slot,
-             double capacityFactor);
+             double capacityFactor, PartText *around = nullptr);
   void finishPart(std::unique_ptr<PartRun> p, const FileText &file,
                   const Config &config, SectionResult &result);
 

@@ -12,6 +12,7 @@
 #include "AnalyzerImpl.h"
 #include "CrashGuard.h"
 #include "FunctionSplit.h"
+#include "SectionRun.h"
 #include "TextDiff.h"
 #include "Timing.h"
 
@@ -413,6 +414,34 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   std::optional<std::vector<detail::CrossCutValue>> crossing;
   SectionResult a, b;
   std::optional<std::string> crashA, crashB;
+  // MLIR's verdict on the function once both parts have theirs
+  // (verifiedClean), before their op reports and index: where the parts
+  // stand for it (mergeFunctionParts: one block each, and every value
+  // crossing the cut defined in the first's).
+  const bool twoSteps = verifiedClean && size <= detail::kTwoStepBytes;
+  std::atomic<unsigned> silent{0};
+  auto verdict = [&](const PartRun *p) {
+    if (!p || !p->run->silentSoFar() || ++silent != 2 || !crossing ||
+        !aroundA.oneBlock || !aroundB.oneBlock)
+      return;
+    for (const detail::CrossCutValue &c : *crossing)
+      if (!std::binary_search(aroundA.topLevelDefs.begin(),
+                              aroundA.topLevelDefs.end(), c.def))
+        return;
+    verifiedClean();
+  };
+  auto analyze = [&](SectionResult &r, const Section &part,
+                     std::unique_ptr<MLIRContext> &slot, PartText &around,
+                     double capacity) {
+    if (!twoSteps)
+      return analyzeSectionUnguarded(file, path, sec, config, r, nullptr,
+                                     nullptr, &part, &slot, &around, capacity);
+    std::unique_ptr<PartRun> p = verifyPart(file, path, sec, config, r, nullptr,
+                                            part, slot, capacity, &around);
+    verdict(p.get());
+    if (p)
+      finishPart(std::move(p), file, config, r);
+  };
   {
     PhaseTimer t("analysis of one function in two parts");
     TaskThread::Running other = helperThread.beside([&] {
@@ -424,15 +453,11 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
       if (!crossing)
         return;
       aroundB = secondPartText(text, *fc, *crossing);
-      crashB = runContained([&] {
-        analyzeSectionUnguarded(file, path, sec, config, b, nullptr, nullptr,
-                                &second, &partContext, &aroundB);
-      });
+      crashB =
+          runContained([&] { analyze(b, second, partContext, aroundB, 1.0); });
     });
-    crashA = runContained([&] {
-      analyzeSectionUnguarded(file, path, sec, config, a, nullptr, nullptr,
-                              &first, &context, &aroundA, capacityA);
-    });
+    crashA =
+        runContained([&] { analyze(a, first, context, aroundA, capacityA); });
     other.join();
   }
   cutFailed = true; // unless the merge below succeeds

@@ -118,11 +118,11 @@ std::unique_ptr<Analyzer::Impl::PartRun> Analyzer::Impl::verifyPart(
     const FileText &file, const std::string &path, const Section &sec,
     const Config &config, SectionResult &result, SectionUnits *units,
     const Section &part, std::unique_ptr<MLIRContext> &slot,
-    double capacityFactor) {
+    double capacityFactor, PartText *around) {
   MLIRContext &ctx = contextFor(slot, file, sec);
-  auto p = std::make_unique<PartRun>(sec, slot);
+  auto p = std::make_unique<PartRun>(sec, slot, around);
   p->run.emplace(*this, file, path, p->sec, config, result, units, nullptr,
-                 &part, ctx, nullptr, *p->owned, capacityFactor);
+                 &part, ctx, around, *p->owned, capacityFactor);
   if (!p->run->runUntilVerified(p->block))
     return nullptr;
   return p;
@@ -134,9 +134,11 @@ void Analyzer::Impl::finishPart(std::unique_ptr<PartRun> p,
   if (!p->run->runAfterVerified())
     return;
   p->run.reset();
-  // The part's IR: kept for inferKept, or destroyed here, on its thread.
-  inferParsed(p->owned, p->slot, p->sec, result, config, /*unit=*/false,
-              file.sharedLines);
+  // A section part's IR: kept for inferKept, or destroyed here, on its
+  // thread (a cut function's parts are not the function).
+  if (!p->around)
+    inferParsed(p->owned, p->slot, p->sec, result, config, /*unit=*/false,
+                file.sharedLines);
   result.section = p->sec;
 }
 

@@ -24,12 +24,6 @@ using namespace detail;
 
 namespace {
 
-/// Up to this much text a section's parts go in two steps when someone
-/// waits for the verdict (Impl::verifiedClean): every part's IR lives
-/// until its second step, as the kept IR does up to the same size
-/// (kKeepIRBytes); above it each part's is destroyed after its one step.
-constexpr size_t kTwoStepBytes = 8u << 20;
-
 /// The parts' diagnostics as the whole section would have them: MLIR's of
 /// every part, then the findings of every part (ops, values and the rest
 /// follow in file order: appendPart).

@@ -176,10 +176,12 @@ namespace tosa_lsp {
 /// A part of a section between its two steps (analyzeInParts): its parse,
 /// and what the second step reads.
 struct Analyzer::Impl::PartRun {
-  PartRun(const Section &sec, std::unique_ptr<mlir::MLIRContext> &slot)
-      : sec(sec), slot(slot) {}
+  PartRun(const Section &sec, std::unique_ptr<mlir::MLIRContext> &slot,
+          PartText *around)
+      : sec(sec), slot(slot), around(around) {}
   Section sec;
   std::unique_ptr<mlir::MLIRContext> &slot; // where it was parsed
+  PartText *around;                         // a cut function's part
   std::unique_ptr<detail::ParsedSection> owned =
       std::make_unique<detail::ParsedSection>();
   mlir::Block block; // empty once the module holds its ops

@@ -48,6 +48,37 @@ std::string mul(const std::string &name, const std::string &lhs,
          ", %c : (tensor<4x?xf32>, tensor<1x1xf32>) -> " + result + "\n";
 }
 
+/// One function cut in two gives MLIR's verdict once both parts have it
+/// (before their op reports and index): not with an error in either part;
+/// in two steps the analysis is the whole one's.
+TEST(Analyzer, MLIRsVerdictOnACutFunctionComesOnceBothPartsHaveIt) {
+  auto bad = [](int at) {
+    std::string v = "%v" + std::to_string(at - 1);
+    return std::map<int, std::string>{
+        {at, "  %bad = tosa.add " + v +
+                 ", %b : (tensor<4x?xf32>, tensor<1x?xf32>) -> "
+                 "tensor<5x?xf32>\n"}};
+  };
+  Analyzer twoSteps, whole;
+  twoSteps.setParallelSectionBytes(0);
+  whole.setParallelSectionBytes(SIZE_MAX);
+  for (int errorAt : {0, 10, 50}) {
+    std::string text =
+        errorAt ? oneFunction(60, bad(errorAt)) : oneFunction(60);
+    unsigned calls = 0;
+    AnalysisCache cache;
+    std::shared_ptr<const FileAnalysis> a = twoSteps.analyzeShared(
+        text, "one.mlir", Config(), cache, [&] { ++calls; });
+    EXPECT_TRUE(a->sections[0].inParts) << errorAt;
+    EXPECT_EQ(firstDifference(observe(*a), observe(whole.analyze(
+                                               text, "one.mlir", Config()))),
+              "")
+        << errorAt;
+    EXPECT_EQ(calls, errorAt ? 0u : 1u) << errorAt;
+    EXPECT_EQ(errors(*a).size(), errorAt ? 1u : 0u) << errorAt;
+  }
+}
+
 TEST(Analyzer, OneFunctionCutInTwoEqualsTheWhole) {
   // Findings on both sides, verifier errors (and a consumer of a failed
   // op) in the first part: cut, and the same as the whole.
