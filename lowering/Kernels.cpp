@@ -683,6 +683,57 @@ Operation *accumulateInPlace(RewriterBase &rewriter,
   return direct;
 }
 
+/// The packed matmul (after accumulateInPlace) reading A in place, viewed as
+/// [b, M/MR, MR, K, 1] (an expand_shape, no copy), instead of packed into
+/// [b, M/MR, K, MR, 1]: a tile's MR broadcasts per k read MR rows of A, K
+/// floats apart, rather than MR consecutive floats of a packed panel. The
+/// packed copy cost a fresh M x K buffer per call (16 MiB at 2048^3, whose
+/// page clearing kernels7 saw at ~7% of the time) and its 8x8 transposes; at
+/// 256^3, a fresh 256 KiB buffer beside C's made glibc's free() give the top
+/// of the heap back to the system on every call of F from C (its trim
+/// threshold: ~130 page faults per call, 10x the kernel's time). Only when
+/// MR divides M (no padding rows). Returns whether it applied.
+bool readAInPlace(RewriterBase &rewriter, Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 2)
+    return false;
+  auto aPack = generic.getDpsInputs()[0].getDefiningOp<linalg::PackOp>();
+  if (!aPack || aPack.getPaddingValue() || !aPack->hasOneUse() ||
+      aPack.getInnerDimsPos() != ArrayRef<int64_t>{1, 2})
+    return false;
+  ArrayRef<int64_t> outer = aPack.getOuterDimsPerm();
+  if (!outer.empty() && outer != ArrayRef<int64_t>{0, 1, 2})
+    return false;
+  auto aType = cast<RankedTensorType>(aPack.getSource().getType());
+  auto packedType = cast<RankedTensorType>(aPack.getDest().getType());
+  // [b, M, K] packed as [b, M/MR, K, MR, 1].
+  if (aType.getRank() != 3 || packedType.getRank() != 5 ||
+      !aType.hasStaticShape() || !packedType.hasStaticShape())
+    return false;
+  ArrayRef<int64_t> ps = packedType.getShape();
+  if (ps[4] != 1 || aType.getDimSize(1) != ps[1] * ps[3] ||
+      aType.getDimSize(2) != ps[2])
+    return false;
+  rewriter.setInsertionPoint(generic);
+  auto viewType = RankedTensorType::get({ps[0], ps[1], ps[3], ps[2], 1},
+                                        aType.getElementType());
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3, 4}};
+  Value view = tensor::ExpandShapeOp::create(
+      rewriter, generic.getLoc(), viewType, aPack.getSource(), groups);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap a = maps.front();
+  maps.front() = AffineMap::get(a.getNumDims(), 0,
+                                {a.getResult(0), a.getResult(1), a.getResult(3),
+                                 a.getResult(2), a.getResult(4)},
+                                a.getContext());
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    generic.getDpsInputOperand(0)->set(view);
+  });
+  rewriter.eraseOp(aPack);
+  return true;
+}
+
 struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
   KernelsPass() = default;
@@ -763,6 +814,12 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
                 "internal error: the matmul's C could not be kept in place");
             return signalPassFailure();
           }
+          // With several K blocks (2048^3: four of 512), A packed: read
+          // in place there, each tile's 8 rows of a block came as 2 KB
+          // pieces from L3, 2-7% slower in four runs; with one K block
+          // (256^3-1024^3, 1x128x768 . 1x768x3072) as fast or faster.
+          if (plan->singleKBlock)
+            readAInPlace(rewriter, op);
         }
         packedAny = true;
       }
