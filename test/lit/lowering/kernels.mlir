@@ -101,9 +101,13 @@
 // KB-NEXT:          arith.addf
 // A tall A (M = 2048): K blocks of 512, not 1024, so that one K block of
 // the packed A (M x KC floats, read again for every N panel) is at most
-// 4 MiB and stays in L3 (Kernels.cpp, kABlockBytes).
+// 4 MiB and stays in L3 (Kernels.cpp, kABlockBytes). A is packed one K
+// block at a time, inside the K-block loop, not whole before it.
 // KT-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// KT-NOT:       tensor<1x256x1024x8x1xf32>
 // KT:           scf.for %{{[a-z0-9]+}} = %c0 to %c1024 step %c512
+// KT-NEXT:        tensor.extract_slice %arg0
+// KT-NEXT:        tensor.empty() : tensor<1x256x512x8x1xf32>
 // KT:             scf.for {{.*}} iter_args(%{{.*}} = %{{cst[_0-9]*}}) -> (vector<8x{{32|16}}xf32>)
 // PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
 // PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data
