@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -124,7 +125,15 @@ std::optional<TileSum> startFromZero(scf::ForOp loop) {
 bool skipFirstRead(scf::ForOp loop, TileSum sum, bool singleKBlock) {
   Value src = sum.read.getBase();
   SmallVector<scf::ForOp> kLoops;
-  while (auto arg = dyn_cast<BlockArgument>(src)) {
+  for (;;) {
+    // C's view in tiles (accumulateInPlace) of a K-block loop's C.
+    if (auto view = src.getDefiningOp<tensor::ExpandShapeOp>()) {
+      src = view.getSrc();
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(src);
+    if (!arg)
+      break;
     auto outer = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
     if (!outer || arg == outer.getInductionVar())
       return false;

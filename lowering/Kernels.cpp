@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
@@ -62,6 +63,9 @@ namespace {
 constexpr const char *kTag = "tosa_lsp.kernel";
 
 constexpr const char *kRelayoutTag = "tosa_lsp.relayout";
+
+/// KernelTiles.cpp's K-block loop.
+constexpr const char *kKBlocksLoopTag = "tosa_lsp.kblocks";
 
 /// Elements from which a transpose outside the kernels is vectorised.
 constexpr int64_t kMinVectorTranspose = 1 << 16;
@@ -466,6 +470,8 @@ struct Plan {
   bool inPlaceC = false;
   /// The matmul's K is one block (no K-block loop).
   bool singleKBlock = false;
+  /// The matmul's K block, when B is packed in panels of whole blocks.
+  int64_t kc = 0;
 };
 
 /// The schedule for `op`, or none (the op keeps upstream's scalar loops).
@@ -500,8 +506,11 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
       kc = std::min<int64_t>(k, 512);
     // C accumulated in place (accumulateInPlace) when the tiles divide it.
     bool inPlaceC = m % mr == 0 && n % nr == 0;
-    return Plan{
-        matmulSchedule(kc, panelB, inPlaceC), {mr, nr, 1}, inPlaceC, kc == k};
+    return Plan{matmulSchedule(kc, panelB, inPlaceC),
+                {mr, nr, 1},
+                inPlaceC,
+                kc == k,
+                panelB ? kc : 0};
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op)) {
     if (!staticF32Operands(conv))
@@ -683,6 +692,97 @@ Operation *accumulateInPlace(RewriterBase &rewriter,
   return direct;
 }
 
+/// The matmul's K blocks as a loop (tagged as the schedule's K-block loop)
+/// around a matmul of one block, on slices of A and B, accumulating into
+/// the loop-carried C: its A is packed one block at a time into an M x KC
+/// buffer (4 MiB at 2048^3, freed and allocated again per block, which
+/// malloc serves from the same memory), instead of whole into a fresh
+/// M x K one (16 MiB, its pages cleared on every call) before the loops.
+/// 2048^3: 1-3% less time in six runs. Returns the matmul inside.
+Operation *splitKBlocks(RewriterBase &rewriter, linalg::BatchMatmulOp mm,
+                        int64_t kc) {
+  auto a = cast<RankedTensorType>(mm.getInputs()[0].getType());
+  auto b = cast<RankedTensorType>(mm.getInputs()[1].getType());
+  int64_t batch = a.getDimSize(0), m = a.getDimSize(1), k = a.getDimSize(2),
+          n = b.getDimSize(2);
+  Location loc = mm.getLoc();
+  rewriter.setInsertionPoint(mm);
+  Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(rewriter, loc, k);
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, kc);
+  Operation *inner = nullptr;
+  auto loop = scf::ForOp::create(
+      rewriter, loc, lb, ub, step, ValueRange{mm.getOutputs()[0]},
+      [&](OpBuilder &bb, Location l, Value kb, ValueRange acc) {
+        OpFoldResult zero = bb.getIndexAttr(0), one = bb.getIndexAttr(1);
+        Value as = tensor::ExtractSliceOp::create(
+            bb, l, mm.getInputs()[0], {zero, zero, kb},
+            {bb.getIndexAttr(batch), bb.getIndexAttr(m), bb.getIndexAttr(kc)},
+            {one, one, one});
+        Value bs = tensor::ExtractSliceOp::create(
+            bb, l, mm.getInputs()[1], {zero, kb, zero},
+            {bb.getIndexAttr(batch), bb.getIndexAttr(kc), bb.getIndexAttr(n)},
+            {one, one, one});
+        inner = linalg::BatchMatmulOp::create(
+            bb, l, TypeRange{acc[0].getType()}, ValueRange{as, bs}, acc);
+        scf::YieldOp::create(bb, l, inner->getResult(0));
+      });
+  loop->setAttr(kKBlocksLoopTag, UnitAttr::get(mm.getContext()));
+  rewriter.replaceOp(mm, loop.getResults());
+  return inner;
+}
+
+/// The packed matmul (after accumulateInPlace) reading A in place, viewed as
+/// [b, M/MR, MR, K, 1] (an expand_shape, no copy), instead of packed into
+/// [b, M/MR, K, MR, 1]: a tile's MR broadcasts per k read MR rows of A, K
+/// floats apart, rather than MR consecutive floats of a packed panel. The
+/// packed copy cost a fresh M x K buffer per call (16 MiB at 2048^3, whose
+/// page clearing kernels7 saw at ~7% of the time) and its 8x8 transposes; at
+/// 256^3, a fresh 256 KiB buffer beside C's made glibc's free() give the top
+/// of the heap back to the system on every call of F from C (its trim
+/// threshold: ~130 page faults per call, 10x the kernel's time). Only when
+/// MR divides M (no padding rows). Returns whether it applied.
+bool readAInPlace(RewriterBase &rewriter, Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 2)
+    return false;
+  auto aPack = generic.getDpsInputs()[0].getDefiningOp<linalg::PackOp>();
+  if (!aPack || aPack.getPaddingValue() || !aPack->hasOneUse() ||
+      aPack.getInnerDimsPos() != ArrayRef<int64_t>{1, 2})
+    return false;
+  ArrayRef<int64_t> outer = aPack.getOuterDimsPerm();
+  if (!outer.empty() && outer != ArrayRef<int64_t>{0, 1, 2})
+    return false;
+  auto aType = cast<RankedTensorType>(aPack.getSource().getType());
+  auto packedType = cast<RankedTensorType>(aPack.getDest().getType());
+  // [b, M, K] packed as [b, M/MR, K, MR, 1].
+  if (aType.getRank() != 3 || packedType.getRank() != 5 ||
+      !aType.hasStaticShape() || !packedType.hasStaticShape())
+    return false;
+  ArrayRef<int64_t> ps = packedType.getShape();
+  if (ps[4] != 1 || aType.getDimSize(1) != ps[1] * ps[3] ||
+      aType.getDimSize(2) != ps[2])
+    return false;
+  rewriter.setInsertionPoint(generic);
+  auto viewType = RankedTensorType::get({ps[0], ps[1], ps[3], ps[2], 1},
+                                        aType.getElementType());
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3, 4}};
+  Value view = tensor::ExpandShapeOp::create(
+      rewriter, generic.getLoc(), viewType, aPack.getSource(), groups);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap a = maps.front();
+  maps.front() = AffineMap::get(a.getNumDims(), 0,
+                                {a.getResult(0), a.getResult(1), a.getResult(3),
+                                 a.getResult(2), a.getResult(4)},
+                                a.getContext());
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    generic.getDpsInputOperand(0)->set(view);
+  });
+  rewriter.eraseOp(aPack);
+  return true;
+}
+
 struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
   KernelsPass() = default;
@@ -743,6 +843,18 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
         matmuls.push_back(
             {op->getParentOfType<func::FuncOp>(), plan->singleKBlock});
         IRRewriter rewriter(ctx);
+        // Several K blocks: A packed one block at a time (splitKBlocks).
+        bool split = false;
+        if (!plan->singleKBlock && plan->kc) {
+          op =
+              splitKBlocks(rewriter, cast<linalg::BatchMatmulOp>(op), plan->kc);
+          plan = planFor(op, lanes);
+          if (!plan || !plan->singleKBlock) {
+            op->emitError("internal error: a matmul's K block has no plan");
+            return signalPassFailure();
+          }
+          split = true;
+        }
         rewriter.setInsertionPoint(op);
         linalg::BlockPackMatmulOptions options;
         options.blockFactors = plan->blockFactors;
@@ -763,6 +875,12 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
                 "internal error: the matmul's C could not be kept in place");
             return signalPassFailure();
           }
+          // With several K blocks (2048^3: four of 512), A packed per
+          // block: read in place there, each tile's 8 rows of a block came
+          // as 2 KB pieces from L3, 2-7% slower in four runs; with one K
+          // block (256^3-1024^3, 1x128x768 . 1x768x3072) as fast or faster.
+          if (plan->singleKBlock && !split)
+            readAInPlace(rewriter, op);
         }
         packedAny = true;
       }

@@ -3,6 +3,7 @@
 #include "StreamingStores.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -205,13 +206,41 @@ SmallVector<Stream> findStreams(Loop *outer, LoopInfo &li,
 /// lanes (most of a depthwise conv's time); at 16, two `vmovntps`.
 constexpr uint64_t kStreamAlign = 16;
 
+/// Whether `offset` is a multiple of kStreamAlign on every iteration of the
+/// loops in `outer` once the loop-invariant `terms` it is built from are:
+/// the start and step of each of its add recurrences, the operands of its
+/// sums. A dynamic innermost size C (an NHWC bias 1x1x1xC, `?x?` rows) makes
+/// a row's start C * 4 * row bytes into the buffer: aligned when C * 4 is,
+/// which only the run time knows.
+bool alignedWhen(const SCEV *offset, Loop *outer, ScalarEvolution &se,
+                 SetVector<const SCEV *> &terms) {
+  if (se.getMinTrailingZeros(offset) >= Log2_64(kStreamAlign))
+    return true;
+  if (se.isLoopInvariant(offset, outer)) {
+    terms.insert(offset);
+    return true;
+  }
+  if (auto *rec = dyn_cast<SCEVAddRecExpr>(offset))
+    return rec->isAffine() && alignedWhen(rec->getStart(), outer, se, terms) &&
+           alignedWhen(rec->getStepRecurrence(se), outer, se, terms);
+  if (auto *add = dyn_cast<SCEVAddExpr>(offset))
+    return llvm::all_of(add->operands(), [&](const SCEV *op) {
+      return alignedWhen(op, outer, se, terms);
+    });
+  return false;
+}
+
 /// The streams' stores below kStreamAlign whose offset from their buffer
 /// is a multiple of it on every iteration (SCEV), with the buffer known
-/// before the nest: aligned once the buffer is.
-SmallVector<StoreInst *> alignableStores(ArrayRef<Stream> streams,
+/// before the nest: aligned once the buffer is, and once the values in
+/// `terms` (loop-invariant, expandable before the nest) are multiples of
+/// it too.
+SmallVector<StoreInst *> alignableStores(ArrayRef<Stream> streams, Loop *outer,
                                          BasicBlock *check, DominatorTree &dt,
-                                         ScalarEvolution &se) {
+                                         ScalarEvolution &se,
+                                         SetVector<const SCEV *> &terms) {
   SmallVector<StoreInst *> aligned;
+  SCEVExpander expander(se, "stream.align");
   for (const Stream &s : streams) {
     auto *def = dyn_cast<Instruction>(s.buffer);
     if (!s.buffer->getType()->isPointerTy() ||
@@ -223,9 +252,15 @@ SmallVector<StoreInst *> alignableStores(ArrayRef<Stream> streams,
         continue;
       const SCEV *offset = se.getMinusSCEV(
           se.getSCEV(store->getPointerOperand()), se.getSCEV(s.buffer));
-      if (!isa<SCEVCouldNotCompute>(offset) &&
-          se.getMinTrailingZeros(offset) >= Log2_64(kStreamAlign))
-        aligned.push_back(store);
+      SetVector<const SCEV *> needs;
+      if (isa<SCEVCouldNotCompute>(offset) ||
+          !alignedWhen(offset, outer, se, needs) ||
+          !llvm::all_of(needs, [&](const SCEV *t) {
+            return expander.isSafeToExpandAt(t, check->getTerminator());
+          }))
+        continue;
+      aligned.push_back(store);
+      terms.insert(needs.begin(), needs.end());
     }
   }
   return aligned;
@@ -252,7 +287,9 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
   Value *bytes = expander.expandCodeFor(total, i64, check->getTerminator());
   IRBuilder<> b(check->getTerminator());
   Value *big = b.CreateICmpUGE(bytes, b.getInt64(threshold), "stream.big");
-  SmallVector<StoreInst *> aligned = alignableStores(streams, check, dt, se);
+  SetVector<const SCEV *> terms;
+  SmallVector<StoreInst *> aligned =
+      alignableStores(streams, outer, check, dt, se, terms);
   SmallPtrSet<Value *, 4> bases;
   for (const Stream &s : streams)
     if (llvm::any_of(
@@ -263,6 +300,15 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
                                b.getInt64(kStreamAlign - 1));
       big = b.CreateAnd(big, b.CreateICmpEQ(low, b.getInt64(0)));
     }
+  if (!terms.empty()) {
+    Value *any = nullptr;
+    for (const SCEV *t : terms) {
+      Value *v = expander.expandCodeFor(t, i64, check->getTerminator());
+      any = any ? b.CreateOr(any, v) : v;
+    }
+    Value *low = b.CreateAnd(any, b.getInt64(kStreamAlign - 1));
+    big = b.CreateAnd(big, b.CreateICmpEQ(low, b.getInt64(0)));
+  }
 
   BasicBlock *preheader =
       SplitBlock(check, check->getTerminator(), &dt, &li, nullptr,

@@ -59,6 +59,7 @@ struct Versioned {
   unsigned nests = 0;
   unsigned nontemporal = 0; // stores marked in the twin
   unsigned plain = 0;       // vector stores left ordinary
+  unsigned aligned = 0;     // non-temporal ones at 16 bytes or more
   bool fenced = false;
   bool broken = false;
   std::string ir;
@@ -82,9 +83,11 @@ Versioned version(const std::string &text, uint64_t threshold = 1) {
     for (llvm::BasicBlock &bb : f)
       for (llvm::Instruction &i : bb) {
         if (auto *s = llvm::dyn_cast<llvm::StoreInst>(&i))
-          if (s->getValueOperand()->getType()->isVectorTy())
-            ++(s->getMetadata(llvm::LLVMContext::MD_nontemporal) ? v.nontemporal
-                                                                 : v.plain);
+          if (s->getValueOperand()->getType()->isVectorTy()) {
+            bool nt = s->getMetadata(llvm::LLVMContext::MD_nontemporal);
+            ++(nt ? v.nontemporal : v.plain);
+            v.aligned += nt && s->getAlign().value() >= 16;
+          }
         if (auto *c = llvm::dyn_cast<llvm::CallInst>(&i))
           if (c->getCalledFunction() &&
               c->getCalledFunction()->getName() == "llvm.x86.sse.sfence")
@@ -122,6 +125,50 @@ TEST(StreamingStores, InterleavedStoresThatFillTheirStepStream) {
   EXPECT_EQ(v.nests, 1u);
   EXPECT_FALSE(v.broken) << v.ir;
   EXPECT_EQ(v.nontemporal, 2u) << v.ir;
+}
+
+TEST(StreamingStores, RowsOfARunTimeLengthAreAlignedByARunTimeTest) {
+  // out[r * c + 4k .. +3] = a[...] for %rows rows of %c floats, %c4 vectors
+  // each (an NHWC bias's rows: C known at run time only). A row starts
+  // 4 * c * r bytes into the buffer: the twin's stores are 16-byte aligned
+  // when the buffer and 4 * c are, which the twin's condition tests (at
+  // align 4 an x86 non-temporal 64-byte store became 8-byte movntsd).
+  Versioned v =
+      version("target triple = \"x86_64-pc-linux-gnu\"\n"
+              "define void @k(ptr %out, ptr %a, i64 %rows, i64 %c, i64 %c4) {\n"
+              "entry:\n"
+              "  %some = icmp sgt i64 %rows, 0\n"
+              "  %any = icmp sgt i64 %c4, 0\n"
+              "  %both = and i1 %some, %any\n"
+              "  br i1 %both, label %outer, label %exit\n"
+              "outer:\n"
+              "  %r = phi i64 [ 0, %entry ], [ %r.next, %latch ]\n"
+              "  %row = mul nsw i64 %r, %c\n"
+              "  br label %inner\n"
+              "inner:\n"
+              "  %k = phi i64 [ 0, %outer ], [ %k.next, %inner ]\n"
+              "  %k4 = shl nsw i64 %k, 2\n"
+              "  %idx = add nsw i64 %row, %k4\n"
+              "  %pa = getelementptr inbounds float, ptr %a, i64 %idx\n"
+              "  %v = load <4 x float>, ptr %pa, align 4\n"
+              "  %po = getelementptr inbounds float, ptr %out, i64 %idx\n"
+              "  store <4 x float> %v, ptr %po, align 4\n"
+              "  %k.next = add nuw nsw i64 %k, 1\n"
+              "  %kdone = icmp eq i64 %k.next, %c4\n"
+              "  br i1 %kdone, label %latch, label %inner\n"
+              "latch:\n"
+              "  %r.next = add nuw nsw i64 %r, 1\n"
+              "  %rdone = icmp eq i64 %r.next, %rows\n"
+              "  br i1 %rdone, label %exit, label %outer\n"
+              "exit:\n"
+              "  ret void\n"
+              "}\n");
+  EXPECT_EQ(v.nests, 1u) << v.ir;
+  EXPECT_FALSE(v.broken) << v.ir;
+  EXPECT_EQ(v.nontemporal, 1u) << v.ir;
+  EXPECT_EQ(v.aligned, 1u) << v.ir;
+  EXPECT_NE(v.ir.find("shl i64 %c, 2"), std::string::npos) << v.ir;
+  EXPECT_NE(v.ir.find(", 15"), std::string::npos) << v.ir;
 }
 
 TEST(StreamingStores, ABufferTheNestReadsBackDoesNot) {

@@ -36,22 +36,24 @@
 // CHECK:       func.func private @[[MM]](
 // CHECK:         %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x{{32|16}}xf32>
 // CHECK-NOT:     linalg.fill
-// The packing of A and B as vector copies: A's 8-row panels by 8x8
-// register transposes, B's panels in rows of 32 (or 16) floats; then C's
-// tiles, 8 rows by 32 or 16 columns, computed in C itself (a view of its
-// rows in tiles, no packed copy of C). One K block: each tile starts from
-// zero in registers and is stored once; C is neither zero-filled nor read.
-// CHECK:         scf.for {{.*}} -> (tensor<1x8x48x8x1xf32>)
-// CHECK:           vector.transfer_read {{.*}} vector<8x8x1xf32>
+// The packing of B as vector copies, its panels in rows of 32 (or 16)
+// floats; A is not packed: a view of its rows in panels of 8 (no copy),
+// read in place. Then C's tiles, 8 rows by 32 or 16 columns, computed in C
+// itself (a view of its rows in tiles, no packed copy of C). One K block:
+// each tile starts from zero in registers and is stored once; C is neither
+// zero-filled nor read.
+// CHECK-NOT:     tensor<1x8x48x8x1xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x{{2|4}}x48x{{32|16}}x1xf32>)
 // CHECK:           vector.transfer_read {{.*}} vector<{{32|16}}xf32>
 // CHECK:         tensor.expand_shape %{{[0-9]+}} {{.*}} output_shape [1, 8, 8, {{2|4}}, {{32|16}}] : tensor<1x64x64xf32>
+// CHECK:         %[[A:.+]] = tensor.expand_shape %arg0 {{.*}} output_shape [1, 8, 8, 48, 1] : tensor<1x64x48xf32>
 // CHECK:         scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<1x8x8x{{2|4}}x{{32|16}}xf32>)
 // CHECK-NOT:           vector.transfer_read {{.*}} vector<8x1x{{32|16}}xf32>
 // The K loop runs four k steps per iteration (KernelTiles.cpp): 8 rows x 4
-// = 32 FMAs.
+// = 32 FMAs, each k's 8 elements of A read from A's 8 rows.
 // CHECK:             scf.for {{.*}} step %c4 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x{{16|32}}xf32>)
+// CHECK:               vector.transfer_read %[[A]]{{.*}} : tensor<1x8x8x48x1xf32>, vector<8x1x1xf32>
 // CHECK:               vector.broadcast {{.*}} : f32 to vector<{{16|32}}xf32>
 // CHECK-NEXT:          vector.extract
 // CHECK-NEXT:          vector.fma {{.*}} : vector<{{16|32}}xf32>
@@ -99,9 +101,13 @@
 // KB-NEXT:          arith.addf
 // A tall A (M = 2048): K blocks of 512, not 1024, so that one K block of
 // the packed A (M x KC floats, read again for every N panel) is at most
-// 4 MiB and stays in L3 (Kernels.cpp, kABlockBytes).
+// 4 MiB and stays in L3 (Kernels.cpp, kABlockBytes). A is packed one K
+// block at a time, inside the K-block loop, not whole before it.
 // KT-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
+// KT-NOT:       tensor<1x256x1024x8x1xf32>
 // KT:           scf.for %{{[a-z0-9]+}} = %c0 to %c1024 step %c512
+// KT-NEXT:        tensor.extract_slice %arg0
+// KT-NEXT:        tensor.empty() : tensor<1x256x512x8x1xf32>
 // KT:             scf.for {{.*}} iter_args(%{{.*}} = %{{cst[_0-9]*}}) -> (vector<8x{{32|16}}xf32>)
 // PF-LABEL:   func.func private @__tosa_lsp_kernel{{[0-9]+}}(
 // PF-COUNT-8:     memref.prefetch {{.*}}, write, locality<3>, data

@@ -22,6 +22,13 @@ func.func @add_rows(%a: tensor<?x64xf32>, %b: tensor<1x64xf32>) -> tensor<?x64xf
   return %r : tensor<?x64xf32>
 }
 
+// Rows of a run-time length (C): a row starts 4 * C * r bytes into the
+// buffer, so the twin also tests that 4 * C is a multiple of 16.
+func.func @add_bias(%a: tensor<?x?xf32>, %b: tensor<1x?xf32>) -> tensor<?x?xf32> {
+  %r = tosa.add %a, %b : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // LOG: streaming stores: {{[1-9][0-9]*}} loop nest(s) store non-temporally from 4096 bytes
 
 // CHECK-LABEL: define {{.*}} @add_rows(
@@ -38,6 +45,13 @@ func.func @add_rows(%a: tensor<?x64xf32>, %b: tensor<1x64xf32>) -> tensor<?x64xf
 // CHECK:         store <4 x float> %{{.*}}, ptr %{{.*}}, align 16, !nontemporal
 // CHECK:         call void @llvm.x86.sse.sfence()
 // CHECK-LABEL: define void @_mlir_ciface_add_rows_into(
+// CHECK-LABEL: define {{.*}} @add_bias(
+// CHECK-NOT:     !nontemporal
+// CHECK-LABEL: define void @add_bias_into(
+// CHECK:         and i64 %{{.*}}, 15
+// CHECK:         store <4 x float> %{{.*}}, ptr %{{.*}}, align 16, !nontemporal
+// CHECK-NOT:     align 4, !nontemporal
+// CHECK-LABEL: define void @_mlir_ciface_add_bias_into(
 
 // ASM-NOT: movnti
 // ASM: movntps
