@@ -83,6 +83,8 @@ ROWS = [
     ("hover p95, those hovers", "hover_cold_p95", "ms", "abs:1"),
     ("hover p95, first hover in a function", "hover_first_p95", "ms", "abs:1"),
     ("hover max, first hover in a function", "hover_first_max", "ms", None),
+    ("  the first of those, sent on the diagnostics", "hover_on_diagnostics", "ms", None),
+    ("  p95 of the later first hovers in a function", "hover_first_p95_later", "ms", "abs:1"),
     ("peak RSS (VmHWM)", "rss_peak", "MiB", "ratio:1"),
     ("RSS before open", "rss_baseline", "MiB", None),
     ("RSS after close", "rss_after_close", "MiB", "closed"),

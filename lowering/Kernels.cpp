@@ -642,6 +642,28 @@ Operation *outline(Operation *op, const std::string &script,
 /// [b, M/MR, N/NR, MR, NR] unpacked afterwards: a fresh C-sized buffer, its
 /// zero fill and the unpacking copy less; a register tile reads and writes
 /// MR rows of NR floats. Only when MR and NR divide M and N (no padding).
+
+/// [b, M, N] packed as [b, M/MR, N/NR, MR, NR] and read in place: the
+/// view's groups.
+SmallVector<ReassociationIndices> kPanelGroups() {
+  return {{0}, {1, 2}, {3, 4}};
+}
+
+/// A packed operand read in place: `source` ([b, M, N]) viewed as `shape`
+/// ([b, M/MR, MR, N/NR, NR], an expand_shape, no copy); `map`, which read
+/// the pack ([b, M/MR, N/NR, MR, NR]), made to read the view.
+Value panelView(RewriterBase &rewriter, Location loc, Value source,
+                ArrayRef<int64_t> shape, AffineMap &map) {
+  auto type = RankedTensorType::get(
+      shape, cast<ShapedType>(source.getType()).getElementType());
+  map = AffineMap::get(map.getNumDims(), 0,
+                       {map.getResult(0), map.getResult(1), map.getResult(3),
+                        map.getResult(2), map.getResult(4)},
+                       map.getContext());
+  return tensor::ExpandShapeOp::create(rewriter, loc, type, source,
+                                       kPanelGroups());
+}
+
 /// Returns the new op, or null when it does not apply.
 Operation *accumulateInPlace(RewriterBase &rewriter,
                              const linalg::PackResult &packed) {
@@ -668,24 +690,16 @@ Operation *accumulateInPlace(RewriterBase &rewriter,
     return nullptr;
   Location loc = generic.getLoc();
   rewriter.setInsertionPoint(generic);
-  auto viewType = RankedTensorType::get({ps[0], ps[1], ps[3], ps[2], ps[4]},
-                                        cType.getElementType());
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3, 4}};
-  Value view = tensor::ExpandShapeOp::create(rewriter, loc, viewType,
-                                             cPack.getSource(), groups);
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  AffineMap c = maps.back();
-  maps.back() = AffineMap::get(c.getNumDims(), 0,
-                               {c.getResult(0), c.getResult(1), c.getResult(3),
-                                c.getResult(2), c.getResult(4)},
-                               c.getContext());
+  Value view = panelView(rewriter, loc, cPack.getSource(),
+                         {ps[0], ps[1], ps[3], ps[2], ps[4]}, maps.back());
   auto direct = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{viewType}, generic.getDpsInputs(),
+      rewriter, loc, TypeRange{view.getType()}, generic.getDpsInputs(),
       ValueRange{view}, maps, generic.getIteratorTypesArray());
   rewriter.inlineRegionBefore(generic.getRegion(), direct.getRegion(),
                               direct.getRegion().begin());
-  Value result = tensor::CollapseShapeOp::create(rewriter, loc, cType,
-                                                 direct->getResult(0), groups);
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, cType, direct->getResult(0), kPanelGroups());
   rewriter.replaceOp(unpack, result);
   rewriter.eraseOp(generic);
   rewriter.eraseOp(cPack);
@@ -764,17 +778,9 @@ bool readAInPlace(RewriterBase &rewriter, Operation *op) {
       aType.getDimSize(2) != ps[2])
     return false;
   rewriter.setInsertionPoint(generic);
-  auto viewType = RankedTensorType::get({ps[0], ps[1], ps[3], ps[2], 1},
-                                        aType.getElementType());
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3, 4}};
-  Value view = tensor::ExpandShapeOp::create(
-      rewriter, generic.getLoc(), viewType, aPack.getSource(), groups);
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  AffineMap a = maps.front();
-  maps.front() = AffineMap::get(a.getNumDims(), 0,
-                                {a.getResult(0), a.getResult(1), a.getResult(3),
-                                 a.getResult(2), a.getResult(4)},
-                                a.getContext());
+  Value view = panelView(rewriter, generic.getLoc(), aPack.getSource(),
+                         {ps[0], ps[1], ps[3], ps[2], 1}, maps.front());
   rewriter.modifyOpInPlace(generic, [&] {
     generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     generic.getDpsInputOperand(0)->set(view);
