@@ -252,8 +252,11 @@ class LspClient:
     # -- I/O threads -------------------------------------------------------
 
     def _drain_stderr(self):
-        for line in iter(self.proc.stderr.readline, b""):
-            self._stderr.append(line.decode("utf-8", "replace"))
+        try:
+            for line in iter(self.proc.stderr.readline, b""):
+                self._stderr.append(line.decode("utf-8", "replace"))
+        except (ValueError, OSError):
+            pass  # closed by kill() while a line was read
 
     def stderr_text(self):
         return "".join(self._stderr)
@@ -495,6 +498,9 @@ class LspClient:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             pass
+        # The server is gone: its stderr ends; read to the end before the
+        # pipe is closed under the reader.
+        self._err_reader.join(2)
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 f.close()
