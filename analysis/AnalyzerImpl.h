@@ -302,9 +302,12 @@ struct Analyzer::Impl {
       std::unique_ptr<mlir::MLIRContext> *partCtx = nullptr,
       PartText *around = nullptr, double capacityFactor = 1.0);
   /// The context in `slot` for `sec` (made, or made fresh when it has
-  /// dialects loaded that `sec` alone would not load: freshDialects).
-  mlir::MLIRContext &contextFor(std::unique_ptr<mlir::MLIRContext> &slot,
-                                const FileText &file, const Section &sec);
+  /// dialects loaded that `sec` alone would not load: freshDialects;
+  /// `beforeFresh` then runs first, while the old one still lives).
+  mlir::MLIRContext &
+  contextFor(std::unique_ptr<mlir::MLIRContext> &slot, const FileText &file,
+             const Section &sec,
+             llvm::function_ref<void()> beforeFresh = nullptr);
   /// A part of a section (analyzeInParts) or of a cut function
   /// (analyzeFunctionInParts, `around` given) in two steps, as
   /// analyzeSectionUnguarded analyses it in one: first parsed and verified
@@ -316,7 +319,8 @@ struct Analyzer::Impl {
   verifyPart(const FileText &file, const std::string &path, const Section &sec,
              const Config &config, SectionResult &result, SectionUnits *units,
              const Section &part, std::unique_ptr<mlir::MLIRContext> &slot,
-             double capacityFactor, PartText *around = nullptr);
+             double capacityFactor, PartText *around = nullptr,
+             llvm::function_ref<void()> beforeFresh = nullptr);
   void finishPart(std::unique_ptr<PartRun> p, const FileText &file,
                   const Config &config, SectionResult &result);
 

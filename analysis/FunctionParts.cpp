@@ -255,6 +255,20 @@ bool closeOpenScopes(SectionResult &a, SectionResult &b) {
   return true;
 }
 
+/// Each part is one function of one block (the cut is in the body of the
+/// only function, and in its entry block), and each value declared for the
+/// second part is a result of an op of that block: the parts' verdicts and
+/// items are the function's.
+bool partsStandForFunction(const PartText &first, const PartText &second,
+                           const std::vector<detail::CrossCutValue> &crossing) {
+  if (!first.oneBlock || !second.oneBlock)
+    return false;
+  return llvm::all_of(crossing, [&](const detail::CrossCutValue &c) {
+    return std::binary_search(first.topLevelDefs.begin(),
+                              first.topLevelDefs.end(), c.def);
+  });
+}
+
 /// The two parts of a cut function as the whole section would have them
 /// (see analyzeFunctionInParts); std::nullopt where they could differ.
 std::optional<SectionResult>
@@ -262,15 +276,8 @@ mergeFunctionParts(SectionResult &a, SectionResult &b, const LineIndex &lines,
                    const Section &sec, const detail::FunctionCut &fc,
                    const std::vector<detail::CrossCutValue> &crossing,
                    const PartText &first, const PartText &second) {
-  // Each part is one function of one block (the cut is in the body of the
-  // only function, and in its entry block), and each value declared for
-  // the second part is a result of an op of that block.
-  if (!first.oneBlock || !second.oneBlock)
+  if (!partsStandForFunction(first, second, crossing))
     return std::nullopt;
-  for (const detail::CrossCutValue &c : crossing)
-    if (!std::binary_search(first.topLevelDefs.begin(),
-                            first.topLevelDefs.end(), c.def))
-      return std::nullopt;
   Position body = lines.position(sec.beginOffset + fc.bodyOpen);
   if (!renumberPartDiagnostics(a, b, body, crossing, first, second))
     return std::nullopt;
@@ -415,20 +422,14 @@ std::optional<SectionResult> Analyzer::Impl::analyzeFunctionInParts(
   SectionResult a, b;
   std::optional<std::string> crashA, crashB;
   // MLIR's verdict on the function once both parts have theirs
-  // (verifiedClean), before their op reports and index: where the parts
-  // stand for it (mergeFunctionParts: one block each, and every value
-  // crossing the cut defined in the first's).
+  // (verifiedClean), before their op reports and index, where the parts
+  // stand for it.
   const bool twoSteps = verifiedClean && size <= detail::kTwoStepBytes;
   std::atomic<unsigned> silent{0};
   auto verdict = [&](const PartRun *p) {
-    if (!p || !p->run->silentSoFar() || ++silent != 2 || !crossing ||
-        !aroundA.oneBlock || !aroundB.oneBlock)
-      return;
-    for (const detail::CrossCutValue &c : *crossing)
-      if (!std::binary_search(aroundA.topLevelDefs.begin(),
-                              aroundA.topLevelDefs.end(), c.def))
-        return;
-    verifiedClean();
+    if (p && p->run->silentSoFar() && ++silent == 2 && crossing &&
+        partsStandForFunction(aroundA, aroundB, *crossing))
+      verifiedClean();
   };
   auto analyze = [&](SectionResult &r, const Section &part,
                      std::unique_ptr<MLIRContext> &slot, PartText &around,

@@ -63,9 +63,10 @@ SectionResult Analyzer::Impl::analyzeSection(const FileText &file,
   return failed;
 }
 
-MLIRContext &Analyzer::Impl::contextFor(std::unique_ptr<MLIRContext> &slot,
-                                        const FileText &file,
-                                        const Section &sec) {
+MLIRContext &
+Analyzer::Impl::contextFor(std::unique_ptr<MLIRContext> &slot,
+                           const FileText &file, const Section &sec,
+                           llvm::function_ref<void()> beforeFresh) {
   if (!slot)
     slot = makeContext();
   // MLIR's verdicts depend on which dialects are loaded (a registered op
@@ -76,6 +77,8 @@ MLIRContext &Analyzer::Impl::contextFor(std::unique_ptr<MLIRContext> &slot,
       sec.beginOffset, sec.endOffset - sec.beginOffset);
   if (!onlyDialectsOf(*slot, secText)) {
     PhaseTimer t("fresh context (dialects of another text)");
+    if (beforeFresh)
+      beforeFresh();
     if (&slot == &context)
       destroyRetired(); // what was parsed in it goes first
     dropKept(&slot != &context);
@@ -118,8 +121,9 @@ std::unique_ptr<Analyzer::Impl::PartRun> Analyzer::Impl::verifyPart(
     const FileText &file, const std::string &path, const Section &sec,
     const Config &config, SectionResult &result, SectionUnits *units,
     const Section &part, std::unique_ptr<MLIRContext> &slot,
-    double capacityFactor, PartText *around) {
-  MLIRContext &ctx = contextFor(slot, file, sec);
+    double capacityFactor, PartText *around,
+    llvm::function_ref<void()> beforeFresh) {
+  MLIRContext &ctx = contextFor(slot, file, sec, beforeFresh);
   auto p = std::make_unique<PartRun>(sec, slot, around);
   p->run.emplace(*this, file, path, p->sec, config, result, units, nullptr,
                  &part, ctx, around, *p->owned, capacityFactor);

@@ -127,15 +127,12 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
         k,
         [&](size_t i, std::unique_ptr<MLIRContext> *ctx) {
           std::vector<size_t> &mine = waiting[ctx == &context ? 0 : 1];
-          if (!mine.empty() && *ctx &&
-              !onlyDialectsOf(**ctx, std::string_view(file.text).substr(
-                                         sec.beginOffset, size))) {
-            for (size_t j : mine)
-              finish(j);
-            mine.clear();
-          }
           runs[i] = verifyPart(file, path, sec, config, results[i], unitsOf(i),
-                               parts[i], *ctx, capacity(i));
+                               parts[i], *ctx, capacity(i), nullptr, [&] {
+                                 for (size_t j : mine)
+                                   finish(j);
+                                 mine.clear();
+                               });
           if (!runs[i])
             return;
           mine.push_back(i);
@@ -189,14 +186,19 @@ bool Analyzer::Impl::inTurn(size_t k, PartItem item, std::vector<char> &done,
       return false;
     };
     std::vector<size_t> taken;
-    for (size_t i; !stop && (i = next.fetch_add(1)) < k;)
-      if (contained(item, i))
-        (second ? taken.push_back(i) : (void)(done[i] = 1));
-    for (size_t i : taken)
-      if (stop || !contained(second, i))
+    for (size_t i; !stop && (i = next.fetch_add(1)) < k;) {
+      if (!contained(item, i))
         break;
+      if (second)
+        taken.push_back(i);
       else
         done[i] = 1;
+    }
+    for (size_t i : taken) {
+      if (stop || !contained(second, i))
+        break;
+      done[i] = 1;
+    }
   };
   {
     PhaseTimer t(phase);

@@ -302,15 +302,15 @@ void TosaServer::publish(Scheduler::SnapshotPtr s) {
     std::lock_guard<std::mutex> lock(publishMu);
     // Published clean on MLIR's verdict (publishClean), and still nothing
     // to say: not sent again.
-    bool sent = doc->cleanVersion == s->version &&
-                doc->publishedVersion == s->version &&
-                llvm::none_of(s->analysis.diagnostics,
-                              [&](const Diagnostic &d) {
-                                return isPublished(s->config, d);
-                              }) &&
-                extra.empty();
+    bool alreadySaid = doc->cleanVersion == s->version &&
+                       doc->publishedVersion == s->version &&
+                       llvm::none_of(s->analysis.diagnostics,
+                                     [&](const Diagnostic &d) {
+                                       return isPublished(s->config, d);
+                                     }) &&
+                       extra.empty();
     doc->publishedVersion = s->version;
-    if (!sent)
+    if (!alreadySaid)
       callbacks.onDiagnostics(s, extra);
   }
   if (!bigFile)
