@@ -24,7 +24,12 @@ const t0 = Date.now();
 function log(msg) { console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`); }
 function check(cond, what, detail) {
   if (cond) { passed++; console.log(`PASS: ${what}`); }
-  else { failed++; console.log(`FAIL: ${what}${detail !== undefined ? ` -- ${String(detail).slice(0, 400)}` : ''}`); }
+  else {
+    failed++;
+    const line = `FAIL: ${what}${detail !== undefined ? ` -- ${String(detail).slice(0, 400)}` : ''}`;
+    console.log(line);
+    log(line); // also on stderr, which lit prints whole (FileCheck's dump elides)
+  }
 }
 function finish(code) {
   console.log(`vscode-e2e: ${passed} passed, ${failed} failed`);
@@ -106,8 +111,14 @@ async function runCommand(page, title) {
 async function openFile(page, file, needle) {
   for (let attempt = 0; attempt < 3; attempt++) {
     if (await quickInput(page, { key: 'KeyP' }, file)) {
-      await poll(page, f => [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
-        .some(r => r.textContent.includes(f)), file, 5000);
+      // The file's own row: a review of it open in another tab is listed
+      // too, first when it was the last editor used.
+      const row = await poll(page, f => {
+        const i = [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
+          .findIndex(r => r.textContent.includes(f) && !r.textContent.includes('review'));
+        return i < 0 ? null : i + 1;
+      }, file, 5000);
+      for (let i = 1; i < (row || 1); i++) await page.keyboard.press('ArrowDown');
       await page.keyboard.press('Enter');
     }
     const ok = await poll(page, ([f, n]) => {
@@ -117,6 +128,7 @@ async function openFile(page, file, needle) {
         ed && ed.textContent.replace(/\u00a0/g, ' ').includes(n) ? true : null;
     }, [file, needle], 10000);
     if (ok) return true;
+    log(`openFile ${file}: attempt ${attempt + 1} missed; rows ${JSON.stringify(await page.evaluate(quickItems))}`);
     await page.keyboard.press('Escape');
   }
   return false;
@@ -251,6 +263,7 @@ async function reviewSteps(page, goTo) {
   check(await openFile(page, REFINE, 'tosa.transpose'), `Quick Open opens ${REFINE}`);
   const hints = await poll(page, () => { const h = inferredHints(); return h.length ? h : null; }, null, 20000);
   check(hints && hints.includes('inferred: 3x2'), `${REFINE}: inlay hint "inferred: 3x2" before refining`, JSON.stringify(hints));
+  log('refine: hints shown');
   const rsrc = ws(REFINE);
   const tline = lineIn(rsrc, 'tosa.transpose');
   await goTo(tline, 5);
@@ -258,6 +271,7 @@ async function reviewSteps(page, goTo) {
   let rdiff = await poll(page, () => { const d = reviewDiff(); return d && d.includes('tensor<3x2xf32>') ? d : null; }, null, 15000);
   check(rdiff && await poll(page, toastWith, 'Refine all shapes in @transpose_negate', 5000),
     'the refine review opens (diff with tensor<3x2xf32>, notification)', rdiff);
+  log('refine: review opened');
   // The source changes while the review is open: Apply refuses and says why.
   check(await openFile(page, REFINE, 'tosa.transpose'), `back to ${REFINE} (its own tab) while the review is open`);
   await goTo(1, 1);
@@ -277,6 +291,7 @@ async function reviewSteps(page, goTo) {
   if (applyButton) await page.click(titleApply);
   const stale = await poll(page, toastWith, 'changed since', 10000);
   check(stale && stale.includes('nothing applied'), 'Apply after an edit of the source: refused with a message', stale);
+  log('refine: stale apply refused');
   const still = await page.evaluate(activeText);
   check(still && still.some(l => l.includes('tosa.transpose') && l.includes('-> tensor<?x?xf32>')),
     'the source keeps its text (the stale rewrite is not applied)', JSON.stringify(still));
@@ -290,6 +305,7 @@ async function reviewSteps(page, goTo) {
     return a && a.offsetParent !== null ? true : null;
   }, titleApply, 5000);
   check(rdiff && again, 'the new review: diff with tensor<3x2xf32>, Apply in its title bar');
+  log('refine: second review opened');
   if (again) await page.click(titleApply);
   const refined = await poll(page, () => {
     const t = activeText();
@@ -300,6 +316,7 @@ async function reviewSteps(page, goTo) {
   check(refined, `Apply: ${REFINE}'s result types are refined (the edit made meanwhile is kept)`, JSON.stringify(await page.evaluate(activeText)));
   const hintsAfter = await poll(page, () => { const h = inferredHints(); return h.length === 0 ? true : null; }, null, 10000);
   check(hintsAfter, `${REFINE}: no "inferred:" hint left after refining`, JSON.stringify(await page.evaluate(inferredHints)));
+  log('refine: applied');
   const nothing = await (async () => {
     await goTo(tline, 5);
     await runCommand(page, 'TOSA: Refine All Shapes in Function');
