@@ -84,6 +84,8 @@ def kernels(n):
            np.add, D, D, D, runtime=[full, row])
     binary("add_dyn_colrt", "`?x?` + `?x?` (second %dx1 at run time)" % n, "add",
            np.add, D, D, D, runtime=[full, col])
+    binary("add_dyn_rowrt_first", "`?x?` + `?x?` (first 1x%d at run time)" % n, "add",
+           np.add, D, D, D, runtime=[row, full])
     # NHWC, n*n elements: a bias (1x1x1xC), a per-image scale (Nx1x1xC) and
     # a per-pixel mask (NxHxWx1), all `?x?x?x?` in the types.
     D4 = (None,) * 4
@@ -94,10 +96,18 @@ def kernels(n):
     nhwc = (batch, h, hw // h, c)
     for name4, what, shape4 in [("bias", "1x1x1xC", (1, 1, 1, c)),
                                 ("scale", "Nx1x1xC", (batch, 1, 1, c)),
-                                ("mask", "NxHxWx1", nhwc[:3] + (1,))]:
+                                ("mask", "NxHxWx1", nhwc[:3] + (1,)),
+                                ("image", "1xHxWxC", (1,) + nhwc[1:])]:
         binary("add4_%s_rt" % name4, "NHWC `?x?x?x?` + `?x?x?x?` (second %s at run "
                "time, %s)" % (what, "x".join(map(str, nhwc))), "add", np.add, D4, D4, D4,
                runtime=[nhwc, shape4])
+    # A sequence model's (batch, tokens, channels), n*n elements: a
+    # per-sequence bias Bx1xC, `?x?x?` in the types.
+    D3 = (None,) * 3
+    btc = (batch, n * n // batch // c, c)
+    binary("add3_seq_rt", "`?x?x?` + `?x?x?` (second Bx1xC at run time, %s)"
+           % "x".join(map(str, btc)), "add", np.add, D3, D3, D3,
+           runtime=[btc, (batch, 1, c)])
     binary("add_row_static", "`%dx%d` + `1x%d`" % (n, n, n), "add", np.add, full, row, full)
     binary("mul_row_dyn", "mul `?x?` * `1x%d`" % n, "mul", np.multiply, D, row, (None, n))
     binary("mul_row_static", "mul `%dx%d` * `1x%d`" % (n, n, n), "mul", np.multiply,
@@ -212,6 +222,9 @@ def main():
                     "thread's CPU time (every contender runs on it; time spent "
                     "preempted by other processes does not count, page faults "
                     "do)")
+    ap.add_argument("--no-settle", dest="settle", action="store_false",
+                    help="time each call right after the previous one, "
+                    "without the untimed read that leaves the caches clean")
     args = ap.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
     if args.smoke:
@@ -235,6 +248,15 @@ def main():
     copy_src = rng.uniform(-4, 4, (n, n)).astype(np.float32)
     copy_dst = np.empty_like(copy_src)
     copy_bytes = copy_src.nbytes * 2
+    # Untimed, before each timed call: a read of a buffer bigger than the
+    # caches writes back what the previous call left dirty and leaves clean
+    # lines, so no call pays for its predecessor's results. Without it
+    # (the same 7 orders in every row), the F_into of modes that give the
+    # same machine code differed by up to 1.5x, one always slower.
+    settle_buf = np.ones(copy_src.size, np.float32)
+
+    def settle():
+        settle_buf.max()
     load0 = os.getloadavg()
     rows, failures = [], 0
     floor_samples = []
@@ -307,16 +329,25 @@ def main():
                     print("FAIL %s_into --mode=%s: result differs from numpy" % (name, m))
                 contenders[m + " into"] = call_into
         times = {k: [] for k in contenders}
-        order = list(contenders)
-        for rep in range(args.reps):
-            # A new order each rep: a contender's place after another
-            # (the copy's dirty lines, a free's unmapping) is no bias.
-            random.Random(rep).shuffle(order)
-            for k in order:
-                f = contenders[k]
-                t0 = clock()
-                f()
-                times[k].append(clock() - t0)
+        # Those writing the caller's buffer (and the copy, the floor) apart
+        # from those returning a fresh result: a call right after a 64 MiB
+        # result was freed ran up to 1.5x slower on this VM (whichever
+        # F_into came after more of them in the fixed orders looked slower,
+        # with the same machine code).
+        into = [k for k in contenders if k.endswith(" into") or k in ("numpy out=", "copy")]
+        groups = [into, [k for k in contenders if k not in into]]
+        for order in groups:
+            for rep in range(args.reps):
+                # A new order each rep: a contender's place after another
+                # is no bias.
+                random.Random(rep).shuffle(order)
+                for k in order:
+                    f = contenders[k]
+                    if args.settle:
+                        settle()
+                    t0 = clock()
+                    f()
+                    times[k].append(clock() - t0)
         floor_samples += times["copy"]
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         # This pattern's own copy samples: the floor under the same load.
@@ -344,13 +375,15 @@ def report(rows, floor, args, load0, load1, ctime):
     out.append("Run: %s, n = %d, median of %d (%s), %d cores (%s), load average "
                "%.1f at start, %.1f at end; copy (np.copyto, %d MiB) %.2f ms, median of "
                "all %d copy samples of the run; each row uses the median of its own "
-               "%d copy samples, timed between its calls; numpy %s.\n"
+               "%d copy samples, timed between its calls; %s; numpy %s.\n"
                % (time.strftime("%Y-%m-%d %H:%M"), args.n, args.reps,
                   "wall time" if args.clock == "wall" else "thread CPU time",
                   os.cpu_count(),
                   cpu or platform.machine(), load0[0], load1[0],
                   args.n * args.n * 4 >> 20, floor, len(rows) * args.reps, args.reps,
-                  np.__version__))
+                  "each call after an untimed read of %d MiB (clean caches)"
+                  % (args.n * args.n * 4 >> 20) if args.settle
+                  else "each call right after the previous one", np.__version__))
     out.append("Caller-provided result (`F_into`; numpy `out=`): milliseconds and "
                "× the pattern's floor (copy time × bytes moved / bytes of the copy).\n")
     out.append("| pattern | copy ms | floor = copy × | fast | versioned | safe | numpy out= |")
