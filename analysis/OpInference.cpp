@@ -18,25 +18,25 @@ using namespace mlir;
 
 namespace tosa_lsp::detail {
 
-MaybeShape shapeOf(Type t) {
-  auto ranked = dyn_cast<RankedTensorType>(t);
-  if (!ranked)
-    return std::nullopt;
-  Shape s(ranked.getShape().begin(), ranked.getShape().end());
+/// `dims` with MLIR's dynamic size as kDynamic.
+static Shape shapeOfDims(ArrayRef<int64_t> dims) {
+  Shape s(dims.begin(), dims.end());
   for (int64_t &d : s)
     if (ShapedType::isDynamic(d))
       d = kDynamic;
   return s;
 }
 
+MaybeShape shapeOf(Type t) {
+  if (auto ranked = dyn_cast<RankedTensorType>(t))
+    return shapeOfDims(ranked.getShape());
+  return std::nullopt;
+}
+
 MaybeShape shapeOf(const ShapedTypeComponents &c) {
   if (!c.hasRank())
     return std::nullopt;
-  Shape s(c.getDims().begin(), c.getDims().end());
-  for (int64_t &d : s)
-    if (ShapedType::isDynamic(d))
-      d = kDynamic;
-  return s;
+  return shapeOfDims(c.getDims());
 }
 
 std::string textOf(llvm::SMRange r) {
@@ -47,8 +47,8 @@ std::string textOf(llvm::SMRange r) {
 }
 
 /// The op's shape function on `operands` (ranked results only).
-static std::optional<std::vector<MaybeShape>> shapeFunction(Operation *op,
-                                                     ValueRange operands) {
+static std::optional<std::vector<MaybeShape>>
+shapeFunction(Operation *op, ValueRange operands) {
   auto iface = dyn_cast<InferShapedTypeOpInterface>(op);
   if (!iface)
     return std::nullopt;
@@ -63,8 +63,6 @@ static std::optional<std::vector<MaybeShape>> shapeFunction(Operation *op,
     shapes.push_back(shapeOf(c));
   return shapes;
 }
-
-
 
 std::string OpInference::nameOf(Value v) const {
   if (auto r = dyn_cast<OpResult>(v)) {

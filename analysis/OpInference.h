@@ -56,10 +56,12 @@ private:
   /// The shapes of the shape function with the inputs `isUnknown` names
   /// made unknown (operands, then the `yielded` values).
   std::optional<std::vector<MaybeShape>>
-  shapesWithUnknown(mlir::Operation *op, llvm::ArrayRef<mlir::OpOperand *> yielded,
+  shapesWithUnknown(mlir::Operation *op,
+                    llvm::ArrayRef<mlir::OpOperand *> yielded,
                     llvm::function_ref<bool(unsigned)> isUnknown);
   /// Sources of refined dims: which inputs, made unknown, lose them.
-  void findDimSources(mlir::Operation *op, llvm::ArrayRef<mlir::OpOperand *> yielded,
+  void findDimSources(mlir::Operation *op,
+                      llvm::ArrayRef<mlir::OpOperand *> yielded,
                       std::vector<Result> &results,
                       const std::vector<MaybeShape> &declaredShapes,
                       const std::vector<MaybeShape> &inferredShapes);
