@@ -250,9 +250,9 @@ def main():
     copy_bytes = copy_src.nbytes * 2
     # Untimed, before each timed call: a read of a buffer bigger than the
     # caches writes back what the previous call left dirty and leaves clean
-    # lines, so no call pays for its predecessor's results. Without it
-    # (the same 7 orders in every row), the F_into of modes that give the
-    # same machine code differed by up to 1.5x, one always slower.
+    # lines, so no call pays for its predecessor's results in the caches.
+    # (It alone did not level the F_into of modes with the same machine
+    # code; timing the groups apart below did.)
     settle_buf = np.ones(copy_src.size, np.float32)
 
     def settle():
@@ -334,8 +334,8 @@ def main():
         # result was freed ran up to 1.5x slower on this VM (whichever
         # F_into came after more of them in the fixed orders looked slower,
         # with the same machine code).
-        into = [k for k in contenders if k.endswith(" into") or k in ("numpy out=", "copy")]
-        groups = [into, [k for k in contenders if k not in into]]
+        writing = [k for k in contenders if k.endswith(" into") or k in ("numpy out=", "copy")]
+        groups = [writing, [k for k in contenders if k not in writing]]
         for order in groups:
             for rep in range(args.reps):
                 # A new order each rep: a contender's place after another
