@@ -614,6 +614,91 @@ if vim.fn.has('nvim-0.9') == 0 then
   vim.cmd('bwipeout! ' .. dbuf)
 end
 
+-- 11d. A big buffer opened before the client is initialized has its lines
+-- read on a tick of their own while the server starts: the initialize
+-- step's attach reads none of it (both of its reads get those lines), and
+-- the server has the text; changed in between, they are not used.
+if vim.fn.has('nvim-0.9') == 0 then
+  local get_fn, get_idx
+  local function find(fn, depth, seen)
+    if depth < 0 or seen[fn] then return end
+    seen[fn] = true
+    for i = 1, 255 do
+      local n, v = debug.getupvalue(fn, i)
+      if not n then return end
+      if n == 'nvim_buf_get_lines' then get_fn, get_idx = fn, i return end
+      if type(v) == 'function' then find(v, depth - 1, seen) end
+      if get_fn then return end
+    end
+  end
+  find(vim.lsp.start_client, 3, {})
+  local function symbol_names(b)
+    local answer
+    local c = tosa.client()
+    c.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(b) } },
+      function(err, result) answer = { err = err, result = result } end, b)
+    vim.wait(10000, function() return answer ~= nil end, 20)
+    local names = {}
+    local function walk(list)
+      for _, sym in ipairs(list or {}) do
+        names[sym.name] = true
+        walk(sym.children)
+      end
+    end
+    walk(answer and answer.result)
+    return names
+  end
+  -- A server that answers `initialize` 0.4 s late: the read ahead comes first.
+  local function open_big(name, functions, edit)
+    tosa.stop()
+    vim.wait(2000, function() return tosa.client() == nil end, 20)
+    tosa.config.cmd = { 'sh', '-c', 'sleep 0.4; exec "$0" "$@"', server }
+    local lines = {}
+    for i = 1, functions do
+      table.insert(lines, 'func.func @f' .. i .. '(%a: tensor<2xf32>) -> tensor<2xf32> {')
+      table.insert(lines, '  %0 = tosa.exp %a : (tensor<2xf32>) -> tensor<2xf32>')
+      table.insert(lines, '  return %0 : tensor<2xf32>')
+      table.insert(lines, '}')
+    end
+    local bpath = tmpdir .. '/' .. name
+    vim.fn.writefile(lines, bpath)
+    local reads = 0
+    local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
+    if get_fn then
+      debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
+        if first == 0 and last == -1 then reads = reads + 1 end
+        return get_lines(b, first, last, ...)
+      end)
+    end
+    vim.cmd('tabedit ' .. vim.fn.fnameescape(bpath))
+    local b = vim.api.nvim_get_current_buf()
+    local ahead = vim.wait(3000, function() return tosa._prefetched[b] ~= nil end, 5)
+    local c = tosa.client()
+    local early = ahead and c ~= nil and not c.initialized
+    if edit then edit(b) end
+    vim.wait(10000, function()
+      c = tosa.client()
+      return c ~= nil and c.initialized and vim.lsp.buf_is_attached(b, c.id)
+        and vim.lsp.util.buf_versions[b] ~= nil
+    end, 20)
+    local names = symbol_names(b)
+    if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
+    vim.cmd('bwipeout! ' .. b)
+    return { early = early, reads = reads, names = names, left = tosa._prefetched[b] }
+  end
+  local r = open_big('ahead.mlir', 600)
+  check(get_fn ~= nil and r.early and r.reads == 0 and r.names['@f1'] and r.names['@f600'] and r.left == nil,
+    'a big buffer: its lines read ahead while the server starts, none in the attach; the server has them all',
+    { found = get_fn ~= nil, early = r.early, reads = r.reads, f600 = r.names['@f600'] })
+  r = open_big('ahead2.mlir', 600, function(b)
+    vim.api.nvim_buf_set_lines(b, -1, -1, true, { 'func.func @added() {', '  return', '}' })
+  end)
+  check(get_fn ~= nil and r.early and r.reads == 1 and r.names['@f600'] and r.names['@added'],
+    'changed after the read ahead: the attach reads the buffer again; the server has the change',
+    { early = r.early, reads = r.reads, added = r.names['@added'] })
+  tosa.config.cmd = { server }
+end
+
 -- 12. A server that cannot start: the loader misses a library (a fake
 -- server that prints the loader's error and exits 127): the Debian package
 -- first, then the error; not found: how to install it.
