@@ -641,7 +641,7 @@ if vim.fn.has('nvim-0.9') == 0 then
     local names = {}
     local function walk(list)
       for _, sym in ipairs(list or {}) do
-        names[sym.name] = true
+        names[sym.name] = (sym.range or sym.location.range).start.line
         walk(sym.children)
       end
     end
@@ -649,11 +649,12 @@ if vim.fn.has('nvim-0.9') == 0 then
     return names
   end
   -- A server that answers `initialize` 0.4 s late: the read ahead comes first.
-  local function open_big(name, functions, edit)
+  local function open_big(name, functions, edit, during)
     tosa.stop()
     vim.wait(2000, function() return tosa.client() == nil end, 20)
     tosa.config.cmd = { 'sh', '-c', 'sleep 0.4; exec "$0" "$@"', server }
-    local lines = {}
+    -- What JSON escapes, and characters of more than one byte.
+    local lines = { '// "quoted" \\ back\tslash / é ü 😀 \\n' }
     for i = 1, functions do
       table.insert(lines, 'func.func @f' .. i .. '(%a: tensor<2xf32>) -> tensor<2xf32> {')
       table.insert(lines, '  %0 = tosa.exp %a : (tensor<2xf32>) -> tensor<2xf32>')
@@ -670,8 +671,19 @@ if vim.fn.has('nvim-0.9') == 0 then
         return get_lines(b, first, last, ...)
       end)
     end
+    local encode, encoded_here = vim.json.encode, 0
+    vim.json.encode = function(v, ...)
+      if type(v) == 'table' and v.method == 'textDocument/didOpen' then encoded_here = encoded_here + 1 end
+      return encode(v, ...)
+    end
     vim.cmd('tabedit ' .. vim.fn.fnameescape(bpath))
     local b = vim.api.nvim_get_current_buf()
+    local midway = nil
+    if during then
+      midway = vim.wait(3000, function() return tosa._reading[b] and tosa._reading[b].lines >= 300 end, 1)
+        and not vim.lsp.buf_is_attached(b, tosa.client_id)
+      during(b)
+    end
     local ahead = vim.wait(3000, function() return tosa._prefetched[b] ~= nil end, 5)
     local c = tosa.client()
     local early = ahead and c ~= nil and not c.initialized
@@ -682,20 +694,36 @@ if vim.fn.has('nvim-0.9') == 0 then
         and vim.lsp.util.buf_versions[b] ~= nil
     end, 20)
     local names = symbol_names(b)
+    vim.json.encode = encode
     if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
     vim.cmd('bwipeout! ' .. b)
-    return { early = early, reads = reads, names = names, left = tosa._prefetched[b] }
+    return { early = early, reads = reads, names = names, left = tosa._prefetched[b], midway = midway,
+      encoded = encoded_here }
   end
   local r = open_big('ahead.mlir', 600)
-  check(get_fn ~= nil and r.early and r.reads == 0 and r.names['@f1'] and r.names['@f600'] and r.left == nil,
-    'a big buffer: its lines read ahead while the server starts, none in the attach; the server has them all',
-    { found = get_fn ~= nil, early = r.early, reads = r.reads, f600 = r.names['@f600'] })
+  check(get_fn ~= nil and r.early and r.reads == 0 and r.names['@f1'] == 1 and r.names['@f600'] == 2397
+    and r.left == nil and r.encoded == 0,
+    'a big buffer: read and encoded ahead while the server starts, not in the attach; the server has the text',
+    { found = get_fn ~= nil, early = r.early, reads = r.reads, f1 = r.names['@f1'], f600 = r.names['@f600'],
+      encoded = r.encoded })
   r = open_big('ahead2.mlir', 600, function(b)
     vim.api.nvim_buf_set_lines(b, -1, -1, true, { 'func.func @added() {', '  return', '}' })
   end)
-  check(get_fn ~= nil and r.early and r.reads == 1 and r.names['@f600'] and r.names['@added'],
+  check(get_fn ~= nil and r.early and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2397
+    and r.names['@added'] == 2401,
     'changed after the read ahead: the attach reads the buffer again; the server has the change',
     { early = r.early, reads = r.reads, added = r.names['@added'] })
+  -- Changed while it is being read (a slice at a time): not attached yet,
+  -- then attached with the buffer read whole by the attach.
+  tosa._prefetch_step = 100
+  r = open_big('ahead3.mlir', 600, nil, function(b)
+    vim.api.nvim_buf_set_lines(b, 0, 0, true, { 'func.func @first() {', '  return', '}' })
+  end)
+  tosa._prefetch_step = 10000
+  check(get_fn ~= nil and r.midway and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2400
+    and r.names['@first'] == 0,
+    'changed while read ahead: attached after, the attach reads the buffer; the server has the change',
+    { midway = r.midway, reads = r.reads, first = r.names['@first'] })
   tosa.config.cmd = { server }
 end
 

@@ -1059,17 +1059,39 @@ end
 -- keystroke. Anything sent before that tick (a request, an edit, stop)
 -- sends it first, so the server sees the messages in order.
 -- (0.7-0.8, whose didOpen this is; later ones are left alone.)
+-- The didOpen of a buffer read ahead (read_then_attach) was encoded
+-- there, a slice per step: set while share_open_lines attaches it.
+local encoded_open = nil
+
 local function defer_did_open(client)
   if vim.fn.has('nvim-0.9') == 1 or client.tosa_lsp_deferred then return end
   client.tosa_lsp_deferred = true
   local notify, request, stop = client.notify, client.request, client.stop
   local pending = {}
   local function flush()
-    while #pending > 0 do notify('textDocument/didOpen', table.remove(pending, 1)) end
+    while #pending > 0 do
+      local entry = table.remove(pending, 1)
+      if entry.message then
+        -- vim.lsp encodes the message it sends: this one is done already.
+        local encode = vim.json.encode
+        vim.json.encode = function(v, ...)
+          if type(v) == 'table' and v.params == entry.params then return entry.message end
+          return encode(v, ...)
+        end
+        local ok, err = pcall(notify, 'textDocument/didOpen', entry.params)
+        vim.json.encode = encode
+        if not ok then error(err, 0) end
+      else
+        notify('textDocument/didOpen', entry.params)
+      end
+    end
   end
   client.notify = function(method, params)
     if method == 'textDocument/didOpen' then
-      table.insert(pending, params)
+      local doc, e = params.textDocument, encoded_open
+      local same = e and doc.uri == e.uri and doc.languageId == e.languageId and doc.version == 0
+        and #doc.text == e.length
+      table.insert(pending, { params = params, message = same and e.message or nil })
       vim.schedule(flush)
       return true
     end
@@ -1112,10 +1134,11 @@ end
 -- machine), the most of what the open cost beyond upstream's client.
 -- The lines are vim.lsp's local, reached through _on_attach's upvalues;
 -- where they are not found nothing changes.
--- A buffer attached before the client is initialized has its lines read
--- ahead, in a tick of their own while the server starts (prefetch_lines):
--- the attach in the initialize tick then only joins them (at 50k lines
--- ~60 ms + ~45 ms in one tick were the longest stall of the open).
+-- A big buffer is read before it is attached, a slice of lines per step
+-- (read_then_attach), and joined in a step of its own: the attach (in the
+-- step of the server's `initialize` answer, or at once) then gets both, so
+-- no step reads or joins the whole buffer (at 50k lines reading and joining
+-- in the attach's step was the longest stall of the open: 115-168 ms).
 local prefetched = {}
 
 local function share_open_lines(client)
@@ -1130,6 +1153,15 @@ local function share_open_lines(client)
     if type(get_lines) ~= 'function' then return attach(bufnr, ...) end
     local memo, uses = prefetched[bufnr], 2
     prefetched[bufnr] = nil
+    if memo and memo.tick ~= api.nvim_buf_get_changedtick(bufnr) then memo = nil end
+    -- The didOpen's text: the read-ahead's own join of these lines.
+    local concat, joined = table.concat, memo
+    if joined and joined.text then
+      table.concat = function(t, sep, ...)
+        if t == joined.lines and sep == '\n' and select('#', ...) == 0 then return joined.text end
+        return concat(t, sep, ...)
+      end
+    end
     debug.setupvalue(fn, idx, function(b, first, last, strict)
       if first ~= 0 or last ~= -1 then return get_lines(b, first, last, strict) end
       local tick = api.nvim_buf_get_changedtick(b)
@@ -1143,28 +1175,85 @@ local function share_open_lines(client)
       memo, uses = { buf = b, tick = tick, strict = strict, lines = lines }, 1
       return lines
     end)
+    encoded_open = joined and joined.message and joined or nil
     local ok, err = pcall(attach, bufnr, ...)
+    encoded_open = nil
     debug.setupvalue(fn, idx, get_lines)
+    table.concat = concat
     if not ok then error(err, 0) end
   end
 end
 
--- The lines of a big buffer, read on a tick of their own for the didOpen
--- the initialize response will send (share_open_lines); a change or the
--- response coming first leaves them unused (then dropped).
-local function prefetch_lines(bufnr)
-  if vim.fn.has('nvim-0.9') == 1 or api.nvim_buf_line_count(bufnr) < 2000 then return end
-  vim.defer_fn(function()
-    local client = M.client_id and vim.lsp.get_client_by_id(M.client_id)
-    if not api.nvim_buf_is_loaded(bufnr) or (client and client.initialized) then return end
-    local memo = { buf = bufnr, tick = api.nvim_buf_get_changedtick(bufnr), strict = true,
-      lines = api.nvim_buf_get_lines(bufnr, 0, -1, true) }
-    prefetched[bufnr] = memo
-    -- Not kept past the open if the response never comes.
-    vim.defer_fn(function() if prefetched[bufnr] == memo then prefetched[bufnr] = nil end end, 30000)
-  end, 0)
+-- Lines read per step ahead of the attach (tests make it small).
+M._prefetch_step = 10000
+
+-- Reads buffer `bufnr` M._prefetch_step lines per step, joins them in a
+-- step of its own, then calls `attach`: the lines and the text wait in
+-- `prefetched` for share_open_lines. A change meanwhile (or a buffer gone)
+-- stops the reading; `attach` then reads the buffer itself.
+local function read_then_attach(bufnr, attach)
+  -- (From the first step: the tick moves once more after FileType.)
+  local tick, n
+  local lines, pieces, escaped, at = {}, {}, {}, 0
+  local progress = { lines = 0 }
+  prefetched[bufnr] = nil
+  M._reading[bufnr] = progress
+  local function fresh()
+    return api.nvim_buf_is_loaded(bufnr) and api.nvim_buf_get_changedtick(bufnr) == tick
+  end
+  local function finish(memo)
+    M._reading[bufnr] = nil
+    if memo then
+      prefetched[bufnr] = memo
+      -- Not kept past the open if the initialize answer never comes.
+      vim.defer_fn(function() if prefetched[bufnr] == memo then prefetched[bufnr] = nil end end, 30000)
+    end
+    if api.nvim_buf_is_loaded(bufnr) then attach() end
+  end
+  local function step()
+    if M._reading[bufnr] ~= progress then return end -- a newer read attaches
+    if not tick and api.nvim_buf_is_loaded(bufnr) then
+      tick, n = api.nvim_buf_get_changedtick(bufnr), api.nvim_buf_line_count(bufnr)
+    end
+    if not fresh() then return finish(nil) end
+    if at >= n then
+      -- The text, then (a step later) the didOpen as vim.lsp would encode it.
+      local memo = { buf = bufnr, tick = tick, strict = true, lines = lines, text = table.concat(pieces, '\n') }
+      pieces = nil
+      vim.defer_fn(function()
+        if M._reading[bufnr] ~= progress then return end
+        if not fresh() then return finish(nil) end
+        local eol = vim.bo[bufnr].eol
+        memo.uri, memo.languageId = vim.uri_from_bufnr(bufnr), vim.bo[bufnr].filetype
+        memo.length = #memo.text + (eol and 1 or 0)
+        local parts = { '{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":',
+          vim.json.encode(memo.uri), ',"languageId":', vim.json.encode(memo.languageId), ',"version":0,"text":"' }
+        for i, e in ipairs(escaped) do
+          if i > 1 then parts[#parts + 1] = '\\n' end
+          parts[#parts + 1] = e
+        end
+        parts[#parts + 1] = (eol and '\\n' or '') .. '"}}}'
+        escaped = nil
+        memo.message = table.concat(parts)
+        finish(memo)
+      end, 0)
+      return
+    end
+    local slice = api.nvim_buf_get_lines(bufnr, at, math.min(at + M._prefetch_step, n), true)
+    local base = #lines
+    for k = 1, #slice do lines[base + k] = slice[k] end
+    local piece = table.concat(slice, '\n')
+    pieces[#pieces + 1] = piece
+    escaped[#escaped + 1] = vim.json.encode(piece):sub(2, -2)
+    at = at + #slice
+    progress.lines = at
+    -- A timer, not vim.schedule: the editor handles its own events between.
+    vim.defer_fn(step, 0)
+  end
+  vim.defer_fn(step, 0)
 end
 
+M._reading = {} -- buffer -> { lines = read so far } (tests)
 M._prefetched = prefetched -- (tests)
 
 local install_hint = 'install it: sudo apt install ./tosa-lsp_0.1.0_amd64.deb (cpack -G DEB in the build directory), '
@@ -1331,8 +1420,17 @@ function M.attach(bufnr)
     return false
   end
   if hints_enabled[bufnr] == nil then hints_enabled[bufnr] = M.config.inlay_hints end
-  local client = vim.lsp.get_client_by_id(id)
-  if not (client and client.initialized) then prefetch_lines(bufnr) end
+  -- (0.7-0.8; a read under way attaches when done.)
+  if vim.fn.has('nvim-0.9') == 0 and api.nvim_buf_line_count(bufnr) >= 2000
+      and not vim.lsp.buf_is_attached(bufnr, id) then
+    if not M._reading[bufnr] then
+      read_then_attach(bufnr, function()
+        local c = M.client()
+        if c then vim.lsp.buf_attach_client(bufnr, c.id) end
+      end)
+    end
+    return true
+  end
   return vim.lsp.buf_attach_client(bufnr, id)
 end
 
