@@ -560,6 +560,40 @@ do
   vim.api.nvim_buf_delete(ubuf, { force = true })
 end
 
+-- vim.lsp's local nvim_buf_get_lines (0.7-0.8), reached as the plugin
+-- reaches it: the function whose upvalue it is, and its index.
+local function vim_lsp_get_lines()
+  local function find(fn, depth, seen)
+    if depth < 0 or seen[fn] then return end
+    seen[fn] = true
+    for i = 1, 255 do
+      local n, v = debug.getupvalue(fn, i)
+      if not n then return end
+      if n == 'nvim_buf_get_lines' then return fn, i end
+      if type(v) == 'function' then
+        local f, j = find(v, depth - 1, seen)
+        if f then return f, j end
+      end
+    end
+  end
+  return find(vim.lsp.start_client, 3, {})
+end
+
+-- Counts vim.lsp's whole-buffer reads until .stop(); .found: the hook is in.
+local function count_whole_reads()
+  local get_fn, get_idx = vim_lsp_get_lines()
+  local counter = { n = 0, found = get_fn ~= nil }
+  local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
+  if get_fn then
+    debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
+      if first == 0 and last == -1 then counter.n = counter.n + 1 end
+      return get_lines(b, first, last, ...)
+    end)
+  end
+  function counter.stop() if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end end
+  return counter
+end
+
 -- 11c. A didOpen goes out on the next tick (0.7's sending it reads and
 -- encodes the whole buffer in the step that attaches it), and before
 -- anything sent in between: a request right after :edit is answered.
@@ -572,33 +606,14 @@ if vim.fn.has('nvim-0.9') == 0 then
   end
   -- The whole-buffer reads of vim.lsp (its local nvim_buf_get_lines,
   -- reached as the plugin reaches it) while the buffer is attached.
-  local reads, get_fn, get_idx = 0, nil, nil
-  local function find(fn, depth, seen)
-    if depth < 0 or seen[fn] then return end
-    seen[fn] = true
-    for i = 1, 255 do
-      local n, v = debug.getupvalue(fn, i)
-      if not n then return end
-      if n == 'nvim_buf_get_lines' then get_fn, get_idx = fn, i return end
-      if type(v) == 'function' then find(v, depth - 1, seen) end
-      if get_fn then return end
-    end
-  end
-  find(vim.lsp.start_client, 3, {})
-  local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
-  if get_fn then
-    debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
-      if first == 0 and last == -1 then reads = reads + 1 end
-      return get_lines(b, first, last, ...)
-    end)
-  end
+  local whole = count_whole_reads()
   local dpath = tmpdir .. '/deferred.mlir'
   vim.fn.writefile(vim.fn.readfile(root .. '/test/editors/vim/example.mlir', 'b'), dpath, 'b')
   vim.cmd('edit ' .. vim.fn.fnameescape(dpath))
   local dbuf = vim.api.nvim_get_current_buf()
-  if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
-  check(get_fn ~= nil and reads == 1, 'the attach reads the buffer once (the sync copy and the didOpen text share it)',
-    { found = get_fn ~= nil, reads = reads })
+  whole.stop()
+  check(whole.found and whole.n == 1, 'the attach reads the buffer once (the sync copy and the didOpen text share it)',
+    { found = whole.found, reads = whole.n })
   local at_edit = vim.deepcopy(sent)
   local answer
   client.request('textDocument/documentSymbol', { textDocument = { uri = vim.uri_from_bufnr(dbuf) } },
@@ -619,19 +634,7 @@ end
 -- step's attach reads none of it (both of its reads get those lines), and
 -- the server has the text; changed in between, they are not used.
 if vim.fn.has('nvim-0.9') == 0 then
-  local get_fn, get_idx
-  local function find(fn, depth, seen)
-    if depth < 0 or seen[fn] then return end
-    seen[fn] = true
-    for i = 1, 255 do
-      local n, v = debug.getupvalue(fn, i)
-      if not n then return end
-      if n == 'nvim_buf_get_lines' then get_fn, get_idx = fn, i return end
-      if type(v) == 'function' then find(v, depth - 1, seen) end
-      if get_fn then return end
-    end
-  end
-  find(vim.lsp.start_client, 3, {})
+  local found = vim_lsp_get_lines() ~= nil
   local function symbol_names(b)
     local answer
     local c = tosa.client()
@@ -663,14 +666,7 @@ if vim.fn.has('nvim-0.9') == 0 then
     end
     local bpath = tmpdir .. '/' .. name
     vim.fn.writefile(lines, bpath)
-    local reads = 0
-    local get_lines = get_fn and select(2, debug.getupvalue(get_fn, get_idx))
-    if get_fn then
-      debug.setupvalue(get_fn, get_idx, function(b, first, last, ...)
-        if first == 0 and last == -1 then reads = reads + 1 end
-        return get_lines(b, first, last, ...)
-      end)
-    end
+    local whole = count_whole_reads()
     local encode, encoded_here = vim.json.encode, 0
     vim.json.encode = function(v, ...)
       if type(v) == 'table' and v.method == 'textDocument/didOpen' then encoded_here = encoded_here + 1 end
@@ -695,21 +691,21 @@ if vim.fn.has('nvim-0.9') == 0 then
     end, 20)
     local names = symbol_names(b)
     vim.json.encode = encode
-    if get_fn then debug.setupvalue(get_fn, get_idx, get_lines) end
+    whole.stop()
     vim.cmd('bwipeout! ' .. b)
-    return { early = early, reads = reads, names = names, left = tosa._prefetched[b], midway = midway,
+    return { early = early, reads = whole.n, names = names, left = tosa._prefetched[b], midway = midway,
       encoded = encoded_here }
   end
   local r = open_big('ahead.mlir', 600)
-  check(get_fn ~= nil and r.early and r.reads == 0 and r.names['@f1'] == 1 and r.names['@f600'] == 2397
+  check(found and r.early and r.reads == 0 and r.names['@f1'] == 1 and r.names['@f600'] == 2397
     and r.left == nil and r.encoded == 0,
     'a big buffer: read and encoded ahead while the server starts, not in the attach; the server has the text',
-    { found = get_fn ~= nil, early = r.early, reads = r.reads, f1 = r.names['@f1'], f600 = r.names['@f600'],
+    { found = found, early = r.early, reads = r.reads, f1 = r.names['@f1'], f600 = r.names['@f600'],
       encoded = r.encoded })
   r = open_big('ahead2.mlir', 600, function(b)
     vim.api.nvim_buf_set_lines(b, -1, -1, true, { 'func.func @added() {', '  return', '}' })
   end)
-  check(get_fn ~= nil and r.early and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2397
+  check(found and r.early and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2397
     and r.names['@added'] == 2401,
     'changed after the read ahead: the attach reads the buffer again; the server has the change',
     { early = r.early, reads = r.reads, added = r.names['@added'] })
@@ -720,7 +716,7 @@ if vim.fn.has('nvim-0.9') == 0 then
     vim.api.nvim_buf_set_lines(b, 0, 0, true, { 'func.func @first() {', '  return', '}' })
   end)
   tosa._prefetch_step = 10000
-  check(get_fn ~= nil and r.midway and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2400
+  check(found and r.midway and r.reads == 1 and r.encoded == 1 and r.names['@f600'] == 2400
     and r.names['@first'] == 0,
     'changed while read ahead: attached after, the attach reads the buffer; the server has the change',
     { midway = r.midway, reads = r.reads, first = r.names['@first'] })
