@@ -607,7 +607,90 @@ function! tosa_lsp#attach(...) abort
   if s:is_preview(l:bufnr) || bufname(l:bufnr) ==# ''
     return 0
   endif
+  if !has_key(s:versions, l:bufnr) && !empty(getbufline(l:bufnr, s:ahead_min_lines))
+    " A big buffer is read (and its didOpen encoded) while the server
+    " starts; the read opens it when done.
+    let l:ahead = get(s:ahead, l:bufnr, {})
+    if empty(l:ahead)
+      call s:read_ahead(l:bufnr)
+    elseif l:ahead.done
+      return s:when_ready({-> s:open(l:bufnr)})
+    endif
+    return s:when_ready({-> 0})
+  endif
   return s:when_ready({-> s:open(l:bufnr)})
+endfunction
+
+" Reading a big buffer ahead of its didOpen: Vim's getbufline(), join()
+" and the channel's encoding of the whole buffer in one step stalled the
+" editor (~510 ms at 200k lines). Here s:ahead_step lines per timer step,
+" each slice joined and JSON-escaped, then the didOpen framed in a step of
+" its own; s:open sends it if the buffer did not change meanwhile.
+let s:ahead = {}
+let s:ahead_step = 10000
+let s:ahead_min_lines = 2000
+
+function! tosa_lsp#set_ahead_step(n) abort
+  let s:ahead_step = a:n
+endfunction
+
+function! tosa_lsp#ahead(bufnr) abort
+  return get(s:ahead, a:bufnr, {})
+endfunction
+
+" How many didOpens were sent as read ahead (tests).
+let s:opened_ahead = 0
+function! tosa_lsp#opened_ahead() abort
+  return s:opened_ahead
+endfunction
+
+function! s:read_ahead(bufnr) abort
+  " (The tick from the first step: it moves once more after FileType.)
+  let s:ahead[a:bufnr] = #{tick: -1, lines: [], escaped: [], at: 1, done: 0}
+  call timer_start(0, {-> s:ahead_step_on(a:bufnr)})
+endfunction
+
+function! s:ahead_step_on(bufnr) abort
+  let l:a = get(s:ahead, a:bufnr, {})
+  if empty(l:a) || l:a.done
+    return
+  endif
+  if l:a.tick < 0
+    let l:a.tick = getbufvar(a:bufnr, 'changedtick')
+  endif
+  if !bufloaded(a:bufnr) || getbufvar(a:bufnr, 'changedtick') != l:a.tick
+    " Changed (or gone): the open reads the buffer itself.
+    call remove(s:ahead, a:bufnr)
+    call s:when_ready({-> s:open(a:bufnr)})
+    return
+  endif
+  let l:slice = getbufline(a:bufnr, l:a.at, l:a.at + s:ahead_step - 1)
+  if !empty(l:slice)
+    call extend(l:a.lines, l:slice)
+    call add(l:a.escaped, json_encode(join(l:slice, "\n"))[1:-2])
+    let l:a.at += len(l:slice)
+    call timer_start(0, {-> s:ahead_step_on(a:bufnr)})
+    return
+  endif
+  " The didOpen as s:open would send it (version 1, the text ending in a
+  " newline), framed for the 'lsp' channel: one join of the pieces.
+  let l:head = '{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":'
+        \ . json_encode(tosa_lsp#uri(a:bufnr)) . ',"languageId":"mlir","version":1,"text":"'
+  let l:tail = '\n"}}}'
+  let l:size = len(l:head) + len(l:tail) + len(l:a.escaped) - 1
+  for l:e in l:a.escaped
+    let l:size += len(l:e)
+  endfor
+  let l:parts = ["Content-Length: " . l:size . "\r\n\r\n" . l:head]
+  for l:i in range(len(l:a.escaped))
+    call add(l:parts, (l:i > 0 ? '\n' : '') . l:a.escaped[l:i])
+  endfor
+  call add(l:parts, l:tail)
+  let l:a.framed = join(l:parts, '')
+  let l:a.uri = tosa_lsp#uri(a:bufnr)
+  let l:a.escaped = []
+  let l:a.done = 1
+  call s:when_ready({-> s:open(a:bufnr)})
 endfunction
 
 function! s:open(bufnr) abort
@@ -618,12 +701,22 @@ function! s:open(bufnr) abort
     call tosa_lsp#sync(a:bufnr)
     return
   endif
+  let l:ahead = get(s:ahead, a:bufnr, {})
+  if has_key(s:ahead, a:bufnr)
+    call remove(s:ahead, a:bufnr)
+  endif
   let s:versions[a:bufnr] = 1
   let s:ticks[a:bufnr] = getbufvar(a:bufnr, 'changedtick')
   let s:uris[a:bufnr] = tosa_lsp#uri(a:bufnr)
-  let l:lines = getbufline(a:bufnr, 1, '$')
-  call ch_sendexpr(s:ch, #{method: 'textDocument/didOpen', params: #{textDocument: #{
-        \ uri: s:uris[a:bufnr], languageId: 'mlir', version: 1, text: join(l:lines, "\n") . "\n"}}})
+  if get(l:ahead, 'done', 0) && l:ahead.tick == s:ticks[a:bufnr] && l:ahead.uri ==# s:uris[a:bufnr]
+    let l:lines = l:ahead.lines
+    call ch_sendraw(s:ch, l:ahead.framed)
+    let s:opened_ahead += 1
+  else
+    let l:lines = getbufline(a:bufnr, 1, '$')
+    call ch_sendexpr(s:ch, #{method: 'textDocument/didOpen', params: #{textDocument: #{
+          \ uri: s:uris[a:bufnr], languageId: 'mlir', version: 1, text: join(l:lines, "\n") . "\n"}}})
+  endif
   " Incremental sync (the server says so): the lines it has, to send only
   " what changed.
   if s:incremental()

@@ -73,6 +73,47 @@ function! s:tick(t) abort
   let s:last = reltime()
 endfunction
 
+" Opens a fresh 600-function file in a restarted server; with `change`, a
+" function is added at the top once 300 lines were read ahead. Returns
+" [read ahead seen, didOpens sent as read ahead, line of @f600(, of @first)].
+function! s:ahead_case(name, change) abort
+  call tosa_lsp#stop()
+  let l:lines = ['// "quoted" \ back	slash / é ü 😀 \n']
+  for l:i in range(1, 600)
+    call extend(l:lines, ['func.func @f' . l:i . '(%a: tensor<2xf32>) -> tensor<2xf32> {',
+          \ '  %0 = tosa.exp %a : (tensor<2xf32>) -> tensor<2xf32>', '  return %0 : tensor<2xf32>', '}'])
+  endfor
+  let l:path = s:tmp . '/' . a:name
+  call writefile(l:lines, l:path)
+  let l:before = tosa_lsp#opened_ahead()
+  execute 'edit! ' . fnameescape(l:path)
+  let l:buf = bufnr('%')
+  let l:seen = s:wait('get(tosa_lsp#ahead(' . l:buf . '), "at", 0) > (' . a:change . ' ? 300 : 0)', 5000)
+  if a:change
+    call append(0, ['func.func @first() {', '  return', '}'])
+  endif
+  call s:wait('tosa_lsp#attached(' . l:buf . ')', 20000)
+  let s:symbols = {}
+  call tosa_lsp#request('textDocument/documentSymbol', #{textDocument: #{uri: tosa_lsp#uri(l:buf)}},
+        \ {r, e -> extend(s:symbols, s:symbol_lines(r))})
+  call s:wait('!empty(s:symbols)', 10000)
+  let l:out = [l:seen, tosa_lsp#opened_ahead() - l:before, get(s:symbols, '@f600', -1)]
+  if a:change
+    call add(l:out, get(s:symbols, '@first', -1))
+  endif
+  execute 'bwipeout! ' . l:buf
+  return l:out
+endfunction
+
+function! s:symbol_lines(result) abort
+  let l:out = {}
+  for l:s in type(a:result) == v:t_list ? a:result : []
+    let l:out[l:s.name] = has_key(l:s, 'range') ? l:s.range.start.line : l:s.location.range.start.line
+    call extend(l:out, s:symbol_lines(get(l:s, 'children', [])))
+  endfor
+  return l:out
+endfunction
+
 try
   let &runtimepath = s:root . '/editors/vim,' . &runtimepath
   filetype plugin on
@@ -140,6 +181,16 @@ try
   call timer_stop(s:timer)
   " Measured: 0.15-0.2 s now, 2.7-9 s before (hints for the whole file, twice).
   call s:check(s:gap < 1.0, 'longest stall while an edit is analysed and rendered < 1 s', s:gap)
+
+  " A big buffer opened while the server starts is read and its didOpen
+  " encoded ahead, a slice per step; the server has the text exactly.
+  let s:r = s:ahead_case('ahead.mlir', 0)
+  call s:check(s:r == [1, 1, 2397], 'a big buffer read ahead: sent as encoded ahead, the server has its text', s:r)
+  " Changed while it is being read: the open reads the buffer itself.
+  call tosa_lsp#set_ahead_step(10)
+  let s:r = s:ahead_case('ahead2.mlir', 1)
+  call s:check(s:r == [1, 0, 2400, 0], 'changed while read ahead: the server has the change', s:r)
+  call tosa_lsp#set_ahead_step(10000)
 catch
   call s:check(0, 'exception: ' . v:exception . ' at ' . v:throwpoint)
 endtry
