@@ -673,20 +673,17 @@ function! s:ahead_step_on(bufnr) abort
     return
   endif
   " The didOpen as s:open would send it (version 1, the text ending in a
-  " newline), framed for the 'lsp' channel: one join of the pieces.
-  let l:head = '{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":'
-        \ . json_encode(tosa_lsp#uri(a:bufnr)) . ',"languageId":"mlir","version":1,"text":"'
-  let l:tail = '\n"}}}'
-  let l:size = len(l:head) + len(l:tail) + len(l:a.escaped) - 1
-  for l:e in l:a.escaped
-    let l:size += len(l:e)
-  endfor
-  let l:parts = ["Content-Length: " . l:size . "\r\n\r\n" . l:head]
+  " newline): one join of the pieces; its header is sent apart.
+  let l:parts = ['{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":'
+        \ . json_encode(tosa_lsp#uri(a:bufnr)) . ',"languageId":"mlir","version":1,"text":"']
   for l:i in range(len(l:a.escaped))
-    call add(l:parts, (l:i > 0 ? '\n' : '') . l:a.escaped[l:i])
+    if l:i > 0
+      call add(l:parts, '\n')
+    endif
+    call add(l:parts, l:a.escaped[l:i])
   endfor
-  call add(l:parts, l:tail)
-  let l:a.framed = join(l:parts, '')
+  call add(l:parts, '\n"}}}')
+  let l:a.body = join(l:parts, '')
   let l:a.uri = tosa_lsp#uri(a:bufnr)
   let l:a.escaped = []
   let l:a.done = 1
@@ -710,7 +707,8 @@ function! s:open(bufnr) abort
   let s:uris[a:bufnr] = tosa_lsp#uri(a:bufnr)
   if get(l:ahead, 'done', 0) && l:ahead.tick == s:ticks[a:bufnr] && l:ahead.uri ==# s:uris[a:bufnr]
     let l:lines = l:ahead.lines
-    call ch_sendraw(s:ch, l:ahead.framed)
+    call ch_sendraw(s:ch, 'Content-Length: ' . len(l:ahead.body) . "\r\n\r\n")
+    call ch_sendraw(s:ch, l:ahead.body)
     let s:opened_ahead += 1
   else
     let l:lines = getbufline(a:bufnr, 1, '$')

@@ -184,6 +184,8 @@ try
 
   " A big buffer opened while the server starts is read and its didOpen
   " encoded ahead, a slice per step; the server has the text exactly.
+  " (1000 lines per step: the didOpen in three pieces.)
+  call tosa_lsp#set_ahead_step(1000)
   let s:r = s:ahead_case('ahead.mlir', 0)
   call s:check(s:r == [1, 1, 2397], 'a big buffer read ahead: sent as encoded ahead, the server has its text', s:r)
   " Changed while it is being read: the open reads the buffer itself.
