@@ -16,6 +16,25 @@ void appendPart(SectionResult &a, SectionResult &b) {
   appendReserved(a.opSpans, b.opSpans);
 }
 
+void appendPartAsRuns(SectionResult &a, SectionResult &b) {
+  int opBase = static_cast<int>(a.opRuns.size() + a.ops.size());
+  for (ValueInfo &v : b.values)
+    if (v.opReport >= 0)
+      v.opReport += opBase;
+  auto runs = [](auto &to, auto &first, auto &next) {
+    if (!first.empty())
+      to.append(std::move(first));
+    first.clear();
+    to.append(std::move(next));
+    next.clear();
+  };
+  runs(a.opRuns, a.ops, b.ops);
+  runs(a.valueRuns, a.values, b.values);
+  appendReserved(a.blocks, b.blocks);
+  appendReserved(a.symbols, b.symbols);
+  appendReserved(a.opSpans, b.opSpans);
+}
+
 FileAnalysis assemble(const FileText &file, const std::string &path,
                       std::vector<SectionResult> &&results,
                       std::vector<Slice> *slices) {

@@ -68,6 +68,11 @@ void appendReserved(std::vector<T> &to, std::vector<T> &from) {
 /// ops after `a`'s). Diagnostics are the caller's: their order is not
 /// the parts'.
 void appendPart(SectionResult &a, SectionResult &b);
+/// The same, `b`'s ops and values becoming runs of `a`'s (ItemRuns) rather
+/// than moved after them: a section's parts are merged without touching
+/// each op again (~30 ms of page faults at 50k lines). Neither may have
+/// runs already, nor `a` be read through `ops`/`values` after.
+void appendPartAsRuns(SectionResult &a, SectionResult &b);
 
 /// Concatenates section results into the file's analysis; `slices` (if
 /// given) receives each section's place in it.

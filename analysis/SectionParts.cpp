@@ -164,7 +164,7 @@ Analyzer::Impl::analyzeInParts(const FileText &file, const std::string &path,
   std::vector<Diagnostic> diagnostics = diagnosticsOfParts(results);
   SectionResult &r = results[0];
   for (size_t i = 1; i < k; ++i)
-    appendPart(r, results[i]);
+    appendPartAsRuns(r, results[i]);
   r.diagnostics = std::move(diagnostics);
   r.section.inParts = true;
   if (units)

@@ -45,6 +45,9 @@ TEST(Analyzer, VerifyingBesideTheReportsChangesNothing) {
   EXPECT_EQ(firstDifference(vh, vb), "");
   EXPECT_FALSE(a.sections[0].inParts);
   EXPECT_TRUE(h.sections[0].inParts);
+  // The parts' ops and values are runs of their own, not moved into one.
+  EXPECT_GT(h.ops.runCount(), 1u);
+  EXPECT_GT(h.values.runCount(), 1u);
   EXPECT_FALSE(b.sections[0].inParts);
   // The comparison is not vacuous: errors, failed ops and reports exist.
   EXPECT_GE(errors(a).size(), 700u / 7 + 700u / 11);
