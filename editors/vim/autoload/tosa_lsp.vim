@@ -673,7 +673,8 @@ function! s:ahead_step_on(bufnr) abort
     return
   endif
   " The didOpen as s:open would send it (version 1, the text ending in a
-  " newline): one join of the pieces; its header is sent apart.
+  " newline), in pieces sent one after the other (no join of the whole:
+  " 118 ms and a copy at 200k lines); its length from the pieces.
   let l:parts = ['{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":'
         \ . json_encode(tosa_lsp#uri(a:bufnr)) . ',"languageId":"mlir","version":1,"text":"']
   for l:i in range(len(l:a.escaped))
@@ -683,7 +684,11 @@ function! s:ahead_step_on(bufnr) abort
     call add(l:parts, l:a.escaped[l:i])
   endfor
   call add(l:parts, '\n"}}}')
-  let l:a.body = join(l:parts, '')
+  let l:a.parts = l:parts
+  let l:a.size = 0
+  for l:p in l:parts
+    let l:a.size += len(l:p)
+  endfor
   let l:a.uri = tosa_lsp#uri(a:bufnr)
   let l:a.escaped = []
   let l:a.done = 1
@@ -707,8 +712,11 @@ function! s:open(bufnr) abort
   let s:uris[a:bufnr] = tosa_lsp#uri(a:bufnr)
   if get(l:ahead, 'done', 0) && l:ahead.tick == s:ticks[a:bufnr] && l:ahead.uri ==# s:uris[a:bufnr]
     let l:lines = l:ahead.lines
-    call ch_sendraw(s:ch, 'Content-Length: ' . len(l:ahead.body) . "\r\n\r\n")
-    call ch_sendraw(s:ch, l:ahead.body)
+    " (One step: nothing else is sent between the pieces.)
+    call ch_sendraw(s:ch, 'Content-Length: ' . l:ahead.size . "\r\n\r\n")
+    for l:p in l:ahead.parts
+      call ch_sendraw(s:ch, l:p)
+    endfor
     let s:opened_ahead += 1
   else
     let l:lines = getbufline(a:bufnr, 1, '$')
