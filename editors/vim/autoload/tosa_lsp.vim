@@ -630,8 +630,12 @@ let s:ahead = {}
 let s:ahead_step = 10000
 let s:ahead_min_lines = 2000
 
-function! tosa_lsp#set_ahead_step(n) abort
+" (Tests: the lines per step; with `hold`, the read waits after its first
+" slice until called again without it.)
+let s:ahead_hold = 0
+function! tosa_lsp#set_ahead_step(n, ...) abort
   let s:ahead_step = a:n
+  let s:ahead_hold = a:0 ? a:1 : 0
 endfunction
 
 function! tosa_lsp#ahead(bufnr) abort
@@ -662,6 +666,10 @@ function! s:ahead_step_on(bufnr) abort
     " Changed (or gone): the open reads the buffer itself.
     call remove(s:ahead, a:bufnr)
     call s:when_ready({-> s:open(a:bufnr)})
+    return
+  endif
+  if l:a.at > 1 && s:ahead_hold
+    call timer_start(5, {-> s:ahead_step_on(a:bufnr)})
     return
   endif
   let l:slice = getbufline(a:bufnr, l:a.at, l:a.at + s:ahead_step - 1)

@@ -651,11 +651,11 @@ if vim.fn.has('nvim-0.9') == 0 then
     walk(answer and answer.result)
     return names
   end
-  -- A server that answers `initialize` 0.4 s late: the read ahead comes first.
+  -- A server that answers `initialize` 1 s late: the read ahead comes first.
   local function open_big(name, functions, edit, during)
     tosa.stop()
     vim.wait(2000, function() return tosa.client() == nil end, 20)
-    tosa.config.cmd = { 'sh', '-c', 'sleep 0.4; exec "$0" "$@"', server }
+    tosa.config.cmd = { 'sh', '-c', 'sleep 1; exec "$0" "$@"', server }
     -- What JSON escapes, and characters of more than one byte.
     local lines = { '// "quoted" \\ back\tslash / é ü 😀 \\n' }
     for i = 1, functions do
@@ -676,9 +676,10 @@ if vim.fn.has('nvim-0.9') == 0 then
     local b = vim.api.nvim_get_current_buf()
     local midway = nil
     if during then
-      midway = vim.wait(3000, function() return tosa._reading[b] and tosa._reading[b].lines >= 300 end, 1)
+      midway = vim.wait(3000, function() return tosa._reading[b] and tosa._reading[b].lines > 0 end, 1)
         and not vim.lsp.buf_is_attached(b, tosa.client_id)
       during(b)
+      tosa._prefetch_hold = false
     end
     local ahead = vim.wait(3000, function() return tosa._prefetched[b] ~= nil end, 5)
     local c = tosa.client()
@@ -711,7 +712,7 @@ if vim.fn.has('nvim-0.9') == 0 then
     { early = r.early, reads = r.reads, added = r.names['@added'] })
   -- Changed while it is being read (a slice at a time): not attached yet,
   -- then attached with the buffer read whole by the attach.
-  tosa._prefetch_step = 100
+  tosa._prefetch_step, tosa._prefetch_hold = 100, true
   r = open_big('ahead3.mlir', 600, nil, function(b)
     vim.api.nvim_buf_set_lines(b, 0, 0, true, { 'func.func @first() {', '  return', '}' })
   end)

@@ -1184,8 +1184,10 @@ local function share_open_lines(client)
   end
 end
 
--- Lines read per step ahead of the attach (tests make it small).
+-- Lines read per step ahead of the attach (tests make it small); while
+-- M._prefetch_hold is set, the read waits after its first slice (tests).
 M._prefetch_step = 10000
+M._prefetch_hold = false
 
 -- Reads buffer `bufnr` M._prefetch_step lines per step, joins them in a
 -- step of its own, then calls `attach`: the lines and the text wait in
@@ -1216,6 +1218,7 @@ local function read_then_attach(bufnr, attach)
       tick, n = api.nvim_buf_get_changedtick(bufnr), api.nvim_buf_line_count(bufnr)
     end
     if not fresh() then return finish(nil) end
+    if at > 0 and M._prefetch_hold then return vim.defer_fn(step, 5) end
     if at >= n then
       -- The text, then (a step later) the didOpen as vim.lsp would encode it.
       local memo = { buf = bufnr, tick = tick, strict = true, lines = lines, text = table.concat(pieces, '\n') }
