@@ -76,8 +76,11 @@ endfunction
 " Opens a fresh 600-function file in a restarted server; with `change`, a
 " function is added at the top once 300 lines were read ahead. Returns
 " [read ahead seen, didOpens sent as read ahead, line of @f600(, of @first)].
-function! s:ahead_case(name, change) abort
-  call tosa_lsp#stop()
+function! s:ahead_case(name, change, ...) abort
+  " (a:1: with the server running already.)
+  if !(a:0 && a:1)
+    call tosa_lsp#stop()
+  endif
   let l:lines = ['// "quoted" \ back	slash / é ü 😀 \n']
   for l:i in range(1, 600)
     call extend(l:lines, ['func.func @f' . l:i . '(%a: tensor<2xf32>) -> tensor<2xf32> {',
@@ -195,6 +198,10 @@ try
   let s:r = s:ahead_case('ahead2.mlir', 1)
   call s:check(s:r == [1, 0, 2400, 0], 'changed while read ahead: the server has the change', s:r)
   call tosa_lsp#set_ahead_step(10000)
+  " A big buffer opened while the server runs: read ahead the same way.
+  let s:r = s:ahead_case('ahead3.mlir', 0, 1)
+  " (Read and sent within a poll: only what was sent is checked.)
+  call s:check(s:r[1:] == [1, 2397], 'a big buffer opened with the server running: read and encoded ahead', s:r)
 catch
   call s:check(0, 'exception: ' . v:exception . ' at ' . v:throwpoint)
 endtry
