@@ -91,7 +91,7 @@ function! s:ahead_case(name, change, ...) abort
   let l:before = tosa_lsp#opened_ahead()
   execute 'edit! ' . fnameescape(l:path)
   let l:buf = bufnr('%')
-  let l:seen = s:wait('get(tosa_lsp#ahead(' . l:buf . '), "at", 0) > 1', 5000)
+  let l:seen = s:wait('get(tosa_lsp#ahead(' . l:buf . '), "at", 0) > 1', a:0 && a:1 ? 200 : 5000)
   if a:change
     " (Held after its first slice: changed while it is read.)
     call append(0, ['func.func @first() {', '  return', '}'])
