@@ -4,23 +4,26 @@
 
 namespace tosa_lsp::detail {
 
-void appendPart(SectionResult &a, SectionResult &b) {
-  int opBase = static_cast<int>(a.ops.size());
+/// What both ways of appending a part share: `b`'s values then index the
+/// ops after `a`'s (`opBase` of them), and its blocks, symbols and spans
+/// follow `a`'s.
+static void appendPartRest(SectionResult &a, SectionResult &b, size_t opBase) {
   for (ValueInfo &v : b.values)
     if (v.opReport >= 0)
-      v.opReport += opBase;
-  appendReserved(a.ops, b.ops);
-  appendReserved(a.values, b.values);
+      v.opReport += static_cast<int>(opBase);
   appendReserved(a.blocks, b.blocks);
   appendReserved(a.symbols, b.symbols);
   appendReserved(a.opSpans, b.opSpans);
 }
 
+void appendPart(SectionResult &a, SectionResult &b) {
+  appendPartRest(a, b, a.ops.size());
+  appendReserved(a.ops, b.ops);
+  appendReserved(a.values, b.values);
+}
+
 void appendPartAsRuns(SectionResult &a, SectionResult &b) {
-  int opBase = static_cast<int>(a.opRuns.size() + a.ops.size());
-  for (ValueInfo &v : b.values)
-    if (v.opReport >= 0)
-      v.opReport += opBase;
+  appendPartRest(a, b, a.opRuns.size() + a.ops.size());
   auto runs = [](auto &to, auto &first, auto &next) {
     if (!first.empty())
       to.append(std::move(first));
@@ -30,9 +33,6 @@ void appendPartAsRuns(SectionResult &a, SectionResult &b) {
   };
   runs(a.opRuns, a.ops, b.ops);
   runs(a.valueRuns, a.values, b.values);
-  appendReserved(a.blocks, b.blocks);
-  appendReserved(a.symbols, b.symbols);
-  appendReserved(a.opSpans, b.opSpans);
 }
 
 FileAnalysis assemble(const FileText &file, const std::string &path,

@@ -683,8 +683,9 @@ function! s:ahead_step_on(bufnr) abort
   " The didOpen as s:open would send it (version 1, the text ending in a
   " newline), in pieces sent one after the other (no join of the whole:
   " 118 ms and a copy at 200k lines); its length from the pieces.
+  let l:a.uri = tosa_lsp#uri(a:bufnr)
   let l:parts = ['{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":'
-        \ . json_encode(tosa_lsp#uri(a:bufnr)) . ',"languageId":"mlir","version":1,"text":"']
+        \ . json_encode(l:a.uri) . ',"languageId":"mlir","version":1,"text":"']
   for l:i in range(len(l:a.escaped))
     if l:i > 0
       call add(l:parts, '\n')
@@ -697,7 +698,6 @@ function! s:ahead_step_on(bufnr) abort
   for l:p in l:parts
     let l:a.size += len(l:p)
   endfor
-  let l:a.uri = tosa_lsp#uri(a:bufnr)
   let l:a.escaped = []
   let l:a.done = 1
   call s:when_ready({-> s:open(a:bufnr)})
@@ -711,10 +711,7 @@ function! s:open(bufnr) abort
     call tosa_lsp#sync(a:bufnr)
     return
   endif
-  let l:ahead = get(s:ahead, a:bufnr, {})
-  if has_key(s:ahead, a:bufnr)
-    call remove(s:ahead, a:bufnr)
-  endif
+  let l:ahead = has_key(s:ahead, a:bufnr) ? remove(s:ahead, a:bufnr) : {}
   let s:versions[a:bufnr] = 1
   let s:ticks[a:bufnr] = getbufvar(a:bufnr, 'changedtick')
   let s:uris[a:bufnr] = tosa_lsp#uri(a:bufnr)

@@ -1156,7 +1156,7 @@ local function share_open_lines(client)
     if memo and memo.tick ~= api.nvim_buf_get_changedtick(bufnr) then memo = nil end
     -- The didOpen's text: the read-ahead's own join of these lines.
     local concat, joined = table.concat, memo
-    if joined and joined.text then
+    if joined then
       table.concat = function(t, sep, ...)
         if t == joined.lines and sep == '\n' and select('#', ...) == 0 then return joined.text end
         return concat(t, sep, ...)
@@ -1175,7 +1175,7 @@ local function share_open_lines(client)
       memo, uses = { buf = b, tick = tick, strict = strict, lines = lines }, 1
       return lines
     end)
-    encoded_open = joined and joined.message and joined or nil
+    encoded_open = joined
     local ok, err = pcall(attach, bufnr, ...)
     encoded_open = nil
     debug.setupvalue(fn, idx, get_lines)
