@@ -409,23 +409,16 @@ public:
     /// Between functions: stop (the rest is destroyed uninferred).
     llvm::function_ref<bool()> stop;
     /// Each function's result (as takeInferred would have it: possibly
-    /// nothing), from either thread, as soon as it is inferred.
+    /// nothing), as soon as it is inferred.
     llvm::function_ref<void(FunctionPlace,
                             std::shared_ptr<const ShapeInference>)>
         deliver;
-    /// While it says yes, the second thread waits between functions,
-    /// leaving a core to requests (unless one of them is wanted).
-    llvm::function_ref<bool()> yieldCore = nullptr;
-    /// Functions a request waits for: inferred next, by whichever thread
-    /// holds them.
+    /// Functions a request waits for: inferred next.
     llvm::function_ref<std::vector<FunctionPlace>()> wanted = nullptr;
     /// Moves whenever `wanted` grows. Read between every two ops, so that
     /// a wanted function interrupts the one in progress (null: looked up
     /// between functions only).
     const std::atomic<unsigned> *asked = nullptr;
-    /// A pause of the second thread (yieldCore): returns once `asked` is
-    /// no longer `seen`, or after a moment (null: sleeps 1 ms).
-    llvm::function_ref<void(unsigned seen)> pause = nullptr;
     /// The lines a request waits for in a wanted function (a hover's): the
     /// ops on them, and those defining their operands, are delivered alone
     /// to `deliverEarly` right after the function's pass, before the rest
@@ -437,9 +430,9 @@ public:
                             std::shared_ptr<const ShapeInference>)>
         deliverEarly = nullptr;
   };
-  /// Infers the functions of the IR the last analysis kept, on both of its
-  /// threads (each in the context that parsed it), destroying it after.
-  /// Between analyses.
+  /// Infers the functions of the IR the last analysis kept, each in the
+  /// context that parsed it, on the analysis thread alone (the other core
+  /// is left to requests), destroying it after. Between analyses.
   void inferKept(const KeptHooks &hooks);
   /// What the last analysis inferred (setInferShapes): for each function it
   /// parsed, what ShapeInferrer::infer gives without refine-all edits; in

@@ -344,10 +344,6 @@ struct Analyzer::Impl {
                  const InferenceFilter &filter);
   /// Analyzer::inferKept on the analysis thread.
   void inferKept(const KeptHooks &hooks);
-  /// One thread's part of it: `items`, parsed in `slot`.
-  void inferKeptOn(std::vector<KeptIR> &items,
-                   std::unique_ptr<mlir::MLIRContext> &slot, bool main,
-                   const KeptHooks &hooks);
   /// The IR kept in the main context (or the helper's) is destroyed now,
   /// on the thread that uses that context.
   void dropKept(bool helper);

@@ -480,13 +480,6 @@ void BackgroundInference::keptEarly(OpenDocument &doc,
   doc.shapes.keptCv.notify_all();
 }
 
-void BackgroundInference::keptPause(OpenDocument &doc, unsigned seen) {
-  std::unique_lock<std::mutex> lock(doc.shapes.mu);
-  (void)doc.shapes.keptCv.wait_for(lock, std::chrono::milliseconds(1), [&] {
-    return doc.shapes.keptAsked.load() != seen || doc.shapes.keptVersion < 0;
-  });
-}
-
 std::shared_ptr<const ShapeInference>
 BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
                                  llvm::ArrayRef<FunctionKey> missing,
@@ -516,13 +509,12 @@ BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
     for (const auto &place : asked)
       shapes.keptWantedLines.push_back({place, *line});
   // All asked at once (an inlay request's screen holds several): the
-  // threads holding them take them next, a function's inference each
-  // (~1 ms), not the ~2 ms of a parse of its own beside both analysis
-  // threads. Bounded: a thread the machine holds off is not waited for
-  // long; what is still missing is then parsed as before.
+  // analysis thread takes them next, a function's inference each (~1 ms),
+  // not the ~2 ms of a parse of its own beside it. Bounded: a thread the
+  // machine holds off is not waited for long; what is still missing is
+  // then parsed as before.
   shapes.keptWanted.insert(shapes.keptWanted.end(), asked.begin(), asked.end());
   ++shapes.keptAsked;
-  shapes.keptCv.notify_all(); // a paused thread holding one of them
   (void)shapes.keptCv.wait_for(lock, kWaitForKept, [&] {
     return llvm::all_of(asked, [&](const auto &place) {
       return !pending(place) || early(place);
@@ -544,10 +536,6 @@ BackgroundInference::waitForKept(OpenDocument &doc, const Snapshot &s,
           out->functions.push_back(e->functions.shared(i));
   }
   return out->functions.empty() ? nullptr : out;
-}
-
-bool BackgroundInference::requestsComing() const {
-  return requestedWithin(kRequestQuiet);
 }
 
 bool BackgroundInference::requestedWithin(std::chrono::milliseconds d) const {

@@ -86,8 +86,6 @@ public:
   //===--- Requests -------------------------------------------------------===//
   /// A request reads a snapshot now (the fill's second thread pauses).
   void noteRequest();
-  /// A request came recently: background work on a second core waits.
-  bool requestsComing() const;
   /// Inference on the analysis' kept IR (Analyzer::inferKept) of `s`'s
   /// `places` starts / ends; what requests wait for meanwhile.
   void keptStarted(OpenDocument &doc, const Snapshot &s,
@@ -101,10 +99,6 @@ public:
                                         std::pair<unsigned, unsigned> place);
   void keptEarly(OpenDocument &doc, std::pair<unsigned, unsigned> place,
                  std::shared_ptr<const ShapeInference> si);
-  /// Waits until a request asks for more than `seen` (keptAsked) or the
-  /// inference ends, at most a moment (the kept IR's second thread pauses
-  /// while requests come).
-  void keptPause(OpenDocument &doc, unsigned seen);
   /// The keys of `s`'s functions (all of them), computed once per version.
   std::shared_ptr<const std::vector<FunctionKey>> keysOf(OpenDocument &doc,
                                                          const Snapshot &s);

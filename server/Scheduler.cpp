@@ -333,7 +333,6 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     return infer.wanted ? infer.wanted(*doc->doc)
                         : SchedulerInference::Places();
   };
-  auto pause = [&](unsigned seen) { infer.pause(*doc->doc, seen); };
   auto wantedLines = [&](Analyzer::FunctionPlace place) {
     return infer.wantedLines(*doc->doc, place);
   };
@@ -342,13 +341,9 @@ void Scheduler::inferKept(const std::shared_ptr<Doc> &doc,
     infer.early(*doc->doc, place, std::move(si));
   };
   Analyzer::KeptHooks hooks{stop, deliver};
-  if (infer.yieldCore)
-    hooks.yieldCore = infer.yieldCore;
   hooks.wanted = wanted;
   if (infer.asked)
     hooks.asked = infer.asked(*doc->doc);
-  if (infer.pause)
-    hooks.pause = pause;
   if (infer.wantedLines && infer.early) {
     hooks.wantedLines = wantedLines;
     hooks.deliverEarly = early;

@@ -31,26 +31,23 @@ struct SchedulerInference {
   bool enabled = false;
   /// An open's (not an edit's function): after the publish, on the IR
   /// the analysis kept (Analyzer::inferKept), unless a newer version
-  /// comes first. During it, what it infers goes to `inferred` (from
-  /// either analysis thread), then `done` is called (on the worker).
+  /// comes first. During it, what it infers goes to `inferred` (from the
+  /// analysis thread), then `done` is called (on the worker).
   bool afterPublish = false;
   std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr,
                      Analyzer::FunctionPlace,
                      std::shared_ptr<const ShapeInference>)>
       inferred;
   std::function<void(const std::shared_ptr<OpenDocument> &, SnapshotPtr)> done;
-  /// While it says yes, one of the two threads pauses (Analyzer::inferKept).
-  std::function<bool()> yieldCore;
   /// Around Analyzer::inferKept: the functions it will infer, before; what
   /// requests wait for, between functions; `ended` always, after.
   using Places = std::vector<Analyzer::FunctionPlace>;
   std::function<void(OpenDocument &, const Snapshot &, Places)> started;
   std::function<Places(OpenDocument &)> wanted;
   std::function<void(OpenDocument &)> ended;
-  /// Analyzer::KeptHooks::asked / pause / wantedLines / deliverEarly for
-  /// the document.
+  /// Analyzer::KeptHooks::asked / wantedLines / deliverEarly for the
+  /// document.
   std::function<const std::atomic<unsigned> *(OpenDocument &)> asked;
-  std::function<void(OpenDocument &, unsigned)> pause;
   std::function<std::vector<unsigned>(OpenDocument &, Analyzer::FunctionPlace)>
       wantedLines;
   std::function<void(OpenDocument &, Analyzer::FunctionPlace,

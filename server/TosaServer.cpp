@@ -126,9 +126,6 @@ Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
       background->storeInferredAfterPublish(*doc, *s, *si);
     background->keptDone(*doc, place);
   };
-  infer.yieldCore = [this] {
-    return !stopping && background->requestsComing();
-  };
   infer.started = [this](OpenDocument &doc, const Snapshot &s,
                          Scheduler::InferShapes::Places places) {
     background->keptStarted(doc, s, std::move(places));
@@ -138,9 +135,6 @@ Scheduler::InferShapes TosaServer::inferShapesHooks(const Options &options) {
   };
   infer.ended = [this](OpenDocument &doc) { background->keptEnded(doc); };
   infer.asked = [](OpenDocument &doc) { return &doc.shapes.keptAsked; };
-  infer.pause = [this](OpenDocument &doc, unsigned seen) {
-    background->keptPause(doc, seen);
-  };
   infer.wantedLines = [this](OpenDocument &doc, Analyzer::FunctionPlace p) {
     return background->keptWantedLines(doc, p);
   };

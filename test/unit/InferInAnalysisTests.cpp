@@ -221,7 +221,7 @@ struct Delivery {
   Clock::time_point at;
 };
 
-/// Ten functions that share no symbol (parts the two threads can take),
+/// Ten functions that share no symbol (parts the two threads can parse),
 /// analysed with their IR kept for inferKept; their places. The IR points
 /// into `text`, which must outlive inferKept (as a snapshot's text does in
 /// the server).
@@ -239,20 +239,10 @@ keepTenFunctions(Analyzer &analyzer, size_t parallelBytes, std::string &text) {
   return analyzer.keptFunctions();
 }
 
-/// Those ten inferred after the analysis: the last function is wanted, and
-/// the second thread is told to yield until `released`.
-std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
-                                       Analyzer::FunctionPlace &last,
-                                       Clock::time_point &released) {
-  Analyzer analyzer;
-  std::string text;
-  std::vector<Analyzer::FunctionPlace> places =
-      keepTenFunctions(analyzer, parallelBytes, text);
-  EXPECT_EQ(places.size(), 10u);
-  if (places.empty())
-    return {};
-  last = *std::max_element(places.begin(), places.end());
-  released = Clock::now() + std::chrono::milliseconds(300);
+/// Those ten inferred after the analysis, with `wanted` asked for from the
+/// start.
+std::vector<Delivery> inferKeptWanting(Analyzer &analyzer,
+                                       Analyzer::FunctionPlace wanted) {
   std::mutex mu;
   std::vector<Delivery> got;
   auto never = [] { return false; };
@@ -261,66 +251,45 @@ std::vector<Delivery> inferKeptWanting(size_t parallelBytes,
     std::lock_guard<std::mutex> lock(mu);
     got.push_back({place, std::this_thread::get_id(), Clock::now()});
   };
-  auto yieldCore = [&] { return Clock::now() < released; };
-  auto wanted = [&] { return std::vector<Analyzer::FunctionPlace>{last}; };
+  auto wantedNow = [&] { return std::vector<Analyzer::FunctionPlace>{wanted}; };
   Analyzer::KeptHooks hooks{never, record};
-  hooks.yieldCore = yieldCore;
-  hooks.wanted = wanted;
+  hooks.wanted = wantedNow;
   analyzer.inferKept(hooks);
   EXPECT_FALSE(analyzer.hasKeptIR());
-  std::set<Analyzer::FunctionPlace> seen;
-  for (const Delivery &d : got)
-    seen.insert(d.place);
-  EXPECT_EQ(seen.size(), 10u);
-  EXPECT_EQ(got.size(), 10u);
-  auto lastAt =
-      llvm::find_if(got, [&](const Delivery &d) { return d.place == last; });
-  if (lastAt != got.end())
-    EXPECT_LT(lastAt->at, released); // not held by the yield
   return got;
 }
 } // namespace
 
-// What a request waits for goes first: on one thread, the wanted last
-// function is delivered before the others; on two, the second thread,
-// told to leave its core to requests, waits between functions (unless it
-// holds the wanted one) and goes on once told it may.
-TEST(InferInAnalysis, KeptInferenceTakesTheWantedFunctionFirstAndYields) {
-  Analyzer::FunctionPlace last;
-  Clock::time_point released;
-  std::vector<Delivery> got = inferKeptWanting(SIZE_MAX, last, released);
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.front().place, last);
-  // Which thread takes which part depends on which is first: tried until
-  // both have some.
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    got = inferKeptWanting(0, last, released);
-    // Per thread, functions other than the wanted one delivered before
-    // and after the release.
-    std::map<std::thread::id, std::pair<size_t, size_t>> earlyLate;
-    for (const Delivery &d : got)
-      if (d.place != last)
-        ++(d.at < released ? earlyLate[d.thread].first
-                           : earlyLate[d.thread].second);
-    if (earlyLate.size() < 2)
-      continue;
-    // One thread never waited, the other waited for the release.
-    size_t waited = 0, ranThrough = 0;
-    for (const auto &[thread, counts] : earlyLate) {
-      waited += counts.first == 0 && counts.second > 0;
-      ranThrough += counts.first > 0 && counts.second == 0;
+// What a request waits for goes first, whichever thread parsed it: the
+// kept IR is inferred on one thread (the other core is the requests'),
+// the helper's parts in its context. Every function is delivered once.
+TEST(InferInAnalysis, KeptInferenceTakesTheWantedFunctionFirstOnOneThread) {
+  for (size_t parallelBytes : {size_t(SIZE_MAX), size_t(0)}) {
+    for (int wantedAt = 0; wantedAt < 10; ++wantedAt) {
+      Analyzer analyzer;
+      std::string text;
+      std::vector<Analyzer::FunctionPlace> places =
+          keepTenFunctions(analyzer, parallelBytes, text);
+      ASSERT_EQ(places.size(), 10u);
+      std::sort(places.begin(), places.end());
+      std::vector<Delivery> got = inferKeptWanting(analyzer, places[wantedAt]);
+      ASSERT_EQ(got.size(), 10u);
+      EXPECT_EQ(got.front().place, places[wantedAt]);
+      std::set<Analyzer::FunctionPlace> seen;
+      std::set<std::thread::id> threads;
+      for (const Delivery &d : got) {
+        seen.insert(d.place);
+        threads.insert(d.thread);
+      }
+      EXPECT_EQ(seen.size(), 10u);
+      EXPECT_EQ(threads.size(), 1u);
     }
-    EXPECT_EQ(waited, 1u);
-    EXPECT_EQ(ranThrough, 1u);
-    return;
   }
-  ADD_FAILURE() << "the kept IR was never on both threads";
 }
 
 // A function a request asks for while another is being inferred does not
 // wait for the rest of that one: it is inferred between two of its ops and
-// delivered first. And a second thread paused for requests wakes when asked
-// for one of its functions, not after its pause.
+// delivered first.
 TEST(InferInAnalysis, AWantedFunctionInterruptsTheOneInProgress) {
   Analyzer analyzer;
   analyzer.setInferShapes(true, /*afterAnalysis=*/true);
@@ -436,68 +405,6 @@ TEST(InferInAnalysis, AWantedLinesOpsComeBeforeTheirFunction) {
   EXPECT_EQ(describe(e), describe(same));
   EXPECT_TRUE(early->opAt(Position{line, 0}));
   EXPECT_FALSE(early->opAt(Position{line + 1, 0}));
-}
-
-TEST(InferInAnalysis, APausedSecondThreadWakesWhenAskedForItsFunction) {
-  using namespace std::chrono_literals;
-  // Two threads: the second pauses (yieldCore, 2 s) while the first
-  // infers its share; 50 ms in, one of the second's functions (one not
-  // delivered yet) is asked for: its pause returns at once, and it is
-  // delivered long before the hold ends.
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    Analyzer analyzer;
-    std::string text;
-    std::vector<Analyzer::FunctionPlace> places =
-        keepTenFunctions(analyzer, 0, text);
-    ASSERT_EQ(places.size(), 10u);
-    std::mutex mu;
-    std::condition_variable cv;
-    std::atomic<unsigned> asked{0};
-    std::vector<Analyzer::FunctionPlace> wanted;
-    std::map<Analyzer::FunctionPlace, Clock::time_point> at;
-    Clock::time_point start = Clock::now(), holdUntil = start + 2s;
-    auto never = [] { return false; };
-    auto record = [&](Analyzer::FunctionPlace place,
-                      std::shared_ptr<const ShapeInference>) {
-      std::lock_guard<std::mutex> lock(mu);
-      at[place] = Clock::now();
-    };
-    auto yieldCore = [&] { return Clock::now() < holdUntil; };
-    auto wantedNow = [&] {
-      std::lock_guard<std::mutex> lock(mu);
-      return wanted;
-    };
-    auto pause = [&](unsigned seen) {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait_for(lock, 1s, [&] { return asked.load() != seen; });
-    };
-    Analyzer::KeptHooks hooks{never, record};
-    hooks.yieldCore = yieldCore;
-    hooks.wanted = wantedNow;
-    hooks.asked = &asked;
-    hooks.pause = pause;
-    std::optional<Analyzer::FunctionPlace> asking;
-    std::thread asker([&] {
-      std::this_thread::sleep_for(50ms);
-      std::lock_guard<std::mutex> lock(mu);
-      for (const Analyzer::FunctionPlace &p : places)
-        if (!at.count(p))
-          asking = p;
-      if (!asking)
-        return;
-      wanted = {*asking};
-      ++asked;
-      cv.notify_all();
-    });
-    analyzer.inferKept(hooks);
-    asker.join();
-    ASSERT_EQ(at.size(), 10u);
-    if (!asking)
-      continue; // all on the first thread: not this test's case
-    EXPECT_LT(at[*asking] - start, 1s);
-    return;
-  }
-  ADD_FAILURE() << "no function was left to the second thread";
 }
 
 // An edit inside one function re-analyses that function alone (a unit,
