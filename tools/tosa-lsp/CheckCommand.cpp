@@ -80,9 +80,10 @@ int runCheck(const CheckOptions &opts, raw_ostream &out, raw_ostream &err) {
       json["files"].push_back(fileToJson(fa));
       continue;
     }
+    LineIndex lines(text);
     for (const Diagnostic &d : fa.diagnostics)
       if (d.severity != Severity::Info || opts.showInfo)
-        printDiagnosticText(out, fa, text, d);
+        printDiagnosticText(out, fa, text, lines, d);
   }
   if (*fmt == "json")
     out << json.dump(1) << "\n";
@@ -221,11 +222,12 @@ int runExplain(const ExplainOptions &opts, raw_ostream &out, raw_ostream &err) {
   RenderStyle style =
       *fmt == "markdown" ? RenderStyle::Markdown : RenderStyle::Text;
   // Diagnostics first (like `check`), then one explanation per op.
+  LineIndex lines(*text);
   if (!pos.valid())
     for (const Diagnostic &d : original.diagnostics)
-      printDiagnosticText(out, original, *text, d);
+      printDiagnosticText(out, original, *text, lines, d);
   if (summary)
-    printDiagnosticText(out, original, *text, *summary);
+    printDiagnosticText(out, original, *text, lines, *summary);
   if (migrated)
     out << fa.path << ": explained as migrated to MLIR 22 TOSA (lines are "
         << "this file's)\n";

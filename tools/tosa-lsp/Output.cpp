@@ -182,14 +182,12 @@ ojson fileToJson(const FileAnalysis &fa) {
 /// The source line of `line`, cut around `column` when very long (a 10 MB
 /// single-line file must not be echoed back).
 static void printSnippet(llvm::raw_ostream &os, const std::string &text,
-                         unsigned line, unsigned column) {
-  size_t start = 0;
-  for (unsigned l = 1; l < line; ++l) {
-    start = text.find('\n', start);
-    if (start == std::string::npos)
-      return;
-    ++start;
-  }
+                         const LineIndex &lines, unsigned line,
+                         unsigned column) {
+  std::optional<size_t> at = lines.offset(Position{line, 1});
+  if (!at)
+    return;
+  size_t start = *at;
   size_t end = text.find('\n', start);
   if (end == std::string::npos)
     end = text.size();
@@ -212,7 +210,8 @@ static void printSnippet(llvm::raw_ostream &os, const std::string &text,
 }
 
 void printDiagnosticText(llvm::raw_ostream &os, const FileAnalysis &fa,
-                         const std::string &text, const Diagnostic &d) {
+                         const std::string &text, const LineIndex &lines,
+                         const Diagnostic &d) {
   // As MLIR's SourceMgrDiagnosticHandler: a note shows the source line
   // only where its location differs from the one printed before it.
   Position shown;
@@ -223,7 +222,7 @@ void printDiagnosticText(llvm::raw_ostream &os, const FileAnalysis &fa,
       os << fa.path << ": ";
     os << sev << ": " << msg << "\n";
     if (p.valid() && !(p.line == shown.line && p.column == shown.column))
-      printSnippet(os, text, p.line, p.column);
+      printSnippet(os, text, lines, p.line, p.column);
     shown = p;
   };
   const char *sev =
