@@ -336,6 +336,10 @@ void Analyzer::Impl::inferKept(const KeptHooks &hooks) {
       return;
     }
   }
+  {
+    FreeInBulk bulk;
+    items.clear(); // what a stop left uninferred
+  }
   // The helper's share was allocated by its thread: with mimalloc only that
   // thread gives the pages freed here back.
   if (helperParsed)

@@ -7,7 +7,8 @@
 // selection, folding, semantic tokens, formatting, generic forms, graphs),
 // document symbols and code actions at positions taken from the result and
 // from the input's last bytes; the migration plan, the bytecode round trip,
-// and the verdicts of the sections shuffled and alone (issue 44, item 1).
+// the verdicts of the sections shuffled and alone (issue 44, item 1), and
+// the shapes inferred on the IR an open's analysis keeps.
 //
 // MLIR 22's own parser and verifiers crash on some malformed input (e.g. a
 // `linalg.broadcast` with `dimensions = ,`, which also kills mlir-opt-22).
@@ -60,6 +61,7 @@
 #include "llvm/Support/thread.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -73,8 +75,12 @@ using namespace tosa_lsp;
 namespace {
 
 Analyzer *analyzer;
+/// The server's open: shapes inferred after the analysis on the IR it kept.
+Analyzer *keptAnalyzer;
 const Config *config;
 unsigned upstreamCrashes = 0;
+/// Functions inferKept delivered, and early deliveries (a line asked for).
+size_t keptInferred = 0, keptEarly = 0;
 const char *upstreamDir = nullptr;
 
 /// The analyzer's dialects, for the plain-MLIR pre-check.
@@ -351,15 +357,59 @@ void migrateAndConvert(const std::string &text) {
       std::string_view(bc.output).substr(0, bc.output.size() / 2));
 }
 
+/// The server's open of `text`: the analysis keeps its IR, then infers its
+/// functions (Analyzer::inferKept) with one of them wanted from the start
+/// and one line of it asked for early, as a hover does.
+void inferKept(const std::string &text, const uint8_t *data, size_t size) {
+  keptAnalyzer->setParallelSectionBytes(data[0] % 2 ? 0 : SIZE_MAX);
+  (void)keptAnalyzer->analyze(text, "fuzz.mlir", *config);
+  std::vector<Analyzer::FunctionPlace> places = keptAnalyzer->keptFunctions();
+  std::vector<Analyzer::FunctionPlace> wanted;
+  if (!places.empty())
+    wanted.push_back(places[data[size / 2] % places.size()]);
+  std::atomic<unsigned> asked{1};
+  auto never = [] { return false; };
+  auto deliver = [&](Analyzer::FunctionPlace,
+                     std::shared_ptr<const ShapeInference> si) {
+    keptInferred += si ? si->functions.size() : 0;
+  };
+  auto early = [&](Analyzer::FunctionPlace,
+                   std::shared_ptr<const ShapeInference> si) {
+    keptEarly += si ? si->functions.size() : 0;
+  };
+  auto wantedNow = [&] { return wanted; };
+  auto wantedLines = [&](Analyzer::FunctionPlace p) {
+    return std::vector<unsigned>{p.second + data[size - 1] % 4};
+  };
+  Analyzer::KeptHooks hooks{never, deliver};
+  hooks.wanted = wantedNow;
+  hooks.asked = &asked;
+  hooks.wantedLines = wantedLines;
+  hooks.deliverEarly = early;
+  keptAnalyzer->inferKept(hooks);
+  if (keptAnalyzer->hasKeptIR())
+    __builtin_trap(); // inferKept destroys all it kept
+  // A context that loaded a lenient dialect keeps nothing more until it is
+  // made fresh (the server's idle release does that): so is this one.
+  if (places.empty())
+    keptAnalyzer->releaseMemory();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // Created once: an MLIRContext with all dialects takes milliseconds.
   analyzer = new Analyzer();
+  keptAnalyzer = new Analyzer();
+  keptAnalyzer->setInferShapes(true, /*afterAnalysis=*/true);
   config = new Config();
   plainContext = makeContext();
   upstreamDir = std::getenv("TOSA_LSP_FUZZ_UPSTREAM");
   std::atexit([] {
+    std::fprintf(stderr,
+                 "analyze-fuzzer: inferKept delivered %zu function(s), %zu "
+                 "early\n",
+                 keptInferred, keptEarly);
     if (upstreamCrashes)
       std::fprintf(stderr,
                    "analyze-fuzzer: %u input(s) crash MLIR's own parser or "
@@ -406,5 +456,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     migrateAndConvert(text);
     checkOrderIndependence(text, fa, data, size);
   }
+  // Contained like the server's: tosa-infer-shapes itself crashes on some
+  // input MLIR's verifier accepts (the pre-check does not run it).
+  setCrashRecovery(true);
+  inferKept(text, data, size);
   return upstream ? -1 : 0;
 }
