@@ -192,10 +192,12 @@ struct Analyzer::Impl {
   std::optional<std::string> deferredCrash;
   size_t parallelSectionBytes = kDefaultParallelSectionBytes;
   /// The context has lenient dialects (Lenient.h); a configuration that
-  /// does not allow them all gets a fresh context.
+  /// does not allow them all, or another file, gets a fresh context.
   /// Set by either thread (analyzeSmallSections).
   std::atomic<bool> lenientLoaded{false};
   std::string lenientFingerprint;
+  /// The file of the last analysis.
+  std::string lastPath;
   /// Bytes parsed in the contexts since they were last made fresh (both
   /// threads add to it; read between analyses).
   std::atomic<size_t> parsedSinceFresh{0};
@@ -279,8 +281,9 @@ struct Analyzer::Impl {
                        std::shared_ptr<const FileAnalysis> *shared = nullptr,
                        // Holds `text`; required with a cache.
                        std::shared_ptr<const std::string> owner = nullptr);
-  /// A configuration that does not allow the lenient dialects loaded gets
-  /// fresh contexts; another configuration or file, a forgotten cache.
+  /// A configuration that does not allow the lenient dialects loaded, or
+  /// another file, gets fresh contexts; another configuration or file, a
+  /// forgotten cache.
   void useConfig(const std::string &fingerprint, AnalysisCache::Impl *memo,
                  const std::string &path);
 
