@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 using namespace mlir;
 
@@ -150,9 +149,6 @@ public:
       if (where.count(placeOf({item, fn}))) // else taken out of turn
         return std::make_pair(item, fn++);
     }
-  }
-  bool has(llvm::ArrayRef<Analyzer::FunctionPlace> wanted) const {
-    return nextWanted(wanted).has_value();
   }
   /// A wanted function not inferred yet, other than `busy` (in progress).
   std::optional<std::pair<size_t, size_t>>
@@ -323,16 +319,12 @@ void Analyzer::Impl::inferKept(const KeptHooks &hooks) {
     KeptRun run(items, contextOf, hooks, inferenceFilter);
     if (!run.run()) {
       // A crash inside MLIR: what is left is abandoned with both contexts
-      // it was parsed in.
+      // it was parsed in (the helper's is made again when next needed).
       for (KeptIR &left : items)
         (void)left.ps.release();
-      abandonRetired();
-      (void)context.release();
-      context = makeContext();
-      if (helperParsed) {
+      abandonContext();
+      if (helperParsed)
         (void)partContext.release();
-        partContext = makeContext();
-      }
       return;
     }
   }
