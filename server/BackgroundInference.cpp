@@ -758,7 +758,6 @@ void BackgroundInference::dropAfterLastClose(std::function<void()> dropped) {
   fillPool->runOnEachWhenIdle([this, dropped](unsigned worker) {
     GiveBackFreePages now; // see TosaServer::removeDocument
     fillInferrers[worker].reset();
-    releaseFreeMemory();
     dropped();
   });
 }

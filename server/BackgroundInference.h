@@ -125,8 +125,9 @@ public:
   /// The fill's threads (0 in sync mode).
   unsigned fillThreads() const;
   /// After the last close: the warm inferrer goes now; each fill thread
-  /// drops its inferrer when idle, gives back its heap and calls `dropped`
-  /// (fillThreads() calls; in sync mode all is done inline, no call).
+  /// drops its inferrer when idle, then calls `dropped`, which gives back
+  /// its heap (fillThreads() calls; in sync mode all is done inline, no
+  /// call).
   void dropAfterLastClose(std::function<void()> dropped);
   /// Pool worker `worker`'s own inferrer goes (on that worker).
   void dropRequestInferrer(unsigned worker);

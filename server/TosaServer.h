@@ -175,6 +175,9 @@ public:
     /// Called on the pool before a background migration of `version`
     /// starts (tests: a newer version arrives meanwhile).
     std::function<void(int64_t version)> beforeMigrationForTest;
+    /// Called on each pool and fill thread after the last close, just
+    /// before it gives back its heap.
+    std::function<void()> beforeCollectForTest;
   };
   /// Called from any thread.
   struct Callbacks {
@@ -249,6 +252,8 @@ public:
   void removeDocument(const std::string &uri);
   /// The latest finished snapshot, or nullptr.
   Scheduler::SnapshotPtr snapshot(const std::string &uri) const;
+  /// The open document (tests of its lifetime), or nullptr.
+  std::shared_ptr<OpenDocument> documentForTest(const std::string &uri) const;
 
   //===--- Features (answered from the current version's snapshot) ------===//
   void hover(const std::string &uri, llvm::lsp::Position pos,

@@ -420,6 +420,35 @@ TEST(TosaServer, TheLastCloseWaitsForThePoolToDropItsContexts) {
   EXPECT_EQ(server.stats().slotsDropped, 4u);
 }
 
+/// What the last document holds (snapshots, the inference cache) was
+/// allocated by the pool's and the fill's threads, and a thread gives back
+/// only what was freed before it collects: the document goes first. Freed
+/// after the collects, a 200k-line file left ~30 MiB resident in the fill
+/// threads' heaps (RSS after the close 157 MiB against a baseline of 93).
+TEST(TosaServer, TheLastCloseFreesTheDocumentBeforeTheThreadsCollect) {
+  Recorder rec;
+  TosaServer::Options o = pooledOptions();
+  std::weak_ptr<OpenDocument> doc;
+  std::atomic<unsigned> collects{0}, docAlive{0};
+  o.beforeCollectForTest = [&] {
+    if (!doc.expired())
+      ++docAlive;
+    ++collects;
+  };
+  TosaServer server(o, rec);
+  server.addDocument("test:///a.mlir", "/nonexistent/a.mlir", 1, kWrongResult);
+  server.waitIdle();
+  doc = server.documentForTest("test:///a.mlir");
+  ASSERT_FALSE(doc.expired());
+  server.removeDocument("test:///a.mlir");
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (collects < 4 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(collects, 4u); // two pool threads, two fill threads
+  EXPECT_EQ(docAlive, 0u);
+  EXPECT_TRUE(doc.expired());
+}
+
 } // namespace
 
 namespace {
