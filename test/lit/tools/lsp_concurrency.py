@@ -707,9 +707,15 @@ def part_bcde(args, workdir):
     # (b2) while the analysis of the new version runs: a hover outside the
     # edited function is answered at once; one on the line the edit wrote
     # waits for that version (which has a comment there: no hover).
+    # A round whose hover left the client only after the new version's
+    # diagnostics had arrived (the client's own sleep overran on a loaded
+    # machine: sent 430-445 ms after the edit instead of ~250) shows
+    # nothing either way: it is run again, up to as many times again.
     lat, anal = [], []
-    for k in range(args.busy_rounds):
-        op_line = 20 + 7 * k
+    k = attempt = 0
+    while k < args.busy_rounds and attempt < 2 * args.busy_rounds:
+        attempt += 1
+        op_line = 20 + 7 * attempt
         since = len(c.notifications)
         t0 = timed_edit(c, doc, insert_line_change(doc, op_line, "// busy round %d é 😀\n" % k))
         time.sleep(debounce + min(0.25 * analysis, 0.2))
@@ -720,11 +726,14 @@ def part_bcde(args, workdir):
         r = c.wait_response(hid, timeout=args.wait)
         r2 = c.wait_response(hid2, timeout=args.wait)
         pub = c.wait_for_diagnostics(uri, doc.version, timeout=args.wait, since=since)
-        lat.append(r.time - t1)
-        anal.append(pub.time - t0 - debounce)
         info("(b2) round %d: hover sent %.0f ms after the edit, answered in %.1f ms; "
              "diagnostics of the new version %.0f ms after the edit"
              % (k, (t1 - t0) * 1e3, (r.time - t1) * 1e3, (pub.time - t0) * 1e3))
+        if pub.time <= t1:
+            info("(b2) round %d: the diagnostics came before the hover was sent; again" % k)
+            continue
+        lat.append(r.time - t1)
+        anal.append(pub.time - t0 - debounce)
         res = r.body.get("result")
         RESULTS.check("error" not in r.body and r.time < pub.time,
                       "(b2) round %d: hover outside the edited function answered before the new "
@@ -738,10 +747,15 @@ def part_bcde(args, workdir):
                       "(b2) round %d: a hover on the edited line waits for its version: the "
                       "comment there has none" % k,
                       "reply %.3f publish %.3f %r" % (r2.time - t0, pub.time - t0, r2.body))
-    info("(b) hover latency while busy: min %.1f / median %.1f / max %.1f ms; "
-         "analysis of the big document: median %.0f ms"
-         % (min(lat) * 1e3, statistics.median(lat) * 1e3, max(lat) * 1e3,
-            statistics.median(anal) * 1e3))
+        k += 1
+    RESULTS.check(k == args.busy_rounds,
+                  "(b2) %d rounds with the hover sent while the new version's analysis ran"
+                  % args.busy_rounds, "%d of %d attempts" % (k, attempt))
+    if lat:
+        info("(b) hover latency while busy: min %.1f / median %.1f / max %.1f ms; "
+             "analysis of the big document: median %.0f ms"
+             % (min(lat) * 1e3, statistics.median(lat) * 1e3, max(lat) * 1e3,
+                statistics.median(anal) * 1e3))
 
     part_c(args, workdir, c, big_text)
     part_d(args, c, doc)
