@@ -66,10 +66,10 @@ endif()
 
 # --- Debian package: cpack -G DEB (in the build directory) -----------------
 # Depends: the package (and version, at least the one built against) of
-# each shared library the binary links -- libMLIR (libmlir-22), libLLVM
-# (libllvm22), libmimalloc, libstdc++, libgcc_s, libc -- and of MLIR's
-# runtime library, which `run` loads at run time and `compile
-# --emit=shared` links (libmlir-22 again). Read here from dpkg's database
+# each shared library the binary links -- libLLVM (libllvm22), libmimalloc,
+# libstdc++, libgcc_s, libc, and libMLIR (libmlir-22) unless
+# TOSA_LSP_STATIC_MLIR -- and of MLIR's runtime library, which `run` loads
+# at run time and `compile --emit=shared` links (libmlir-22 again). Read here from dpkg's database
 # (dpkg-shlibdeps took 36 s on libLLVM/libMLIR and dropped libllvm22);
 # test/install/deb.sh checks that every library ldd finds is covered.
 # `compile --emit=shared` also calls `cc`: recommended (gcc, and libc6-dev
