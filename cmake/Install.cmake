@@ -66,10 +66,11 @@ endif()
 
 # --- Debian package: cpack -G DEB (in the build directory) -----------------
 # Depends: the package (and version, at least the one built against) of
-# each shared library the binary links -- libLLVM (libllvm22), libmimalloc,
-# libstdc++, libgcc_s, libc, and libMLIR (libmlir-22) unless
-# TOSA_LSP_STATIC_MLIR -- and of MLIR's runtime library, which `run` loads
-# at run time and `compile --emit=shared` links (libmlir-22 again). Read here from dpkg's database
+# each shared library the binary links -- libmimalloc, libstdc++, libgcc_s,
+# libc, and libMLIR (libmlir-22) and libLLVM (libllvm22), or with
+# TOSA_LSP_STATIC_LLVM zlib and zstd instead -- and of MLIR's runtime
+# library, which `run` loads at run time and `compile --emit=shared` links
+# (libmlir-22, which needs both). Read here from dpkg's database
 # (dpkg-shlibdeps took 36 s on libLLVM/libMLIR and dropped libllvm22);
 # test/install/deb.sh checks that every library ldd finds is covered.
 # `compile --emit=shared` also calls `cc`: recommended (gcc, and libc6-dev
@@ -100,7 +101,12 @@ if(NOT deb_depends AND DPKG_QUERY)
   if(TOSA_LSP_MIMALLOC AND MIMALLOC_LIBRARY)
     list(APPEND libs "${MIMALLOC_LIBRARY}")
   endif()
-  foreach(lib libstdc++.so.6 libgcc_s.so.1 libm.so.6 libc.so.6)
+  set(system_libs libstdc++.so.6 libgcc_s.so.1 libm.so.6 libc.so.6)
+  if(TOSA_LSP_STATIC_LLVM)
+    # What LLVM's static archives need (libLLVM.so brought them before).
+    list(APPEND system_libs libz.so.1 libzstd.so.1)
+  endif()
+  foreach(lib ${system_libs})
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${lib}
       OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(IS_ABSOLUTE "${path}")

@@ -78,6 +78,9 @@ if os.path.exists("/usr/bin/chromium") and os.path.isdir(os.path.join(
     config.available_features.add("chromium")
 if shutil.which("emacs") and _runs(["emacs", "--batch", "-q", "--eval", "(require 'eglot)"]):
     config.available_features.add("emacs-eglot")
+# The binary links MLIR's and LLVM's static archives (TOSA_LSP_STATIC_LLVM).
+if getattr(config, "static_llvm", "").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("static-llvm")
 # The install and Debian package tests (test/lit/install/).
 config.substitutions.append(("%build-dir", getattr(config, "tosa_lsp_build_dir", "")))
 config.substitutions.append(("%cmake", getattr(config, "cmake", "cmake")))
