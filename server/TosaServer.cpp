@@ -392,6 +392,8 @@ void TosaServer::removeDocument(const std::string &uri) {
     releaseFreeMemory();
     drops->one(slotsDroppedCount);
   };
+  // Read before any of them can finish (they decrement under the lock).
+  const bool threadsCollect = drops->left > 0;
   background->dropAfterLastClose(collect);
   auto dropSlot = [this](unsigned worker) {
     validators[worker].reset();
@@ -411,7 +413,7 @@ void TosaServer::removeDocument(const std::string &uri) {
       collect();
     });
   }
-  if (!drops->left)
+  if (!threadsCollect)
     return;
   // What the pool threads freed of memory other threads allocated waits
   // for its owners: for this thread (and the threads that ended, whose
