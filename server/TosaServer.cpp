@@ -350,10 +350,15 @@ void TosaServer::removeDocument(const std::string &uri) {
   if (doc)
     doc->close();
   bool last = scheduler->size() == (doc ? 1u : 0u);
-  if (!last) {
-    scheduler->remove(uri);
+  // Freed first: what it holds (its snapshots, the inference cache) was
+  // allocated by the pool's and the fill's threads, and after the last
+  // close each thread collects only what was freed before it does.
+  // Removed after their collects, a 200k-line file left ~30 MiB in the
+  // fill threads' heaps.
+  scheduler->remove(uri);
+  doc.reset();
+  if (!last)
     return;
-  }
   // Pool threads still to drop their slots after the last close; this
   // thread collects once they have (bounded), see below.
   struct Drops {
@@ -367,33 +372,27 @@ void TosaServer::removeDocument(const std::string &uri) {
       done.notify_all();
     }
   };
-  // Freed first: what it holds (its snapshots, the inference cache) was
-  // allocated by the pool's and the fill's threads, and a thread collects
-  // only what was freed before it does. Removed after their collects, a
-  // 200k-line file left ~30 MiB in the fill threads' heaps.
-  scheduler->remove(uri);
-  doc.reset();
   auto drops = std::make_shared<Drops>();
   // The MLIRContexts of validation and inference keep every type,
   // attribute and location they uniqued: hundreds of MiB after a big
   // file. Dropped when the last document closes; each slot belongs to one
   // pool thread, so only while the pool is idle (its tasks come from this
   // thread, which is here).
-  // Counted before any of them can finish (they decrement under the lock).
+  // Counted, and read, before any of them can finish (they decrement under
+  // the lock).
   drops->left = background->fillThreads() +
                 (pool ? static_cast<unsigned>(pool->size()) : 0u);
+  const bool threadsCollect = drops->left > 0;
   // Each thread gives back its heap (under mimalloc's delay, the pages it
   // frees would wait for its next allocation, which an idle thread does
-  // not make: 15-42 MiB after a 200k-line file).
+  // not make: 15-42 MiB after a 200k-line file; releaseFreeMemory gives
+  // them back at once).
   auto collect = [this, drops] {
-    GiveBackFreePages now;
     if (options.beforeCollectForTest)
       options.beforeCollectForTest();
     releaseFreeMemory();
     drops->one(slotsDroppedCount);
   };
-  // Read before any of them can finish (they decrement under the lock).
-  const bool threadsCollect = drops->left > 0;
   background->dropAfterLastClose(collect);
   auto dropSlot = [this](unsigned worker) {
     validators[worker].reset();
