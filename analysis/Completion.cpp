@@ -205,7 +205,9 @@ CompletionContext completionContext(std::string_view text,
     return ctx;
   if (!open.empty() && isPunct(text, toks[open.back()], '{')) {
     const Token &last = toks.back();
-    ctx.kind = isPunct(text, last, '=') ? CompletionContext::AttrValue
+    // An attribute's type: `{axis = 0 : `, `{values = dense<0> : `.
+    ctx.kind = isPunct(text, last, ':')   ? CompletionContext::Type
+               : isPunct(text, last, '=') ? CompletionContext::AttrValue
                : (isPunct(text, last, '{') || isPunct(text, last, ','))
                    ? CompletionContext::AttrName
                    : CompletionContext::None;
@@ -435,14 +437,100 @@ bool fits(const OpSignature *sig, unsigned index, std::string_view type,
   return true;
 }
 
+/// The type in `toks` from `from` up to a top-level `,`, `{` or `)` (an
+/// argument's), or with `toEnd` to the end or a top-level `{`.
+std::string typeAfter(std::string_view l, const std::vector<Token> &toks,
+                      size_t from, bool toEnd) {
+  int depth = 0;
+  size_t end = from;
+  for (size_t k = from; k < toks.size(); ++k) {
+    char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
+    // (An argument's attributes, `{tosa.x = 1}`, or an op's region, after
+    // its result types, are not a type.)
+    if (depth == 0 && (c == '{' || (c == ',' && !toEnd)))
+      break;
+    if (c == '<' || c == '(' || c == '[' || c == '{')
+      ++depth;
+    if ((c == '>' || c == ')' || c == ']' || c == '}') && depth-- == 0)
+      break;
+    end = k + 1;
+  }
+  if (end <= from)
+    return std::string();
+  size_t tb = toks[from].offset,
+         te = toks[end - 1].offset + toks[end - 1].length;
+  return std::string(l.substr(tb, te - tb));
+}
+
+/// Arguments `%a : type` inside parentheses of `toks` (one line, or a
+/// function's header over several).
+void argumentsIn(std::string_view l, const std::vector<Token> &toks,
+                 std::vector<std::pair<std::string, std::string>> &out) {
+  auto punct = [&](size_t k, char c) {
+    return toks[k].kind == TokKind::Punct && toks[k].first(l) == c;
+  };
+  int parens = 0;
+  for (size_t k = 0; k + 2 < toks.size(); ++k) {
+    parens += punct(k, '(') ? 1 : punct(k, ')') ? -1 : 0;
+    if (parens <= 0 || toks[k].kind != TokKind::ValueId || k == 0 ||
+        !(punct(k - 1, '(') || punct(k - 1, ',')))
+      continue;
+    if (punct(k + 1, ':')) {
+      out.push_back(
+          {std::string(toks[k].text(l)), typeAfter(l, toks, k + 2, false)});
+      continue;
+    }
+    if (!punct(k + 1, '='))
+      continue;
+    // A region's arguments bound to initial values, `(%a = %x, %b = %y) :
+    // (t1, t2) -> ...` (tosa.while_loop; scf's `iter_args(...)`): typed by
+    // position in the list after the `:`, where there is one.
+    unsigned index = 0;
+    size_t open = k - 1;
+    while (open > 0 && !punct(open, '(')) {
+      index += punct(open, ',');
+      --open;
+    }
+    size_t close = k;
+    for (int depth = 0; close < toks.size(); ++close) {
+      depth += punct(close, '(') ? 1 : punct(close, ')') ? -1 : 0;
+      if (depth < 0)
+        break;
+    }
+    std::string type;
+    if (close + 2 < toks.size() && punct(close + 1, ':') &&
+        punct(close + 2, '(')) {
+      size_t at = close + 3;
+      for (unsigned i = 0; i < index && at < toks.size(); ++i) {
+        for (int depth = 0; at < toks.size(); ++at) {
+          if (depth == 0 && (punct(at, ',') || punct(at, ')')))
+            break;
+          depth += punct(at, '(') || punct(at, '<') || punct(at, '[')   ? 1
+                   : punct(at, ')') || punct(at, '>') || punct(at, ']') ? -1
+                                                                        : 0;
+        }
+        if (at < toks.size() && punct(at, ','))
+          ++at;
+      }
+      if (at < toks.size())
+        type = typeAfter(l, toks, at, false);
+    }
+    out.push_back({std::string(toks[k].text(l)), type});
+  }
+}
+
 /// The values defined before `pos` in its function, nearest first, read
 /// from the text: where the analysis has none (a section that has not
 /// parsed since it was opened). Results are `%x =` / `%x:2 =` at a
 /// statement's start, typed by what follows the line's last top-level `->`;
-/// arguments `%a: type` in a function's or block's parentheses.
+/// arguments `%a: type` in a function's parentheses (over as many lines as
+/// its header takes) or a block's.
 std::vector<std::pair<std::string, std::string>>
 valuesFromText(std::string_view text, const LineIndex &lines, Position pos) {
   std::vector<std::pair<std::string, std::string>> out;
+  size_t posStart = pos.line - 1 < lines.lineCount()
+                        ? lines.lineStart(pos.line - 1)
+                        : text.size();
   for (unsigned line = pos.line - 1; line >= 1; --line) {
     size_t b = lines.lineStart(line - 1);
     size_t e = line < lines.lineCount() ? lines.lineStart(line) : text.size();
@@ -454,33 +542,27 @@ valuesFromText(std::string_view text, const LineIndex &lines, Position pos) {
         toks.push_back(t);
     if (toks.empty())
       continue;
-    auto typeAfter = [&](size_t from, bool toEnd) {
-      // Up to a top-level `,` or `)` (an argument), or the line's end.
-      int depth = 0;
-      size_t end = from;
-      for (size_t k = from; k < toks.size(); ++k) {
-        char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
-        if (c == '<' || c == '(' || c == '[' || c == '{')
-          ++depth;
-        if ((c == '>' || c == ')' || c == ']' || c == '}') && depth-- == 0)
-          break;
-        if (c == ',' && depth == 0 && !toEnd)
-          break;
-        end = k + 1;
+    // A function's first line ends the walk.
+    bool fnLine = false;
+    for (const Token &t : toks)
+      if (t.kind == TokKind::BareId) {
+        std::string_view n = t.text(l);
+        fnLine = n.size() >= 4 && n.substr(n.size() - 4) == "func";
+        break;
       }
-      if (end <= from)
-        return std::string();
-      size_t tb = toks[from].offset,
-             te = toks[end - 1].offset + toks[end - 1].length;
-      return std::string(l.substr(tb, te - tb));
-    };
     // Results.
     if (toks[0].kind == TokKind::ValueId) {
+      // `%x =`, `%x:2 =`, `%x, %y =`: names up to the `=` (not an
+      // argument's `%c: tensor<..> {k = 1}` on a header's line).
       size_t eq = 0;
       while (eq < toks.size() &&
-             !(toks[eq].kind == TokKind::Punct && toks[eq].first(l) == '='))
+             (toks[eq].kind == TokKind::ValueId ||
+              toks[eq].kind == TokKind::Number ||
+              (toks[eq].kind == TokKind::Punct &&
+               (toks[eq].first(l) == ',' || toks[eq].first(l) == ':'))))
         ++eq;
-      if (eq < toks.size()) {
+      if (eq < toks.size() && toks[eq].kind == TokKind::Punct &&
+          toks[eq].first(l) == '=') {
         std::string type;
         int depth = 0;
         for (size_t k = eq; k < toks.size(); ++k) {
@@ -490,35 +572,39 @@ valuesFromText(std::string_view text, const LineIndex &lines, Position pos) {
           else if (c == '>' || c == ')' || c == ']' || c == '}')
             --depth;
           else if (toks[k].kind == TokKind::Arrow && depth == 0)
-            type = typeAfter(k + 1, true);
+            type = typeAfter(l, toks, k + 1, true);
         }
         for (size_t k = 0; k < eq; ++k)
           if (toks[k].kind == TokKind::ValueId)
             out.push_back({std::string(toks[k].text(l)), type});
       }
     }
-    // Arguments: `%a : type` inside parentheses.
-    int parens = 0;
-    for (size_t k = 0; k + 2 < toks.size(); ++k) {
-      char c = toks[k].kind == TokKind::Punct ? toks[k].first(l) : 0;
-      parens += c == '(' ? 1 : c == ')' ? -1 : 0;
-      if (parens > 0 && toks[k].kind == TokKind::ValueId &&
-          toks[k + 1].kind == TokKind::Punct && toks[k + 1].first(l) == ':' &&
-          k > 0 && toks[k - 1].kind == TokKind::Punct &&
-          (toks[k - 1].first(l) == '(' || toks[k - 1].first(l) == ','))
-        out.push_back({std::string(toks[k].text(l)), typeAfter(k + 2, false)});
-    }
-
-    // A function's first line ends the walk.
-    bool fnLine = false;
-    for (const Token &t : toks)
-      if (t.kind == TokKind::BareId) {
-        std::string_view n = t.text(l);
-        fnLine = n.size() >= 4 && n.substr(n.size() - 4) == "func";
+    if (!fnLine) {
+      argumentsIn(l, toks, out); // a block's (or a one-line op's region's)
+      if (l.substr(b, 8) == "// -----")
         break;
-      }
-    if (fnLine || l.substr(b, 8) == "// -----")
-      break;
+      continue;
+    }
+    // The function's header, up to its body's `{` (or `pos`'s line): its
+    // argument list may take several lines.
+    std::string_view h = text.substr(0, std::max(e, posStart));
+    std::vector<Token> header;
+    Lexer headerLex(h, b);
+    int depth = 0;
+    for (Token t = headerLex.next(); t.kind != TokKind::End;
+         t = headerLex.next()) {
+      if (t.kind == TokKind::Comment)
+        continue;
+      char c = t.kind == TokKind::Punct ? t.first(h) : 0;
+      if (c == '{' && depth == 0)
+        break;
+      depth += c == '(' || c == '<' || c == '['   ? 1
+               : c == ')' || c == '>' || c == ']' ? -1
+                                                  : 0;
+      header.push_back(t);
+    }
+    argumentsIn(h, header, out);
+    break;
   }
   return out;
 }

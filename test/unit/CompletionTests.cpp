@@ -194,6 +194,15 @@ TEST(Completion, AttributesBlocksSymbolsAliases) {
   EXPECT_TRUE(has(sig2.labels(), "f32"));
   Session none(kFile, withLine("  // a comment tosa.$$"));
   EXPECT_TRUE(none.labels().empty());
+  // An attribute's type, in a dictionary, as upstream offers it.
+  Session attrType(kFile,
+                   withLine("  %r = tosa.reduce_min %arg_a {axis = 0 : "
+                            "$$} : (tensor<2x4xf32>) -> tensor<1x4xf32>"));
+  auto at = attrType.labels();
+  EXPECT_TRUE(has(at, "i32") && has(at, "tensor") && has(at, "f32"));
+  Session denseType(kFile, withLine("  %r = \"tosa.const\"() {values = "
+                                    "dense<0> : $$"));
+  EXPECT_TRUE(has(denseType.labels(), "tensor"));
 }
 
 TEST(Completion, ValuesFromTheTextWhenTheSectionNeverParsed) {
@@ -207,6 +216,55 @@ TEST(Completion, ValuesFromTheTextWhenTheSectionNeverParsed) {
   EXPECT_EQ(types["%arg_b"], "!row");
   EXPECT_EQ(types["%s"], "!tosa.shape<2>");
   EXPECT_EQ(types["%0"], "tensor<2x4xf32>");
+}
+
+// A function header over several lines (as MLIR's printer and LLVM's
+// TOSA tests write long signatures): every argument is in scope, with
+// its type, also those on the lines after `func.func`'s (found by the
+// project's parity run on mlir/test/Dialect/Tosa; upstream lists them).
+TEST(Completion, ArgumentsOfAFunctionHeaderOverSeveralLines) {
+  std::string typed =
+      "func.func @g(\n"
+      "    %a: tensor<2xf32>, %b: tensor<2x3xf32>,\n"
+      "    %c: tensor<4xi8> {tosa.x = 1 : i32}) -> (tensor<2xf32>,\n"
+      "       tensor<2xf32>) attributes {k = 1 : i32} {\n"
+      "  %0 = tosa.abs %$$\n"
+      "  return %0 : tensor<2xf32>\n"
+      "}\n";
+  Session s("", typed); // nothing analysed (the line does not parse)
+  std::map<std::string, std::string> types;
+  for (const auto &i : s.complete().items)
+    types[i.label] = i.detail;
+  EXPECT_EQ(types["%a"], "tensor<2xf32>");
+  EXPECT_EQ(types["%b"], "tensor<2x3xf32>");
+  EXPECT_EQ(types["%c"], "tensor<4xi8>"); // not its attributes
+  EXPECT_EQ(types.size(), 3u);
+  // The same with the first argument on `func.func`'s line.
+  Session t("", "func.func @g(%a: tensor<2xf32>,\n"
+                "             %b: tensor<2xf32>) -> tensor<2xf32> {\n"
+                "  %0 = tosa.add %a, %$$\n}\n");
+  std::vector<std::string> labels = t.labels();
+  EXPECT_TRUE(has(labels, "%a") && has(labels, "%b"));
+}
+
+// A region's arguments bound to initial values (tosa.while_loop's
+// `(%arg2 = %0, ...) : (types)`), typed by position; a result's type
+// stops before the op's region.
+TEST(Completion, RegionArgumentsBoundToInitialValues) {
+  Session s("", "func.func @w(%arg0: tensor<10xi32>) {\n"
+                "  %0 = \"tosa.const\"() {values = dense<0> : tensor<i32>} : "
+                "() -> tensor<i32>\n"
+                "  %1:2 = tosa.while_loop (%arg2 = %0, %arg4 = %arg0) : "
+                "(tensor<i32>, tensor<10xi32>) -> (tensor<i32>, "
+                "tensor<10xi32>) {\n"
+                "    tosa.yield %$$\n");
+  std::map<std::string, std::string> types;
+  for (const auto &i : s.complete().items)
+    types[i.label] = i.detail;
+  EXPECT_EQ(types["%arg2"], "tensor<i32>");
+  EXPECT_EQ(types["%arg4"], "tensor<10xi32>");
+  EXPECT_EQ(types["%1"], "(tensor<i32>, tensor<10xi32>)");
+  EXPECT_EQ(types["%arg0"], "tensor<10xi32>");
 }
 
 TEST(Completion, ManyValuesAreCutAndMarkedIncomplete) {
