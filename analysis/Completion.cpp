@@ -437,6 +437,15 @@ bool fits(const OpSignature *sig, unsigned index, std::string_view type,
   return true;
 }
 
+/// +1 for a token that opens a type's brackets (`(`, `<`, `[`), -1 for one
+/// that closes them, else 0.
+int nesting(std::string_view l, const Token &t) {
+  char c = t.kind == TokKind::Punct ? t.first(l) : 0;
+  return c == '(' || c == '<' || c == '['   ? 1
+         : c == ')' || c == '>' || c == ']' ? -1
+                                            : 0;
+}
+
 /// The type in `toks` from `from` up to a top-level `,`, `{` or `)` (an
 /// argument's), or with `toEnd` to the end or a top-level `{`.
 std::string typeAfter(std::string_view l, const std::vector<Token> &toks,
@@ -505,9 +514,7 @@ void argumentsIn(std::string_view l, const std::vector<Token> &toks,
         for (int depth = 0; at < toks.size(); ++at) {
           if (depth == 0 && (punct(at, ',') || punct(at, ')')))
             break;
-          depth += punct(at, '(') || punct(at, '<') || punct(at, '[')   ? 1
-                   : punct(at, ')') || punct(at, '>') || punct(at, ']') ? -1
-                                                                        : 0;
+          depth += nesting(l, toks[at]);
         }
         if (at < toks.size() && punct(at, ','))
           ++at;
@@ -598,9 +605,7 @@ valuesFromText(std::string_view text, const LineIndex &lines, Position pos) {
       char c = t.kind == TokKind::Punct ? t.first(h) : 0;
       if (c == '{' && depth == 0)
         break;
-      depth += c == '(' || c == '<' || c == '['   ? 1
-               : c == ')' || c == '>' || c == ']' ? -1
-                                                  : 0;
+      depth += nesting(h, t);
       header.push_back(t);
     }
     argumentsIn(h, header, out);
