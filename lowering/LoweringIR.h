@@ -182,10 +182,12 @@ void registerWindowPasses();
 /// Marks a window generic over (n, oh, ow, c) whose `inputs` read input rows
 /// no earlier output row read: after bufferization, prefetchWindows makes
 /// it loops whose channel loop prefetches them a few pixels ahead, line by
-/// line (`stride` input pixels per output pixel; WindowPrefetch.cpp).
+/// line (`stride` input pixels per output pixel; WindowPrefetch.cpp); with
+/// `jam` (adjacent output columns share taps), 4 output columns an
+/// iteration, each input line loaded once for them.
 void markWindowPrefetch(mlir::linalg::GenericOp generic,
                         llvm::ArrayRef<int64_t> inputs, int64_t channels,
-                        int64_t stride, int64_t elemBytes);
+                        int64_t stride, int64_t elemBytes, bool jam);
 void prefetchWindows(mlir::Operation *root);
 
 /// After bufferization: reductions over an outer dim (reduce_max over H)

@@ -20,12 +20,14 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/Triple.h"
+
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
+#include <map>
 
 #include <cstdlib>
 
@@ -127,6 +129,47 @@ const SCEV *bytesPerRun(Loop *inner, Loop *outer, uint64_t size,
   }
 }
 
+/// Contiguous writes of one buffer that one loop may stream at once (a
+/// depthwise conv's 4 jammed output columns, measured; a vectorised
+/// transpose's 16 rows were never measured streamed from here).
+constexpr size_t kMaxStreams = 4;
+
+/// Whether `stores` (into one buffer, advancing together by `step` bytes
+/// an iteration) write whole steps: grouped by the step their constant
+/// offset from the first falls in, each group fills its step exactly (one
+/// contiguous write, or interleaved ones; several groups: the columns of
+/// a jammed window loop, each its own contiguous write).
+bool fillsSteps(ArrayRef<StoreInst *> stores, const APInt &step,
+                const DataLayout &dl, ScalarEvolution &se) {
+  int64_t s = step.getSExtValue();
+  if (s <= 0)
+    return false;
+  const SCEV *first = se.getSCEV(stores.front()->getPointerOperand());
+  SmallVector<std::pair<int64_t, int64_t>> spans; // (offset, bytes)
+  int64_t least = 0;
+  for (StoreInst *store : stores) {
+    auto *offset = dyn_cast<SCEVConstant>(
+        se.getMinusSCEV(se.getSCEV(store->getPointerOperand()), first));
+    if (!offset)
+      return false;
+    int64_t o = offset->getAPInt().getSExtValue();
+    spans.push_back(
+        {o, static_cast<int64_t>(
+                dl.getTypeStoreSize(store->getValueOperand()->getType())
+                    .getFixedValue())});
+    least = std::min(least, o);
+  }
+  std::map<int64_t, int64_t> filled; // step index -> bytes
+  for (auto [o, bytes] : spans) {
+    int64_t at = o - least;
+    if (at % s + bytes > s)
+      return false; // straddles two steps
+    filled[at / s] += bytes;
+  }
+  return filled.size() <= kMaxStreams &&
+         llvm::all_of(filled, [&](auto &f) { return f.second == s; });
+}
+
 /// The vector stores of `outer` that stream: stores into a buffer the
 /// caller allocated (not a fresh allocation, not read by the nest); in each
 /// innermost loop, the stores into one buffer advance together by a constant
@@ -188,7 +231,7 @@ SmallVector<Stream> findStreams(Loop *outer, LoopInfo &li,
   SmallVector<Stream> streams;
   for (auto &[key, g] : groups) {
     auto *step = dyn_cast_or_null<SCEVConstant>(g.step);
-    if (!g.ok || !step || step->getAPInt() != g.bytes)
+    if (!g.ok || !step || !fillsSteps(g.stores, step->getAPInt(), dl, se))
       continue;
     const SCEV *bytes = bytesPerRun(key.first, outer, g.bytes, se);
     if (!bytes)

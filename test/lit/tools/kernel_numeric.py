@@ -96,6 +96,10 @@ CASES = [
     # bias still folded; F_into computing the pieces in the caller's buffer.
     ("dw3x3_c32", "dwconv", (2, 9, 7, 32, 1, 3, 3, 1, 1), False),
     ("dw3x3_nopad", "dwconv", (1, 8, 10, 48, 1, 3, 3, 0, 1), False),
+    # Stride 1, 11 interior columns: 4 an iteration (2 iterations), then 3
+    # alone (WindowPrefetch.cpp's jam); a max pool's too.
+    ("dw3x3_jam", "dwconv", (2, 5, 13, 32, 1, 3, 3, 1, 1), False),
+    ("maxpool3x3_s1", "maxpool", (1, 6, 12, 16, 3, 3, (1, 1, 1, 1), 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
     # Average pools: the window generic with the divide fused (no padding),
@@ -304,6 +308,7 @@ def main():
     ap.add_argument("--mode", default="fast")
     ap.add_argument("--opt", default="3")
     ap.add_argument("--expect-kernels", action="store_true")
+    ap.add_argument("--streaming-stores", help="passed to compile")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     src = os.path.join(args.work, "kernels-%s.mlir" % args.mode)
@@ -311,7 +316,9 @@ def main():
         f.write("\n".join(function(n, k, s) for n, k, s, _ in CASES))
     lib = os.path.join(args.work, "kernels-%s.so" % args.mode)
     subprocess.run([args.tosa_lsp, "compile", src, "-o", lib, "--emit=shared",
-                    "-O" + args.opt, "--mode=" + args.mode, "--quiet", "--force"],
+                    "-O" + args.opt, "--mode=" + args.mode, "--quiet", "--force"] +
+                   (["--streaming-stores=" + args.streaming_stores]
+                    if args.streaming_stores else []),
                    check=True)
     so = ctypes.CDLL(lib)
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
