@@ -85,6 +85,7 @@ CASES = [
     # Big enough for 4 rows per pass over the result (OuterReductions.cpp);
     # 36 rows: 9 passes; a sum over W of 2 images (an outer dim, not H).
     ("reduce_max_h", "reduce", ((1, 36, 40, 64), 1, "max"), False),
+    ("reduce_max_h8", "reduce", ((1, 32, 40, 64), 1, "max"), False),
     ("reduce_sum_w", "reduce", ((2, 12, 32, 96), 2, "sum"), False),
     # Windows unrolled into element-wise ops (WindowOps.cpp): one input per
     # tap, strided views of the (padded) input; multiplier 2: the loops.
