@@ -59,7 +59,8 @@ std::optional<unsigned> outerReduction(linalg::GenericOp op) {
     total = ShapedType::isDynamic(r) ? -1 : total * r;
   unsigned red =
       llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
-  if (total < kMinIterations || red + 1 == iters.size() || ranges[red] % kJamLess)
+  if (total < kMinIterations || red + 1 == iters.size() ||
+      ranges[red] % kJamLess)
     return std::nullopt;
   return red;
 }
@@ -130,8 +131,8 @@ void jamOuterReductions(Operation *root) {
     // Not jammed: the loops stay as convert-linalg-to-loops made them.
     if (loop) {
       std::optional<int64_t> rows = getConstantIntValue(loop.getUpperBound());
-      (void)loopUnrollJamByFactor(loop, rows && *rows % kJam == 0 ? kJam
-                                                                  : kJamLess);
+      (void)loopUnrollJamByFactor(loop,
+                                  rows && *rows % kJam == 0 ? kJam : kJamLess);
     }
   }
   root->walk([](scf::ForOp inner) {
