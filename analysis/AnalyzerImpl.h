@@ -54,8 +54,8 @@ constexpr unsigned kAnalysisStackBytes = 256u << 20;
 constexpr size_t kDefaultParallelSectionBytes = 128u << 10;
 /// Up to this much text a section's (or a cut function's) parts go in two
 /// steps when someone waits for MLIR's verdict (Impl::verifiedClean): every
-/// part's IR lives until its second step, as the kept IR does up to the
-/// same size (kKeepIRBytes); above it each part's goes after its one step.
+/// part's IR lives until its second step, as the kept IR does (up to
+/// kKeepIRBytes); above it each part's goes after its one step.
 constexpr size_t kTwoStepBytes = 8u << 20;
 /// MLIR attaches "see current operation: ..." to an op's error by printing
 /// the op numbered within its whole function (an AsmState of the
