@@ -642,10 +642,14 @@ function! tosa_lsp#ahead(bufnr) abort
   return get(s:ahead, a:bufnr, {})
 endfunction
 
-" How many didOpens were sent as read ahead (tests).
+" How many didOpens were sent as read ahead, and slices read (tests).
 let s:opened_ahead = 0
+let s:ahead_slices = 0
 function! tosa_lsp#opened_ahead() abort
   return s:opened_ahead
+endfunction
+function! tosa_lsp#ahead_slices() abort
+  return s:ahead_slices
 endfunction
 
 function! s:read_ahead(bufnr) abort
@@ -677,6 +681,7 @@ function! s:ahead_step_on(bufnr) abort
     call extend(l:a.lines, l:slice)
     call add(l:a.escaped, json_encode(join(l:slice, "\n"))[1:-2])
     let l:a.at += len(l:slice)
+    let s:ahead_slices += 1
     call timer_start(0, {-> s:ahead_step_on(a:bufnr)})
     return
   endif
