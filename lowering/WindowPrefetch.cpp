@@ -246,7 +246,7 @@ bool jamColumns(RewriterBase &rewriter, scf::ForOp &cols, scf::ForOp &rest) {
 /// The channel loop of a window nest (n, oh, ow, c) as lines of vectors,
 /// each line prefetching the newest rows' same line a few pixels ahead for
 /// each of the `columns` output columns an iteration of `ow` computes;
-/// `v` is the mark (ahead, channels, stride, inputs...).
+/// `v` is the mark (ahead, channels, stride, jam, inputs...).
 void finishNest(RewriterBase &rewriter, MutableArrayRef<scf::ForOp> fors,
                 int64_t columns, int64_t perLine, ArrayRef<int64_t> v,
                 ArrayRef<Value> reads) {
