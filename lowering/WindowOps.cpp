@@ -209,8 +209,12 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
 }
 
 /// Pieces of a padded window op at most (a 7x7 grid: pads up to 3 on
-/// every side at stride 1); beyond, the padded input is copied whole.
-constexpr size_t kMaxPieces = 49;
+/// every side at stride 1); beyond, the padded input is copied whole. Each
+/// piece is a generic of its own, compiled in F and F_into: more than a
+/// 3x3 grid of them only where the padded copy would be big (a 2x4x9x64
+/// depthwise conv, 2x8 window, pad 4: 45 generics, 9.4 s at -O3).
+constexpr size_t kMaxPieces = 49, kMaxPiecesSmall = 9;
+constexpr int64_t kSmallPaddedBytes = 1 << 20;
 
 /// Output positions [first, end) of a dim whose taps all read the unpadded
 /// input (pad p before it, n elements, window k with dilation dl, stride s).
@@ -277,7 +281,11 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     return c;
   };
   auto rows = classes(oh0, oh1, oh), cols = classes(ow0, ow1, ow);
-  if (rows.size() * cols.size() > kMaxPieces)
+  auto padded = cast<RankedTensorType>(pad.getType());
+  bool small = padded.hasStaticShape() &&
+               padded.getNumElements() * padded.getElementTypeBitWidth() / 8 <
+                   kSmallPaddedBytes;
+  if (rows.size() * cols.size() > (small ? kMaxPiecesSmall : kMaxPieces))
     return nullptr;
   Value padValue = pad.getConstantPaddingValue();
   if (auto cst = padValue.getDefiningOp<arith::ConstantOp>())

@@ -100,6 +100,9 @@ CASES = [
     # Stride 1, 11 interior columns: 4 an iteration (2 iterations), then 3
     # alone (WindowPrefetch.cpp's jam); a max pool's too.
     ("dw3x3_jam", "dwconv", (2, 5, 13, 32, 1, 3, 3, 1, 1), False),
+    # Pads wider than half the window on a small input: more pieces than a
+    # 3x3 grid, so the padded input is copied instead (WindowOps.cpp).
+    ("dw2x8_pad4_s2", "dwconv", (2, 4, 10, 64, 1, 2, 8, 4, 2), False),
     ("maxpool3x3_s1", "maxpool", (1, 6, 12, 16, 3, 3, (1, 1, 1, 1), 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
