@@ -76,7 +76,6 @@ scf::ForOp stripMine(RewriterBase &rewriter, scf::ForOp loop, int64_t step) {
 /// stride 1: 4 columns read 6 input columns, not 12), so each input line is
 /// loaded once for the 4 and the 4 accumulations run side by side.
 constexpr int64_t kJamColumns = 4;
-constexpr llvm::StringLiteral kJammedTag = "tosa_lsp.jammed_window";
 
 /// `v` as a sum of coefficient x value plus a constant, seen through the
 /// index arithmetic loops and the unroll-jam make (addi, subi, muli by a
@@ -252,7 +251,7 @@ void finishNest(RewriterBase &rewriter, MutableArrayRef<scf::ForOp> fors,
                 ArrayRef<Value> reads) {
   scf::ForOp inner = stripMine(rewriter, fors[3], perLine);
   if (columns > 1)
-    inner->setAttr(kJammedTag, rewriter.getUnitAttr());
+    shareLoads(*inner.getBody()); // the line's body holds every column's
   // One line, one vector: LLVM would pick 256-bit vectors (its default on
   // this CPU), two per line (measured with 512: depthwise F_into -11%,
   // max pool -17%).
@@ -356,10 +355,6 @@ void prefetchWindows(Operation *root) {
       finishNest(rewriter, restNest, 1, perLine, v, reads);
     }
   }
-  root->walk([](scf::ForOp inner) {
-    if (inner->removeAttr(kJammedTag))
-      shareLoads(*inner.getBody());
-  });
 }
 
 } // namespace tosa_lsp::detail
