@@ -7,6 +7,7 @@
 // and still gets its non-temporal twin (StreamingStores.cpp): 3 nests here,
 // 2 without it. At stride 2 the columns share little: no jam. Values:
 // kernel_numeric.py (dw3x3_jam, maxpool3x3_s1).
+// (Windows are unrolled only where the kernels run: a host with FMA vectors.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=dw --stage=loops | FileCheck %s
 // RUN: %tosa-lsp lower %s --function=dw_s2 --stage=loops | FileCheck %s --check-prefix=S2

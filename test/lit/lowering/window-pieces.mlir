@@ -5,6 +5,7 @@
 // generic (before: 25 generics, and 9.4 s at -O3 for a 2x4x9x64 input);
 // a big one with a 5x3 window keeps its 15 pieces. Values:
 // kernel_numeric.py (dw2x8_pad4_s2).
+// (Windows are unrolled only where the kernels run: a host with FMA vectors.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=small --stage=linalg | FileCheck %s --check-prefix=SMALL
 // RUN: %tosa-lsp lower %s --function=big --stage=linalg | FileCheck %s --check-prefix=BIG
