@@ -265,6 +265,9 @@ end
 local function refresh_hints_after(st, key, delay, bufnr)
   if st[key] then st[key]:stop() st[key]:close() end
   st[key] = vim.loop.new_timer()
+  -- libuv counts a timer from the loop's cached time, which a long callback
+  -- before this one (decoding a big publish) left behind: from now instead.
+  vim.loop.update_time()
   st[key]:start(delay, 0, vim.schedule_wrap(function()
     if st[key] then st[key]:close() st[key] = nil end
     M.refresh_inlay_hints(bufnr)
