@@ -25,9 +25,15 @@
 #include <map>
 #include <set>
 
-namespace mlir::linalg {
+namespace mlir {
+class RewriterBase;
+namespace linalg {
 class GenericOp;
-} // namespace mlir::linalg
+} // namespace linalg
+namespace scf {
+class ForOp;
+} // namespace scf
+} // namespace mlir
 
 namespace tosa_lsp::detail {
 
@@ -189,6 +195,14 @@ void markWindowPrefetch(mlir::linalg::GenericOp generic,
                         llvm::ArrayRef<int64_t> inputs, int64_t channels,
                         int64_t stride, int64_t elemBytes, bool jam);
 void prefetchWindows(mlir::Operation *root);
+
+/// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
+/// step `step` around a loop of `step` iterations running its body;
+/// returns the inner loop (WindowPrefetch.cpp).
+mlir::scf::ForOp stripMine(mlir::RewriterBase &rewriter, mlir::scf::ForOp loop,
+                           int64_t step);
+/// Asks LLVM to vectorise `line` with one vector of `width` lanes.
+void vectorizeAsOne(mlir::scf::ForOp line, int64_t width);
 
 /// After bufferization: reductions over an outer dim (reduce_max over H)
 /// as loops combining 4 rows per pass over the result (OuterReductions.cpp).

@@ -47,31 +47,6 @@ constexpr llvm::StringLiteral kPrefetchTag = "tosa_lsp.prefetch_window";
 /// (measured in C: 2, 4 and 8 KB ahead gave 1.42x, 1.32x, 1.40x the copy).
 constexpr int64_t kAheadBytes = 4096;
 
-/// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
-/// step `step` around a loop of `step` iterations running its body;
-/// returns the inner loop.
-scf::ForOp stripMine(RewriterBase &rewriter, scf::ForOp loop, int64_t step) {
-  Location loc = loop.getLoc();
-  rewriter.setInsertionPointToStart(loop.getBody());
-  Value iv = loop.getInductionVar();
-  Value end = arith::AddIOp::create(
-      rewriter, loc, iv, arith::ConstantIndexOp::create(rewriter, loc, step));
-  auto inner = scf::ForOp::create(
-      rewriter, loc, iv, end, arith::ConstantIndexOp::create(rewriter, loc, 1));
-  Block *body = inner.getBody();
-  // Everything after the inner loop, but the yield, moves into it.
-  while (&*std::next(inner->getIterator()) != loop.getBody()->getTerminator())
-    rewriter.moveOpBefore(&*std::next(inner->getIterator()),
-                          body->getTerminator());
-  rewriter.replaceUsesWithIf(iv, inner.getInductionVar(), [&](OpOperand &u) {
-    return inner->isProperAncestor(u.getOwner());
-  });
-  rewriter.setInsertionPoint(loop);
-  Value newStep = arith::ConstantIndexOp::create(rewriter, loc, step);
-  rewriter.modifyOpInPlace(loop, [&] { loop.setStep(newStep); });
-  return inner;
-}
-
 /// Output columns computed together: their taps overlap (a 3x3 window at
 /// stride 1: 4 columns read 6 input columns, not 12), so each input line is
 /// loaded once for the 4 and the 4 accumulations run side by side.
@@ -252,16 +227,7 @@ void finishNest(RewriterBase &rewriter, MutableArrayRef<scf::ForOp> fors,
   scf::ForOp inner = stripMine(rewriter, fors[3], perLine);
   if (columns > 1)
     shareLoads(*inner.getBody()); // the line's body holds every column's
-  // One line, one vector: LLVM would pick 256-bit vectors (its default on
-  // this CPU), two per line (measured with 512: depthwise F_into -11%,
-  // max pool -17%).
-  MLIRContext *ctx = rewriter.getContext();
-  auto vectorize = LLVM::LoopVectorizeAttr::get(
-      ctx, {}, {}, {}, rewriter.getI32IntegerAttr(perLine), {}, {}, {});
-  inner->setAttr("llvm.loop_annotation",
-                 LLVM::LoopAnnotationAttr::get(ctx, {}, vectorize, {}, {}, {},
-                                               {}, {}, {}, {}, {}, {}, {}, {},
-                                               {}, {}));
+  vectorizeAsOne(inner, perLine);
   // Each line of channels prefetches the same line `ahead` pixels on
   // (one line per 64 bytes computed: spread out, not a burst per pixel).
   rewriter.setInsertionPoint(inner);
@@ -287,6 +253,45 @@ void finishNest(RewriterBase &rewriter, MutableArrayRef<scf::ForOp> fors,
 }
 
 } // namespace
+
+/// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
+/// step `step` around a loop of `step` iterations running its body;
+/// returns the inner loop.
+scf::ForOp stripMine(RewriterBase &rewriter, scf::ForOp loop, int64_t step) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value iv = loop.getInductionVar();
+  Value end = arith::AddIOp::create(
+      rewriter, loc, iv, arith::ConstantIndexOp::create(rewriter, loc, step));
+  auto inner = scf::ForOp::create(
+      rewriter, loc, iv, end, arith::ConstantIndexOp::create(rewriter, loc, 1));
+  Block *body = inner.getBody();
+  // Everything after the inner loop, but the yield, moves into it.
+  while (&*std::next(inner->getIterator()) != loop.getBody()->getTerminator())
+    rewriter.moveOpBefore(&*std::next(inner->getIterator()),
+                          body->getTerminator());
+  rewriter.replaceUsesWithIf(iv, inner.getInductionVar(), [&](OpOperand &u) {
+    return inner->isProperAncestor(u.getOwner());
+  });
+  rewriter.setInsertionPoint(loop);
+  Value newStep = arith::ConstantIndexOp::create(rewriter, loc, step);
+  rewriter.modifyOpInPlace(loop, [&] { loop.setStep(newStep); });
+  return inner;
+}
+
+/// One line, one vector: LLVM would pick 256-bit vectors (its default on
+/// this CPU), two per line (measured with 512: depthwise F_into -11%,
+/// max pool -17%).
+void vectorizeAsOne(scf::ForOp line, int64_t width) {
+  MLIRContext *ctx = line.getContext();
+  Builder b(ctx);
+  auto vectorize = LLVM::LoopVectorizeAttr::get(
+      ctx, {}, {}, {}, b.getI32IntegerAttr(width), {}, {}, {});
+  line->setAttr("llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(ctx, {}, vectorize, {}, {}, {},
+                                              {}, {}, {}, {}, {}, {}, {}, {},
+                                              {}, {}));
+}
 
 void markWindowPrefetch(linalg::GenericOp generic, ArrayRef<int64_t> inputs,
                         int64_t channels, int64_t stride, int64_t elemBytes,

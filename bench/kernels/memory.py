@@ -27,6 +27,7 @@ ap.add_argument("--work", default="/tmp/tosa-lsp-bench-memory")
 ap.add_argument("--shape", default="1x256x256x256", help="NxHxWxC (H, W even)")
 ap.add_argument("--reps", type=int, default=7)
 ap.add_argument("--smoke", action="store_true")
+ap.add_argument("--flag", action="append", default=[], help="extra `compile` flag (repeatable), e.g. --flag=--streaming-stores=off")
 args = ap.parse_args()
 if args.smoke:
     args.shape, args.reps = "1x8x6x16", 1
@@ -47,7 +48,7 @@ fns = {
 }
 src = os.path.join(args.work, "memory.mlir"); open(src, "w").write("\n".join(v[0] for v in fns.values()))
 so = os.path.join(args.work, "memory.so")
-subprocess.run([B, "compile", src, "-o", so, "--emit=shared", "-O3", "--quiet", "--force"], check=True)
+subprocess.run([B, "compile", src, "-o", so, "--emit=shared", "-O3", "--quiet", "--force"] + args.flag, check=True)
 lib = ctypes.CDLL(so); libc = ctypes.CDLL(ctypes.util.find_library("c")); libc.free.argtypes = [ctypes.c_void_p]
 rng = np.random.default_rng(0)
 x = rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32)
