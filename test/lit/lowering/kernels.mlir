@@ -159,9 +159,9 @@
 // DWLOOPS-NEXT:            %[[AHEAD:[0-9]+]] = arith.addi %[[OW]], %c64
 // DWLOOPS-NEXT:        memref.prefetch %subview_7[%{{.*}}, %{{.*}}, %[[AHEAD]], %[[C]]], read, locality<3>, data
 // DWLOOPS-NEXT:        scf.for %{{.*}} = %[[C]] to
-// The line's loop asks LLVM for one 16-lane vector (its default here is
+// The line's loop asks LLVM for one 16-lane vector, not unrolled (its default here is
 // 256-bit vectors), through to the LLVM IR's loop metadata.
-// DWLOOPS:             } {llvm.loop_annotation = #llvm.loop_annotation<vectorize = <width = 16 : i32>>}
+// DWLOOPS:             } {llvm.loop_annotation = #llvm.loop_annotation<vectorize = <width = 16 : i32>, unroll = <disable = true>>}
 // DWVEC: !{!"llvm.loop.vectorize.width", i32 16}
 // DWUP:         linalg.depthwise_conv_2d_nhwc_hwcm
 // With --function, the kernels it calls are shown too.
