@@ -2,6 +2,7 @@
 
 #include "Compile.h"
 
+#include "FloatMaxima.h"
 #include "LoweringIR.h"
 #include "Runtime.h"
 #include "StreamingStores.h"
@@ -445,6 +446,14 @@ llvm::Error optimise(llvm::Module &m, const detail::LoweredSection &ls,
   if (llvm::Error e =
           makeOptimizingTransformer(options.optLevel, 0, t.machine.get())(&m))
     return makeError("optimization failed: " + llvm::toString(std::move(e)));
+  if (options.mode != LowerMode::Upstream && options.optLevel > 0 &&
+      t.triple.isX86()) {
+    const llvm::MCSubtargetInfo *sti = t.machine->getMCSubtargetInfo();
+    if (unsigned n = lowerFloatMaxima(m, sti->checkFeatures("+avx512dq"),
+                                      sti->checkFeatures("+avx512vl")))
+      step("float maxima: " + std::to_string(n) +
+           " tree(s) of maximum/minimum on VRANGE");
+  }
   if (options.mode != LowerMode::Upstream)
     settleNontemporalStores(m, options.streamThreshold != UINT64_MAX);
   if (options.mode != LowerMode::Upstream &&

@@ -45,6 +45,9 @@ except OSError:
     flags = []
 if "fma" in flags and ("avx2" in flags or "avx512f" in flags):
     config.available_features.add("fma-vectors")
+# VRANGE (AVX512DQ) for maximum / minimum trees (lowering/FloatMaxima.cpp).
+if "avx512dq" in flags:
+    config.available_features.add("avx512dq")
 
 # The corpus lives beside the repository and is never copied into it; tests
 # that read it are UNSUPPORTED (skipped cleanly) when it is absent.

@@ -20,4 +20,4 @@ func.func @max2s2(%x: tensor<1x16x16x64xf32>) -> tensor<1x8x8x64xf32> {
 // CHECK:         } {llvm.loop_annotation = #llvm.loop_annotation<vectorize = <width = 16 : i32>, unroll = <disable = true>>}
 
 // IR-LABEL: define {{.*}}@max2s2(
-// IR:         call {{.*}}<16 x float> @llvm.maximum.v16f32(
+// IR:         call {{.*}}<16 x float> @llvm.{{maximum.v16f32|x86.avx512.mask.range.ps.512}}(
