@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -98,7 +100,67 @@ struct Start {
   /// over the output. `biasMap` reads it in the output's dims.
   Value bias;
   AffineMap biasMap;
+  /// An element-wise op applied to the result (foldableFinish), in each
+  /// piece at its place in the output.
+  linalg::GenericOp finish;
 };
+
+/// `finish`'s body applied to `acc` inside a generic over a piece of the
+/// output at (outRow, outCol): its indices are the piece's plus those.
+Value applyFinish(OpBuilder &b, Location loc, linalg::GenericOp finish,
+                  Value acc, int64_t outRow, int64_t outCol) {
+  Block &body = finish.getRegion().front();
+  IRMapping map;
+  map.map(body.getArgument(0), acc);
+  for (Operation &o : body.without_terminator()) {
+    auto index = dyn_cast<linalg::IndexOp>(o);
+    if (!index) {
+      b.clone(o, map);
+      continue;
+    }
+    Value i = linalg::IndexOp::create(b, loc, index.getDim());
+    int64_t offset = index.getDim() == 1   ? outRow
+                     : index.getDim() == 2 ? outCol
+                                           : 0;
+    if (offset)
+      i = arith::AddIOp::create(b, loc, i,
+                                arith::ConstantIndexOp::create(b, loc, offset));
+    map.map(index.getResult(), i);
+  }
+  return map.lookupOrDefault(body.getTerminator()->getOperand(0));
+}
+
+/// The element-wise generic that is `op`'s only use, when it reads nothing
+/// but `op`'s result (where it writes) and the output's indices: TOSA's
+/// average pool divides its sum there by the count of taps in bounds. It
+/// is applied in each piece (tapsGeneric): with padding, the pieces go into
+/// one tensor, which the divide read again, a second pass over the output
+/// (average pool 3x3 stride 2 of 1x256x256x256: 1.85x the memory floor).
+linalg::GenericOp foldableFinish(linalg::LinalgOp op) {
+  Value r = op->getResult(0);
+  if (!r.hasOneUse())
+    return nullptr;
+  auto fin = dyn_cast<linalg::GenericOp>(*r.user_begin());
+  if (!fin || fin.getNumDpsInputs() != 1 || fin.getNumDpsInits() != 1 ||
+      fin.getDpsInputOperand(0)->get() != r ||
+      fin.getNumParallelLoops() != fin.getNumLoops() ||
+      fin->getResult(0).getType() != r.getType() ||
+      !llvm::all_of(fin.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return nullptr;
+  Block &body = fin.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return nullptr;
+  for (Operation &o : body.without_terminator()) {
+    if (o.getNumRegions() || !isPure(&o))
+      return nullptr;
+    // Values from outside the body: constants only (cloned with it).
+    for (Value v : o.getOperands())
+      if (v.getParentBlock() != &body && !matchPattern(v, m_Constant()))
+        return nullptr;
+  }
+  return fin;
+}
 
 /// The generic computing `op` over an output of `outType` from `input`,
 /// tap (i, j) read at (row0 + i * dh, col0 + j * dw) with the op's strides.
@@ -110,7 +172,8 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                   RankedTensorType outType, const Start &from,
                   Value dest = nullptr, bool prefetch = false,
                   llvm::function_ref<bool(int64_t, int64_t)> outside = {},
-                  Value padValue = nullptr) {
+                  Value padValue = nullptr, int64_t outRow = 0,
+                  int64_t outCol = 0) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   unsigned rank = outType.getRank();
@@ -191,6 +254,8 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
           }
           acc = map.lookupOrDefault(body.getTerminator()->getOperand(0));
         }
+        if (from.finish)
+          acc = applyFinish(nb, l, from.finish, acc, outRow, outCol);
         linalg::YieldOp::create(nb, l, acc);
       });
   if (prefetch) {
@@ -310,8 +375,9 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
         int64_t r = row0 + i * w.dh, c = col0 + j * w.dw;
         return r < 0 || r >= h || c < 0 || c >= wd;
       };
-      Value piece = tapsGeneric(b, op, w, src, row0, col0, type, from, place,
-                                /*prefetch=*/interior, outside, padValue);
+      Value piece =
+          tapsGeneric(b, op, w, src, row0, col0, type, from, place,
+                      /*prefetch=*/interior, outside, padValue, ra, ca);
       result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(at),
                                              ofr(shape), ofr(ones));
     }
@@ -433,8 +499,11 @@ void unroll(linalg::LinalgOp op, const Window &w) {
             : tensor::CollapseShapeOp::create(b, loc, out, init, dropM)
                   .getResult();
   linalg::GenericOp biasAdd = w.weights ? foldableBias(op, from) : nullptr;
+  if (!w.weights && full.getRank() == 4)
+    from.finish = foldableFinish(op);
   Value conv = op->getResult(0);
   Value final = biasAdd                 ? biasAdd->getResult(0)
+                : from.finish           ? from.finish->getResult(0)
                 : dropsMultiplier(conv) ? dropsMultiplier(conv).getResult()
                                         : conv;
   Value result = splitPadded(b, op, w, out, from, callersBuffer(final, out));
@@ -444,6 +513,9 @@ void unroll(linalg::LinalgOp op, const Window &w) {
   if (biasAdd) {
     biasAdd->getResult(0).replaceAllUsesWith(result);
     biasAdd->erase();
+  } else if (from.finish) {
+    from.finish->getResult(0).replaceAllUsesWith(result);
+    from.finish->erase();
   } else if (tensor::CollapseShapeOp collapse =
                  full.getRank() == 4 ? nullptr : dropsMultiplier(conv)) {
     collapse.getResult().replaceAllUsesWith(result);

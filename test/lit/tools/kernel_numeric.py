@@ -110,6 +110,9 @@ CASES = [
     # and split around a padded border (the count varies there).
     ("avgpool2x2_s2", "avgpool", (2, 8, 12, 32, 2, 2, (0, 0, 0, 0), 2), False),
     ("avgpool3x3_pad", "avgpool", (1, 9, 7, 16, 3, 3, (1, 1, 1, 1), 1), False),
+    # Stride 2, padded on one side: border pieces whose counts differ, the
+    # divide applied in each (WindowOps.cpp: foldableFinish).
+    ("avgpool3x3_s2_pad", "avgpool", (1, 10, 12, 16, 3, 3, (0, 1, 0, 1), 2), False),
 ]
 
 
