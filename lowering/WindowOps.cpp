@@ -265,10 +265,11 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       if (i * w.dh > (w.kh - 1) * w.dh - w.sh &&
           tapArgs[i * w.kw + w.kw - 1].first >= 0)
         fresh.push_back(tapArgs[i * w.kw + w.kw - 1].first);
-    // Adjacent output columns share taps at stride 1: computed together.
+    // Adjacent output columns share taps at stride 1, and a depthwise
+    // conv's weights at any stride: computed together.
     markWindowPrefetch(generic, fresh, outType.getDimSize(3), w.sw,
                        outType.getElementTypeBitWidth() / 8,
-                       /*jam=*/w.sw == 1 && w.kw > 1);
+                       /*jam=*/(w.sw == 1 || w.weights) && w.kw > 1);
   }
   return generic->getResult(0);
 }

@@ -17,7 +17,10 @@
 // core). The pixel loop is unrolled by 4 and jammed into the channel loop,
 // and the jammed body loads each input and weight line once for the 4
 // columns (18 input lines, not 36): 1.3x. Its 4 output streams still get
-// non-temporal stores (StreamingStores.cpp).
+// non-temporal stores (StreamingStores.cpp). A depthwise conv at stride 2
+// is jammed too: its columns share one tap column of three but all nine
+// weight lines (1x256x256x256: 1.9x -> 1.5x the memory floor); pools at
+// stride 2 share too little (1.25x -> 1.35x jammed).
 //
 //===----------------------------------------------------------------------===//
 

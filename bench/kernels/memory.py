@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Memory-bound TOSA ops (issue 41): depthwise conv 3x3, avg_pool2d 2x2 s2,
-max_pool2d 3x3 s2, reduce_sum over C, reduce_max over H, transpose NHWC ->
-NCHW, compiled by `tosa-lsp compile` (default mode, fresh result freed in
-the timing) beside numpy's best formulation (sliding_window_view + einsum for
-the depthwise conv, reshape + mean, sliding_window_view + max) and the
+"""Memory-bound TOSA ops (issue 41): depthwise conv 3x3 (strides 1 and
+2), avg_pool2d (2x2 s2, 3x3 s2 padded), max_pool2d (3x3 s2, 2x2 s2, 3x3
+s1), reduce_sum / reduce_max over C and over H, transpose NHWC -> NCHW,
+compiled by `tosa-lsp compile` (default mode, fresh result freed in the
+timing) beside numpy's best formulation (sliding_window_view + einsum for
+the depthwise conv, reshape + mean, sliding_window_view + max or sum) and the
 memory floor: np.copyto of the input times the arrays the op must move
 (input read once, output written once) over the two of the copy.
 
@@ -38,12 +39,50 @@ reps = args.reps
 def t(*s): return "tensor<%sxf32>" % "x".join(map(str, s))
 X = t(N, H, W, C)
 zp = '  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>\n'
+def pool(name, op, k, s, pad):
+    """max_pool2d / avg_pool2d `name`, k x k, stride s, pad (t, b, l, r)."""
+    oh = (H + pad[0] + pad[1] - k) // s + 1
+    ow = (W + pad[2] + pad[3] - k) // s + 1
+    O = t(N, oh, ow, C)
+    attrs = "kernel = array<i64: %d, %d>, pad = array<i64: %s>, stride = array<i64: %d, %d>" % (
+        k, k, ", ".join(map(str, pad)), s, s)
+    if op == "max":
+        body = "  %%r = tosa.max_pool2d %%x {%s} : (%s) -> %s\n" % (attrs, X, O)
+    else:
+        body = zp + "  %%r = tosa.avg_pool2d %%x, %%zp, %%zp {acc_type = f32, %s} : (%s, tensor<1xf32>, tensor<1xf32>) -> %s\n" % (attrs, X, O)
+    text = "func.func @%s(%%x: %s) -> %s {\n%s  return %%r : %s\n}\n" % (name, X, O, body, O)
+    return text, (1 + (oh * ow) / (H * W)) / 2
+def dw(name, s):
+    pad = [1, 1, 1, 1] if s == 1 else [0, 1, 0, 1]
+    oh = (H + pad[0] + pad[1] - 3) // s + 1
+    ow = (W + pad[2] + pad[3] - 3) // s + 1
+    O = t(N, oh, ow, C)
+    text = ("func.func @%s(%%x: %s, %%w: %s, %%b: %s) -> %s {\n%s  %%r = tosa.depthwise_conv2d %%x, %%w, %%b, %%zp, %%zp "
+            "{acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: %s>, stride = array<i64: %d, %d>} : "
+            "(%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n  return %%r : %s\n}\n" % (
+                name, X, t(3,3,C,1), t(C), O, zp, ", ".join(map(str, pad)), s, s, X, t(3,3,C,1), t(C), O, O))
+    return text, (1 + (oh * ow) / (H * W)) / 2
+def reduce(name, op, axis):
+    shape = [N, H, W, C]
+    shape[axis] = 1
+    O = t(*shape)
+    text = "func.func @%s(%%x: %s) -> %s {\n  %%r = tosa.%s %%x {axis = %d : i32} : (%s) -> %s\n  return %%r : %s\n}\n" % (
+        name, X, O, op, axis, X, O, O)
+    return text, 0.5
 fns = {
- "dw3x3": ("func.func @dw3x3(%%x: %s, %%w: %s, %%b: %s) -> %s {\n%s  %%r = tosa.depthwise_conv2d %%x, %%w, %%b, %%zp, %%zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n  return %%r : %s\n}\n" % (X, t(3,3,C,1), t(C), X, zp, X, t(3,3,C,1), t(C), X, X), 1.0),
- "avgpool2s2": ("func.func @avgpool2s2(%%x: %s) -> %s {\n%s  %%r = tosa.avg_pool2d %%x, %%zp, %%zp {acc_type = f32, kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (%s, tensor<1xf32>, tensor<1xf32>) -> %s\n  return %%r : %s\n}\n" % (X, t(N,H//2,W//2,C), zp, X, t(N,H//2,W//2,C), t(N,H//2,W//2,C)), 0.625),
- "maxpool3s2": ("func.func @maxpool3s2(%%x: %s) -> %s {\n  %%r = tosa.max_pool2d %%x {kernel = array<i64: 3, 3>, pad = array<i64: 0, 1, 0, 1>, stride = array<i64: 2, 2>} : (%s) -> %s\n  return %%r : %s\n}\n" % (X, t(N,H//2,W//2,C), X, t(N,H//2,W//2,C), t(N,H//2,W//2,C)), 0.625),
- "reducesumC": ("func.func @reducesumC(%%x: %s) -> %s {\n  %%r = tosa.reduce_sum %%x {axis = 3 : i32} : (%s) -> %s\n  return %%r : %s\n}\n" % (X, t(N,H,W,1), X, t(N,H,W,1), t(N,H,W,1)), 0.5),
- "reducemaxH": ("func.func @reducemaxH(%%x: %s) -> %s {\n  %%r = tosa.reduce_max %%x {axis = 1 : i32} : (%s) -> %s\n  return %%r : %s\n}\n" % (X, t(N,1,W,C), X, t(N,1,W,C), t(N,1,W,C)), 0.5),
+ # MobileNet's depthwise 3x3 (stride 1 and 2), ResNet's max pool 3x3 s2,
+ # VGG's max pool 2x2 s2, Inception's 3x3 s1 pools, average pools.
+ "dw3x3": dw("dw3x3", 1),
+ "dw3x3s2": dw("dw3x3s2", 2),
+ "avgpool2s2": pool("avgpool2s2", "avg", 2, 2, (0, 0, 0, 0)),
+ "avgpool3s2": pool("avgpool3s2", "avg", 3, 2, (0, 1, 0, 1)),
+ "maxpool3s2": pool("maxpool3s2", "max", 3, 2, (0, 1, 0, 1)),
+ "maxpool2s2": pool("maxpool2s2", "max", 2, 2, (0, 0, 0, 0)),
+ "maxpool3s1": pool("maxpool3s1", "max", 3, 1, (1, 1, 1, 1)),
+ "reducesumC": reduce("reducesumC", "reduce_sum", 3),
+ "reducemaxC": reduce("reducemaxC", "reduce_max", 3),
+ "reducemaxH": reduce("reducemaxH", "reduce_max", 1),
+ "reducesumH": reduce("reducesumH", "reduce_sum", 1),
  "transposeNCHW": ("func.func @transposeNCHW(%%x: %s) -> %s {\n  %%r = tosa.transpose %%x {perms = array<i32: 0, 3, 1, 2>} : (%s) -> %s\n  return %%r : %s\n}\n" % (X, t(N,C,H,W), X, t(N,C,H,W), t(N,C,H,W)), 1.0),
 }
 src = os.path.join(args.work, "memory.mlir"); open(src, "w").write("\n".join(v[0] for v in fns.values()))
@@ -55,15 +94,29 @@ x = rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32)
 w = rng.uniform(-1, 1, (3, 3, C, 1)).astype(np.float32); b = rng.uniform(-1, 1, (C,)).astype(np.float32)
 src_copy = np.empty_like(x); dst_copy = np.empty_like(x)
 from numpy.lib.stride_tricks import sliding_window_view as swv
-def np_dw():
-    xp = np.pad(x, ((0,0),(1,1),(1,1),(0,0)))
-    return np.einsum("nhwcij,ijc->nhwc", swv(xp, (3,3), axis=(1,2)), w[:,:,:,0], optimize=True) + b
-def np_avg(): return x.reshape(N, H//2, 2, W//2, 2, C).mean(axis=(2, 4))
-def np_max():
-    xp = np.pad(x, ((0,0),(0,1),(0,1),(0,0)), constant_values=-np.inf)
-    return swv(xp, (3,3), axis=(1,2))[:, ::2, ::2].max(axis=(4,5))
-refs = {"dw3x3": np_dw, "avgpool2s2": np_avg, "maxpool3s2": np_max,
-        "reducesumC": lambda: x.sum(axis=3, keepdims=True), "reducemaxH": lambda: x.max(axis=1, keepdims=True),
+def np_dw(s):
+    pad = ((0,0),(1,1),(1,1),(0,0)) if s == 1 else ((0,0),(0,1),(0,1),(0,0))
+    xp = np.pad(x, pad)
+    return np.einsum("nhwcij,ijc->nhwc", swv(xp, (3,3), axis=(1,2))[:, ::s, ::s], w[:,:,:,0], optimize=True) + b
+def np_pool(op, k, s, pad):
+    fill = -np.inf if op == "max" else 0.0
+    xp = np.pad(x, ((0,0),(pad[0],pad[1]),(pad[2],pad[3]),(0,0)), constant_values=fill)
+    win = swv(xp, (k,k), axis=(1,2))[:, ::s, ::s]
+    if op == "max":
+        return win.max(axis=(4,5))
+    if k == 2 and s == 2 and not any(pad):
+        return x.reshape(N, H//2, 2, W//2, 2, C).mean(axis=(2, 4))
+    ones = np.pad(np.ones((1, H, W, 1), np.float32), ((0,0),(pad[0],pad[1]),(pad[2],pad[3]),(0,0)))
+    count = swv(ones, (k,k), axis=(1,2))[:, ::s, ::s].sum(axis=(4,5))
+    return win.sum(axis=(4,5)) / count
+refs = {"dw3x3": lambda: np_dw(1), "dw3x3s2": lambda: np_dw(2),
+        "avgpool2s2": lambda: np_pool("avg", 2, 2, (0, 0, 0, 0)),
+        "avgpool3s2": lambda: np_pool("avg", 3, 2, (0, 1, 0, 1)),
+        "maxpool3s2": lambda: np_pool("max", 3, 2, (0, 1, 0, 1)),
+        "maxpool2s2": lambda: np_pool("max", 2, 2, (0, 0, 0, 0)),
+        "maxpool3s1": lambda: np_pool("max", 3, 1, (1, 1, 1, 1)),
+        "reducesumC": lambda: x.sum(axis=3, keepdims=True), "reducemaxC": lambda: x.max(axis=3, keepdims=True),
+        "reducemaxH": lambda: x.max(axis=1, keepdims=True), "reducesumH": lambda: x.sum(axis=1, keepdims=True),
         "transposeNCHW": lambda: np.ascontiguousarray(x.transpose(0, 3, 1, 2))}
 if not args.smoke:
     print("load average %.1f, shape %s, thread CPU time, median of %d" % (
@@ -72,7 +125,7 @@ failures = 0
 for name, (_, floorx) in fns.items():
     f = getattr(lib, "_mlir_ciface_" + name); f.restype = None
     want = refs[name]()
-    descs = [make_desc(x)] + ([make_desc(w), make_desc(b)] if name == "dw3x3" else [])
+    descs = [make_desc(x)] + ([make_desc(w), make_desc(b)] if name.startswith("dw") else [])
     res = descriptor(4)()
     f(ctypes.byref(res), *[ctypes.byref(a) for a in descs]); got = read(res, want.shape); libc.free(res.allocated)
     # F_into: the result in a buffer the caller provides (no fresh pages).
