@@ -189,11 +189,11 @@ void registerWindowPasses();
 /// no earlier output row read: after bufferization, prefetchWindows makes
 /// it loops whose channel loop prefetches them a few pixels ahead, line by
 /// line (`stride` input pixels per output pixel; WindowPrefetch.cpp); with
-/// `jam` (adjacent output columns share taps), 4 output columns an
-/// iteration, each input line loaded once for them.
+/// `jam` > 1, that many output columns an iteration, each input and weight
+/// line loaded once for them.
 void markWindowPrefetch(mlir::linalg::GenericOp generic,
                         llvm::ArrayRef<int64_t> inputs, int64_t channels,
-                        int64_t stride, int64_t elemBytes, bool jam);
+                        int64_t stride, int64_t elemBytes, int64_t jam);
 void prefetchWindows(mlir::Operation *root);
 
 /// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of

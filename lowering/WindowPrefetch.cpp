@@ -18,9 +18,9 @@
 // and the jammed body loads each input and weight line once for the 4
 // columns (18 input lines, not 36): 1.3x. Its 4 output streams still get
 // non-temporal stores (StreamingStores.cpp). A depthwise conv at stride 2
-// is jammed too: its columns share one tap column of three but all nine
-// weight lines (1x256x256x256: 1.9x -> 1.5x the memory floor); pools at
-// stride 2 share too little (1.25x -> 1.35x jammed).
+// computes 2 columns an iteration: they share one tap column of three but
+// all nine weight lines (1x256x256x256: 1.9x -> 1.0-1.1x the memory floor;
+// WindowOps.cpp's jamColumns has the figures).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,11 +49,6 @@ constexpr llvm::StringLiteral kPrefetchTag = "tosa_lsp.prefetch_window";
 /// Bytes ahead of the pixel being computed that the prefetches reach
 /// (measured in C: 2, 4 and 8 KB ahead gave 1.42x, 1.32x, 1.40x the copy).
 constexpr int64_t kAheadBytes = 4096;
-
-/// Output columns computed together: their taps overlap (a 3x3 window at
-/// stride 1: 4 columns read 6 input columns, not 12), so each input line is
-/// loaded once for the 4 and the 4 accumulations run side by side.
-constexpr int64_t kJamColumns = 4;
 
 /// `v` as a sum of coefficient x value plus a constant, seen through the
 /// index arithmetic loops and the unroll-jam make (addi, subi, muli by a
@@ -193,16 +188,18 @@ void shareLoads(Block &block) {
   }
 }
 
-/// `cols` (static bounds, step 1) unrolled by kJamColumns and jammed into
+/// `cols` (static bounds, step 1) unrolled by `columns` and jammed into
 /// the loop inside it, the columns left over in a loop of their own
 /// (`rest`, else null). Returns whether it was jammed.
-bool jamColumns(RewriterBase &rewriter, scf::ForOp &cols, scf::ForOp &rest) {
+bool jamColumns(RewriterBase &rewriter, scf::ForOp &cols, scf::ForOp &rest,
+                int64_t columns) {
   std::optional<int64_t> lb = getConstantIntValue(cols.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(cols.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(cols.getStep());
-  if (!lb || !ub || !step || *step != 1 || *ub - *lb < 2 * kJamColumns)
+  if (columns < 2 || !lb || !ub || !step || *step != 1 ||
+      *ub - *lb < 2 * columns)
     return false;
-  int64_t main = (*ub - *lb) / kJamColumns * kJamColumns;
+  int64_t main = (*ub - *lb) / columns * columns;
   if (main < *ub - *lb) {
     rewriter.setInsertionPoint(cols);
     Value split =
@@ -214,7 +211,7 @@ bool jamColumns(RewriterBase &rewriter, scf::ForOp &cols, scf::ForOp &rest) {
   }
   // The jam replaces the loops it jams (with new ones in their place).
   Operation *next = cols->getNextNode();
-  if (failed(loopUnrollJamByFactor(cols, kJamColumns)))
+  if (failed(loopUnrollJamByFactor(cols, columns)))
     return false;
   cols = cast<scf::ForOp>(next->getPrevNode());
   return true;
@@ -303,7 +300,7 @@ void vectorizeAsOne(scf::ForOp line, int64_t width) {
 
 void markWindowPrefetch(linalg::GenericOp generic, ArrayRef<int64_t> inputs,
                         int64_t channels, int64_t stride, int64_t elemBytes,
-                        bool jam) {
+                        int64_t jam) {
   int64_t bytes = channels * stride * elemBytes;
   if (inputs.empty() || bytes <= 0 || (channels * elemBytes) % 64 ||
       generic.getNumLoops() != 4)
@@ -357,8 +354,7 @@ void prefetchWindows(Operation *root) {
       continue;
     int64_t perLine = 512 / elemBits;
     scf::ForOp rest;
-    int64_t columns =
-        v[3] && jamColumns(rewriter, fors[2], rest) ? kJamColumns : 1;
+    int64_t columns = jamColumns(rewriter, fors[2], rest, v[3]) ? v[3] : 1;
     fors[3] = *fors[2].getBody()->getOps<scf::ForOp>().begin();
     finishNest(rewriter, fors, columns, perLine, v, reads);
     if (rest) {

@@ -130,7 +130,7 @@
 // DW-SAME:        affine_map<(d0, d1, d2, d3) -> (d3)>
 // DW-SAME:        iterator_types = ["parallel", "parallel", "parallel", "parallel"]
 // DW-SAME:        ins({{.*}}, %arg2 : {{.*}}tensor<16xf32>)
-// DW-SAME:        tosa_lsp.prefetch_window = array<i64: 64, 16, 1, 1, 16>
+// DW-SAME:        tosa_lsp.prefetch_window = array<i64: 64, 16, 1, 4, 16>
 // DW:             %[[M:[0-9]+]] = arith.mulf {{.*}} fastmath<contract>
 // DW-NEXT:        arith.addf %in_{{[0-9]+}}, %[[M]] fastmath<contract>
 // DW:           tensor.insert_slice {{.*}}[0, 1, 1, 0] [1, 6, 6, 16]
