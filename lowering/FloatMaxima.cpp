@@ -25,32 +25,34 @@ constexpr unsigned kRangeMin = 4, kRangeMax = 5;
 constexpr unsigned kCurrentDirection = 4;
 
 struct Range {
+  bool f64;
+  unsigned lanes;
   Intrinsic::ID id;
   bool needsVL;
   bool hasRounding;
   unsigned maskBits;
 };
 
+/// VRANGE's forms: the 512-bit ones take a rounding operand; the narrower
+/// need AVX512VL.
+constexpr Range kRanges[] = {
+    {false, 16, Intrinsic::x86_avx512_mask_range_ps_512, false, true, 16},
+    {false, 8, Intrinsic::x86_avx512_mask_range_ps_256, true, false, 8},
+    {false, 4, Intrinsic::x86_avx512_mask_range_ps_128, true, false, 8},
+    {true, 8, Intrinsic::x86_avx512_mask_range_pd_512, false, true, 8},
+    {true, 4, Intrinsic::x86_avx512_mask_range_pd_256, true, false, 8},
+    {true, 2, Intrinsic::x86_avx512_mask_range_pd_128, true, false, 8},
+};
+
 std::optional<Range> rangeFor(Type *type) {
   auto *v = dyn_cast<FixedVectorType>(type);
-  if (!v)
+  if (!v ||
+      !(v->getElementType()->isFloatTy() || v->getElementType()->isDoubleTy()))
     return std::nullopt;
-  unsigned n = v->getNumElements();
-  if (v->getElementType()->isFloatTy()) {
-    if (n == 16)
-      return Range{Intrinsic::x86_avx512_mask_range_ps_512, false, true, 16};
-    if (n == 8)
-      return Range{Intrinsic::x86_avx512_mask_range_ps_256, true, false, 8};
-    if (n == 4)
-      return Range{Intrinsic::x86_avx512_mask_range_ps_128, true, false, 8};
-  } else if (v->getElementType()->isDoubleTy()) {
-    if (n == 8)
-      return Range{Intrinsic::x86_avx512_mask_range_pd_512, false, true, 8};
-    if (n == 4)
-      return Range{Intrinsic::x86_avx512_mask_range_pd_256, true, false, 8};
-    if (n == 2)
-      return Range{Intrinsic::x86_avx512_mask_range_pd_128, true, false, 8};
-  }
+  for (const Range &r : kRanges)
+    if (r.f64 == v->getElementType()->isDoubleTy() &&
+        r.lanes == v->getNumElements())
+      return r;
   return std::nullopt;
 }
 

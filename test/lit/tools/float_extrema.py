@@ -14,17 +14,15 @@ operand is NaN, -0 < +0. Every element must be NaN where the reference is,
 else bit-identical to it. Prints `extrema: N passed, M failed`.
 """
 
-import argparse
 import ctypes
-import ctypes.util
 import os
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memref_desc import descriptor, read, make_desc as make  # noqa: E402
+from memref_desc import (compile_and_load, descriptor, make_desc as make,  # noqa: E402
+                         numeric_args, read, write_module)
 
 
 def t(shape):
@@ -150,23 +148,10 @@ def same(got, want):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tosa-lsp", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--mode", default="fast")
-    ap.add_argument("--opt", default="3")
-    args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
-    src = os.path.join(args.work, "extrema-%s.mlir" % args.mode)
-    with open(src, "w") as f:
-        f.write("\n".join(c[0] for c in CASES.values()))
+    args = numeric_args().parse_args()
+    src = write_module(args.work, "extrema-" + args.mode, [c[0] for c in CASES.values()])
     lib = os.path.join(args.work, "extrema-%s-O%s.so" % (args.mode, args.opt))
-    subprocess.run([args.tosa_lsp, "compile", src, "-o", lib, "--emit=shared",
-                    "-O" + args.opt, "--mode=" + args.mode, "--quiet", "--force"],
-                   check=True)
-    so = ctypes.CDLL(lib)
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    libc.free.argtypes = [ctypes.c_void_p]
+    so, libc = compile_and_load(args.tosa_lsp, src, lib, args.mode, args.opt)
     rng = np.random.default_rng(5)
     passed = failed = 0
     for name, (_, shapes, what) in CASES.items():

@@ -17,9 +17,7 @@ compared too; the `blocks` cases are residual chains (conv 3x3, clamp, conv
 implementation (DestinationTwin.cpp). Prints `kernels: N passed, M failed`.
 """
 
-import argparse
 import ctypes
-import ctypes.util
 import os
 import subprocess
 import sys
@@ -27,7 +25,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memref_desc import descriptor, read, make_desc as make  # noqa: E402
+from memref_desc import (compile_and_load, descriptor, make_desc as make,  # noqa: E402
+                         numeric_args, read, write_module)
 
 # (name, kind, shapes, attributes, kernel expected)
 #   matmul: (B, M, K, N)
@@ -309,27 +308,16 @@ def conv(x, w, bias, s):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tosa-lsp", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--mode", default="fast")
-    ap.add_argument("--opt", default="3")
+    ap = numeric_args()
     ap.add_argument("--expect-kernels", action="store_true")
     ap.add_argument("--streaming-stores", help="passed to compile")
     args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
-    src = os.path.join(args.work, "kernels-%s.mlir" % args.mode)
-    with open(src, "w") as f:
-        f.write("\n".join(function(n, k, s) for n, k, s, _ in CASES))
+    src = write_module(args.work, "kernels-" + args.mode,
+                       [function(n, k, s) for n, k, s, _ in CASES])
     lib = os.path.join(args.work, "kernels-%s.so" % args.mode)
-    subprocess.run([args.tosa_lsp, "compile", src, "-o", lib, "--emit=shared",
-                    "-O" + args.opt, "--mode=" + args.mode, "--quiet", "--force"] +
-                   (["--streaming-stores=" + args.streaming_stores]
-                    if args.streaming_stores else []),
-                   check=True)
-    so = ctypes.CDLL(lib)
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    libc.free.argtypes = [ctypes.c_void_p]
+    so, libc = compile_and_load(
+        args.tosa_lsp, src, lib, args.mode, args.opt,
+        ["--streaming-stores=" + args.streaming_stores] if args.streaming_stores else [])
     rng = np.random.default_rng(11)
     passed = failed = 0
     for name, kind, s, kernel in CASES:

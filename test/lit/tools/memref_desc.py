@@ -2,9 +2,45 @@
 functions through their C interface with ctypes (the numeric tests and
 bench/kernels share these)."""
 
+import argparse
 import ctypes
+import ctypes.util
+import os
+import subprocess
 
 import numpy as np
+
+
+def numeric_args():
+    """The arguments the numeric tests share: the binary, a work directory,
+    the compile mode and -O level."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tosa-lsp", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--mode", default="fast")
+    ap.add_argument("--opt", default="3")
+    return ap
+
+
+def write_module(work, stem, functions):
+    """`functions` (MLIR text each) as WORK/STEM.mlir; returns its path."""
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(work, stem + ".mlir")
+    with open(src, "w") as f:
+        f.write("\n".join(functions))
+    return src
+
+
+def compile_and_load(tosa_lsp, src, lib, mode="fast", opt="3", extra=()):
+    """`src` compiled by `tosa_lsp compile --emit=shared` into `lib`, loaded:
+    (the library, libc with `free` typed for the results' buffers)."""
+    subprocess.run([tosa_lsp, "compile", src, "-o", lib, "--emit=shared",
+                    "-O" + opt, "--mode=" + mode, "--quiet", "--force"] + list(extra),
+                   check=True)
+    so = ctypes.CDLL(lib)
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.free.argtypes = [ctypes.c_void_p]
+    return so, libc
 
 
 def descriptor(rank):
