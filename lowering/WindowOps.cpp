@@ -551,13 +551,17 @@ struct UnrollWindowsPass
            "element-wise generics, one input per tap";
   }
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, Window>> found;
+    SmallVector<linalg::LinalgOp> found;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (std::optional<Window> w = windowOf(op))
-        found.push_back({op, *w});
+      if (windowOf(op))
+        found.push_back(op);
     });
-    for (auto &[op, w] : found)
-      unroll(op, w);
+    // Each window read when its op is unrolled: the one before may have
+    // replaced its input (a pool of a pool read the first pool's erased
+    // result: "operand is unlinked", or a crash).
+    for (linalg::LinalgOp op : found)
+      if (std::optional<Window> w = windowOf(op))
+        unroll(op, *w);
   }
 };
 

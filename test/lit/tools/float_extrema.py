@@ -42,6 +42,19 @@ def pool(name, shape, k, stride, pad):
     return text, [shape], ("pool", k, stride, pad, out)
 
 
+def pool_of_pool(name, shape):
+    """A padded 2x2 max pool, then a 2x2 stride-2 one: the second op's window
+    read the first's result (unrolled first: an erased value, then a crash)."""
+    mid = pool("", shape, 2, 1, (1, 0, 1, 0))[2][4]
+    out = pool("", mid, 2, 2, (0, 0, 0, 0))[2][4]
+    n = "func.func @%s(%%x: %s) -> %s {\n" % (name, t(shape), t(out))
+    n += ("  %%m = tosa.max_pool2d %%x {kernel = array<i64: 2, 2>, pad = array<i64: 1, 0, 1, 0>, "
+          "stride = array<i64: 1, 1>} : (%s) -> %s\n" % (t(shape), t(mid)))
+    n += ("  %%r = tosa.max_pool2d %%m {kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, "
+          "stride = array<i64: 2, 2>} : (%s) -> %s\n  return %%r : %s\n}\n" % (t(mid), t(out), t(out)))
+    return n, [shape], ("pools", ("pool", 2, 1, (1, 0, 1, 0), mid), ("pool", 2, 2, (0, 0, 0, 0), out))
+
+
 def reduce(name, op, shape, axis):
     out = list(shape)
     out[axis] = 1
@@ -70,6 +83,7 @@ CASES = {
     "pool3s1": pool("pool3s1", (1, 9, 14, 32), 3, 1, (1, 1, 1, 1)),
     "pool2s2": pool("pool2s2", (1, 8, 12, 48), 2, 2, (0, 0, 0, 0)),
     "pool3s2": pool("pool3s2", (1, 10, 10, 16), 3, 2, (0, 1, 0, 1)),
+    "poolpool": pool_of_pool("poolpool", (1, 8, 8, 16)),
     # 64 rows x 1024 elements: OuterReductions' 8 rows a pass.
     "rmaxH": reduce("rmaxH", "reduce_max", (1, 64, 32, 32), 1),
     "rminH": reduce("rminH", "reduce_min", (1, 64, 32, 32), 1),
@@ -102,6 +116,10 @@ def fold(op, arrays):
 def reference(what, ins):
     kind = what[0]
     x = ins[0]
+    if kind == "pools":
+        for step in what[1:]:
+            x = reference(step, [x])
+        return x
     if kind == "pool":
         _, k, s, pad, out = what
         xp = np.pad(x, ((0, 0), (pad[0], pad[1]), (pad[2], pad[3]), (0, 0)),
