@@ -51,6 +51,19 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
     d.code = "split-marker-near-miss";
     fa.diagnostics.push_back(std::move(d));
   }
+  for (const DroppedNanMode &n : file.droppedNanModes) {
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.source = DiagSource::Parser;
+    d.range.begin = file.lines.position(n.offset);
+    d.range.end = file.lines.position(n.offset + n.length);
+    d.message = "`nan_mode = \"IGNORE\"` is the pre-MLIR-22 string form: MLIR "
+                "22 drops it without a word, so this op propagates NaN (the "
+                "default, PROPAGATE); MLIR 22 writes "
+                "`nan_mode = #tosa.nan_mode<IGNORE>`";
+    d.code = "dropped-nan-mode";
+    fa.diagnostics.push_back(std::move(d));
+  }
   if (results.size() > 1) { // Sized once, not grown section by section.
     auto reserve = [&](auto &to, auto member) {
       size_t n = to.size();

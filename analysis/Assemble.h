@@ -12,6 +12,7 @@
 #define TOSA_LSP_ANALYSIS_ASSEMBLE_H
 
 #include "Analysis.h"
+#include "DroppedNanModes.h"
 #include "LineIndex.h"
 
 #include <iterator>
@@ -29,10 +30,12 @@ struct FileText {
   const LineIndex &lines;
   std::vector<Section> sections;
   std::vector<size_t> nearMisses;
+  std::vector<DroppedNanMode> droppedNanModes;
   explicit FileText(const std::string &text)
       : text(text), sharedLines(std::make_shared<const LineIndex>(text)),
         lines(*sharedLines) {
     sections = splitSections(text, &nearMisses, &lines);
+    droppedNanModes = detail::droppedNanModes(text);
   }
 };
 
