@@ -62,6 +62,9 @@ FileAnalysis assemble(const FileText &file, const std::string &path,
                 "default, PROPAGATE); MLIR 22 writes "
                 "`nan_mode = #tosa.nan_mode<IGNORE>`";
     d.code = "dropped-nan-mode";
+    for (const Section &sec : file.sections)
+      if (sec.beginOffset <= n.offset && n.offset < sec.endOffset)
+        d.section = sec.index;
     fa.diagnostics.push_back(std::move(d));
   }
   if (results.size() > 1) { // Sized once, not grown section by section.

@@ -553,6 +553,26 @@ void migrationFixes(const FixIndex &ix, const FileAnalysis &fa,
 
 } // namespace
 
+/// `nan_mode = "IGNORE"` as MLIR 22 writes it, where MLIR 22 dropped the
+/// string (DroppedNanModes.h): validated like a migrated op, which must
+/// then have no error on its line.
+static void nanModeFixes(const FileAnalysis &fa, std::vector<FixData> &out) {
+  for (size_t i = 0; i < fa.diagnostics.size(); ++i) {
+    const Diagnostic &d = fa.diagnostics[i];
+    if (d.code != "dropped-nan-mode")
+      continue;
+    FixData fix;
+    fix.kind = FixData::Migrate;
+    fix.title = "Migrate to MLIR 22: `nan_mode = \"IGNORE\"` -> "
+                "`#tosa.nan_mode<IGNORE>`";
+    fix.edits.push_back({d.range, "nan_mode = #tosa.nan_mode<IGNORE>"});
+    fix.diagnostic = i;
+    fix.preferred = true;
+    fix.target = d.range.begin;
+    out.push_back(std::move(fix));
+  }
+}
+
 std::vector<FixData> candidateFixes(const FileAnalysis &fa,
                                     const std::string &text) {
   LineIndex off(text);
@@ -571,6 +591,7 @@ std::vector<FixData> candidateFixes(const FileAnalysis &fa,
         out.push_back(std::move(*f));
   }
   migrationFixes(index, fa, text, out);
+  nanModeFixes(fa, out);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "MigrateSupport.h"
 
 #include "CrashGuard.h"
+#include "DroppedNanModes.h"
 #include "LineIndex.h"
 #include "MLIRShared.h"
 #include "TextScan.h"
@@ -232,6 +233,13 @@ void planSection(SectionCtx &sc, Block &block, const LineIndex &lines,
       return; // Most ops of a model: no text is read for them.
     Rewrite rw{sc, op, "", {}, {}, allAttrs(sc, op), "", {}, "", ""};
     flattenQuantInfo(rw.attrs);
+    // The op is rewritten whole: its `nan_mode` string (which MLIR 22
+    // drops, DroppedNanModes.h) as MLIR 22's enum.
+    if (auto mode = dyn_cast_or_null<StringAttr>(rw.attrs.get("nan_mode")))
+      if (std::optional<tosa::NanPropagationMode> m =
+              tosa::symbolizeNanPropagationMode(mode.getValue()))
+        rw.attrs.set("nan_mode",
+                     tosa::NanPropagationModeAttr::get(op->getContext(), *m));
     auto manual = [&](std::string why) {
       plan.manual.push_back({name.str(), fix.nameRange, section,
                              why.empty() ? "no mechanical rewrite of this "
@@ -304,6 +312,41 @@ std::optional<std::string> migrationAdvice(std::string_view message) {
 bool mayNeedMigration(const std::string &text) {
   return text.find("tosa.") != std::string::npos;
 }
+
+namespace {
+/// `nan_mode = "IGNORE"` strings, which MLIR 22 drops (DroppedNanModes.h),
+/// as MLIR 22 writes them; not where an op's rewrite already replaces the
+/// text (that op is checked again after the migration).
+void addNanModeFixes(const std::string &text, const LineIndex &lines,
+                     MigrationPlan &plan) {
+  std::vector<detail::DroppedNanMode> found = detail::droppedNanModes(text);
+  if (found.empty())
+    return;
+  auto key = [](Position p) { return std::make_pair(p.line, p.column); };
+  std::vector<Section> sections = splitSections(text);
+  for (const detail::DroppedNanMode &n : found) {
+    Range r{lines.position(n.offset), lines.position(n.offset + n.length)};
+    bool covered = llvm::any_of(plan.fixes, [&](const MigrationFix &f) {
+      return llvm::any_of(f.edits, [&](const TextEditData &e) {
+        return key(e.range.begin) < key(r.end) &&
+               key(r.begin) < key(e.range.end);
+      });
+    });
+    if (covered)
+      continue;
+    MigrationFix fix;
+    fix.opName = "nan_mode";
+    fix.nameRange = r;
+    for (const Section &sec : sections)
+      if (sec.beginOffset <= n.offset && n.offset < sec.endOffset)
+        fix.section = sec.index;
+    fix.title = "Migrate to MLIR 22: `nan_mode = \"IGNORE\"` -> "
+                "`#tosa.nan_mode<IGNORE>`";
+    fix.edits.push_back({r, "nan_mode = #tosa.nan_mode<IGNORE>"});
+    plan.fixes.push_back(std::move(fix));
+  }
+}
+} // namespace
 
 MigrationPlan planMigration(const std::string &text) {
   MigrationPlan plan;
@@ -399,6 +442,7 @@ MigrationPlan planMigration(const std::string &text) {
     delete quiet;
     delete ctx;
   }
+  addNanModeFixes(text, lines, plan);
   return plan;
 }
 
