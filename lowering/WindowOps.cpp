@@ -115,6 +115,11 @@ Value applyFinish(OpBuilder &b, Location loc, linalg::GenericOp finish,
   for (Operation &o : body.without_terminator()) {
     auto index = dyn_cast<linalg::IndexOp>(o);
     if (!index) {
+      // Constants from outside the body (foldableFinish takes no other
+      // values) are cloned here: the piece may come before them.
+      for (Value v : o.getOperands())
+        if (v.getParentBlock() != &body && !map.contains(v))
+          map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
       b.clone(o, map);
       continue;
     }
@@ -523,12 +528,9 @@ void unroll(linalg::LinalgOp op, const Window &w) {
   if (!result)
     result = tapsGeneric(b, op, w, w.input, 0, 0, out, from, nullptr,
                          /*prefetch=*/true);
-  if (biasAdd) {
-    biasAdd->getResult(0).replaceAllUsesWith(result);
-    biasAdd->erase();
-  } else if (from.finish) {
-    from.finish->getResult(0).replaceAllUsesWith(result);
-    from.finish->erase();
+  if (linalg::GenericOp folded = biasAdd ? biasAdd : from.finish) {
+    folded->getResult(0).replaceAllUsesWith(result);
+    folded->erase();
   } else if (tensor::CollapseShapeOp collapse =
                  full.getRank() == 4 ? nullptr : dropsMultiplier(conv)) {
     collapse.getResult().replaceAllUsesWith(result);
