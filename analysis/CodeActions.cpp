@@ -2,6 +2,7 @@
 
 #include "CodeActions.h"
 
+#include "DroppedNanModes.h"
 #include "LineIndex.h"
 #include "Migrate.h"
 #include "MigrateCheck.h"
@@ -563,9 +564,8 @@ static void nanModeFixes(const FileAnalysis &fa, std::vector<FixData> &out) {
       continue;
     FixData fix;
     fix.kind = FixData::Migrate;
-    fix.title = "Migrate to MLIR 22: `nan_mode = \"IGNORE\"` -> "
-                "`#tosa.nan_mode<IGNORE>`";
-    fix.edits.push_back({d.range, "nan_mode = #tosa.nan_mode<IGNORE>"});
+    fix.title = detail::kNanModeFixTitle;
+    fix.edits.push_back({d.range, detail::kNanModeEnum});
     fix.diagnostic = i;
     fix.preferred = true;
     fix.target = d.range.begin;

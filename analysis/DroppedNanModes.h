@@ -25,6 +25,11 @@ struct DroppedNanMode {
   size_t offset, length;
 };
 
+/// What replaces it (the quick fix and the migration), and their title.
+inline constexpr const char *kNanModeEnum = "nan_mode = #tosa.nan_mode<IGNORE>";
+inline constexpr const char *kNanModeFixTitle =
+    "Migrate to MLIR 22: `nan_mode = \"IGNORE\"` -> `#tosa.nan_mode<IGNORE>`";
+
 /// Each `nan_mode = "IGNORE"` of `text` in an attribute dictionary, outside
 /// comments and string literals (not in `<{...}>`, not `"PROPAGATE"`,
 /// which is what MLIR 22 takes anyway).

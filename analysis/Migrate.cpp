@@ -322,14 +322,12 @@ void addNanModeFixes(const std::string &text, const LineIndex &lines,
   std::vector<detail::DroppedNanMode> found = detail::droppedNanModes(text);
   if (found.empty())
     return;
-  auto key = [](Position p) { return std::make_pair(p.line, p.column); };
   std::vector<Section> sections = splitSections(text);
   for (const detail::DroppedNanMode &n : found) {
     Range r{lines.position(n.offset), lines.position(n.offset + n.length)};
     bool covered = llvm::any_of(plan.fixes, [&](const MigrationFix &f) {
       return llvm::any_of(f.edits, [&](const TextEditData &e) {
-        return key(e.range.begin) < key(r.end) &&
-               key(r.begin) < key(e.range.end);
+        return before(e.range.begin, r.end) && before(r.begin, e.range.end);
       });
     });
     if (covered)
@@ -340,9 +338,8 @@ void addNanModeFixes(const std::string &text, const LineIndex &lines,
     for (const Section &sec : sections)
       if (sec.beginOffset <= n.offset && n.offset < sec.endOffset)
         fix.section = sec.index;
-    fix.title = "Migrate to MLIR 22: `nan_mode = \"IGNORE\"` -> "
-                "`#tosa.nan_mode<IGNORE>`";
-    fix.edits.push_back({r, "nan_mode = #tosa.nan_mode<IGNORE>"});
+    fix.title = detail::kNanModeFixTitle;
+    fix.edits.push_back({r, detail::kNanModeEnum});
     plan.fixes.push_back(std::move(fix));
   }
 }

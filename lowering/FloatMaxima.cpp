@@ -81,7 +81,7 @@ void collect(IntrinsicInst *node, SmallVectorImpl<IntrinsicInst *> &nodes,
              SmallVectorImpl<Value *> &leaves) {
   for (Value *operand : node->args()) {
     IntrinsicInst *child = extremum(operand);
-    if (child && child->getParent() == node->getParent() && inner(child))
+    if (child && inner(child))
       collect(child, nodes, leaves);
     else
       leaves.push_back(operand);
