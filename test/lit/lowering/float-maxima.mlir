@@ -3,6 +3,8 @@
 // (FloatMaxima.cpp): no llvm.maximum is left in the vector code, and the
 // compile log counts the trees. Upstream mode keeps LLVM's expansion.
 // Values: float-extrema.test.
+// (VRANGE is an AVX512DQ instruction: elsewhere the trees keep LLVM's
+// expansion, whose values float-extrema.test checks on every host.)
 // REQUIRES: avx512dq
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %tosa-lsp compile %s -o %t/p.ll --emit=llvm-ir -O3 --force 2>&1 | FileCheck %s --check-prefix=LOG

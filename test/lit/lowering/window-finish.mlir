@@ -5,6 +5,8 @@
 // pass that reads the whole result again (1.85x the memory floor for
 // 3x3 stride 2 of 1x256x256x256; 1.28x in one pass). Values:
 // kernel_numeric.py (avgpool3x3_pad, avgpool3x3_s2_pad).
+// (Windows are unrolled only where the kernels run: a host with FMA vectors;
+// elsewhere the pool keeps MLIR's loops and its own divide pass.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --stage=loops | FileCheck %s
 

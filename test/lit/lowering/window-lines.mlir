@@ -3,6 +3,8 @@
 // wide and never unrolled before that. A 2x2 max pool's line body is small:
 // LLVM unrolled its 16 iterations before its loop vectoriser ran, and they
 // stayed scalar (5.2x the memory floor on 1x256x256x256; 1.1x vectorised).
+// (Windows become line loops only where the kernels run: a host with FMA
+// vectors.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=max2s2 --stage=loops | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
