@@ -493,9 +493,11 @@ llvm::Expected<std::string> emitCode(llvm::Module &m, const Target &t,
 }
 
 /// A shared library of `object`, linked by `cc` in a private directory
-/// (removed on every path); with MLIR's runtime when the code calls it.
+/// (removed on every path); with MLIR's runtime and libomp when the code
+/// calls them.
 llvm::Expected<std::string> linkShared(llvm::StringRef object,
-                                       bool needsRuntime, Step step) {
+                                       bool needsRuntime, bool needsOpenMP,
+                                       Step step) {
   TempDir work("tosa-lsp-link");
   if (work.error())
     return makeError("cannot create a temp directory: " +
@@ -531,6 +533,16 @@ llvm::Expected<std::string> linkShared(llvm::StringRef object,
     rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(runtime).str();
     args.push_back(runtime);
     args.push_back(rpath);
+  }
+  std::string omp, ompRpath;
+  if (needsOpenMP) {
+    auto found = requireOpenMPRuntime("the shared library (--threads)");
+    if (!found)
+      return found.takeError();
+    omp = *found;
+    ompRpath = "-Wl,-rpath," + llvm::sys::path::parent_path(omp).str();
+    args.push_back(omp);
+    args.push_back(ompRpath);
   }
   std::string cmd;
   for (llvm::StringRef a : args)
@@ -576,15 +588,19 @@ llvm::Expected<std::string> translate(detail::LoweredSection &ls,
     return target.takeError();
   if (llvm::Error e = optimise(*llvmModule, ls, *target, options, step))
     return std::move(e);
-  bool needsRuntime = false;
+  bool needsRuntime = false, needsOpenMP = false;
   for (const llvm::Function &f : *llvmModule) {
     if (!f.isDeclaration() && f.hasExternalLinkage())
       r.symbols.push_back(f.getName().str());
     if (f.isDeclaration() && f.getName() == "memrefCopy")
       needsRuntime = true;
+    if (f.isDeclaration() && f.getName().starts_with("__kmpc_"))
+      needsOpenMP = true;
   }
   if (needsRuntime)
     step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
+  if (needsOpenMP)
+    step("uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)");
   if (options.emit == EmitKind::LLVMIR) {
     llvm::raw_string_ostream os(out);
     llvmModule->print(os, nullptr);
@@ -595,7 +611,7 @@ llvm::Expected<std::string> translate(detail::LoweredSection &ls,
   if (!code || options.emit != EmitKind::Shared)
     return code;
   executable = true;
-  return linkShared(*code, needsRuntime, step);
+  return linkShared(*code, needsRuntime, needsOpenMP, step);
 }
 
 } // namespace
@@ -618,12 +634,21 @@ compile(const std::string &text, const std::string &path,
   ls.streamThreshold = options.streamThreshold;
   // The kernels' vectors are sized for the host (Kernels.cpp).
   bool kernels = options.cpu == "native";
+  ls.threads = options.threads;
+  if (options.threads > 1)
+    step(kernels && options.mode != LowerMode::Upstream
+             ? "threads: " + std::to_string(options.threads) +
+                   " for matmuls and convolutions of 2^26 FLOP and more "
+                   "(OpenMP)"
+             : std::string("threads: 1 (--threads applies to the host's "
+                           "kernels: not in upstream mode or with --cpu)"));
   if (llvm::Error err = detail::lowerForNative(
           text, path, options.function, options.mode, options.strided, kernels,
           ls, [&] {
             step("lowering: " + pipelineFor(LowerStage::LLVM, options.mode,
                                             options.strided, kernels,
-                                            options.streamThreshold));
+                                            options.streamThreshold,
+                                            options.threads));
           }))
     return std::move(err);
   // An empty object or library would look like success.

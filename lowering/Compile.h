@@ -48,6 +48,9 @@ struct CompileOptions {
   /// use non-temporal stores (StreamingStores.h). 0: the default for `cpu`;
   /// UINT64_MAX: never.
   uint64_t streamThreshold = 0;
+  /// Above 1: matmuls and convolutions on this many threads (OpenMP; the
+  /// library then needs libomp). Only with the host's kernels (cpu native).
+  unsigned threads = 1;
   /// Constants whose data is elided: an error naming them, unless filled.
   ElidedFill elided{ElidedData::Refuse, 0};
 };

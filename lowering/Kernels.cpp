@@ -169,6 +169,8 @@ std::string matmulSchedule(int64_t kc, bool panelB, bool inPlaceC) {
     %blocks, %nest, %kblocks, %nloop, %mloop = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, {0}, 0, 0, 0] interchange = [0, 3, 2, 1, 4, 5, 6]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %kblocks "tosa_lsp.kblocks" : !transform.any_op
+    transform.annotate %nloop "tosa_lsp.parallel_outer" : !transform.any_op
+    transform.annotate %mloop "tosa_lsp.parallel_inner" : !transform.any_op
 )mlir",
                        kc)
              .str() +
@@ -285,6 +287,16 @@ std::string convSchedule(int64_t owt, int64_t ft, bool peel, bool panel,
 )mlir",
                           owt, ft)
                 .str();
+  // Threads take blocks of output channels, or the rows of one block
+  // (chooseParallelLoops).
+  tiled += std::string(R"mlir(
+    transform.annotate )mlir") +
+           (panel ? "%fouter" : "%outer#0") +
+           R"mlir( "tosa_lsp.parallel_outer" : !transform.any_op
+    transform.annotate )mlir" +
+           (panel ? "%outer#0" : "%outer#1") +
+           R"mlir( "tosa_lsp.parallel_inner" : !transform.any_op
+)mlir";
   if (peel)
     tiled += std::string(R"mlir(
     %columns = transform.cast )mlir") +
@@ -789,6 +801,21 @@ bool readAInPlace(RewriterBase &rewriter, Operation *op) {
   return true;
 }
 
+/// Multiply-adds x 2 of a static linalg op (its loop ranges' product).
+int64_t flops(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return 0;
+  int64_t n = 2;
+  for (int64_t r : linalgOp.getStaticLoopRanges())
+    n = ShapedType::isDynamic(r) ? 0 : n * r;
+  return n;
+}
+
+/// Below this, a kernel stays on one thread with --threads: a fork and its
+/// join cost more than half of it saves.
+constexpr int64_t kMinParallelFlops = int64_t(1) << 26;
+
 struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
   KernelsPass() = default;
@@ -802,6 +829,11 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
                          llvm::cl::desc("f32 lanes of a vector register with "
                                         "FMA (0: leave the ops alone)"),
                          llvm::cl::init(0)};
+  Option<unsigned> threads{
+      *this, "threads",
+      llvm::cl::desc("Above 1: tag each kernel's independent loop for "
+                     "tosa-lsp-parallel-loops"),
+      llvm::cl::init(1)};
   Option<uint64_t> streamThreshold{
       *this, "stream-threshold",
       llvm::cl::desc("Transposes into a caller's buffer store non-temporally "
@@ -834,6 +866,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
     llvm::StringMap<func::FuncOp> kernels;
     SmallVector<Operation *> candidates;
     SmallVector<std::pair<func::FuncOp, bool>> matmuls;
+    SmallVector<func::FuncOp> serial;
     module.walk([&](Operation *op) {
       if (isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(op))
         candidates.push_back(op);
@@ -842,9 +875,14 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       std::optional<Plan> plan = planFor(op, lanes);
       if (!plan)
         continue;
+      // Threads only for kernels worth a fork (matmul 256^3: 34 MFLOP,
+      // 0.13 ms on one core, took longer on two).
+      bool small = flops(op) < kMinParallelFlops;
       op = outline(op, plan->script, kernels, module);
       if (!op)
         continue; // the same kernel as an earlier call site
+      if (small)
+        serial.push_back(op->getParentOfType<func::FuncOp>());
       if (!plan->blockFactors.empty()) {
         matmuls.push_back(
             {op->getParentOfType<func::FuncOp>(), plan->singleKBlock});
@@ -906,11 +944,12 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       if (!apply(module, text) || !finishTile(module))
         return signalPassFailure();
       // Tiling copies the tag onto the tiles; none may reach the next op's
-      // match.
+      // match. The parallel loop's tag only means something with threads.
       module.walk([](Operation *o) { o->removeAttr(kTag); });
     }
     for (auto [fn, single] : matmuls)
       startTilesFromZero(fn, single);
+    chooseParallelLoops(module, threads, serial);
     if (packedAny && !apply(module, relayoutScript()))
       return signalPassFailure();
     if (packedAny && !vectoriseRelayouts(module))
@@ -1133,6 +1172,7 @@ struct CopyLoopsPass : PassWrapper<CopyLoopsPass, OperationPass<func::FuncOp>> {
 
 void registerKernelPasses() {
   registerWindowPasses();
+  registerParallelLoopsPass();
   PassRegistration<KernelsPass>();
   PassRegistration<CopyLoopsPass>();
 }

@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -94,7 +95,8 @@ const char *modeName(LowerMode m) {
 }
 
 std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
-                        bool kernels, uint64_t streamThreshold) {
+                        bool kernels, uint64_t streamThreshold,
+                        unsigned threads) {
   // The upstream TOSA pipeline (see ENVIRONMENT.md), cut at each stage,
   // plus what it misses to compile control flow (tosa-to-scf: cond_if and
   // while_loop; a no-op elsewhere) and every element-wise op: tosa.apply_scale
@@ -102,6 +104,7 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // math ops LLVM has no intrinsic for (math.erf -> libm).
   bool upstream = mode == LowerMode::Upstream;
   unsigned lanes = upstream || !kernels ? 0 : detail::hostKernelLanes();
+  bool parallel = lanes && threads > 1;
   // With kernels, conv2d weights as HWCF (a transpose of the weights, once
   // per call): the output channels are then contiguous in the weights too,
   // the vector dimension of the convolution kernel.
@@ -127,6 +130,7 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
          (streamThreshold
               ? " stream-threshold=" + std::to_string(streamThreshold)
               : "") +
+         (parallel ? " threads=" + std::to_string(threads) : "") +
          "},canonicalize,cse";
   if (stage == LowerStage::Vector)
     return "builtin.module(" + p + ")";
@@ -153,14 +157,22 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // buffers: an alloca per tile, inside loops, overflows the stack).
   if (!upstream)
     p += ",convert-vector-to-scf{full-unroll=true}";
+  // The kernels' tagged loops on threads: scf.parallel here, OpenMP's
+  // parallel loops once buffer deallocation is done (its canonicalisations
+  // would put ops between omp.wsloop and its loop nest).
+  if (parallel)
+    p += ",func.func(tosa-lsp-parallel-loops)";
   if (stage == LowerStage::Loops)
     return "builtin.module(" + p + ")";
   // lower-affine again after expand-strided-metadata: the offsets of
   // subviews (tosa.slice, tosa.scatter's loops) become affine.apply there,
   // which nothing else converts (they reached the LLVM IR translation as
   // unrealized casts: "LLVM Translation failed").
-  p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-       "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+  p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,";
+  if (parallel)
+    p += "convert-scf-to-openmp{num-threads=" + std::to_string(threads) +
+         "},func.func(tosa-lsp-inline-alloca-scopes),";
+  p += "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
        "finalize-memref-to-llvm,";
   if (!upstream)
     // Float reductions reassociated (MemoryKernels.cpp: a row's sum as a
@@ -169,7 +181,10 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
          "convert-ub-to-llvm,";
   p += "convert-math-to-llvm,convert-math-to-libm,"
        "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-       "convert-index-to-llvm,reconcile-unrealized-casts";
+       "convert-index-to-llvm,";
+  if (parallel)
+    p += "convert-openmp-to-llvm,";
+  p += "reconcile-unrealized-casts";
   return "builtin.module(" + p + ")";
 }
 
@@ -186,6 +201,7 @@ DialectRegistry &loweringRegistry() {
     registerFileDialects(*r); // what the analysis parses with
     registerBuiltinDialectTranslation(*r);
     registerLLVMDialectTranslation(*r);
+    registerOpenMPDialectTranslation(*r); // --threads
     return r;
   }();
   return *registry;
@@ -285,6 +301,7 @@ llvm::Error lowerForNative(const std::string &text, const std::string &path,
   lowerOpts.strided = strided;
   lowerOpts.kernels = kernels;
   lowerOpts.streamThreshold = out.streamThreshold;
+  lowerOpts.threads = out.threads;
   lowerOpts.elided = out.elidedFill;
   return lowerSection(text, path, *sec, lowerOpts, out);
 }
@@ -429,8 +446,11 @@ static bool allConvertedToLLVM(ModuleOp module) {
   unsigned count = 0;
   Dialect *llvmDialect =
       module.getContext()->getLoadedDialect<LLVM::LLVMDialect>();
+  // --threads: OpenMP's ops have a translation to LLVM IR of their own.
+  Dialect *ompDialect = module.getContext()->getLoadedDialect("omp");
   module.walk([&](Operation *op) {
-    if (op == module.getOperation() || op->getDialect() == llvmDialect)
+    if (op == module.getOperation() || op->getDialect() == llvmDialect ||
+        (ompDialect && op->getDialect() == ompDialect))
       return;
     if (!left)
       left = op;
@@ -571,7 +591,7 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   // `pm` is already anchored on builtin.module: parse what goes inside it.
   std::string pipeline =
       pipelineFor(options.stage, options.mode, options.strided, options.kernels,
-                  options.streamThreshold);
+                  options.streamThreshold, options.threads);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -614,15 +634,17 @@ llvm::Expected<LowerResult> lower(const std::string &text,
           "), a bug in the upstream pass pipeline on this input; no preview "
           "is available for it. Pipeline: " +
           pipelineFor(options.stage, options.mode, options.strided,
-                      options.kernels, options.streamThreshold));
+                      options.kernels, options.streamThreshold,
+                      options.threads));
 }
 
 static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
                                                   const std::string &path,
                                                   const LowerOptions &options) {
   LowerResult result;
-  result.pipeline = pipelineFor(options.stage, options.mode, options.strided,
-                                options.kernels, options.streamThreshold);
+  result.pipeline =
+      pipelineFor(options.stage, options.mode, options.strided, options.kernels,
+                  options.streamThreshold, options.threads);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;

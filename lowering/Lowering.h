@@ -59,6 +59,9 @@ struct LowerOptions {
   /// from this many bytes (StreamTranspose.cpp); 0: the host's L2 size,
   /// UINT64_MAX: never (compile's --streaming-stores).
   uint64_t streamThreshold = 0;
+  /// With kernels, above 1: matmuls' and convolutions' independent loops
+  /// on this many threads (OpenMP: libomp at run time; ParallelLoops.cpp).
+  unsigned threads = 1;
   /// Constants whose data is elided (`dense_resource<__elided__>`): kept
   /// by default (the preview shows them; LLVM IR translation would fail).
   ElidedFill elided;
@@ -86,7 +89,7 @@ struct LowerResult {
 /// mode); upstream's unless another mode is given.
 std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
                         bool strided = false, bool kernels = true,
-                        uint64_t streamThreshold = 0);
+                        uint64_t streamThreshold = 0, unsigned threads = 1);
 
 /// Suffix of the destination-passing twin of an entry point.
 inline constexpr const char *kIntoSuffix = "_into";

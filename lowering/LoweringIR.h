@@ -70,6 +70,8 @@ struct LoweredSection {
   ElidedFill elidedFill{ElidedData::Refuse, 0};
   /// Set by the caller of lowerForNative: LowerOptions::streamThreshold.
   uint64_t streamThreshold = 0;
+  /// Set by the caller of lowerForNative: LowerOptions::threads.
+  unsigned threads = 1;
   /// The elided constants left in the IR (ElidedData::Keep), with the
   /// resource key of the first.
   std::vector<SourceDiagnostic> elided;
@@ -150,6 +152,29 @@ unsigned versionFunctions(mlir::ModuleOp module, unsigned maxDims);
 /// Name prefix of the private functions matmuls and convolutions are
 /// outlined into (one per distinct kernel; Kernels.cpp).
 inline constexpr const char *kKernelPrefix = "__tosa_lsp_kernel";
+
+/// The dialects and translations a lowering context has.
+mlir::DialectRegistry &loweringRegistry();
+
+/// MLIR's passes and this project's, registered once per process.
+void registerPassesOnce();
+
+/// Tags the loop of a kernel schedule whose iterations write disjoint parts
+/// of the result (ParallelLoops.cpp runs it on several threads).
+inline constexpr const char *kParallelTag = "tosa_lsp.parallel";
+
+/// The schedules tag two such loops, one inside the other (the matmul's N
+/// and M panels, the convolution's channel blocks and rows). For
+/// `threads` > 1, keeps one of each pair as kParallelTag: the outer one
+/// (one fork per call) unless the inner one shares its iterations out more
+/// evenly. Buffers of no contents (tensor.empty) used only inside the
+/// chosen loop move into it, so each iteration (thread) packs into its own.
+/// With 1 thread, and in the `serial` functions, it drops the tags.
+void chooseParallelLoops(mlir::ModuleOp module, unsigned threads,
+                         llvm::ArrayRef<mlir::func::FuncOp> serial);
+
+/// Registers tosa-lsp-parallel-loops (ParallelLoops.cpp).
+void registerParallelLoopsPass();
 
 /// Registers tosa-lsp-kernels (tile, pack and vectorise matmuls and 2-D
 /// convolutions) and tosa-lsp-copy-loops (after bufferization: strided

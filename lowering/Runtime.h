@@ -29,6 +29,12 @@ std::string mlirRuntimePackage();
 /// to install. `what` says what needs it ("run: @f calls memrefCopy").
 llvm::Expected<std::string> requireMlirRuntime(const std::string &what);
 
+/// LLVM's OpenMP runtime (libomp.so.5), which `--threads` code calls
+/// (__kmpc_fork_call): $TOSA_LSP_OPENMP_RUNTIME, else the first that exists
+/// of the system's (Debian's libomp5) and LLVM's own directories; an error
+/// naming the package when there is none. `what` says what needs it.
+llvm::Expected<std::string> requireOpenMPRuntime(const std::string &what);
+
 /// The error when `cc` (the C compiler driver that links a shared library)
 /// is not on PATH.
 std::string missingCompilerMessage();

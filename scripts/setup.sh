@@ -11,6 +11,7 @@ PACKAGES=(
   zlib1g-dev libzstd-dev nlohmann-json3-dev libgtest-dev libmimalloc-dev
   python3 python3-numpy neovim tmux vim binutils clang-format-22
   libopenblas0-pthread         # numpy's BLAS for bench/kernels/compute.py (else netlib's reference BLAS)
+  libomp5                      # LLVM's OpenMP runtime: compile --threads=N links it
   clang-22 libclang-rt-22-dev # scripts/fuzz.sh: clang with libFuzzer
   emacs-nox elpa-eglot         # the Emacs (eglot) client test
 )

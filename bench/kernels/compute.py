@@ -50,13 +50,25 @@ def best_coretype():
     return ""
 
 
+def threads_arg(argv):
+    """--threads N / --threads=N (default 1), read before argparse: numpy's
+    OpenBLAS takes its thread count from the environment when it loads."""
+    for i, a in enumerate(argv):
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "1"
+
+
 # Must be set before numpy loads OpenBLAS.
 if __name__ == "__main__" and "--smoke" not in sys.argv:
     want = "" if "--coretype=auto" in sys.argv else best_coretype()
-    env_ok = os.environ.get("OPENBLAS_NUM_THREADS") == "1" and \
+    nthreads = threads_arg(sys.argv)
+    env_ok = os.environ.get("OPENBLAS_NUM_THREADS") == nthreads and \
         os.environ.get("OPENBLAS_CORETYPE", "") == want
     if not env_ok and not os.environ.get("TOSA_LSP_BENCH_CHILD"):
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", TOSA_LSP_BENCH_CHILD="1")
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=nthreads, TOSA_LSP_BENCH_CHILD="1")
         env.pop("OPENBLAS_CORETYPE", None)
         if want:
             env["OPENBLAS_CORETYPE"] = want
@@ -202,10 +214,11 @@ def reference(kind, s, ins):
 
 
 def compile_lib(args, src, mode):
-    out = os.path.join(args.work, "compute-%s.so" % mode)
+    out = os.path.join(args.work, "compute-%s-t%d.so" % (mode, args.threads))
     t0 = time.time()
     proc = subprocess.run([args.tosa_lsp, "compile", src, "-o", out, "--emit=shared",
-                           "-O3", "--quiet", "--force", "--mode=%s" % mode],
+                           "-O3", "--quiet", "--force", "--mode=%s" % mode,
+                           "--threads=%d" % args.threads],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
     if proc.returncode != 0:
@@ -249,8 +262,17 @@ def main():
                     help="thread: the calling thread's CPU time (default; the "
                     "contenders all run on it, and time spent preempted by other "
                     "processes does not count); wall: elapsed time")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="N > 1: ours compiled with --threads=N, numpy's OpenBLAS "
+                    "on N threads, elapsed time, each contender's calls back to "
+                    "back, the peak N x one core's; upstream not timed; --write "
+                    "fills its own table")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    if args.threads > 1:
+        # The other threads' work is not the calling thread's CPU time.
+        args.clock = "wall"
+        args.upstream_max_gflop = 0
     clock = time.thread_time if args.clock == "thread" else time.perf_counter
     if args.smoke:
         args.reps = 1
@@ -308,14 +330,34 @@ def main():
         contenders["peak"] = lambda iters=iters: peak(iters)
         times = {k: [] for k in contenders}
         order = list(contenders)
-        for rep in range(args.reps):
-            random.Random(rep).shuffle(order)
+
+        def timed(k):
+            t0 = clock()
+            done = contenders[k]()
+            dt = clock() - t0
+            times[k].append(dt if k != "peak" else dt * fl / done)
+        if args.threads == 1:
+            for rep in range(args.reps):
+                random.Random(rep).shuffle(order)
+                for k in order:
+                    timed(k)
+        else:
+            # Each runtime's idle workers spin for a while after a call
+            # (libomp 200 ms, OpenBLAS ~0.1 s) and would slow the next
+            # contender's: a contender's calls run back to back, after a
+            # pause in which the others' workers go to sleep, and 2 calls
+            # that wake its own.
+            random.Random(len(rows)).shuffle(order)
             for k in order:
-                t0 = clock()
-                done = contenders[k]()
-                dt = clock() - t0
-                times[k].append(dt if k != "peak" else dt * fl / done)
+                time.sleep(0.3)
+                for _ in range(2):
+                    contenders[k]()
+                for rep in range(args.reps):
+                    timed(k)
+        if os.environ.get("TOSA_LSP_BENCH_DEBUG"):
+            print(name, {k: ["%.2f" % (x * 1e3) for x in v] for k, v in times.items()})
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+        med["peak"] /= args.threads  # N cores' peak: the same FMA loop on each
         rows.append((label, fl, med, upstream_ms))
         print("%-14s " % name + " ".join("%s=%.2f" % kv for kv in med.items()) +
               (" upstream(1 call)=%.0f" % upstream_ms if upstream_ms else ""), flush=True)
@@ -326,7 +368,7 @@ def main():
     text = report(rows, args, load0, os.getloadavg(), ctime)
     print(text)
     if args.write:
-        write_readme(text, "compute")
+        write_readme(text, "compute" if args.threads == 1 else "compute-threads")
     return 1 if failures else 0
 
 
@@ -335,10 +377,13 @@ def report(rows, args, load0, load1, ctime):
     out = ["Run: %s, median of %d (%s), %d cores (%s), load average %.1f at start, "
            "%.1f at end; numpy %s with %s, OPENBLAS_NUM_THREADS=%s; FMA peak from "
            "fma_peak.c (cc -O3 -march=native), timed among the contenders of each "
-           "row.\n" % (time.strftime("%Y-%m-%d %H:%M"), args.reps,
+           "row%s.\n" % (time.strftime("%Y-%m-%d %H:%M"), args.reps,
                        "thread CPU time" if args.clock == "thread" else "wall time",
                        os.cpu_count(), cpu, load0[0], load1[0], np.__version__,
-                       openblas_core(), os.environ.get("OPENBLAS_NUM_THREADS", "unset")),
+                       openblas_core(), os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
+                       "" if args.threads == 1 else
+                       ", times %d (the peak of %d cores); ours compiled with "
+                       "--threads=%d" % (args.threads, args.threads, args.threads)),
            "",
            "| kernel | GFLOP | FMA peak GFLOP/s | numpy ms (GFLOP/s, of peak) | "
            "fast ms (GFLOP/s, of peak) | fast / numpy time | upstream ms (1 call) "

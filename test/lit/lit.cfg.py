@@ -49,6 +49,13 @@ if "fma" in flags and ("avx2" in flags or "avx512f" in flags):
 if "avx512dq" in flags:
     config.available_features.add("avx512dq")
 
+# LLVM's OpenMP runtime, which `compile --threads=N` links (scripts/setup.sh
+# installs Debian's libomp5; lowering/Runtime.cpp looks in the same places).
+if any(os.path.exists(p) for p in ("/usr/lib/x86_64-linux-gnu/libomp.so.5",
+                                   "/usr/lib/aarch64-linux-gnu/libomp.so.5",
+                                   "/usr/lib/llvm-22/lib/libomp.so.5")):
+    config.available_features.add("libomp")
+
 # The corpus lives beside the repository and is never copied into it; tests
 # that read it are UNSUPPORTED (skipped cleanly) when it is absent.
 if os.path.isdir(config.corpus_dir):

@@ -51,6 +51,15 @@ bool checkOptLevel(unsigned optLevel, raw_ostream &err, int &rc) {
   return false;
 }
 
+bool checkThreads(unsigned threads, raw_ostream &err, int &rc) {
+  if (threads >= 1 && threads <= kMaxThreads)
+    return true;
+  rc = usageError(err, "--threads=" + std::to_string(threads) +
+                           ": the thread count is 1 to " +
+                           std::to_string(kMaxThreads));
+  return false;
+}
+
 /// --fill-elided, when given; `fallback` (Keep or Refuse) otherwise.
 std::optional<ElidedFill>
 elidedOrReport(const char *command, const std::optional<std::string> &given,
@@ -87,6 +96,9 @@ int runLower(const LowerCommandOptions &opts, raw_ostream &out,
   if (!mode)
     return rc;
   lowering.mode = *mode;
+  if (!checkThreads(opts.threads, err, rc))
+    return rc;
+  lowering.threads = opts.threads;
   std::optional<ElidedFill> fill =
       elidedOrReport("lower", opts.fillElided, ElidedData::Keep, err, rc);
   if (!fill)
@@ -150,6 +162,9 @@ int runCompile(const CompileCommandOptions &opts, raw_ostream &out,
     return rc;
   compiling.mode = *mode;
   compiling.optLevel = opts.optLevel;
+  if (!checkThreads(opts.threads, err, rc))
+    return rc;
+  compiling.threads = opts.threads;
   compiling.strided = opts.strided;
   compiling.cpu = opts.cpu;
   compiling.header = opts.header || opts.headerIfPossible;

@@ -18,6 +18,9 @@
 
 namespace tosa_lsp::cli {
 
+/// The most --threads takes.
+inline constexpr unsigned kMaxThreads = 256;
+
 struct LowerCommandOptions {
   std::vector<std::string> files;      // exactly one FILE
   std::string format;                  // text (""), json
@@ -26,6 +29,8 @@ struct LowerCommandOptions {
   std::string mode = "fast";
   bool strided = false;
   bool annotate = false;
+  /// --threads: 1 to kMaxThreads.
+  unsigned threads = 1;
   /// --fill-elided: zeros, ones, random[:SEED]; not given: elided constants
   /// stay (a warning names them).
   std::optional<std::string> fillElided;
@@ -47,6 +52,7 @@ struct CompileCommandOptions {
   /// auto (the L2 cache size), off, or a size (4096, 512K, 4M, 1G).
   std::string streamingStores = "auto";
   unsigned optLevel = 2;
+  unsigned threads = 1;
   bool header = false;
   bool force = false;
   bool newName = false;

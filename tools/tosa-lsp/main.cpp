@@ -323,6 +323,15 @@ struct CommandLine {
                         cl::sub(compileCmd),
                         cl::sub(runCmd),
                         cl::cat(category)};
+  NumberOption threads{
+      "threads",
+      cl::desc("Matmuls and convolutions on N threads (OpenMP; the library "
+               "then needs\nlibomp, Debian's libomp5). Default 1"),
+      cl::value_desc("N"),
+      cl::init(1),
+      cl::sub(lowerCmd),
+      cl::sub(compileCmd),
+      cl::cat(category)};
   cl::opt<bool> header{
       "header",
       cl::desc("Also write OUT's C header (.h): the _mlir_ciface_* entry "
@@ -490,6 +499,7 @@ struct CommandLine {
     o.mode = mode;
     o.strided = strided;
     o.annotate = annotate;
+    o.threads = threads;
     if (fillElided.getNumOccurrences())
       o.fillElided = fillElided.getValue();
     return o;
@@ -506,6 +516,7 @@ struct CommandLine {
     o.cpu = cpu;
     o.streamingStores = streamingStores;
     o.optLevel = optLevel;
+    o.threads = threads;
     o.header = header;
     o.force = force;
     o.newName = newName;

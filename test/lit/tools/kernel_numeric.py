@@ -61,6 +61,13 @@ CASES = [
     ("conv1x1_s2_panel", "conv2d", (1, 9, 9, 16, 96, 1, 1, 0, 2), True),
     ("conv3x3_panel_ow13", "conv2d", (1, 4, 13, 16, 64, 3, 3, 1, 1), True),
     ("conv7x7_s2", "conv2d", (1, 21, 21, 3, 16, 7, 7, 3, 2), True),
+    # Big enough for --threads (2^26 FLOP and up, lowering/Kernels.cpp):
+    # N panels on threads, with K blocks and padded rows; channel blocks;
+    # 3 channel blocks, whose rows the threads share instead.
+    ("mm_threads", "matmul", (1, 512, 256, 512), True),
+    ("mm_threads_kblocks", "matmul", (1, 200, 2048, 96), True),
+    ("conv_threads", "conv2d", (1, 28, 28, 64, 128, 3, 3, 1, 1), True),
+    ("conv_threads_f96", "conv2d", (1, 30, 30, 64, 96, 3, 3, 1, 1), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
     ("conv_f12", "conv2d", (1, 6, 6, 4, 12, 3, 3, 1, 1), False),
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
@@ -307,17 +314,28 @@ def conv(x, w, bias, s):
     return out
 
 
+def kernel_flops(kind, s):
+    if kind == "matmul":
+        b, m, k, n = s
+        return 2 * b * m * k * n
+    n, h, w, c, f, kh, kw, p, st = s
+    oh, ow = (h + 2 * p - kh) // st + 1, (w + 2 * p - kw) // st + 1
+    return 2 * n * oh * ow * f * kh * kw * c
+
+
 def main():
     ap = numeric_args()
     ap.add_argument("--expect-kernels", action="store_true")
     ap.add_argument("--streaming-stores", help="passed to compile")
+    ap.add_argument("--threads", type=int, default=1, help="passed to compile")
     args = ap.parse_args()
     src = write_module(args.work, "kernels-" + args.mode,
                        [function(n, k, s) for n, k, s, _ in CASES])
-    lib = os.path.join(args.work, "kernels-%s.so" % args.mode)
+    lib = os.path.join(args.work, "kernels-%s-t%d.so" % (args.mode, args.threads))
     so, libc = compile_and_load(
         args.tosa_lsp, src, lib, args.mode, args.opt,
-        ["--streaming-stores=" + args.streaming_stores] if args.streaming_stores else [])
+        (["--streaming-stores=" + args.streaming_stores] if args.streaming_stores else [])
+        + ["--threads=%d" % args.threads])
     rng = np.random.default_rng(11)
     passed = failed = 0
     for name, kind, s, kernel in CASES:
@@ -359,6 +377,18 @@ def main():
             if ("vector.fma" in stage) != kernel:
                 ok = False
                 why = "kernel path %s" % ("not taken" if kernel else "taken")
+        if ok and args.threads > 1:
+            # Threads for the kernels of 2^26 FLOP and more (Kernels.cpp's
+            # kMinParallelFlops), none for the others.
+            stage = subprocess.run(
+                [args.tosa_lsp, "lower", src, "--function", name, "--stage=loops",
+                 "--mode=" + args.mode, "--threads=%d" % args.threads],
+                stdout=subprocess.PIPE, check=True, universal_newlines=True).stdout
+            want_parallel = kernel and kind in ("matmul", "conv2d") and \
+                kernel_flops(kind, s) >= 1 << 26
+            if ("scf.parallel" in stage) != want_parallel:
+                ok = False
+                why = "threads %s" % ("not used" if want_parallel else "used")
         if ok:
             passed += 1
         else:

@@ -1,0 +1,266 @@
+//===- ParallelLoops.cpp - the kernels' independent loops on N threads ----===//
+//
+// `--threads=N` (N > 1): the kernel schedules (Kernels.cpp) tag the loop
+// whose iterations write disjoint parts of the result (the matmul's M
+// panels, under one packed B panel; the convolution's output rows, under
+// one block of packed weights). After bufferization, each tagged scf.for
+// becomes an scf.parallel, which MLIR's convert-scf-to-openmp turns into an
+// omp.parallel + omp.wsloop (static schedule: each thread one contiguous
+// run of panels), lowered to libomp's __kmpc_* calls. The packing around
+// the tagged loop stays on the calling thread.
+//
+// A tagged loop is converted only when that is provably race-free at this
+// level: its loop-carried values are memrefs passed through unchanged (the
+// result buffer threaded through tensor-level loops), and every memref the
+// body writes is a view of such a value or of a buffer allocated inside the
+// body; a buffer allocated outside and written inside (a hoisted scratch
+// buffer) would be shared by the threads, so such a loop stays serial.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringIR.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace tosa_lsp::detail {
+
+namespace {
+
+/// The buffer a memref value views: through view-like ops (subview,
+/// expand/collapse_shape, cast, reinterpret_cast) and the memrefs inner
+/// scf.for loops pass along, to an allocation, a block argument or an op
+/// that is not a view, or to one of `stop`.
+Value viewRoot(Value v, const llvm::SmallPtrSetImpl<Value> &stop) {
+  while (!stop.contains(v)) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto inner = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!inner || arg.getArgNumber() == 0)
+        return v;
+      v = inner.getInits()[arg.getArgNumber() - 1];
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto inner = dyn_cast<scf::ForOp>(def)) {
+      // Only a loop that hands its buffer back unchanged.
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      Value arg = inner.getRegionIterArgs()[i];
+      llvm::SmallPtrSet<Value, 1> self;
+      self.insert(arg);
+      if (viewRoot(inner.getYieldedValues()[i], self) != arg)
+        return v;
+      v = inner.getInits()[i];
+      continue;
+    }
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return v;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether `loop` may run its iterations on several threads: pass-through
+/// memref iter_args, and writes only into them or into buffers of the body.
+bool independentIterations(scf::ForOp loop) {
+  llvm::SmallPtrSet<Value, 4> carried;
+  for (Value arg : loop.getRegionIterArgs())
+    carried.insert(arg);
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [arg, yielded] :
+       llvm::zip(loop.getRegionIterArgs(), yield.getOperands()))
+    if (!isa<MemRefType>(arg.getType()) || viewRoot(yielded, carried) != arg)
+      return false;
+  bool ok = true;
+  loop.getBody()->walk([&](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      // Unknown effects (a call, an op of another dialect): not proven.
+      if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+          !isa<scf::YieldOp, memref::PrefetchOp>(op))
+        ok = false;
+      return ok ? WalkResult::advance() : WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      Value target = e.getValue();
+      if (!target) {
+        ok = false; // writes somewhere unnamed
+        break;
+      }
+      Value root = viewRoot(target, carried);
+      if (carried.contains(root))
+        continue;
+      Operation *def = root.getDefiningOp();
+      if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(def) &&
+          loop->isProperAncestor(def))
+        continue; // allocated inside the body: one per iteration
+      ok = false;
+      break;
+    }
+    return ok ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return ok;
+}
+
+/// Replaces `loop` by an scf.parallel with its body (moved, so loops
+/// nested in it stay valid); its iter_args and results by their initial
+/// values (all passed through unchanged).
+void toParallel(scf::ForOp loop) {
+  IRRewriter rewriter(loop);
+  auto par = scf::ParallelOp::create(
+      rewriter, loop.getLoc(), ValueRange{loop.getLowerBound()},
+      ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+  Block *from = loop.getBody();
+  rewriter.replaceAllUsesWith(loop.getInductionVar(),
+                              par.getInductionVars()[0]);
+  for (auto [arg, init] : llvm::zip(loop.getRegionIterArgs(), loop.getInits()))
+    rewriter.replaceAllUsesWith(arg, init);
+  rewriter.eraseOp(from->getTerminator());
+  Block *to = par.getBody();
+  to->getOperations().splice(to->getTerminator()->getIterator(),
+                             from->getOperations());
+  rewriter.replaceOp(loop, loop.getInits());
+}
+
+struct ParallelLoopsPass
+    : PassWrapper<ParallelLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ParallelLoopsPass)
+  StringRef getArgument() const override { return "tosa-lsp-parallel-loops"; }
+  StringRef getDescription() const override {
+    return "After bufferization: the kernels' loops tagged tosa_lsp.parallel "
+           "as scf.parallel, when their iterations are independent";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> tagged;
+    getOperation().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+      if (loop->hasAttr(kParallelTag))
+        tagged.push_back(loop);
+    });
+    for (scf::ForOp loop : tagged) {
+      loop->removeAttr(kParallelTag);
+      // The outermost tagged loop only: no nested thread teams.
+      if (loop->getParentOfType<scf::ParallelOp>() ||
+          !independentIterations(loop))
+        continue;
+      toParallel(loop);
+    }
+  }
+};
+
+/// convert-scf-to-openmp wraps each parallel body in a memref.alloca_scope,
+/// whose region must stay one block: the body's scf.for loops would become
+/// several under convert-scf-to-cf. A scope without allocas inside (the
+/// kernels allocate on the heap, convert-vector-to-scf fully unrolled) is
+/// only that wrapper: its body moves out.
+struct InlineAllocaScopesPass
+    : PassWrapper<InlineAllocaScopesPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InlineAllocaScopesPass)
+  StringRef getArgument() const override {
+    return "tosa-lsp-inline-alloca-scopes";
+  }
+  StringRef getDescription() const override {
+    return "Inlines memref.alloca_scope ops with no memref.alloca inside";
+  }
+  void runOnOperation() override {
+    SmallVector<memref::AllocaScopeOp> scopes;
+    getOperation().walk([&](memref::AllocaScopeOp scope) {
+      bool allocas =
+          scope.getBodyRegion()
+              .walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+      if (!allocas && scope->getNumResults() == 0 &&
+          scope.getBodyRegion().hasOneBlock())
+        scopes.push_back(scope);
+    });
+    for (memref::AllocaScopeOp scope : scopes) {
+      Block &body = scope.getBodyRegion().front();
+      body.getTerminator()->erase();
+      scope->getBlock()->getOperations().splice(scope->getIterator(),
+                                                body.getOperations());
+      scope->erase();
+    }
+  }
+};
+
+constexpr const char *kOuterTag = "tosa_lsp.parallel_outer";
+constexpr const char *kInnerTag = "tosa_lsp.parallel_inner";
+
+/// The share of `threads` busy over a static schedule of `trips`
+/// iterations (each thread takes ceil or floor of trips / threads).
+double balance(std::optional<llvm::APInt> trips, unsigned threads) {
+  if (!trips || trips->isZero())
+    return 0;
+  uint64_t n = trips->getZExtValue();
+  uint64_t rounds = (n + threads - 1) / threads;
+  return double(n) / double(rounds * threads);
+}
+
+/// Moves the tensor.empty ops used only inside `loop` into its body.
+void sinkEmptyTensors(scf::ForOp loop) {
+  auto fn = loop->getParentOfType<func::FuncOp>();
+  SmallVector<tensor::EmptyOp> empties;
+  fn.walk([&](tensor::EmptyOp e) {
+    if (!loop->isAncestor(e) && e->getNumOperands() == 0 &&
+        llvm::all_of(e->getUsers(),
+                     [&](Operation *u) { return loop->isProperAncestor(u); }))
+      empties.push_back(e);
+  });
+  OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+  for (tensor::EmptyOp e : empties) {
+    Operation *inside = b.clone(*e);
+    e->replaceAllUsesWith(inside);
+    e->erase();
+  }
+}
+
+} // namespace
+
+void chooseParallelLoops(ModuleOp module, unsigned threads,
+                         ArrayRef<func::FuncOp> serial) {
+  SmallVector<scf::ForOp> outers;
+  module.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kOuterTag) &&
+        !llvm::is_contained(serial, loop->getParentOfType<func::FuncOp>()))
+      outers.push_back(loop);
+  });
+  for (scf::ForOp outer : outers) {
+    scf::ForOp inner;
+    outer.getBody()->walk([&](scf::ForOp l) {
+      if (l->hasAttr(kInnerTag) && !inner)
+        inner = l;
+    });
+    scf::ForOp chosen = outer;
+    if (inner && balance(inner.getStaticTripCount(), threads) >
+                     balance(outer.getStaticTripCount(), threads) + 0.05)
+      chosen = inner;
+    if (threads > 1 && balance(chosen.getStaticTripCount(), threads) > 0) {
+      chosen->setAttr(kParallelTag, UnitAttr::get(module.getContext()));
+      sinkEmptyTensors(chosen);
+    }
+  }
+  module.walk([](scf::ForOp l) {
+    l->removeAttr(kOuterTag);
+    l->removeAttr(kInnerTag);
+  });
+}
+
+void registerParallelLoopsPass() {
+  PassRegistration<ParallelLoopsPass>();
+  PassRegistration<InlineAllocaScopesPass>();
+}
+
+} // namespace tosa_lsp::detail

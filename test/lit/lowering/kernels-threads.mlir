@@ -1,0 +1,66 @@
+// --threads=N (lowering/ParallelLoops.cpp): a kernel of 2^26 FLOP and more
+// gets its N panels (or channel blocks, or rows) as an scf.parallel, each
+// iteration packing into a buffer of its own, then OpenMP's parallel loop
+// and libomp's calls; a smaller kernel, --threads=1 and upstream mode get
+// none. The threaded kernels' numbers: kernels-numeric.test.
+// REQUIRES: fma-vectors
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %tosa-lsp lower --stage=loops --threads=2 %s | FileCheck %s
+// RUN: %tosa-lsp lower --stage=loops %s | FileCheck %s --check-prefix=ONE
+// RUN: %tosa-lsp lower --stage=llvm --threads=2 --function=mm %s | FileCheck %s --check-prefix=OMP
+// RUN: %tosa-lsp compile --emit=llvm-ir --threads=2 -O3 -o %t/k.ll %s 2>&1 | FileCheck %s --check-prefix=LOG
+// RUN: FileCheck %s --check-prefix=IR --input-file=%t/k.ll
+// RUN: %tosa-lsp compile --emit=llvm-ir --threads=2 --mode=upstream -o %t/u.ll %s 2>&1 | FileCheck %s --check-prefix=UPSTREAM
+// RUN: not grep -q __kmpc %t/u.ll
+// RUN: not %tosa-lsp compile --threads=0 -o %t/x.o %s 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not %tosa-lsp lower --threads=257 %s 2>&1 | FileCheck %s --check-prefix=BAD
+// Without libomp, --emit=shared says what to install; an object file does
+// not need it yet.
+// RUN: not env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --quiet --emit=shared --threads=2 -o %t/k.so %s 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --quiet --emit=obj --threads=2 -o %t/k.o %s
+// RUN: %if libomp %{ %tosa-lsp compile --quiet --emit=shared --threads=2 -o %t/k.so %s %}
+// RUN: %if libomp %{ readelf -d %t/k.so | FileCheck %s --check-prefix=NEEDED %}
+
+// 512 x 256 x 512: 2^27 FLOP, 16 N panels.
+func.func @mm(%a: tensor<1x512x256xf32>, %b: tensor<1x256x512xf32>) -> tensor<1x512x512xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x512x256xf32>, tensor<1x256x512xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x512x512xf32>
+  return %r : tensor<1x512x512xf32>
+}
+
+// 64^3: a fork would cost more than a thread saves.
+func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x64x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x64x64xf32>, tensor<1x64x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x64xf32>
+  return %r : tensor<1x64x64xf32>
+}
+
+// CHECK-LABEL: func.func private @__tosa_lsp_kernel1(
+// CHECK-SAME: memref<1x512x256xf32>
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c16) step
+// B's panel: one buffer per N panel, so per thread.
+// CHECK-NEXT: memref.alloc() {{.*}} : memref<1x1x256x32x1xf32>
+// CHECK-NOT: tosa_lsp.parallel
+// CHECK-LABEL: func.func private @__tosa_lsp_kernel2(
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: tosa_lsp.parallel
+
+// ONE-NOT: scf.parallel
+// ONE-NOT: tosa_lsp.parallel
+
+// OMP: omp.parallel num_threads
+// OMP-NEXT: omp.wsloop
+// OMP-NEXT: omp.loop_nest
+
+// LOG: threads: 2 for matmuls and convolutions of 2^26 FLOP and more (OpenMP)
+// LOG: uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)
+
+// IR: call void {{.*}}@__kmpc_fork_call(
+
+// UPSTREAM: threads: 1 (--threads applies to the host's kernels: not in upstream mode or with --cpu)
+
+// BAD: the thread count is 1 to 256
+
+// MISSING: tosa-lsp: error: the shared library (--threads) needs libomp: TOSA_LSP_OPENMP_RUNTIME names {{.*}}none/libomp.so.5, which does not exist
+
+// NEEDED: (NEEDED) Shared library: [libomp.so.5]
