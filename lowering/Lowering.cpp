@@ -171,7 +171,7 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   p += ",buffer-deallocation-pipeline,convert-bufferization-to-memref,";
   if (parallel)
     p += "convert-scf-to-openmp{num-threads=" + std::to_string(threads) +
-         "},func.func(tosa-lsp-inline-alloca-scopes),";
+         "},func.func(tosa-lsp-finish-omp-loops),";
   p += "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
        "finalize-memref-to-llvm,";
   if (!upstream)

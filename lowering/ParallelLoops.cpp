@@ -21,6 +21,7 @@
 #include "LoweringIR.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -161,21 +162,33 @@ struct ParallelLoopsPass
   }
 };
 
-/// convert-scf-to-openmp wraps each parallel body in a memref.alloca_scope,
-/// whose region must stay one block: the body's scf.for loops would become
-/// several under convert-scf-to-cf. A scope without allocas inside (the
-/// kernels allocate on the heap, convert-vector-to-scf fully unrolled) is
-/// only that wrapper: its body moves out.
-struct InlineAllocaScopesPass
-    : PassWrapper<InlineAllocaScopesPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InlineAllocaScopesPass)
+/// After convert-scf-to-openmp. Each omp.wsloop hands out its iterations
+/// dynamically (one at a time, an atomic increment each): with the static
+/// default, a thread that the host runs late (a woken vCPU, a worker the
+/// kernel placed beside the caller) held everyone at the join, and blocks
+/// of calls took up to twice the time; dynamically, the threads that run
+/// take its share. And each parallel body's memref.alloca_scope, whose
+/// region must stay one block (the body's scf.for loops would become
+/// several under convert-scf-to-cf), goes when no alloca is inside (the
+/// kernels allocate on the heap, convert-vector-to-scf fully unrolled): it
+/// is only that wrapper then.
+struct FinishOmpLoopsPass
+    : PassWrapper<FinishOmpLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FinishOmpLoopsPass)
   StringRef getArgument() const override {
-    return "tosa-lsp-inline-alloca-scopes";
+    return "tosa-lsp-finish-omp-loops";
   }
   StringRef getDescription() const override {
-    return "Inlines memref.alloca_scope ops with no memref.alloca inside";
+    return "After convert-scf-to-openmp: dynamic schedules, and "
+           "memref.alloca_scope ops with no memref.alloca inside inlined";
   }
   void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    getOperation().walk([&](omp::WsloopOp loop) {
+      if (!loop.getScheduleKind())
+        loop.setScheduleKindAttr(omp::ClauseScheduleKindAttr::get(
+            ctx, omp::ClauseScheduleKind::Dynamic));
+    });
     SmallVector<memref::AllocaScopeOp> scopes;
     getOperation().walk([&](memref::AllocaScopeOp scope) {
       bool allocas =
@@ -260,7 +273,7 @@ void chooseParallelLoops(ModuleOp module, unsigned threads,
 
 void registerParallelLoopsPass() {
   PassRegistration<ParallelLoopsPass>();
-  PassRegistration<InlineAllocaScopesPass>();
+  PassRegistration<FinishOmpLoopsPass>();
 }
 
 } // namespace tosa_lsp::detail

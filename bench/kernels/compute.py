@@ -345,12 +345,14 @@ def main():
             # Each runtime's idle workers spin for a while after a call
             # (libomp 200 ms, OpenBLAS ~0.1 s) and would slow the next
             # contender's: a contender's calls run back to back, after a
-            # pause in which the others' workers go to sleep, and 2 calls
-            # that wake its own.
+            # pause in which the others' workers go to sleep, and 30 ms of
+            # calls that wake its own (a sleeping vCPU of these VMs takes
+            # milliseconds to run again).
             random.Random(len(rows)).shuffle(order)
             for k in order:
                 time.sleep(0.3)
-                for _ in range(2):
+                t0 = time.perf_counter()
+                while time.perf_counter() - t0 < 0.03:
                     contenders[k]()
                 for rep in range(args.reps):
                     timed(k)

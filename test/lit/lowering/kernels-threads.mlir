@@ -49,7 +49,7 @@ func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x6
 // ONE-NOT: tosa_lsp.parallel
 
 // OMP: omp.parallel num_threads
-// OMP-NEXT: omp.wsloop
+// OMP-NEXT: omp.wsloop schedule(dynamic)
 // OMP-NEXT: omp.loop_nest
 
 // LOG: threads: 2 for matmuls and convolutions of 2^26 FLOP and more (OpenMP)

@@ -336,6 +336,14 @@ def main():
         args.tosa_lsp, src, lib, args.mode, args.opt,
         (["--streaming-stores=" + args.streaming_stores] if args.streaming_stores else [])
         + ["--threads=%d" % args.threads])
+    one = None
+    if args.threads > 1:
+        # Each thread sums in the serial order: the results must equal the
+        # one-thread library's bit for bit, call after call (a race would
+        # not, or not always).
+        one, _ = compile_and_load(
+            args.tosa_lsp, src, os.path.join(args.work, "kernels-%s-t1.so" % args.mode),
+            args.mode, args.opt)
     rng = np.random.default_rng(11)
     passed = failed = 0
     for name, kind, s, kernel in CASES:
@@ -350,6 +358,20 @@ def main():
         libc.free(res.allocated)
         err = np.abs(got - want).max() / np.abs(want).max()
         why = "max |ours - ref| = %.2g x max |ref|" % err
+        if one is not None:
+            serial = getattr(one, "_mlir_ciface_" + name)
+            serial.restype = None
+            serial(ctypes.byref(res), *[ctypes.byref(d) for d in descs])
+            base = read(res, want.shape)
+            libc.free(res.allocated)
+            for _ in range(8):
+                fn(ctypes.byref(res), *[ctypes.byref(d) for d in descs])
+                again = read(res, want.shape)
+                libc.free(res.allocated)
+                if not np.array_equal(again.view(np.uint32), base.view(np.uint32)):
+                    err = float("inf")
+                    why = "%d threads differ from 1 thread" % args.threads
+                    break
         if args.mode != "upstream":
             # F_into into a buffer holding garbage (NaN): every element written;
             # big transposes at each 4-byte offset into a 64-byte line too.
