@@ -638,7 +638,7 @@ compile(const std::string &text, const std::string &path,
   if (options.threads > 1)
     step(kernels && options.mode != LowerMode::Upstream
              ? "threads: " + std::to_string(options.threads) +
-                   " for matmuls and convolutions of 2^26 FLOP and more "
+                   " for matmuls and convolutions of 2^24 FLOP and more "
                    "(OpenMP)"
              : std::string("threads: 1 (--threads applies to the host's "
                            "kernels: not in upstream mode or with --cpu)"));

@@ -812,9 +812,11 @@ int64_t flops(Operation *op) {
   return n;
 }
 
-/// Below this, a kernel stays on one thread with --threads: a fork and its
-/// join cost more than half of it saves.
-constexpr int64_t kMinParallelFlops = int64_t(1) << 26;
+/// Below this (about 60 us on one core here), a kernel stays on one thread
+/// with --threads: a fork and its join would cost most of what a second
+/// thread saves. Matmul 256^3 (2^25) took 0.13 ms on one core, 0.07-0.08
+/// on two with libomp's worker awake (bench/kernels/README.md#threads).
+constexpr int64_t kMinParallelFlops = int64_t(1) << 24;
 
 struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelsPass)
@@ -875,8 +877,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       std::optional<Plan> plan = planFor(op, lanes);
       if (!plan)
         continue;
-      // Threads only for kernels worth a fork (matmul 256^3: 34 MFLOP,
-      // 0.13 ms on one core, took longer on two).
+      // Threads only for kernels worth a fork.
       bool small = flops(op) < kMinParallelFlops;
       op = outline(op, plan->script, kernels, module);
       if (!op)

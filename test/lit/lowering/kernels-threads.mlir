@@ -1,4 +1,4 @@
-// --threads=N (lowering/ParallelLoops.cpp): a kernel of 2^26 FLOP and more
+// --threads=N (lowering/ParallelLoops.cpp): a kernel of 2^24 FLOP and more
 // gets its N panels (or channel blocks, or rows) as an scf.parallel, each
 // iteration packing into a buffer of its own, then OpenMP's parallel loop
 // and libomp's calls; a smaller kernel, --threads=1 and upstream mode get
@@ -52,7 +52,7 @@ func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x6
 // OMP-NEXT: omp.wsloop schedule(dynamic)
 // OMP-NEXT: omp.loop_nest
 
-// LOG: threads: 2 for matmuls and convolutions of 2^26 FLOP and more (OpenMP)
+// LOG: threads: 2 for matmuls and convolutions of 2^24 FLOP and more (OpenMP)
 // LOG: uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)
 
 // IR: call void {{.*}}@__kmpc_fork_call(

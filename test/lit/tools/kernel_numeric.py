@@ -61,7 +61,7 @@ CASES = [
     ("conv1x1_s2_panel", "conv2d", (1, 9, 9, 16, 96, 1, 1, 0, 2), True),
     ("conv3x3_panel_ow13", "conv2d", (1, 4, 13, 16, 64, 3, 3, 1, 1), True),
     ("conv7x7_s2", "conv2d", (1, 21, 21, 3, 16, 7, 7, 3, 2), True),
-    # Big enough for --threads (2^26 FLOP and up, lowering/Kernels.cpp):
+    # Big enough for --threads (2^24 FLOP and up, lowering/Kernels.cpp):
     # N panels on threads, with K blocks and padded rows; channel blocks;
     # 3 channel blocks, whose rows the threads share instead.
     ("mm_threads", "matmul", (1, 512, 256, 512), True),
@@ -400,14 +400,14 @@ def main():
                 ok = False
                 why = "kernel path %s" % ("not taken" if kernel else "taken")
         if ok and args.threads > 1:
-            # Threads for the kernels of 2^26 FLOP and more (Kernels.cpp's
+            # Threads for the kernels of 2^24 FLOP and more (Kernels.cpp's
             # kMinParallelFlops), none for the others.
             stage = subprocess.run(
                 [args.tosa_lsp, "lower", src, "--function", name, "--stage=loops",
                  "--mode=" + args.mode, "--threads=%d" % args.threads],
                 stdout=subprocess.PIPE, check=True, universal_newlines=True).stdout
             want_parallel = kernel and kind in ("matmul", "conv2d") and \
-                kernel_flops(kind, s) >= 1 << 26
+                kernel_flops(kind, s) >= 1 << 24
             if ("scf.parallel" in stage) != want_parallel:
                 ok = False
                 why = "threads %s" % ("not used" if want_parallel else "used")
