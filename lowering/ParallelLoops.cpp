@@ -175,9 +175,7 @@ struct ParallelLoopsPass
 struct FinishOmpLoopsPass
     : PassWrapper<FinishOmpLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FinishOmpLoopsPass)
-  StringRef getArgument() const override {
-    return "tosa-lsp-finish-omp-loops";
-  }
+  StringRef getArgument() const override { return "tosa-lsp-finish-omp-loops"; }
   StringRef getDescription() const override {
     return "After convert-scf-to-openmp: dynamic schedules, and "
            "memref.alloca_scope ops with no memref.alloca inside inlined";
