@@ -301,7 +301,8 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
     const json &c = root["compile"];
     ObjectReader r{c, "compile", error};
     if (!r.checkKeys(
-            {"outputDir", "overwrite", "timeoutSeconds", "memoryLimitMB"}) ||
+            {"outputDir", "overwrite", "timeoutSeconds", "memoryLimitMB",
+             "threads"}) ||
         !r.getBool("overwrite", config.compile.overwrite))
       return std::nullopt;
     if (c.contains("outputDir")) {
@@ -323,7 +324,9 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
          {Limit{"timeoutSeconds", "s", &config.compile.timeoutSeconds,
                 C::minTimeoutSeconds, C::maxTimeoutSeconds},
           Limit{"memoryLimitMB", "MB", &config.compile.memoryLimitMB,
-                C::minMemoryLimitMB, C::maxMemoryLimitMB}}) {
+                C::minMemoryLimitMB, C::maxMemoryLimitMB},
+          Limit{"threads", "threads", &config.compile.threads, C::minThreads,
+                C::maxThreads}}) {
       if (!c.contains(l.key))
         continue;
       // Range-checked as a signed 64-bit value: a cast to unsigned would

@@ -34,6 +34,7 @@ struct CompileJob {
   bool overwrite = false; // replace existing outputs, else OUT-1.so, ...
   unsigned timeoutSeconds = 120;
   unsigned memoryLimitMB = 4096;
+  unsigned threads = 1; // compile --threads
 };
 
 /// What `tosa-lsp compile --format=json` reports of a success.

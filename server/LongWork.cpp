@@ -229,6 +229,7 @@ TosaServer::compile(CompileRequest req,
   job.overwrite = config.compile.overwrite;
   job.timeoutSeconds = config.compile.timeoutSeconds;
   job.memoryLimitMB = config.compile.memoryLimitMB;
+  job.threads = config.compile.threads;
 
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   {

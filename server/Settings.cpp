@@ -102,7 +102,8 @@ nlohmann::json Settings::defaults() {
        {{"outputDir", d.compile.outputDir},
         {"overwrite", d.compile.overwrite},
         {"timeoutSeconds", d.compile.timeoutSeconds},
-        {"memoryLimitMB", d.compile.memoryLimitMB}}},
+        {"memoryLimitMB", d.compile.memoryLimitMB},
+        {"threads", d.compile.threads}}},
   };
 }
 

@@ -51,6 +51,26 @@ TEST(CompileJob, WritesOutputsAndReportsSteps) {
   EXPECT_FALSE(steps.empty());
 }
 
+TEST(CompileJob, ThreadsReachTheChild) {
+  // compile.threads: the child compiles with --threads=N (its log says so
+  // before lowering; which kernels then use them: kernels-threads.mlir).
+  TempDir dir("compile-job-test");
+  ASSERT_FALSE(dir.error());
+  CompileJob job = jobIn(dir.path());
+  job.threads = 3;
+  std::vector<std::string> steps;
+  std::atomic<bool> cancel{false};
+  CompileJobResult r = runCompileJob(
+      job, [&](const std::string &s) { steps.push_back(s); }, cancel);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NE(r.result.log.find("threads: 3 for matmuls"), std::string::npos)
+      << r.result.log;
+  job.threads = 1;
+  r = runCompileJob(job, [](const std::string &) {}, cancel);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.result.log.find("threads:"), std::string::npos) << r.result.log;
+}
+
 TEST(CompileJob, CancelStopsTheChild) {
   TempDir dir("compile-job-test");
   std::atomic<bool> cancel{true};

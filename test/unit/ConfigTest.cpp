@@ -121,7 +121,10 @@ TEST(Config, CompileLimitsAreBounded) {
         R"({"compile": {"memoryLimitMB": 0}})",
         R"({"compile": {"memoryLimitMB": 63}})",
         R"({"compile": {"memoryLimitMB": 65537}})",
-        R"({"compile": {"memoryLimitMB": 18446744073709551615}})"}) {
+        R"({"compile": {"memoryLimitMB": 18446744073709551615}})",
+        R"({"compile": {"threads": 0}})",
+        R"({"compile": {"threads": 257}})",
+        R"({"compile": {"threads": "4"}})"}) {
     std::string err = refusal(text);
     EXPECT_NE(err.find("must be an integer from"), std::string::npos)
         << text << ": " << err;
@@ -131,9 +134,13 @@ TEST(Config, CompileLimitsAreBounded) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->compile.timeoutSeconds, 3600u);
   EXPECT_EQ(c->compile.memoryLimitMB, 64u);
+  EXPECT_EQ(c->compile.threads, 1u);
   c = parsed(R"({"compile": {"timeoutSeconds": 1, "memoryLimitMB": 65536}})");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->compile.timeoutSeconds, 1u);
+  c = parsed(R"({"compile": {"threads": 256}})");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compile.threads, 256u);
 }
 
 TEST(Config, OutputDirRootFollowsWhoSetIt) {

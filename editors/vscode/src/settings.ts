@@ -17,7 +17,7 @@ export interface ServerSettings {
   /** MLIR's tosa-validate: on/off, or `check --validate` items. */
   validate?: boolean | string;
   extraBroadcastableOps?: string[];
-  compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number };
+  compile: { outputDir?: string; overwrite?: boolean; timeoutSeconds?: number; memoryLimitMB?: number; threads?: number };
 }
 
 export const STAGES = ['linalg', 'vector', 'loops', 'llvm'] as const;
@@ -79,6 +79,9 @@ export function toServerSettings(get: ConfigGetter,
   const m = positiveInt(get, 'compile.memoryLimitMB');
   if (m !== undefined)
     out.compile.memoryLimitMB = m;
+  const n = positiveInt(get, 'compile.threads');
+  if (n !== undefined)
+    out.compile.threads = n;
   return out;
 }
 

@@ -22,13 +22,14 @@ test('VS Code keys map to the server JSON', () => {
     'compile.overwrite': true,
     'compile.timeoutSeconds': 30,
     'compile.memoryLimitMB': 2048,
+    'compile.threads': 2,
   }), { workspaceFolder: '/ws', userHome: '/home/u' });
   assert.deepEqual(s, {
     hints: { inferredShapes: false, runtimeChecks: true },
     info: { publish: true, refinable: false, runtimeChecks: false, dynamicToStatic: true },
     shapeChecks: false,
     extraBroadcastableOps: ['tfl.add', 'tfl.mul'],
-    compile: { outputDir: '/ws/out', overwrite: true, timeoutSeconds: 30, memoryLimitMB: 2048 },
+    compile: { outputDir: '/ws/out', overwrite: true, timeoutSeconds: 30, memoryLimitMB: 2048, threads: 2 },
   });
 });
 
@@ -52,6 +53,7 @@ test('bad values are left out', () => {
     'compile.outputDir': '  ',
     'compile.timeoutSeconds': -1,
     'compile.memoryLimitMB': 1.5,
+    'compile.threads': 0,
   }));
   assert.deepEqual(s, { compile: {} });
 });
