@@ -729,6 +729,21 @@ jit(detail::LoweredSection &ls, const RunOptions &options) {
     if (!found)
       return found.takeError();
   }
+  // --threads: the kernels' OpenMP loops call libomp.
+  std::string omp;
+  if (ls.module->walk([](Operation *op) {
+            return op->getDialect() &&
+                           op->getDialect()->getNamespace() == "omp"
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted()) {
+    auto found = requireOpenMPRuntime("@" + options.function + " (--threads)");
+    if (!found)
+      return found.takeError();
+    omp = *found;
+    libs.push_back(omp);
+  }
   engineOpts.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*ls.module, engineOpts);
   if (!engine)
@@ -763,6 +778,7 @@ llvm::Expected<RunResult> runFunction(const std::string &text,
   detail::LoweredSection ls;
   ls.checkEntry = unsupportedSignature;
   ls.elidedFill = options.elided;
+  ls.threads = options.threads;
   if (llvm::Error err =
           detail::lowerForNative(text, path, options.function, options.mode,
                                  /*strided=*/false, /*kernels=*/true, ls))

@@ -35,6 +35,9 @@ struct RunOptions {
   /// dynamic dim it leaves open gets size 2, and RunResult::chosen says so.
   std::vector<std::string> shapes;
   unsigned optLevel = 2;
+  /// Matmul and convolution kernels on this many threads (compile's
+  /// --threads; libomp loaded into the JIT).
+  unsigned threads = 1;
   /// The arguments' buffers and the results' of static shape may take at
   /// most this many bytes in all (ErrorTopic::Shapes or Inputs beyond):
   /// refused before anything is allocated.

@@ -260,6 +260,9 @@ int runRun(const RunCommandOptions &opts, raw_ostream &out, raw_ostream &err) {
     return rc;
   running.mode = *mode;
   running.optLevel = opts.optLevel;
+  if (!checkThreads(opts.threads, err, rc))
+    return rc;
+  running.threads = opts.threads;
   std::optional<ElidedFill> fill =
       elidedOrReport("run", opts.fillElided, ElidedData::Refuse, err, rc);
   if (!fill)

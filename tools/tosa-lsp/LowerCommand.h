@@ -83,6 +83,7 @@ struct RunCommandOptions {
   std::vector<std::string> shapes; // of dynamic arguments, with `seed`
   std::string mode = "fast";
   unsigned optLevel = 2;
+  unsigned threads = 1;
   /// A size (4096, 512K, 4M, 1G); not given: the lowering's default.
   std::optional<std::string> maxBytes;
   /// --fill-elided; not given: elided constants are an error.

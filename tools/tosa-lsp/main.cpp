@@ -331,6 +331,7 @@ struct CommandLine {
       cl::init(1),
       cl::sub(lowerCmd),
       cl::sub(compileCmd),
+      cl::sub(runCmd),
       cl::cat(category)};
   cl::opt<bool> header{
       "header",
@@ -548,6 +549,7 @@ struct CommandLine {
     o.shapes = shapes;
     o.mode = mode;
     o.optLevel = optLevel;
+    o.threads = threads;
     if (maxBytes.getNumOccurrences())
       o.maxBytes = maxBytes.getValue();
     if (fillElided.getNumOccurrences())

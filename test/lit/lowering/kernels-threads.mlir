@@ -20,6 +20,11 @@
 // RUN: env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --quiet --emit=obj --threads=2 -o %t/k.o %s
 // RUN: %if libomp %{ %tosa-lsp compile --quiet --emit=shared --threads=2 -o %t/k.so %s %}
 // RUN: %if libomp %{ readelf -d %t/k.so | FileCheck %s --check-prefix=NEEDED %}
+// `run` loads libomp into the JIT: the same numbers as on one thread.
+// RUN: %if libomp %{ %tosa-lsp run --function=mid --random=3 --threads=2 %s > %t/mid2.json %}
+// RUN: %if libomp %{ %tosa-lsp run --function=mid --random=3 %s > %t/mid1.json %}
+// RUN: %if libomp %{ cmp %t/mid1.json %t/mid2.json %}
+// RUN: not env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp run --function=mid --random=3 --threads=2 %s 2>&1 | FileCheck %s --check-prefix=RUN-MISSING
 
 // 512 x 256 x 512: 2^27 FLOP, 16 N panels.
 func.func @mm(%a: tensor<1x512x256xf32>, %b: tensor<1x256x512xf32>) -> tensor<1x512x512xf32> {
@@ -35,6 +40,13 @@ func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x6
   return %r : tensor<1x64x64xf32>
 }
 
+// 256 x 128 x 256: 2^24 FLOP, the smallest kernel on threads.
+func.func @mid(%a: tensor<1x256x128xf32>, %b: tensor<1x128x256xf32>) -> tensor<1x256x256xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x256x128xf32>, tensor<1x128x256xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x256x256xf32>
+  return %r : tensor<1x256x256xf32>
+}
+
 // CHECK-LABEL: func.func private @__tosa_lsp_kernel1(
 // CHECK-SAME: memref<1x512x256xf32>
 // CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c16) step
@@ -43,6 +55,9 @@ func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x6
 // CHECK-NOT: tosa_lsp.parallel
 // CHECK-LABEL: func.func private @__tosa_lsp_kernel2(
 // CHECK-NOT: scf.parallel
+// CHECK-LABEL: func.func private @__tosa_lsp_kernel3(
+// CHECK-SAME: memref<1x256x128xf32>
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c8) step
 // CHECK-NOT: tosa_lsp.parallel
 
 // ONE-NOT: scf.parallel
@@ -64,3 +79,5 @@ func.func @small(%a: tensor<1x64x64xf32>, %b: tensor<1x64x64xf32>) -> tensor<1x6
 // MISSING: tosa-lsp: error: the shared library (--threads) needs libomp: TOSA_LSP_OPENMP_RUNTIME names {{.*}}none/libomp.so.5, which does not exist
 
 // NEEDED: (NEEDED) Shared library: [libomp.so.5]
+
+// RUN-MISSING: tosa-lsp: error: @mid (--threads) needs libomp
