@@ -300,9 +300,8 @@ static std::optional<Config> applyConfigTo(const json &root, std::string &error,
   if (root.contains("compile")) {
     const json &c = root["compile"];
     ObjectReader r{c, "compile", error};
-    if (!r.checkKeys(
-            {"outputDir", "overwrite", "timeoutSeconds", "memoryLimitMB",
-             "threads"}) ||
+    if (!r.checkKeys({"outputDir", "overwrite", "timeoutSeconds",
+                      "memoryLimitMB", "threads"}) ||
         !r.getBool("overwrite", config.compile.overwrite))
       return std::nullopt;
     if (c.contains("outputDir")) {

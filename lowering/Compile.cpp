@@ -521,29 +521,32 @@ llvm::Expected<std::string> linkShared(llvm::StringRef object,
     return makeError(missingCompilerMessage());
   std::vector<llvm::StringRef> args = {*cc,    "-shared", "-o",
                                        soPath, objPath,   "-lm"};
-  // memref.copy of strided memrefs calls MLIR's runtime (memrefCopy):
-  // linked by the path of the runtime package's versioned file (the
-  // unversioned libmlir_c_runner_utils.so is only in the -dev package).
-  std::string runtime, rpath;
-  if (needsRuntime) {
-    auto found = requireMlirRuntime("the shared library (memrefCopy)");
+  // Libraries the code calls, linked by path with their directory as the
+  // run path: MLIR's runtime (memref.copy of strided memrefs calls
+  // memrefCopy; the runtime package's versioned file, the unversioned
+  // libmlir_c_runner_utils.so is only in the -dev package) and libomp
+  // (--threads).
+  std::string libs[4]; // path, -rpath, path, -rpath: args refer to them
+  unsigned used = 0;
+  auto link = [&](llvm::Expected<std::string> found) -> llvm::Error {
     if (!found)
       return found.takeError();
-    runtime = *found;
-    rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(runtime).str();
-    args.push_back(runtime);
-    args.push_back(rpath);
-  }
-  std::string omp, ompRpath;
-  if (needsOpenMP) {
-    auto found = requireOpenMPRuntime("the shared library (--threads)");
-    if (!found)
-      return found.takeError();
-    omp = *found;
-    ompRpath = "-Wl,-rpath," + llvm::sys::path::parent_path(omp).str();
-    args.push_back(omp);
-    args.push_back(ompRpath);
-  }
+    libs[used] = *found;
+    libs[used + 1] =
+        "-Wl,-rpath," + llvm::sys::path::parent_path(libs[used]).str();
+    args.push_back(libs[used]);
+    args.push_back(libs[used + 1]);
+    used += 2;
+    return llvm::Error::success();
+  };
+  if (needsRuntime)
+    if (llvm::Error e =
+            link(requireMlirRuntime("the shared library (memrefCopy)")))
+      return std::move(e);
+  if (needsOpenMP)
+    if (llvm::Error e =
+            link(requireOpenMPRuntime("the shared library (--threads)")))
+      return std::move(e);
   std::string cmd;
   for (llvm::StringRef a : args)
     cmd += (cmd.empty() ? "" : " ") + a.str();

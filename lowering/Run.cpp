@@ -731,9 +731,9 @@ jit(detail::LoweredSection &ls, const RunOptions &options) {
   }
   // --threads: the kernels' OpenMP loops call libomp.
   std::string omp;
-  if (ls.module->walk([](Operation *op) {
-            return op->getDialect() &&
-                           op->getDialect()->getNamespace() == "omp"
+  if (ls.module
+          ->walk([](Operation *op) {
+            return op->getDialect() && op->getDialect()->getNamespace() == "omp"
                        ? WalkResult::interrupt()
                        : WalkResult::advance();
           })

@@ -122,8 +122,7 @@ TEST(Config, CompileLimitsAreBounded) {
         R"({"compile": {"memoryLimitMB": 63}})",
         R"({"compile": {"memoryLimitMB": 65537}})",
         R"({"compile": {"memoryLimitMB": 18446744073709551615}})",
-        R"({"compile": {"threads": 0}})",
-        R"({"compile": {"threads": 257}})",
+        R"({"compile": {"threads": 0}})", R"({"compile": {"threads": 257}})",
         R"({"compile": {"threads": "4"}})"}) {
     std::string err = refusal(text);
     EXPECT_NE(err.find("must be an integer from"), std::string::npos)
