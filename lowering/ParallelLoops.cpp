@@ -242,23 +242,36 @@ void sinkEmptyTensors(scf::ForOp loop) {
 
 void chooseParallelLoops(ModuleOp module, unsigned threads,
                          ArrayRef<func::FuncOp> serial) {
-  SmallVector<scf::ForOp> outers;
-  module.walk([&](scf::ForOp loop) {
-    if (loop->hasAttr(kOuterTag) &&
-        !llvm::is_contained(serial, loop->getParentOfType<func::FuncOp>()))
-      outers.push_back(loop);
+  // Each kernel's pair; a loop of one iteration was folded away by the
+  // schedule's canonicalisation (one N panel, one channel block): its
+  // inner loop stands alone.
+  SmallVector<std::pair<scf::ForOp, scf::ForOp>> pairs;
+  module.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+    if (llvm::is_contained(serial, loop->getParentOfType<func::FuncOp>()))
+      return WalkResult::skip();
+    if (loop->hasAttr(kOuterTag)) {
+      scf::ForOp inner;
+      loop.getBody()->walk([&](scf::ForOp l) {
+        if (l->hasAttr(kInnerTag) && !inner)
+          inner = l;
+      });
+      pairs.push_back({loop, inner});
+      return WalkResult::skip();
+    }
+    if (loop->hasAttr(kInnerTag)) {
+      pairs.push_back({scf::ForOp(), loop});
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
   });
-  for (scf::ForOp outer : outers) {
-    scf::ForOp inner;
-    outer.getBody()->walk([&](scf::ForOp l) {
-      if (l->hasAttr(kInnerTag) && !inner)
-        inner = l;
-    });
-    scf::ForOp chosen = outer;
-    if (inner && balance(inner.getStaticTripCount(), threads) >
-                     balance(outer.getStaticTripCount(), threads) + 0.05)
-      chosen = inner;
-    if (threads > 1 && balance(chosen.getStaticTripCount(), threads) > 0) {
+  auto share = [&](scf::ForOp l) {
+    return l ? balance(l.getStaticTripCount(), threads) : 0.0;
+  };
+  for (auto [outer, inner] : pairs) {
+    scf::ForOp chosen = share(inner) > share(outer) + 0.05 ? inner : outer;
+    std::optional<llvm::APInt> trips =
+        chosen ? chosen.getStaticTripCount() : std::nullopt;
+    if (threads > 1 && trips && trips->getZExtValue() > 1) {
       chosen->setAttr(kParallelTag, UnitAttr::get(module.getContext()));
       sinkEmptyTensors(chosen);
     }

@@ -28,6 +28,7 @@ ap.add_argument("--work", default="/tmp/tosa-lsp-bench-memory")
 ap.add_argument("--shape", default="1x256x256x256", help="NxHxWxC (H, W even)")
 ap.add_argument("--reps", type=int, default=7)
 ap.add_argument("--smoke", action="store_true")
+ap.add_argument("--only", default="", help="comma list of op names (dw3x3, maxpool3s1, ...)")
 ap.add_argument("--flag", action="append", default=[], help="extra `compile` flag (repeatable), e.g. --flag=--streaming-stores=off")
 args = ap.parse_args()
 if args.smoke:
@@ -123,6 +124,8 @@ if not args.smoke:
         os.getloadavg()[0], args.shape, reps))
 failures = 0
 for name, (_, floorx) in fns.items():
+    if args.only and name not in args.only.split(","):
+        continue
     f = getattr(lib, "_mlir_ciface_" + name); f.restype = None
     want = refs[name]()
     descs = [make_desc(x)] + ([make_desc(w), make_desc(b)] if name.startswith("dw") else [])

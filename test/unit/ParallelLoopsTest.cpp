@@ -206,7 +206,7 @@ func.func @k(%out: memref<16x32xf32>) {
 
 /// Tensor-level loops: outer over `outer` blocks, inner over `inner` rows,
 /// packing into an empty tensor made outside both.
-std::string tensorNest(int outer, int inner) {
+std::string tensorNest(int outer, int inner, bool outerTagged = true) {
   return llvm::formatv(R"mlir(
 func.func @k(%t: tensor<64xf32>) -> tensor<64xf32> {{
   %c0 = arith.constant 0 : index
@@ -222,11 +222,12 @@ func.func @k(%t: tensor<64xf32>) -> tensor<64xf32> {{
       scf.yield %c : tensor<64xf32>
     } {{tosa_lsp.parallel_inner}
     scf.yield %s : tensor<64xf32>
-  } {{tosa_lsp.parallel_outer}
+  } {2}
   return %r : tensor<64xf32>
 }
 )mlir",
-                       outer, inner)
+                       outer, inner,
+                       outerTagged ? "{tosa_lsp.parallel_outer}" : "")
       .str();
 }
 
@@ -262,6 +263,21 @@ TEST(ChooseParallelLoops, InnerWhenTheOuterIsUneven) {
   Parsed p = parse(tensorNest(3, 56));
   tosa_lsp::detail::chooseParallelLoops(*p.module, 2, {});
   EXPECT_EQ(chosen(p), "inner") << p.text();
+}
+
+TEST(ChooseParallelLoops, InnerWhenTheOuterHasOneIteration) {
+  Parsed p = parse(tensorNest(1, 56));
+  tosa_lsp::detail::chooseParallelLoops(*p.module, 2, {});
+  EXPECT_EQ(chosen(p), "inner") << p.text();
+  // One N panel or channel block: the schedule's canonicalisation folded
+  // the outer loop, and its tag with it; the rows are still there.
+  Parsed q = parse(tensorNest(3, 56, /*outerTagged=*/false));
+  tosa_lsp::detail::chooseParallelLoops(*q.module, 2, {});
+  EXPECT_EQ(chosen(q), "inner") << q.text();
+  // Nothing to share: one iteration stays a loop.
+  Parsed r = parse(tensorNest(1, 1));
+  tosa_lsp::detail::chooseParallelLoops(*r.module, 2, {});
+  EXPECT_EQ(chosen(r), "") << r.text();
 }
 
 TEST(ChooseParallelLoops, NoneForOneThreadOrASmallKernel) {

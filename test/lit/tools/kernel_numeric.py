@@ -68,6 +68,9 @@ CASES = [
     ("mm_threads_kblocks", "matmul", (1, 200, 2048, 96), True),
     ("conv_threads", "conv2d", (1, 28, 28, 64, 128, 3, 3, 1, 1), True),
     ("conv_threads_f96", "conv2d", (1, 30, 30, 64, 96, 3, 3, 1, 1), True),
+    # One N panel, one channel block: the M panels, the rows.
+    ("mm_threads_n32", "matmul", (1, 1024, 512, 32), True),
+    ("conv_threads_f32", "conv2d", (1, 56, 56, 32, 32, 3, 3, 1, 1), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
     ("conv_f12", "conv2d", (1, 6, 6, 4, 12, 3, 3, 1, 1), False),
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
