@@ -84,10 +84,11 @@ struct Config {
     bool overwrite = false;
     unsigned timeoutSeconds = 120;
     unsigned memoryLimitMB = 4096;
-    /// Threads of matmul and convolution kernels (`compile --threads`).
+    /// Threads of matmul and convolution kernels (`compile --threads`; 0:
+    /// the machine's).
     unsigned threads = 1;
     static constexpr unsigned minTimeoutSeconds = 1, maxTimeoutSeconds = 3600;
-    static constexpr unsigned minThreads = 1, maxThreads = 256;
+    static constexpr unsigned minThreads = 0, maxThreads = 256; // 0: all
     static constexpr unsigned minMemoryLimitMB = 64, maxMemoryLimitMB = 65536;
   } compile;
 

@@ -638,9 +638,14 @@ compile(const std::string &text, const std::string &path,
   // The kernels' vectors are sized for the host (Kernels.cpp).
   bool kernels = options.cpu == "native";
   ls.threads = options.threads;
-  if (options.threads > 1)
+  if (options.threads != 1)
     step(kernels && options.mode != LowerMode::Upstream
-             ? "threads: " + std::to_string(options.threads) +
+             ? "threads: " +
+                   (options.threads
+                        ? std::to_string(options.threads)
+                        : std::string("the running machine's "
+                                      "(OpenMP's default: its "
+                                      "cores, or OMP_NUM_THREADS)")) +
                    " for matmuls and convolutions of 2^24 FLOP and more "
                    "(OpenMP)"
              : std::string("threads: 1 (--threads applies to the host's "

@@ -49,7 +49,8 @@ struct CompileOptions {
   /// UINT64_MAX: never.
   uint64_t streamThreshold = 0;
   /// Above 1: matmuls and convolutions on this many threads (OpenMP; the
-  /// library then needs libomp). Only with the host's kernels (cpu native).
+  /// library then needs libomp); 0: the running machine's (OpenMP's
+  /// default). Only with the host's kernels (cpu native).
   unsigned threads = 1;
   /// Constants whose data is elided: an error naming them, unless filled.
   ElidedFill elided{ElidedData::Refuse, 0};

@@ -833,8 +833,8 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
                          llvm::cl::init(0)};
   Option<unsigned> threads{
       *this, "threads",
-      llvm::cl::desc("Above 1: tag each kernel's independent loop for "
-                     "tosa-lsp-parallel-loops"),
+      llvm::cl::desc("Above 1, or 0 (the running machine's): tag each "
+                     "kernel's independent loop for tosa-lsp-parallel-loops"),
       llvm::cl::init(1)};
   Option<uint64_t> streamThreshold{
       *this, "stream-threshold",

@@ -104,7 +104,7 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   // math ops LLVM has no intrinsic for (math.erf -> libm).
   bool upstream = mode == LowerMode::Upstream;
   unsigned lanes = upstream || !kernels ? 0 : detail::hostKernelLanes();
-  bool parallel = lanes && threads > 1;
+  bool parallel = lanes && threads != 1; // 0: the running machine's
   // With kernels, conv2d weights as HWCF (a transpose of the weights, once
   // per call): the output channels are then contiguous in the weights too,
   // the vector dimension of the convolution kernel.

@@ -60,7 +60,9 @@ struct LowerOptions {
   /// UINT64_MAX: never (compile's --streaming-stores).
   uint64_t streamThreshold = 0;
   /// With kernels, above 1: matmuls' and convolutions' independent loops
-  /// on this many threads (OpenMP: libomp at run time; ParallelLoops.cpp).
+  /// on this many threads (OpenMP: libomp at run time; ParallelLoops.cpp);
+  /// 0: as many as the running machine gives OpenMP (its cores, or
+  /// OMP_NUM_THREADS).
   unsigned threads = 1;
   /// Constants whose data is elided (`dense_resource<__elided__>`): kept
   /// by default (the preview shows them; LLVM IR translation would fail).

@@ -169,6 +169,7 @@ inline constexpr const char *kParallelTag = "tosa_lsp.parallel";
 /// (one fork per call) unless the inner one shares its iterations out more
 /// evenly. Buffers of no contents (tensor.empty) used only inside the
 /// chosen loop move into it, so each iteration (thread) packs into its own.
+/// 0 threads: the running machine's (shared out as for this one's cores).
 /// With 1 thread, and in the `serial` functions, it drops the tags.
 void chooseParallelLoops(mlir::ModuleOp module, unsigned threads,
                          llvm::ArrayRef<mlir::func::FuncOp> serial);

@@ -28,6 +28,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/Threading.h"
 
 using namespace mlir;
 
@@ -242,6 +243,10 @@ void sinkEmptyTensors(scf::ForOp loop) {
 
 void chooseParallelLoops(ModuleOp module, unsigned threads,
                          ArrayRef<func::FuncOp> serial) {
+  // 0: as many as OpenMP finds where the code runs; shared out as if for
+  // this machine's.
+  if (threads == 0)
+    threads = std::max(2u, llvm::hardware_concurrency().compute_thread_count());
   // Each kernel's pair; a loop of one iteration was folded away by the
   // schedule's canonicalisation (one N panel, one channel block): its
   // inner loop stands alone.

@@ -68,7 +68,7 @@ std::vector<std::string> compileArguments(const CompileJob &job,
     args.push_back("--function");
     args.push_back(job.function);
   }
-  if (job.threads > 1)
+  if (job.threads != 1)
     args.push_back("--threads=" + std::to_string(job.threads));
   // Never write over an existing file unless the user's settings say so;
   // never over the document, whatever they say.

@@ -34,7 +34,7 @@ struct CompileJob {
   bool overwrite = false; // replace existing outputs, else OUT-1.so, ...
   unsigned timeoutSeconds = 120;
   unsigned memoryLimitMB = 4096;
-  unsigned threads = 1; // compile --threads
+  unsigned threads = 1; // compile --threads (0: the machine's)
 };
 
 /// What `tosa-lsp compile --format=json` reports of a success.

@@ -122,7 +122,7 @@ TEST(Config, CompileLimitsAreBounded) {
         R"({"compile": {"memoryLimitMB": 63}})",
         R"({"compile": {"memoryLimitMB": 65537}})",
         R"({"compile": {"memoryLimitMB": 18446744073709551615}})",
-        R"({"compile": {"threads": 0}})", R"({"compile": {"threads": 257}})",
+        R"({"compile": {"threads": -1}})", R"({"compile": {"threads": 257}})",
         R"({"compile": {"threads": "4"}})"}) {
     std::string err = refusal(text);
     EXPECT_NE(err.find("must be an integer from"), std::string::npos)
@@ -140,6 +140,9 @@ TEST(Config, CompileLimitsAreBounded) {
   c = parsed(R"({"compile": {"threads": 256}})");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->compile.threads, 256u);
+  c = parsed(R"({"compile": {"threads": 0}})"); // the machine's
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->compile.threads, 0u);
 }
 
 TEST(Config, OutputDirRootFollowsWhoSetIt) {

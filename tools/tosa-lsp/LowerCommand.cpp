@@ -52,11 +52,12 @@ bool checkOptLevel(unsigned optLevel, raw_ostream &err, int &rc) {
 }
 
 bool checkThreads(unsigned threads, raw_ostream &err, int &rc) {
-  if (threads >= 1 && threads <= kMaxThreads)
+  if (threads <= kMaxThreads)
     return true;
   rc = usageError(err, "--threads=" + std::to_string(threads) +
                            ": the thread count is 1 to " +
-                           std::to_string(kMaxThreads));
+                           std::to_string(kMaxThreads) +
+                           ", or 0 for the running machine's");
   return false;
 }
 

@@ -29,7 +29,7 @@ struct LowerCommandOptions {
   std::string mode = "fast";
   bool strided = false;
   bool annotate = false;
-  /// --threads: 1 to kMaxThreads.
+  /// --threads: 1 to kMaxThreads; 0: the running machine's.
   unsigned threads = 1;
   /// --fill-elided: zeros, ones, random[:SEED]; not given: elided constants
   /// stay (a warning names them).

@@ -326,7 +326,8 @@ struct CommandLine {
   NumberOption threads{
       "threads",
       cl::desc("Matmuls and convolutions on N threads (OpenMP; the library "
-               "then needs\nlibomp, Debian's libomp5). Default 1"),
+               "then needs\nlibomp, Debian's libomp5); 0: as many as the "
+               "running machine has\n(or OMP_NUM_THREADS). Default 1"),
       cl::value_desc("N"),
       cl::init(1),
       cl::sub(lowerCmd),

@@ -25,9 +25,9 @@ export const MODES = ['fast', 'upstream', 'safe', 'versioned'] as const;
 export type Stage = typeof STAGES[number];
 export type Mode = typeof MODES[number];
 
-function positiveInt(get: ConfigGetter, key: string): number | undefined {
+function positiveInt(get: ConfigGetter, key: string, min = 1): number | undefined {
   const v = get(key);
-  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
+  return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
 }
 
 /** The booleans of `keys` under `prefix.` the user set, or undefined. */
@@ -79,7 +79,7 @@ export function toServerSettings(get: ConfigGetter,
   const m = positiveInt(get, 'compile.memoryLimitMB');
   if (m !== undefined)
     out.compile.memoryLimitMB = m;
-  const n = positiveInt(get, 'compile.threads');
+  const n = positiveInt(get, 'compile.threads', 0); // 0: the machine's
   if (n !== undefined)
     out.compile.threads = n;
   return out;

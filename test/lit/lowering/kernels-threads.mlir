@@ -12,7 +12,8 @@
 // RUN: FileCheck %s --check-prefix=IR --input-file=%t/k.ll
 // RUN: %tosa-lsp compile --emit=llvm-ir --threads=2 --mode=upstream -o %t/u.ll %s 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 // RUN: not grep -q __kmpc %t/u.ll
-// RUN: not %tosa-lsp compile --threads=0 -o %t/x.o %s 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: %tosa-lsp lower --stage=llvm --threads=0 --function=mm %s | FileCheck %s --check-prefix=OMP-ANY
+// RUN: not %tosa-lsp compile --threads=300 -o %t/x.o %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not %tosa-lsp lower --threads=257 %s 2>&1 | FileCheck %s --check-prefix=BAD
 // Without libomp, --emit=shared says what to install; an object file does
 // not need it yet.
@@ -74,7 +75,11 @@ func.func @mid(%a: tensor<1x256x128xf32>, %b: tensor<1x128x256xf32>) -> tensor<1
 
 // UPSTREAM: threads: 1 (--threads applies to the host's kernels: not in upstream mode or with --cpu)
 
-// BAD: the thread count is 1 to 256
+// --threads=0: no num_threads clause, libomp decides where the code runs.
+// OMP-ANY: omp.parallel {
+// OMP-ANY-NEXT: omp.wsloop schedule(dynamic)
+
+// BAD: the thread count is 1 to 256, or 0 for the running machine's
 
 // MISSING: tosa-lsp: error: the shared library (--threads) needs libomp: TOSA_LSP_OPENMP_RUNTIME names {{.*}}none/libomp.so.5, which does not exist
 

@@ -40,6 +40,10 @@ test('validate: a boolean or the items of check --validate', () => {
   assert.deepEqual(toServerSettings(objectGetter({ 'validate': 3 })), { compile: {} });
 });
 
+test('compile.threads 0 is the machine\'s cores', () => {
+  assert.deepEqual(toServerSettings(objectGetter({ 'compile.threads': 0 })), { compile: { threads: 0 } });
+});
+
 test('only the keys set, one of a group alone', () => {
   assert.deepEqual(toServerSettings(objectGetter({ 'info.refinable': false })),
                    { info: { refinable: false }, compile: {} });
@@ -53,7 +57,7 @@ test('bad values are left out', () => {
     'compile.outputDir': '  ',
     'compile.timeoutSeconds': -1,
     'compile.memoryLimitMB': 1.5,
-    'compile.threads': 0,
+    'compile.threads': -1,
   }));
   assert.deepEqual(s, { compile: {} });
 });
