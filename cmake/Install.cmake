@@ -148,7 +148,8 @@ if(deb_depends)
 else()
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 endif()
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gcc, libc6-dev")
+# cc links `compile --emit=shared`; libomp5 runs `--threads` code.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gcc, libc6-dev, libomp5")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "vim | neovim, emacs-nox, elpa-eglot")
 # Only the install rules above go in: nothing from the tests or the build tree.
 include(CPack)

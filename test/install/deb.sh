@@ -45,6 +45,7 @@ check "Depends: libc6, libstdc++6" bash -c "grep -qx libc6 '$work/depends.names'
 check "Depends: no -dev package" bash -c "! grep -- '-dev\$' '$work/depends.names'"
 check "Recommends: gcc and libc6-dev (compile --emit=shared calls cc)" \
   bash -c "grep -q 'gcc' '$work/recommends' && grep -q 'libc6-dev' '$work/recommends'"
+check "Recommends: libomp5 (--threads code calls libomp)" grep -q 'libomp5' "$work/recommends"
 for f in /usr/bin/tosa-lsp \
          /usr/share/vim/vimfiles/pack/tosa-lsp/start/tosa-lsp/plugin/tosa_lsp.vim \
          /usr/share/vim/vimfiles/pack/tosa-lsp/start/tosa-lsp/ftdetect/mlir.vim \

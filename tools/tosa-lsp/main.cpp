@@ -603,6 +603,14 @@ void printVersion(raw_ostream &out) {
   else if (!pkg.empty())
     out << " (" << pkg << ")";
   out << "\n";
+  // What --threads code calls.
+  Expected<std::string> omp = requireOpenMPRuntime("--threads");
+  if (omp)
+    out << "OpenMP runtime: " << *omp << "\n";
+  else
+    out << "OpenMP runtime: missing (--threads needs libomp.so.5: install "
+           "the Debian package libomp5)\n";
+  consumeError(omp.takeError());
 }
 
 bool isSubcommand(StringRef name) {
