@@ -2,7 +2,9 @@
 //
 // `tosa-lsp lower` on fuzzed input: the last byte picks the stage, the mode
 // (upstream / safe / versioned, the latter two run our own rewrites before
-// MLIR's passes), annotation and --function; the rest is the file.
+// MLIR's passes), annotation and --function; the input's length, odd or
+// even, --threads=2 or 1 (ParallelLoops.cpp on the kernels); the rest is
+// the file.
 //
 // Crash recovery stays on by default: MLIR 22's TOSA-to-linalg passes crash
 // on some valid input (see RELIABILITY.md), which is not our bug, and lower()
@@ -90,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.cInterface = knobs & 0x40;
   if (knobs & 0x80)
     options.function = firstFunction(text);
+  options.threads = (size & 1) ? 2 : 1;
 
   llvm::Expected<LowerResult> result = lower(text, "fuzz.mlir", options);
   if (!result) {
