@@ -28,6 +28,10 @@ ap.add_argument("--work", default="/tmp/tosa-lsp-bench-memory")
 ap.add_argument("--shape", default="1x256x256x256", help="NxHxWxC (H, W even)")
 ap.add_argument("--reps", type=int, default=7)
 ap.add_argument("--smoke", action="store_true")
+ap.add_argument("--align", type=int, default=0,
+                help="put the input, the caller's result buffer and the copy's "
+                "arrays at this byte alignment (default: where numpy puts them, "
+                "16 bytes past a page for big arrays)")
 ap.add_argument("--only", default="", help="comma list of op names (dw3x3, maxpool3s1, ...)")
 ap.add_argument("--flag", action="append", default=[], help="extra `compile` flag (repeatable), e.g. --flag=--streaming-stores=off")
 args = ap.parse_args()
@@ -91,9 +95,18 @@ so = os.path.join(args.work, "memory.so")
 subprocess.run([B, "compile", src, "-o", so, "--emit=shared", "-O3", "--quiet", "--force"] + args.flag, check=True)
 lib = ctypes.CDLL(so); libc = ctypes.CDLL(ctypes.util.find_library("c")); libc.free.argtypes = [ctypes.c_void_p]
 rng = np.random.default_rng(0)
-x = rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32)
+def placed(a):
+    """`a` copied to an --align boundary (as is without --align)."""
+    if not args.align:
+        return a
+    buf = np.empty(a.size + args.align // 4, a.dtype)
+    off = (-buf.ctypes.data % args.align) // a.itemsize
+    out = buf[off:off + a.size].reshape(a.shape)
+    out[...] = a
+    return out
+x = placed(rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32))
 w = rng.uniform(-1, 1, (3, 3, C, 1)).astype(np.float32); b = rng.uniform(-1, 1, (C,)).astype(np.float32)
-src_copy = np.empty_like(x); dst_copy = np.empty_like(x)
+src_copy = np.empty_like(x); dst_copy = placed(np.empty_like(x))
 from numpy.lib.stride_tricks import sliding_window_view as swv
 def np_dw(s):
     pad = ((0,0),(1,1),(1,1),(0,0)) if s == 1 else ((0,0),(0,1),(0,1),(0,0))
@@ -120,8 +133,10 @@ refs = {"dw3x3": lambda: np_dw(1), "dw3x3s2": lambda: np_dw(2),
         "reducemaxH": lambda: x.max(axis=1, keepdims=True), "reducesumH": lambda: x.sum(axis=1, keepdims=True),
         "transposeNCHW": lambda: np.ascontiguousarray(x.transpose(0, 3, 1, 2))}
 if not args.smoke:
-    print("load average %.1f, shape %s, thread CPU time, median of %d" % (
-        os.getloadavg()[0], args.shape, reps))
+    print("load average %.1f, shape %s, thread CPU time, median of %d, arrays at %s" % (
+        os.getloadavg()[0], args.shape, reps,
+        "%d-byte boundaries" % args.align if args.align else
+        "numpy's addresses (x %% 64 = %d)" % (x.ctypes.data % 64)))
 failures = 0
 for name, (_, floorx) in fns.items():
     if args.only and name not in args.only.split(","):
@@ -133,7 +148,7 @@ for name, (_, floorx) in fns.items():
     f(ctypes.byref(res), *[ctypes.byref(a) for a in descs]); got = read(res, want.shape); libc.free(res.allocated)
     # F_into: the result in a buffer the caller provides (no fresh pages).
     fi = getattr(lib, "_mlir_ciface_" + name + "_into"); fi.restype = None
-    out = np.zeros(want.shape, np.float32); out_d = make_desc(out)
+    out = placed(np.zeros(want.shape, np.float32)); out_d = make_desc(out)
     fi(*[ctypes.byref(a) for a in descs], ctypes.byref(out_d))
     err = max(np.abs(got - want).max(), np.abs(out - want).max()) / np.abs(want).max()
     if not err <= 1e-4:
