@@ -337,6 +337,10 @@ if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
   vim.wait(5000, function() return vim.lsp.buf_is_attached(sbuf, client.id) end, 20)
   vim.wait(300)
   vim.api.nvim_win_set_cursor(0, { 6, 4 })
+  -- compile.threads from the editor's settings reaches `tosa-lsp compile`.
+  client.notify('workspace/didChangeConfiguration',
+    { settings = { hints = { inferredShapes = true, runtimeChecks = true }, compile = { threads = 2 } } })
+  vim.wait(200)
   tosa.last_compile = nil
   notes = {}
   vim.cmd('TosaCompile')
@@ -344,6 +348,10 @@ if (os.getenv('TOSA_NVIM_SKIP_COMPILE') or '') == '' then
   local r = tosa.last_compile or {}
   check(r.output and r.output:find('second', 1, true) and vim.fn.filereadable(r.output) == 1,
     'the function at the cursor (@second) was compiled', r)
+  check(tostring(r.log):find('threads: 2 for matmuls', 1, true) ~= nil,
+    'compile.threads = 2 in the settings: the compile ran with --threads=2', r.log)
+  client.notify('workspace/didChangeConfiguration',
+    { settings = { hints = { inferredShapes = true, runtimeChecks = true } } })
   check(vim.fn.execute('messages'):find('tosa-lsp: compiled to ' .. tostring(r.output) .. ' (and '
     .. vim.fn.fnamemodify(tostring(r.header), ':t') .. ')', 1, true) ~= nil,
     'the message says where the output went', vim.fn.execute('messages'))
