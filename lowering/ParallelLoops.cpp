@@ -1,13 +1,15 @@
 //===- ParallelLoops.cpp - the kernels' independent loops on N threads ----===//
 //
-// `--threads=N` (N > 1): the kernel schedules (Kernels.cpp) tag the loop
-// whose iterations write disjoint parts of the result (the matmul's M
-// panels, under one packed B panel; the convolution's output rows, under
-// one block of packed weights). After bufferization, each tagged scf.for
-// becomes an scf.parallel, which MLIR's convert-scf-to-openmp turns into an
-// omp.parallel + omp.wsloop (static schedule: each thread one contiguous
-// run of panels), lowered to libomp's __kmpc_* calls. The packing around
-// the tagged loop stays on the calling thread.
+// `--threads=N`: each kernel schedule (Kernels.cpp) tags two nested loops
+// whose iterations write disjoint parts of the result: the matmul's N
+// panels and M panels, the convolution's blocks of output channels and
+// their rows. chooseParallelLoops keeps one per kernel of 2^24 FLOP and
+// more (the outer, one fork per call, unless the inner shares out more
+// evenly) and moves the empty tensors used only inside it into it, so that
+// each iteration packs B or the weights into a buffer of its own. After
+// bufferization, the kept scf.for becomes an scf.parallel, which MLIR's
+// convert-scf-to-openmp turns into omp.parallel + omp.wsloop (dynamic
+// schedule, FinishOmpLoopsPass), lowered to libomp's __kmpc_* calls.
 //
 // A tagged loop is converted only when that is provably race-free at this
 // level: its loop-carried values are memrefs passed through unchanged (the
@@ -36,6 +38,17 @@ namespace tosa_lsp::detail {
 
 namespace {
 
+Value viewRoot(Value v, const llvm::SmallPtrSetImpl<Value> &stop);
+
+/// Whether `loop` hands its carried buffer `arg` back unchanged (then every
+/// iteration sees the initial one).
+bool passesThrough(scf::ForOp loop, BlockArgument arg) {
+  unsigned i = arg.getArgNumber() - 1;
+  llvm::SmallPtrSet<Value, 1> self;
+  self.insert(arg);
+  return viewRoot(loop.getYieldedValues()[i], self) == arg;
+}
+
 /// The buffer a memref value views: through view-like ops (subview,
 /// expand/collapse_shape, cast, reinterpret_cast) and the memrefs inner
 /// scf.for loops pass along, to an allocation, a block argument or an op
@@ -44,19 +57,15 @@ Value viewRoot(Value v, const llvm::SmallPtrSetImpl<Value> &stop) {
   while (!stop.contains(v)) {
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto inner = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-      if (!inner || arg.getArgNumber() == 0)
+      if (!inner || arg.getArgNumber() == 0 || !passesThrough(inner, arg))
         return v;
       v = inner.getInits()[arg.getArgNumber() - 1];
       continue;
     }
     Operation *def = v.getDefiningOp();
     if (auto inner = dyn_cast<scf::ForOp>(def)) {
-      // Only a loop that hands its buffer back unchanged.
       unsigned i = cast<OpResult>(v).getResultNumber();
-      Value arg = inner.getRegionIterArgs()[i];
-      llvm::SmallPtrSet<Value, 1> self;
-      self.insert(arg);
-      if (viewRoot(inner.getYieldedValues()[i], self) != arg)
+      if (!passesThrough(inner, inner.getRegionIterArgs()[i]))
         return v;
       v = inner.getInits()[i];
       continue;

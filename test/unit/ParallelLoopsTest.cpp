@@ -156,6 +156,29 @@ func.func @k(%out: memref<16x32xf32>, %other: memref<16x32xf32>) {
   EXPECT_EQ(q.count("scf.parallel"), 0u) << q.text();
 }
 
+TEST(ParallelLoops, InnerLoopSwappingBuffersStaysSerial) {
+  // The inner loop's first iteration writes the carried buffer, the next
+  // ones the argument it hands on: shared by every row.
+  Parsed p = runPass(R"mlir(
+func.func @k(%out: memref<16x32xf32>, %other: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  %r = scf.for %i = %c0 to %c16 step %c1 iter_args(%acc = %out) -> (memref<16x32xf32>) {
+    %s = scf.for %j = %c0 to %c2 step %c1 iter_args(%b = %acc) -> (memref<16x32xf32>) {
+      memref.store %f, %b[%c0, %j] : memref<16x32xf32>
+      scf.yield %other : memref<16x32xf32>
+    }
+    scf.yield %acc : memref<16x32xf32>
+  } {tosa_lsp.parallel}
+  return
+}
+)mlir");
+  EXPECT_EQ(p.count("scf.parallel"), 0u) << p.text();
+}
+
 TEST(ParallelLoops, NestedTaggedLoopsOneTeam) {
   Parsed p = runPass(R"mlir(
 func.func @k(%out: memref<16x32xf32>) {
