@@ -603,7 +603,10 @@ llvm::Expected<std::string> translate(detail::LoweredSection &ls,
   if (needsRuntime)
     step("uses MLIR's runtime (memrefCopy from libmlir_c_runner_utils)");
   if (needsOpenMP)
-    step("uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)");
+    step(options.emit == EmitKind::Shared
+             ? "uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)"
+             : "uses LLVM's OpenMP runtime (__kmpc_*): link the program "
+               "with libomp.so.5 (Debian's libomp5; -lomp with libomp-dev)");
   if (options.emit == EmitKind::LLVMIR) {
     llvm::raw_string_ostream os(out);
     llvmModule->print(os, nullptr);

@@ -18,7 +18,7 @@
 // Without libomp, --emit=shared says what to install; an object file does
 // not need it yet.
 // RUN: not env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --quiet --emit=shared --threads=2 -o %t/k.so %s 2>&1 | FileCheck %s --check-prefix=MISSING
-// RUN: env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --quiet --emit=obj --threads=2 -o %t/k.o %s
+// RUN: env TOSA_LSP_OPENMP_RUNTIME=%t/none/libomp.so.5 %tosa-lsp compile --emit=obj --threads=2 -o %t/k.o %s 2>&1 | FileCheck %s --check-prefix=OBJ
 // RUN: %if libomp %{ %tosa-lsp compile --quiet --emit=shared --threads=2 -o %t/k.so %s %}
 // RUN: %if libomp %{ readelf -d %t/k.so | FileCheck %s --check-prefix=NEEDED %}
 // `run` loads libomp into the JIT: the same numbers as on one thread.
@@ -82,6 +82,8 @@ func.func @mid(%a: tensor<1x256x128xf32>, %b: tensor<1x128x256xf32>) -> tensor<1
 // BAD: the thread count is 1 to 256, or 0 for the running machine's
 
 // MISSING: tosa-lsp: error: the shared library (--threads) needs libomp: TOSA_LSP_OPENMP_RUNTIME names {{.*}}none/libomp.so.5, which does not exist
+
+// OBJ: uses LLVM's OpenMP runtime (__kmpc_*): link the program with libomp.so.5 (Debian's libomp5; -lomp with libomp-dev)
 
 // NEEDED: (NEEDED) Shared library: [libomp.so.5]
 
