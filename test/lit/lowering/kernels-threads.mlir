@@ -69,7 +69,7 @@ func.func @mid(%a: tensor<1x256x128xf32>, %b: tensor<1x128x256xf32>) -> tensor<1
 // OMP-NEXT: omp.loop_nest
 
 // LOG: threads: 2 for matmuls and convolutions of 2^24 FLOP and more (OpenMP)
-// LOG: uses LLVM's OpenMP runtime (__kmpc_* from libomp.so.5)
+// LOG: uses LLVM's OpenMP runtime (__kmpc_*): link the program with libomp.so.5
 
 // IR: call void {{.*}}@__kmpc_fork_call(
 
