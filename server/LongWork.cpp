@@ -50,6 +50,8 @@ void TosaServer::previewLowering(PreviewRequest req,
         invalidParams(unknownChoiceMessage("mode", req.mode, choices().modes)));
   opts.stage = *stage;
   opts.mode = *mode;
+  // What a compile from here would build (compile.threads).
+  opts.threads = configFor(doc->path).compile.threads;
   if (req.function) {
     opts.function = *req.function;
   } else if (req.position) {
@@ -81,7 +83,11 @@ void TosaServer::previewLowering(PreviewRequest req,
       std::string content;
       raw_string_ostream os(content);
       os << "// Lowering preview (" << stageName(opts.stage) << ", "
-         << modeName(opts.mode) << ") of @" << opts.function
+         << modeName(opts.mode)
+         << (opts.threads == 1 ? std::string()
+             : opts.threads ? ", " + std::to_string(opts.threads) + " threads"
+                            : std::string(", the machine's threads"))
+         << ") of @" << opts.function
          << " — read-only, regenerated on request\n"
          << r.text;
       out.file = writePreviewFile(*doc, opts.function, content);

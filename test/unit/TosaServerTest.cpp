@@ -9,6 +9,8 @@
 
 #include "TosaServerTestSupport.h"
 
+#include "Lowering.h"
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -223,6 +225,41 @@ TEST(TosaServer, NullSettingsAreUnsetNotErrors) {
   Config c = server.configFor(p.file("m.mlir"));
   EXPECT_FALSE(c.info.refinable);       // the project's, not reset
   EXPECT_FALSE(c.info.dynamicToStatic); // the editor's
+}
+
+// The preview shows what a compile from the editor builds: with
+// compile.threads, a big matmul's kernel loop is parallel.
+TEST(TosaServer, PreviewFollowsCompileThreads) {
+  const char *text =
+      "func.func @mm(%a: tensor<1x256x128xf32>, %b: tensor<1x128x256xf32>) "
+      "-> tensor<1x256x256xf32> {\n"
+      "  %zp = \"tosa.const\"() <{values = dense<0.0> : tensor<1xf32>}> : () "
+      "-> tensor<1xf32>\n"
+      "  %r = tosa.matmul %a, %b, %zp, %zp : (tensor<1x256x128xf32>, "
+      "tensor<1x128x256xf32>, tensor<1xf32>, tensor<1xf32>) -> "
+      "tensor<1x256x256xf32>\n"
+      "  return %r : tensor<1x256x256xf32>\n}\n";
+  if (pipelineFor(LowerStage::Vector, LowerMode::Fast)
+          .find("tosa-lsp-kernels") == std::string::npos)
+    GTEST_SKIP() << "no FMA vectors on this host: no kernels";
+  Recorder rec;
+  TosaServer server(syncOptions(), rec);
+  const std::string uri = "test:///mm.mlir";
+  server.addDocument(uri, "/nonexistent/mm.mlir", 1, text);
+  auto preview = [&] {
+    PreviewRequest req;
+    req.uri = uri;
+    req.function = "mm";
+    req.stage = "loops";
+    req.mode = "fast";
+    auto r = await<PreviewResult>(
+        [&](auto cb) { server.previewLowering(req, std::move(cb)); });
+    EXPECT_TRUE(bool(r)) << (r ? "" : toString(r.takeError()));
+    return r ? r->text : std::string();
+  };
+  EXPECT_EQ(preview().find("scf.parallel"), std::string::npos);
+  server.setSettings({{"compile", {{"threads", 2}}}});
+  EXPECT_NE(preview().find("scf.parallel"), std::string::npos);
 }
 
 TEST(TosaServer, BadSettingsAreReportedOnceAndIgnored) {
