@@ -750,6 +750,41 @@ async function bytecodeSteps(page, goTo) {
   log('bytecode done');
 }
 
+// 12. TOSA: Compile to Native Code, with tosaLsp.compile.threads = 2 in the
+// user's settings (run.sh): the shared library of kernel.mlir's 2^24-FLOP
+// matmul links libomp (its kernel runs on threads).
+async function compileSteps(page) {
+  await installPageHelpers(page);
+  check(await openFile(page, 'kernel.mlir', 'tosa.matmul'), 'Quick Open opens kernel.mlir');
+  await sleep(1000);
+  const ran = await runCommand(page, 'TOSA: Compile to Native Code');
+  // "Compile what?": the first choice (the function or the file, the same
+  // here); "Output kind": shared.
+  const picks = [];
+  for (const want of ['', 'shared']) {
+    const open = await poll(page, () => {
+      const w = document.querySelector('.quick-input-widget');
+      return w && w.offsetParent !== null && w.querySelector('.monaco-list-row') ? true : null;
+    }, null, 10000);
+    if (!open) break;
+    if (want) await page.keyboard.type(want, { delay: 15 });
+    await sleep(300);
+    await page.keyboard.press('Enter');
+    picks.push(want || 'first');
+    await sleep(500);
+  }
+  const done = await poll(page, toastWith, 'Compiled ', 60000);
+  const m = done && done.match(/(\/\S+\.so)/);
+  const so = m && m[1];
+  check(so && fs.existsSync(so), 'TOSA: Compile to Native Code writes the shared library', `ran=${ran} picks=${picks} toast=${done}`);
+  let needed = '';
+  try { needed = so ? require('child_process').execFileSync('readelf', ['-d', so], { encoding: 'utf8' }) : ''; } catch (e) { needed = String(e); }
+  check(/NEEDED.*libomp\.so\.5/.test(needed),
+    'with tosaLsp.compile.threads = 2 the library needs libomp (its matmul runs on threads)', needed.split('\n').filter(l => l.includes('NEEDED')).join(' | '));
+  await page.screenshot({ path: path.join(OUTDIR, 'vscode-compile-threads.png') });
+  log('compile done');
+}
+
 (async () => {
   let browser;
   try {
@@ -955,6 +990,8 @@ async function bytecodeSteps(page, goTo) {
     await graphSteps(page, goTo);
     await bigGraphSteps(page, goTo);
     await bytecodeSteps(page, goTo);
+    await closeAll(page);
+    await compileSteps(page);
   } catch (e) {
     failed++;
     console.log(`FAIL: exception: ${e && e.stack || e}`);

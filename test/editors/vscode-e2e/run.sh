@@ -103,7 +103,8 @@ settings=$(TOSA_LSP="$tosa_lsp" node -e '
     "editor.hover.delay": 300,
     "editor.minimap.enabled": false,
     "chat.commandCenter.enabled": false,
-    "files.hotExit": "off"
+    "files.hotExit": "off",
+    "tosaLsp.compile.threads": 2
   }, null, 2))') || die "node failed"
 printf '%s\n' "$settings" > "$udd/User/settings.json"
 printf '%s\n' "$settings" > "$udd/Machine/settings.json"
