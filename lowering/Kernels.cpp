@@ -530,6 +530,10 @@ std::optional<Plan> planFor(Operation *op, unsigned lanes) {
     auto out = cast<RankedTensorType>(conv.getOutputs()[0].getType());
     int64_t ow = out.getDimSize(2), f = out.getDimSize(3);
     int64_t ft = f % (2 * lanes) == 0 ? 2 * lanes : f % lanes == 0 ? lanes : 0;
+    // Channel counts of 8 x odd (MobileNet's 24, 40, 56...) on AVX-512:
+    // tiles of 8-lane vectors, rather than MLIR's scalar loops.
+    if (!ft && lanes > 8 && f % 8 == 0)
+      return planFor(op, 8);
     if (!ft) // A partial vector per tile: not worth a schedule yet.
       return std::nullopt;
     // 8 columns (16 accumulators with AVX-512), or a divisor of OW from 6

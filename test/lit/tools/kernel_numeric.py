@@ -71,6 +71,10 @@ CASES = [
     # One N panel, one channel block: the M panels, the rows.
     ("mm_threads_n32", "matmul", (1, 1024, 512, 32), True),
     ("conv_threads_f32", "conv2d", (1, 56, 56, 32, 32, 3, 3, 1, 1), True),
+    # 24 and 40 output channels (MobileNet's): tiles of 8-lane vectors on
+    # an AVX-512 host (16 lanes otherwise).
+    ("conv_f24", "conv2d", (1, 56, 56, 32, 24, 3, 3, 1, 1), True),
+    ("conv1x1_f40", "conv2d", (1, 28, 28, 96, 40, 1, 1, 0, 1), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
     ("conv_f12", "conv2d", (1, 6, 6, 4, 12, 3, 3, 1, 1), False),
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
