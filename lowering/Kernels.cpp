@@ -949,7 +949,7 @@ struct KernelsPass : PassWrapper<KernelsPass, OperationPass<ModuleOp>> {
       if (!apply(module, text) || !finishTile(module))
         return signalPassFailure();
       // Tiling copies the tag onto the tiles; none may reach the next op's
-      // match. The parallel loop's tag only means something with threads.
+      // match.
       module.walk([](Operation *o) { o->removeAttr(kTag); });
     }
     for (auto [fn, single] : matmuls)

@@ -188,6 +188,11 @@ std::string pipelineFor(LowerStage stage, LowerMode mode, bool strided,
   return "builtin.module(" + p + ")";
 }
 
+std::string pipelineFor(const LowerOptions &options) {
+  return pipelineFor(options.stage, options.mode, options.strided,
+                     options.kernels, options.streamThreshold, options.threads);
+}
+
 namespace detail {
 
 static llvm::Error noFunctionError(const std::string &function,
@@ -589,9 +594,7 @@ llvm::Error lowerSection(const std::string &text, const std::string &path,
   std::string pipelineErrors;
   llvm::raw_string_ostream perr(pipelineErrors);
   // `pm` is already anchored on builtin.module: parse what goes inside it.
-  std::string pipeline =
-      pipelineFor(options.stage, options.mode, options.strided, options.kernels,
-                  options.streamThreshold, options.threads);
+  std::string pipeline = pipelineFor(options);
   if (options.cInterface && !options.function.empty())
     pipeline = "builtin.module(symbol-dce," +
                pipeline.substr(std::string("builtin.module(").size());
@@ -633,18 +636,14 @@ llvm::Expected<LowerResult> lower(const std::string &text,
       "MLIR crashed while lowering (" + *crash +
           "), a bug in the upstream pass pipeline on this input; no preview "
           "is available for it. Pipeline: " +
-          pipelineFor(options.stage, options.mode, options.strided,
-                      options.kernels, options.streamThreshold,
-                      options.threads));
+          pipelineFor(options));
 }
 
 static llvm::Expected<LowerResult> lowerUnguarded(const std::string &text,
                                                   const std::string &path,
                                                   const LowerOptions &options) {
   LowerResult result;
-  result.pipeline =
-      pipelineFor(options.stage, options.mode, options.strided, options.kernels,
-                  options.streamThreshold, options.threads);
+  result.pipeline = pipelineFor(options);
   std::vector<Section> sections = splitSections(text);
   bool foundFunction = options.function.empty();
   std::ostringstream os;

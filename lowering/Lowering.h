@@ -93,6 +93,10 @@ std::string pipelineFor(LowerStage stage, LowerMode mode = LowerMode::Upstream,
                         bool strided = false, bool kernels = true,
                         uint64_t streamThreshold = 0, unsigned threads = 1);
 
+/// The pipeline of `options`' stage, mode, layout, kernels, streaming
+/// threshold and threads.
+std::string pipelineFor(const LowerOptions &options);
+
 /// Suffix of the destination-passing twin of an entry point.
 inline constexpr const char *kIntoSuffix = "_into";
 

@@ -84,10 +84,8 @@ bool independentIterations(scf::ForOp loop) {
   llvm::SmallPtrSet<Value, 4> carried;
   for (Value arg : loop.getRegionIterArgs())
     carried.insert(arg);
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  for (auto [arg, yielded] :
-       llvm::zip(loop.getRegionIterArgs(), yield.getOperands()))
-    if (!isa<MemRefType>(arg.getType()) || viewRoot(yielded, carried) != arg)
+  for (BlockArgument arg : loop.getRegionIterArgs())
+    if (!isa<MemRefType>(arg.getType()) || !passesThrough(loop, arg))
       return false;
   bool ok = true;
   loop.getBody()->walk([&](Operation *op) {
@@ -252,6 +250,14 @@ void sinkEmptyTensors(scf::ForOp loop) {
 
 void chooseParallelLoops(ModuleOp module, unsigned threads,
                          ArrayRef<func::FuncOp> serial) {
+  auto dropTags = [&] {
+    module.walk([](scf::ForOp l) {
+      l->removeAttr(kOuterTag);
+      l->removeAttr(kInnerTag);
+    });
+  };
+  if (threads == 1)
+    return dropTags();
   // 0: as many as OpenMP finds where the code runs; shared out as if for
   // this machine's.
   if (threads == 0)
@@ -285,15 +291,12 @@ void chooseParallelLoops(ModuleOp module, unsigned threads,
     scf::ForOp chosen = share(inner) > share(outer) + 0.05 ? inner : outer;
     std::optional<llvm::APInt> trips =
         chosen ? chosen.getStaticTripCount() : std::nullopt;
-    if (threads > 1 && trips && trips->getZExtValue() > 1) {
+    if (trips && trips->getZExtValue() > 1) {
       chosen->setAttr(kParallelTag, UnitAttr::get(module.getContext()));
       sinkEmptyTensors(chosen);
     }
   }
-  module.walk([](scf::ForOp l) {
-    l->removeAttr(kOuterTag);
-    l->removeAttr(kInnerTag);
-  });
+  dropTags();
 }
 
 void registerParallelLoopsPass() {

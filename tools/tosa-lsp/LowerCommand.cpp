@@ -6,6 +6,7 @@
 
 #include "Choices.h"
 #include "Compile.h"
+#include "Config.h"
 #include "CrashGuard.h"
 #include "Errors.h"
 #include "Input.h"
@@ -52,11 +53,12 @@ bool checkOptLevel(unsigned optLevel, raw_ostream &err, int &rc) {
 }
 
 bool checkThreads(unsigned threads, raw_ostream &err, int &rc) {
-  if (threads <= kMaxThreads)
+  // The bound of the editors' compile.threads too.
+  if (threads <= Config::Compile::maxThreads)
     return true;
   rc = usageError(err, "--threads=" + std::to_string(threads) +
                            ": the thread count is 1 to " +
-                           std::to_string(kMaxThreads) +
+                           std::to_string(Config::Compile::maxThreads) +
                            ", or 0 for the running machine's");
   return false;
 }

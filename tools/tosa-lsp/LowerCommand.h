@@ -18,9 +18,6 @@
 
 namespace tosa_lsp::cli {
 
-/// The most --threads takes.
-inline constexpr unsigned kMaxThreads = 256;
-
 struct LowerCommandOptions {
   std::vector<std::string> files;      // exactly one FILE
   std::string format;                  // text (""), json
@@ -29,7 +26,7 @@ struct LowerCommandOptions {
   std::string mode = "fast";
   bool strided = false;
   bool annotate = false;
-  /// --threads: 1 to kMaxThreads; 0: the running machine's.
+  /// --threads: 1 to Config::Compile::maxThreads; 0: the running machine's.
   unsigned threads = 1;
   /// --fill-elided: zeros, ones, random[:SEED]; not given: elided constants
   /// stay (a warning names them).

@@ -3,6 +3,8 @@
 // iteration packing into a buffer of its own, then OpenMP's parallel loop
 // and libomp's calls; a smaller kernel, --threads=1 and upstream mode get
 // none. The threaded kernels' numbers: kernels-numeric.test.
+// (The kernels, and so their threads, exist only on a host with FMA
+// vectors; elsewhere matmul and conv2d keep MLIR's loops.)
 // REQUIRES: fma-vectors
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %tosa-lsp lower --stage=loops --threads=2 %s | FileCheck %s
