@@ -221,6 +221,14 @@ void markWindowPrefetch(mlir::linalg::GenericOp generic,
                         llvm::ArrayRef<int64_t> inputs, int64_t channels,
                         int64_t stride, int64_t elemBytes, int64_t jam);
 void prefetchWindows(mlir::Operation *root);
+/// A marked window generic at stride 1 (on buffers) whose rows are
+/// contiguous lines of channels: put in the else branch of an `scf.if` whose
+/// then branch computes each output row as one stream of line-aligned
+/// vectors, taken when the run time finds every stream at the output's
+/// offset in a 64-byte line; `reads` (input positions) prefetched
+/// `aheadPixels` on (WindowStreams.cpp). False when it does not apply.
+bool streamWindowRows(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp g,
+                      int64_t aheadPixels, llvm::ArrayRef<unsigned> reads);
 
 /// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
 /// step `step` around a loop of `step` iterations running its body;

@@ -386,8 +386,11 @@ BasicBlock *version(Loop *outer, ArrayRef<Stream> streams, uint64_t threshold,
     for (StoreInst *store : s.stores) {
       auto *twinStore = cast<StoreInst>(map[store]);
       twinStore->setMetadata(LLVMContext::MD_nontemporal, nontemporal);
+      // (A store known to be aligned further keeps it: whole-line
+      // `vmovntps` of a 64-byte aligned vector, WindowStreams.cpp.)
       if (llvm::is_contained(aligned, store))
-        twinStore->setAlignment(Align(kStreamAlign));
+        twinStore->setAlignment(
+            std::max(store->getAlign(), Align(kStreamAlign)));
     }
 
   // A fence on every way out of the nest, so the streamed result is ordered

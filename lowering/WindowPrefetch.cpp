@@ -342,6 +342,14 @@ void prefetchWindows(Operation *root) {
     auto elemBits = cast<MemRefType>(reads.front().getType())
                         .getElementType()
                         .getIntOrFloatBitWidth();
+    // At stride 1, rows as line-aligned streams where the run time allows
+    // (WindowStreams.cpp); this nest in the other branch.
+    if (v[2] == 1) {
+      SmallVector<unsigned> readInputs;
+      for (int64_t i : v.drop_front(4))
+        readInputs.push_back(i);
+      (void)streamWindowRows(rewriter, g, v[0], readInputs);
+    }
     rewriter.setInsertionPoint(g);
     FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, g);
     if (failed(loops) || loops->size() != 4)

@@ -5,8 +5,9 @@
 // next column only its 3 new taps. Each column's line prefetches the newest
 // row a few pixels ahead. F_into's jammed nest stores 4 contiguous streams
 // and still gets its non-temporal twin (StreamingStores.cpp): 3 nests here,
-// 2 without it. At stride 2 adjacent columns share one tap column of
-// three, and all of a depthwise conv's weights: 2 columns an iteration,
+// 2 without it, and a fourth, the rows as aligned streams this nest is the
+// else branch of (window-streams.mlir). At stride 2 adjacent columns share
+// one tap column of three, and all of a depthwise conv's weights: 2 columns an iteration,
 // the second loading 6 new taps and no weights (pools at stride 2 are not
 // jammed: no weights, and slower jammed). Values: kernel_numeric.py
 // (dw3x3_jam, dw3x3_s2, maxpool3x3_s1).
@@ -68,7 +69,7 @@ func.func @dw_s2(%x: tensor<1x7x21x16xf32>, %w: tensor<3x3x16x1xf32>, %b: tensor
 // S2-NOT:         memref.load
 // S2:           } {llvm.loop_annotation
 
-// LOG: streaming stores: 3 loop nest(s) store non-temporally from 4096 bytes
+// LOG: streaming stores: 4 loop nest(s) store non-temporally from 4096 bytes
 
 // LL-LABEL: define void @dw_into(
 // LL-COUNT-4: store <16 x float> {{.*}}, !nontemporal

@@ -113,6 +113,11 @@ CASES = [
     # Stride 1, 11 interior columns: 4 an iteration (2 iterations), then 3
     # alone (WindowPrefetch.cpp's jam); a max pool's too.
     ("dw3x3_jam", "dwconv", (2, 5, 13, 32, 1, 3, 3, 1, 1), False),
+    # One line of channels, one interior column: rows of a single vector;
+    # a 5x5 window with pad 2, its padded input over 1 MiB (split into
+    # pieces, not copied: WindowOps.cpp).
+    ("dw3x3_c16_w3", "dwconv", (1, 4, 3, 16, 1, 3, 3, 1, 1), False),
+    ("dw5x5_c96", "dwconv", (1, 44, 60, 96, 1, 5, 5, 2, 1), False),
     # Pads wider than half the window on a small input: more pieces than a
     # 3x3 grid, so the padded input is copied instead (WindowOps.cpp).
     ("dw2x8_pad4_s2", "dwconv", (2, 4, 10, 64, 1, 2, 8, 4, 2), False),
@@ -330,6 +335,22 @@ def kernel_flops(kind, s):
     return 2 * n * oh * ow * f * kh * kw * c
 
 
+# Stride-1 windows with whole lines of channels: F_into's rows run as
+# line-aligned streams when the input and the result start at the same
+# offset in a 64-byte line (WindowStreams.cpp).
+STREAM_WINDOWS = {"dw3x3_c32", "dw3x3_nopad", "dw3x3_jam", "dw3x3_c16_w3",
+                  "maxpool3x3_s1", "dw5x5_c96"}
+
+
+def at_offset(a, off):
+    """A copy of `a` starting `off` elements past a 64-byte boundary."""
+    base = np.full(a.size + 16, np.nan, dtype=a.dtype)
+    at = (off - base.ctypes.data // a.itemsize) % 16
+    view = base[at:at + a.size].reshape(a.shape)
+    view[...] = a
+    return view
+
+
 def main():
     ap = numeric_args()
     ap.add_argument("--expect-kernels", action="store_true")
@@ -385,13 +406,21 @@ def main():
             into = getattr(so, "_mlir_ciface_%s_into" % name)
             into.restype = None
             into_err = 0.0
-            for off in (range(-1, 16) if name.startswith("transpose_stream") else [-1]):
+            offsets = [(-1, -1)]
+            if name.startswith("transpose_stream"):
+                offsets += [(-1, off) for off in range(16)]
+            if name in STREAM_WINDOWS:
+                # Input and result at the same offset (the stream path,
+                # every head and tail length), and at different ones.
+                offsets += [(off, off) for off in range(16)] + [(3, 0), (0, 5)]
+            for in_off, off in offsets:
                 dest = np.full(want.shape, np.nan, dtype=np.float32)
                 if off >= 0:
-                    base = np.full(want.size + 16, np.nan, dtype=np.float32)
-                    at = (off - base.ctypes.data // 4) % 16
-                    dest = base[at:at + want.size].reshape(want.shape)
-                into(*[ctypes.byref(d) for d in descs], ctypes.byref(make(dest)))
+                    dest = at_offset(dest, off)
+                # (The copies stay referenced while the call reads them.)
+                placed = [at_offset(a, in_off) for a in ins] if in_off >= 0 else ins
+                moved = [make(a) for a in placed] if in_off >= 0 else descs
+                into(*[ctypes.byref(d) for d in moved], ctypes.byref(make(dest)))
                 e = np.abs(dest - want).max() / np.abs(want).max()
                 into_err = e if e != e else max(into_err, e)
             if not into_err <= 1e-4:
