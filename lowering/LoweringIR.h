@@ -208,6 +208,13 @@ bool markStreamTranspose(mlir::Operation *transpose, unsigned lanes,
                          uint64_t threshold);
 void lowerStreamTransposes(mlir::Operation *root);
 
+/// A static f32 conv2d (NHWC, HWCF) of at least `minFlops` whose output
+/// channels are not a multiple of `multiple`, as one computing them rounded
+/// up (zero filters) and a slice of its result; returns the new convolution,
+/// else `op` (PaddedChannels.cpp).
+mlir::Operation *padOutputChannels(mlir::Operation *op, int64_t multiple,
+                                   int64_t minFlops);
+
 /// Registers tosa-lsp-unroll-windows (WindowOps.cpp).
 void registerWindowPasses();
 

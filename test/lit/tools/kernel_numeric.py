@@ -77,6 +77,11 @@ CASES = [
     ("conv1x1_f40", "conv2d", (1, 28, 28, 96, 40, 1, 1, 0, 1), True),
     # 12 output channels: not a multiple of the vector; upstream's loops.
     ("conv_f12", "conv2d", (1, 6, 6, 4, 12, 3, 3, 1, 1), False),
+    # From 2^20 FLOP, channels padded to a multiple of 8 for the kernel
+    # (PaddedChannels.cpp): YOLO's 255-channel 1x1 head; 100 at 3x3, stride
+    # 2, a batch of 2.
+    ("conv1x1_f255", "conv2d", (1, 13, 13, 64, 255, 1, 1, 0, 1), True),
+    ("conv3x3_f100_s2", "conv2d", (2, 15, 15, 32, 100, 3, 3, 1, 2), True),
     # 10 TOSA ops: F keeps its own body; 20: F calls F_into's.
     ("blocks2", "blocks", (1, 6, 5, 16, 2), True),
     ("blocks4", "blocks", (2, 5, 6, 16, 4), True),
