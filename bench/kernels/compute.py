@@ -107,7 +107,10 @@ def cases(smoke):
             ("conv3_1x1s2", 56, 256, 512, 1, 2),
             ("conv4_3x3", 14, 256, 256, 3, 1),
             ("conv5_3x3", 7, 512, 512, 3, 1),
-            ("conv5_1x1", 7, 2048, 512, 1, 1)]:
+            ("conv5_1x1", 7, 2048, 512, 1, 1),
+            # YOLOv3's detection head: 3 x (80 + 5) = 255 channels, not a
+            # multiple of the vector (padded to 256: PaddedChannels.cpp).
+            ("yolo_head_1x1", 52, 256, 255, 1, 1)]:
         # TensorFlow's SAME padding; a stride-2 1x1 gets one row and column
         # more, as TOSA wants (H - 1 + pads - (K - 1)) divisible by 2.
         total = k - 1

@@ -10,7 +10,7 @@
 // outputs it serves; the weights and the bias read from a copy holding
 // each twice (a vector that starts in one pixel and ends in the next reads
 // its channels contiguously). Values at every offset: kernel_numeric.py
-// (dw3x3_c32, dw3x3_jam, dw5x5_c96, maxpool3x3_s1, ...).
+// (dw3x3_c32, dw3x3_jam, dw3x3_c48_b2, maxpool3x3_s1, ...).
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=dw --stage=loops | FileCheck %s
 // RUN: %tosa-lsp lower %s --function=pool --stage=loops | FileCheck %s --check-prefix=POOL

@@ -119,10 +119,9 @@ CASES = [
     # alone (WindowPrefetch.cpp's jam); a max pool's too.
     ("dw3x3_jam", "dwconv", (2, 5, 13, 32, 1, 3, 3, 1, 1), False),
     # One line of channels, one interior column: rows of a single vector;
-    # a 5x5 window with pad 2, its padded input over 1 MiB (split into
-    # pieces, not copied: WindowOps.cpp).
+    # 3 lines of channels and a batch of 2 (WindowStreams.cpp).
     ("dw3x3_c16_w3", "dwconv", (1, 4, 3, 16, 1, 3, 3, 1, 1), False),
-    ("dw5x5_c96", "dwconv", (1, 44, 60, 96, 1, 5, 5, 2, 1), False),
+    ("dw3x3_c48_b2", "dwconv", (2, 6, 13, 48, 1, 3, 3, 1, 1), False),
     # Pads wider than half the window on a small input: more pieces than a
     # 3x3 grid, so the padded input is copied instead (WindowOps.cpp).
     ("dw2x8_pad4_s2", "dwconv", (2, 4, 10, 64, 1, 2, 8, 4, 2), False),
@@ -344,7 +343,7 @@ def kernel_flops(kind, s):
 # line-aligned streams when the input and the result start at the same
 # offset in a 64-byte line (WindowStreams.cpp).
 STREAM_WINDOWS = {"dw3x3_c32", "dw3x3_nopad", "dw3x3_jam", "dw3x3_c16_w3",
-                  "maxpool3x3_s1", "dw5x5_c96"}
+                  "maxpool3x3_s1", "dw3x3_c48_b2"}
 
 
 def at_offset(a, off):
