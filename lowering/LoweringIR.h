@@ -237,6 +237,11 @@ void prefetchWindows(mlir::Operation *root);
 bool streamWindowRows(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp g,
                       int64_t aheadPixels, llvm::ArrayRef<unsigned> reads);
 
+/// The buffer a memref view is of, through subviews and casts (whose
+/// types' offsets count from that buffer's start; not memref.view's byte
+/// shift) (WindowPrefetch.cpp).
+mlir::Value subviewRoot(mlir::Value memref);
+
 /// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
 /// step `step` around a loop of `step` iterations running its body;
 /// returns the inner loop (WindowPrefetch.cpp).

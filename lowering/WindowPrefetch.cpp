@@ -127,20 +127,6 @@ void addLinear(Value v, int64_t scale, Linear &out, unsigned depth) {
   out.terms[v.getAsOpaquePointer()] += scale;
 }
 
-/// The buffer a view is of, through subviews and casts (whose types'
-/// offsets count from that buffer's start; not memref.view's byte shift).
-Value rootOf(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (auto view = dyn_cast<memref::SubViewOp>(def))
-      memref = view.getSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      memref = cast.getSource();
-    else
-      break;
-  }
-  return memref;
-}
-
 /// The element a load reads, as an offset from its root buffer's start
 /// (static strides and offset only).
 std::optional<std::pair<Value, Linear>> addressOf(memref::LoadOp load) {
@@ -157,7 +143,7 @@ std::optional<std::pair<Value, Linear>> addressOf(memref::LoadOp load) {
     addLinear(index, stride, a);
   for (auto it = a.terms.begin(); it != a.terms.end();)
     it = it->second ? std::next(it) : a.terms.erase(it);
-  return std::make_pair(rootOf(load.getMemRef()), a);
+  return std::make_pair(subviewRoot(load.getMemRef()), a);
 }
 
 /// In a jammed body, a load of an element an earlier load of the body read
@@ -167,7 +153,7 @@ std::optional<std::pair<Value, Linear>> addressOf(memref::LoadOp load) {
 void shareLoads(Block &block) {
   llvm::SmallPtrSet<const void *, 4> stored;
   block.walk([&](memref::StoreOp s) {
-    stored.insert(rootOf(s.getMemRef()).getAsOpaquePointer());
+    stored.insert(subviewRoot(s.getMemRef()).getAsOpaquePointer());
   });
   std::map<std::tuple<const void *, const void *, Linear>, Value> seen;
   for (Operation &o : llvm::make_early_inc_range(block)) {
@@ -253,6 +239,20 @@ void finishNest(RewriterBase &rewriter, MutableArrayRef<scf::ForOp> fors,
 }
 
 } // namespace
+
+/// The buffer a view is of, through subviews and casts (whose types'
+/// offsets count from that buffer's start; not memref.view's byte shift).
+Value subviewRoot(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::SubViewOp>(def))
+      memref = view.getSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      memref = cast.getSource();
+    else
+      break;
+  }
+  return memref;
+}
 
 /// `loop` (from 0, step 1, a multiple of `step` iterations) as a loop of
 /// step `step` around a loop of `step` iterations running its body;

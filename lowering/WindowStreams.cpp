@@ -195,19 +195,6 @@ struct Stream {
   SmallVector<unsigned> reads; // inputs prefetched ahead
 };
 
-/// The buffer a view is of, through subviews and casts.
-Value rootOf(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (auto view = dyn_cast<memref::SubViewOp>(def))
-      memref = view.getSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      memref = cast.getSource();
-    else
-      break;
-  }
-  return memref;
-}
-
 /// Flat views of `inputs`' stream (or channel) operands, one per buffer
 /// they view (the taps are views of one input), null for the others.
 SmallVector<Value> flatViews(OpBuilder &b, Location loc,
@@ -215,7 +202,7 @@ SmallVector<Value> flatViews(OpBuilder &b, Location loc,
   llvm::DenseMap<Value, int64_t> extents;
   for (const Operand &o : inputs)
     if (o.stream == streams) {
-      int64_t &e = extents[rootOf(o.memref)];
+      int64_t &e = extents[subviewRoot(o.memref)];
       e = std::max(e, o.extent);
     }
   llvm::DenseMap<Value, Value> views;
@@ -225,7 +212,7 @@ SmallVector<Value> flatViews(OpBuilder &b, Location loc,
       flats.push_back(nullptr);
       continue;
     }
-    Value root = rootOf(o.memref);
+    Value root = subviewRoot(o.memref);
     Value &view = views[root];
     if (!view)
       view = flatView(b, loc, root, extents[root]);
@@ -313,8 +300,8 @@ void buildStreams(OpBuilder &b, Location loc, const Stream &s, Value head,
           continue;
         }
         auto key =
-            std::make_tuple(rootOf(o.memref).getAsOpaquePointer(), o.strideN,
-                            o.strideH, o.offset + q * s.channels);
+            std::make_tuple(subviewRoot(o.memref).getAsOpaquePointer(),
+                            o.strideN, o.strideH, o.offset + q * s.channels);
         Value &v = loaded[key];
         if (!v) {
           Value at = arith::AddIOp::create(b, loc, starts[k], j);
