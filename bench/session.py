@@ -253,6 +253,9 @@ def run_session(argv, path, opts, steps, reap=False):
         if reap:
             rc, ru = s.guard("shutdown", shutdown_reaped, s.client)
             r["cpu_total_s"] = ru.ru_utime + ru.ru_stime
+            r["cpu_sys_s"] = ru.ru_stime
+            r["minor_faults"] = ru.ru_minflt
+            r["rss_max_mib"] = ru.ru_maxrss / 1024.0
             r["cpu_after_s"] = r["cpu_total_s"] - r.pop("_cpu_before_shutdown", r["cpu_total_s"])
         else:
             rc = s.guard("shutdown", s.client.shutdown)

@@ -97,7 +97,8 @@ def main():
                     rows[name].setdefault(k, []).append(v)
         loads.append(os.getloadavg()[0])
         print("round %d done, load %.2f" % (i + 1, loads[-1]), file=sys.stderr)
-    keys = ["cpu_total_s", "cpu_open_s", "cpu_hovers_s", "cpu_background_s",
+    keys = ["cpu_total_s", "cpu_sys_s", "minor_faults", "rss_max_mib",
+            "cpu_open_s", "cpu_hovers_s", "cpu_background_s",
             "hover_first_p95", "hover_first_max", "hover_cold_p95",
             "hover_on_diagnostics", "hover_first_p95_later", "open_ms",
             "typed_error_ms", "typed_error_diags", "rss_peak"]
