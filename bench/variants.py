@@ -101,7 +101,8 @@ def main():
             "cpu_open_s", "cpu_hovers_s", "cpu_background_s",
             "hover_first_p95", "hover_first_max", "hover_cold_p95",
             "hover_on_diagnostics", "hover_first_p95_later", "open_ms",
-            "typed_error_ms", "typed_error_diags", "rss_peak"]
+            "typed_error_ms", "typed_error_diags", "rss_peak",
+            "rss_baseline", "rss_after_close"]
     names = [n for n, _ in servers]
     print("%s, %d rounds, load average (1 min) %s" % (
         os.path.basename(a.file), a.rounds, " ".join("%.1f" % x for x in loads)))

@@ -15,14 +15,23 @@
 namespace tosa_lsp {
 
 /// The allocator's policy for a long-running server; the binary sets it
-/// first thing. With mimalloc: free segments are decommitted at once, and
-/// so are free pages, except while a KeepFreePages lives
+/// first thing. With mimalloc: the heap lives in a range advised for
+/// transparent huge pages where the kernel offers them (heapUsesHugePages);
+/// free segments are decommitted at once; free pages wait for mimalloc's
+/// delay in a huge page heap (a page given back splits its huge page), else
+/// go back at once except while a KeepFreePages lives
 /// (decommitFreePagesByDefault).
 void configureAllocator();
 
+/// Whether configureAllocator gave the allocator a heap advised for
+/// transparent huge pages (mimalloc linked, Linux, TOSA_LSP_HUGE_PAGES
+/// not 0). Whether the kernel backs it with huge pages is its own setting.
+bool heapUsesHugePages();
+
 /// Hands back what the calling thread's allocator holds free (mimalloc
-/// when the binary links it, glibc's malloc_trim otherwise), at once. With
-/// mimalloc only the thread that owns a heap can return its pages.
+/// when the binary links it, glibc's malloc_trim otherwise), at once, also
+/// the pages it freed earlier under mimalloc's delay. With mimalloc only
+/// the thread that owns a heap can return its pages.
 void releaseFreeMemory();
 
 /// A thread freed memory that other threads allocated (the reclaimer, a
@@ -46,7 +55,7 @@ bool collectWhatOthersFreed(bool always = false);
 /// analysis. A 50k-line one-function session peaked at 219 MiB with the
 /// delay, 201 without; upstream's server 201. Off by default (the
 /// libraries and tests keep mimalloc's own policy); configureAllocator
-/// turns it on.
+/// turns it on unless the heap is in huge pages.
 void decommitFreePagesByDefault(bool on);
 
 /// While one lives (any thread), pages the allocator finds free are given
