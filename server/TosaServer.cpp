@@ -2,6 +2,7 @@
 
 #include "TosaServer.h"
 
+#include "Allocator.h"
 #include "OldSyntax.h"
 #include "ServerSupport.h"
 #include "StaleView.h"
@@ -213,6 +214,10 @@ void TosaServer::schedule(const std::shared_ptr<OpenDocument> &doc) {
 
 void TosaServer::addDocument(const std::string &uri, const std::string &path,
                              int64_t version, std::string text) {
+  // A big document's analysis faults far fewer pages in huge pages; a
+  // small one's would touch more memory than it uses (support/Allocator.h).
+  if (text.size() >= options.hugePagesFromBytes)
+    useHugePages();
   // Opened again without a close (a protocol error) starts afresh:
   // versions may repeat, and every answer must come from this text.
   schedule(scheduler->open(uri, path, version, std::move(text)));

@@ -48,27 +48,31 @@ void decommitFreePagesAtOnce(bool now) {
 #endif
 }
 
-bool hugePageHeap = false;
+/// The range reserved for mimalloc's segments, and whether it is advised
+/// for huge pages yet (useHugePages).
+void *heapStart = nullptr;
+size_t heapSize = 0;
+std::atomic<bool> hugePageHeap{false};
+bool hugePagesFromTheStart = false;
 
-/// Gives mimalloc one big range of address space for its segments, advised
-/// for transparent huge pages (Linux's default THP mode is `madvise`, and
-/// mimalloc advises only what it maps itself with large_os_pages, not the
-/// segments it maps later). A 4 KiB page fault cost ~10 us on a
-/// paravirtualised VM, a 2 MiB one ~0.2 us per 4 KiB: faults were a fifth
-/// of a 50k-line session's CPU. Mapped readable and writable from the
-/// start: mapped PROT_NONE, mimalloc's commits (mprotect per 64 KiB slice)
-/// cut it into pieces no huge page fits in (14 of 48 MiB were huge). Its
-/// decommit (MADV_DONTNEED) keeps the advice and gives the memory back.
-/// MAP_NORESERVE charges nothing up front, except under strict overcommit
-/// (mode 2), where the heap stays mimalloc's own. TOSA_LSP_HUGE_PAGES=0
-/// turns it off.
-void reserveHugePageHeap() {
+/// Gives mimalloc one big range of address space for its segments, to be
+/// advised for transparent huge pages (Linux's default THP mode is
+/// `madvise`, and mimalloc advises only what it maps itself with
+/// large_os_pages, not the segments it maps later). Mapped readable and
+/// writable from the start: mapped PROT_NONE, mimalloc's commits (mprotect
+/// per 64 KiB slice) cut it into pieces no huge page fits in (14 of 48 MiB
+/// were huge). Its decommit (MADV_DONTNEED) keeps the advice and gives the
+/// memory back. MAP_NORESERVE charges nothing up front, except under
+/// strict overcommit (mode 2), where the heap stays mimalloc's own.
+void reserveHeap() {
 #if defined(TOSA_LSP_MIMALLOC_H) && defined(MADV_HUGEPAGE)
   if (!mi_manage_os_memory)
     return;
-  if (const char *env = std::getenv("TOSA_LSP_HUGE_PAGES"))
+  if (const char *env = std::getenv("TOSA_LSP_HUGE_PAGES")) {
     if (std::strcmp(env, "0") == 0)
       return;
+    hugePagesFromTheStart = std::strcmp(env, "1") == 0;
+  }
   if (FILE *f = std::fopen("/proc/sys/vm/overcommit_memory", "r")) {
     int mode = std::fgetc(f);
     std::fclose(f);
@@ -90,14 +94,14 @@ void reserveHugePageHeap() {
   if (rawEnd > end)
     munmap(reinterpret_cast<void *>(end), rawEnd - end);
   void *heap = reinterpret_cast<void *>(start);
-  if (madvise(heap, kSize, MADV_HUGEPAGE) != 0 ||
-      !mi_manage_os_memory(heap, kSize, /*is_committed=*/false,
+  if (!mi_manage_os_memory(heap, kSize, /*is_committed=*/false,
                            /*is_large=*/false, /*is_zero=*/true,
                            /*numa_node=*/-1)) {
     munmap(heap, kSize);
     return;
   }
-  hugePageHeap = true;
+  heapStart = heap;
+  heapSize = kSize;
 #endif
 }
 } // namespace
@@ -111,14 +115,30 @@ void configureAllocator() {
     mi_option_set(mi_option_segment_decommit_delay, 0);
 #endif
   static std::once_flag reserved;
-  std::call_once(reserved, reserveHugePageHeap);
+  std::call_once(reserved, reserveHeap);
+  decommitFreePagesByDefault(!hugePageHeap);
+  if (hugePagesFromTheStart)
+    useHugePages();
+}
+
+bool useHugePages() {
+#ifdef MADV_HUGEPAGE
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (hugePageHeap || !heapStart)
+    return hugePageHeap;
+  if (madvise(heapStart, heapSize, MADV_HUGEPAGE) != 0)
+    return false;
+  hugePageHeap = true;
   // In huge pages, a page decommitted at once splits its huge page (and
   // its neighbours fault 4 KiB pages again): mimalloc's own delay. A 50k-
   // line session's system time was 2.6x with the decommits at once (0.30
   // s, 0.12 with the delay), its peak RSS +8 MiB with the delay. Closes
   // and the ends of big frees still give back at once (GiveBackFreePages,
-  // FreeInBulk).
-  decommitFreePagesByDefault(!hugePageHeap);
+  // FreeInBulk, releaseFreeMemory).
+  decommitFreePagesByDefault(false);
+#endif
+  return hugePageHeap;
 }
 
 bool heapUsesHugePages() { return hugePageHeap; }

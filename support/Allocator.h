@@ -15,17 +15,23 @@
 namespace tosa_lsp {
 
 /// The allocator's policy for a long-running server; the binary sets it
-/// first thing. With mimalloc: the heap lives in a range advised for
-/// transparent huge pages where the kernel offers them (heapUsesHugePages);
-/// free segments are decommitted at once; free pages wait for mimalloc's
-/// delay in a huge page heap (a page given back splits its huge page), else
-/// go back at once except while a KeepFreePages lives
-/// (decommitFreePagesByDefault).
+/// first thing. With mimalloc: the heap lives in one range of address
+/// space that useHugePages can advise for transparent huge pages; free
+/// segments are decommitted at once; free pages go back at once except
+/// while a KeepFreePages lives, or wait for mimalloc's delay in a huge page
+/// heap (decommitFreePagesByDefault).
 void configureAllocator();
 
-/// Whether configureAllocator gave the allocator a heap advised for
-/// transparent huge pages (mimalloc linked, Linux, TOSA_LSP_HUGE_PAGES
-/// not 0). Whether the kernel backs it with huge pages is its own setting.
+/// Advises the heap for transparent huge pages from now on, for a big
+/// document: a 4 KiB page fault cost ~10 us on a paravirtualised VM, a 2
+/// MiB one ~0.2 us per 4 KiB, and faults were a fifth of a 50k-line
+/// session's CPU. Not from the start: each thread's heap then touches
+/// whole 2 MiB pages, and a 10k-line session cost 1.1x the CPU and +19 MiB.
+/// TOSA_LSP_HUGE_PAGES=0 never, =1 from the start. Whether it did (false
+/// without mimalloc, THP or the reserved range).
+bool useHugePages();
+/// Whether useHugePages advised the heap. Whether the kernel backs it with
+/// huge pages is its own setting (/sys/kernel/mm/transparent_hugepage).
 bool heapUsesHugePages();
 
 /// Hands back what the calling thread's allocator holds free (mimalloc

@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -121,7 +122,7 @@ TEST(Allocator, WhatIsFreedGoesBackAtOnceUnlessARequestKeepsIt) {
 // and a release gives them back, also those freed before it.
 TEST(Allocator, WithHugePagesWhatIsFreedWaitsForARelease) {
   configureAllocator();
-  if (!heapUsesHugePages())
+  if (!useHugePages())
     GTEST_SKIP() << "no huge page heap here";
   {
     auto [before, high, after] =
@@ -197,6 +198,7 @@ TEST(Allocator, TheHeapIsBackedByHugePages) {
   if (mode.empty() || mode == "never")
     GTEST_SKIP() << "no transparent huge pages here (" << mode << ")";
   configureAllocator();
+  ASSERT_TRUE(useHugePages());
   ASSERT_TRUE(heapUsesHugePages());
   size_t before = hugeMiB(), during = 0;
   std::thread pool([&] {
