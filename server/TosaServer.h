@@ -24,6 +24,7 @@
 #ifndef TOSA_LSP_SERVER_TOSASERVER_H
 #define TOSA_LSP_SERVER_TOSASERVER_H
 
+#include "Allocator.h"
 #include "BackgroundInference.h"
 #include "CompileJob.h"
 #include "EditingResults.h"
@@ -174,7 +175,7 @@ public:
     unsigned renewWarmInferrerLines = 100000;
     /// An open of at least this much text turns the heap's huge pages on
     /// (useHugePages): a 50k-line session's CPU 0.68x, a 10k one's 1.1x.
-    size_t hugePagesFromBytes = size_t(2) << 20;
+    size_t hugePagesFromBytes = kHugePagesFromBytes;
     /// Called on the pool before a background migration of `version`
     /// starts (tests: a newer version arrives meanwhile).
     std::function<void(int64_t version)> beforeMigrationForTest;

@@ -30,6 +30,9 @@ void configureAllocator();
 /// TOSA_LSP_HUGE_PAGES=0 never, =1 from the start. Whether it did (false
 /// without mimalloc, THP or the reserved range).
 bool useHugePages();
+/// The size of a document (its text) from which the server and the CLI
+/// turn huge pages on.
+constexpr unsigned long kHugePagesFromBytes = 2ul << 20;
 /// Whether useHugePages advised the heap. Whether the kernel backs it with
 /// huge pages is its own setting (/sys/kernel/mm/transparent_hugepage).
 bool heapUsesHugePages();

@@ -2,6 +2,7 @@
 
 #include "CommandSupport.h"
 
+#include "Allocator.h"
 #include "Choices.h"
 #include "Errors.h"
 #include "Input.h"
@@ -113,6 +114,10 @@ std::optional<std::string> readOrReport(const std::string &path,
     printError(err, text.takeError());
     return std::nullopt;
   }
+  // `check` on 200k lines: 0.75 s and 4.9k faults with huge pages, 1.45 s
+  // and 60k without (support/Allocator.h).
+  if (text->size() >= kHugePagesFromBytes)
+    useHugePages();
   return std::move(*text);
 }
 
