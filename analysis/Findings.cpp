@@ -372,15 +372,20 @@ void appendFindings(const OpReport &op, const Config &config,
   }
   auto [it, added] = memo.made.try_emplace(
       std::make_pair(op.packedShapes.begin(), unsigned(op.tosa)));
-  if (added)
-    appendFindings(op, config, it->second, &memo.texts);
-  for (const Diagnostic &made : it->second) {
-    out.push_back(made);
-    Diagnostic &d = out.back();
+  if (added) {
+    size_t begin = out.size();
+    appendFindings(op, config, out, &memo.texts);
+    it->second = {uint32_t(begin), uint32_t(out.size())};
+    return;
+  }
+  auto [begin, end] = it->second;
+  for (uint32_t i = begin; i < end; ++i) {
+    Diagnostic d = out[i]; // out may grow under a reference
     d.range = op.range;
     d.section = op.section;
     for (DiagNote &n : d.notes)
       n.range = op.range;
+    out.push_back(std::move(d));
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,9 @@ void appendFindings(const OpReport &op, const Config &config,
 /// valid depends on nothing else (not its name): made once per list, then
 /// copied with each op's range (a model's ops repeat a few dozen
 /// signatures; each finding made anew was ~4 % of a 10k-line open).
+/// The findings are made into the list itself and the memo keeps where:
+/// a list of their own for each signature cost a 50k-line file of few
+/// repeats an allocation per op. One memo serves one list.
 class FindingsMemo {
 public:
   SharedTextPool texts;
@@ -39,12 +43,14 @@ public:
 private:
   friend void appendFindings(const OpReport &op, const Config &config,
                              std::vector<Diagnostic> &out, FindingsMemo &memo);
-  llvm::DenseMap<std::pair<const int32_t *, unsigned>, std::vector<Diagnostic>>
+  /// Where in the list an earlier op of the signature's findings are.
+  llvm::DenseMap<std::pair<const int32_t *, unsigned>,
+                 std::pair<uint32_t, uint32_t>>
       made;
 };
 
 /// The same with equal texts pooled and the findings of ops of one
-/// signature made once.
+/// signature made once (`out` is always the same list for one `memo`).
 void appendFindings(const OpReport &op, const Config &config,
                     std::vector<Diagnostic> &out, FindingsMemo &memo);
 

@@ -49,6 +49,17 @@ if "fma" in flags and ("avx2" in flags or "avx512f" in flags):
 if "avx512dq" in flags:
     config.available_features.add("avx512dq")
 
+# Transparent huge pages the heap can ask for (support/Allocator.h): the
+# kernel has THP, its mode is not "never", and overcommit is not strict (the
+# heap's range is then left to mimalloc).
+try:
+    thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    strict = open("/proc/sys/vm/overcommit_memory").read().strip() == "2"
+except OSError:
+    thp, strict = "", True
+if thp and "[never]" not in thp and not strict:
+    config.available_features.add("thp")
+
 # LLVM's OpenMP runtime, which `compile --threads=N` links (scripts/setup.sh
 # installs Debian's libomp5; lowering/Runtime.cpp looks in the same places).
 if any(os.path.exists(p) for p in ("/usr/lib/x86_64-linux-gnu/libomp.so.5",

@@ -4,8 +4,8 @@ document, not before (support/Allocator.h, useHugePages): a small file's
 session touched more memory than it used in 2 MiB pages, a big one's
 faulted 4x fewer pages. Seen from outside: the heap's mapping carries the
 `hg` VmFlag (MADV_HUGEPAGE) in /proc/PID/smaps, and the server still
-answers. Prints one line per step; `huge-pages: skipped` where the kernel
-has no THP."""
+answers. Prints one line per step (the lit test REQUIRES the kernel's
+THP; without it the script says so and checks nothing)."""
 import argparse
 import os
 import sys
