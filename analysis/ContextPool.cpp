@@ -210,7 +210,7 @@ void Analyzer::releaseIdleMemory(bool forgetAll) {
       impl->dropKept(true);
       impl->context = freshContextLike(*impl->context, Impl::makeContext);
       impl->lenientLoaded = false;
-      releaseFreeMemory();
+      releaseAllFreeMemory();
     });
   }
   // The second part's context: made and used on the helper thread, whose
@@ -219,7 +219,7 @@ void Analyzer::releaseIdleMemory(bool forgetAll) {
     if (fresh && impl->partContext)
       impl->partContext =
           freshContextLike(*impl->partContext, Impl::makeContext);
-    releaseFreeMemory();
+    releaseAllFreeMemory();
   });
 }
 

@@ -405,7 +405,7 @@ void BackgroundInference::fill(const std::shared_ptr<OpenDocument> &doc,
     // type it uniqued), and the thread's free pages with it.
     inferrer.reset();
     if (!options.sync)
-      releaseFreeMemory();
+      releaseAllFreeMemory();
     return;
   }
 }

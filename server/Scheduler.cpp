@@ -132,7 +132,7 @@ void Scheduler::remove(const std::string &uri) {
       return stopping || !docs.empty() || counters.memoryReleases > releases;
     });
   }
-  releaseFreeMemory();
+  releaseAllFreeMemory();
 }
 
 std::shared_ptr<OpenDocument>
@@ -382,7 +382,7 @@ void Scheduler::run() {
       {
         GiveBackFreePages now;     // for what both free
         analyzer->releaseMemory(); // only this thread uses it
-        releaseFreeMemory();
+        releaseAllFreeMemory();
       }
       lock.lock();
       // The helper thread has ended and its heap gone back: a release

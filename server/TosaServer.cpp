@@ -390,12 +390,12 @@ void TosaServer::removeDocument(const std::string &uri) {
   const bool threadsCollect = drops->left > 0;
   // Each thread gives back its heap (under mimalloc's delay, the pages it
   // frees would wait for its next allocation, which an idle thread does
-  // not make: 15-42 MiB after a 200k-line file; releaseFreeMemory gives
-  // them back at once).
+  // not make: 15-42 MiB after a 200k-line file; releaseAllFreeMemory
+  // gives them back at once).
   auto collect = [this, drops] {
     if (options.beforeCollectForTest)
       options.beforeCollectForTest();
-    releaseFreeMemory();
+    releaseAllFreeMemory();
     drops->one(slotsDroppedCount);
   };
   background->dropAfterLastClose(collect);
@@ -429,7 +429,7 @@ void TosaServer::removeDocument(const std::string &uri) {
   drops->done.wait_for(lock, std::chrono::seconds(1),
                        [&] { return drops->left == 0; });
   lock.unlock();
-  releaseFreeMemory();
+  releaseAllFreeMemory();
 }
 
 Scheduler::SnapshotPtr TosaServer::snapshot(const std::string &uri) const {

@@ -134,8 +134,8 @@ bool useHugePages() {
   // its neighbours fault 4 KiB pages again): mimalloc's own delay. A 50k-
   // line session's system time was 2.6x with the decommits at once (0.30
   // s, 0.12 with the delay), its peak RSS +8 MiB with the delay. Closes
-  // and the ends of big frees still give back at once (GiveBackFreePages,
-  // FreeInBulk, releaseFreeMemory).
+  // and idle threads still give back at once (GiveBackFreePages,
+  // releaseAllFreeMemory).
   decommitFreePagesByDefault(false);
 #endif
   return hugePageHeap;
@@ -164,7 +164,8 @@ void flushDelayedDecommits() {
 }
 } // namespace
 
-void releaseFreeMemory() {
+namespace {
+void release(bool delayedToo) {
   if (mi_collect) {
     // Under the delay, a forced collect only schedules the decommit of the
     // pages it frees, for when this thread allocates again: a pool thread
@@ -173,7 +174,8 @@ void releaseFreeMemory() {
     // 118-143 MiB against a baseline of 92).
     GiveBackFreePages now;
     mi_collect(true);
-    flushDelayedDecommits();
+    if (delayedToo)
+      flushDelayedDecommits();
     // Not malloc_trim as well: with mimalloc in place of malloc, glibc's
     // arena was never set up, and malloc_trim sets it up without a lock.
     // Two pool threads trimming at once after a close crashed the server
@@ -186,6 +188,11 @@ void releaseFreeMemory() {
   malloc_trim(0);
 #endif
 }
+} // namespace
+
+void releaseFreeMemory() { release(/*delayedToo=*/false); }
+
+void releaseAllFreeMemory() { release(/*delayedToo=*/true); }
 
 namespace {
 std::atomic<uint64_t> freedForOthers{0};
