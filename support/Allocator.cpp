@@ -162,9 +162,7 @@ void flushDelayedDecommits() {
   mi_heap_destroy(heap);
 #endif
 }
-} // namespace
 
-namespace {
 void release(bool delayedToo) {
   if (mi_collect) {
     // Under the delay, a forced collect only schedules the decommit of the

@@ -47,7 +47,7 @@ void releaseFreeMemory();
 /// The same, and also the pages freed earlier under mimalloc's delay: for
 /// a thread that goes idle (a close, the end of a version's work). Called
 /// mid-work, a 50k-line session gave back and faulted in again ~1.7 GB
-/// (the session's CPU 1.3x; the flush's scope makes every thread give
+/// (the session's CPU 1.1-1.3x; the flush's scope makes every thread give
 /// back at once while it lasts).
 void releaseAllFreeMemory();
 
@@ -107,9 +107,11 @@ public:
 /// Frees a big structure (IR, a parse) in bulk: while one lives, the pages
 /// it frees stay committed (KeepFreePages); when it ends, the calling
 /// thread's free pages go back at once (releaseFreeMemory), contiguous ones
-/// together. Freed page by page, each went back by a madvise of its own,
-/// and each madvise is a TLB shootdown on every core the process runs on
-/// (8-9 % of a 50k-line many-function session's CPU).
+/// together; in a huge page heap they wait, as it freed them under the
+/// delay, for its next work or releaseAllFreeMemory. Freed page by page, each
+/// went back by a madvise of its own, and each madvise is a TLB shootdown on
+/// every core the process runs on (8-9 % of a 50k-line many-function session's
+/// CPU).
 class FreeInBulk {
 public:
   FreeInBulk() = default;
