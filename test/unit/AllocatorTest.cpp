@@ -120,7 +120,7 @@ TEST(Allocator, WhatIsFreedGoesBackAtOnceUnlessARequestKeepsIt) {
 // With a huge page heap, freed pages wait for the thread's next analysis
 // (given back at once, each split its huge page: 2.6x the system time).
 // A release mid-work keeps them too (given back and faulted in again, a
-// 50k-line session's CPU was 1.3x); a release as the thread goes idle
+// 50k-line session's CPU was 1.1-1.3x); a release as the thread goes idle
 // gives them back, also those freed before it.
 TEST(Allocator, WithHugePagesWhatIsFreedWaitsForAnIdleRelease) {
   configureAllocator();
