@@ -35,8 +35,11 @@ namespace tosa_lsp::detail {
 
 namespace {
 
-/// Taps from which a window stays a loop (the generic has one input each).
-constexpr int64_t kMaxTaps = 16;
+/// Taps from which a window stays a loop (the generic has one input each,
+/// and one per weight): 5x5 windows (MobileNetV3's and EfficientNet's
+/// depthwise convs, YOLO's SPP pools) are generics, 1.5-3x faster than the
+/// loops (bench/kernels/README.md); a 7x7 one stays a loop.
+constexpr int64_t kMaxTaps = 25;
 
 struct Window {
   Value input, weights; // weights: null for a pool
@@ -291,13 +294,16 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   return generic->getResult(0);
 }
 
-/// Pieces of a padded window op at most (a 7x7 grid: pads up to 3 on
-/// every side at stride 1); beyond, the padded input is copied whole. Each
-/// piece is a generic of its own, compiled in F and F_into: more than a
-/// 3x3 grid of them only where the padded copy would be big (a 2x4x9x64
-/// depthwise conv, 2x8 window, pad 4: 45 generics, 9.4 s at -O3).
-constexpr size_t kMaxPieces = 49, kMaxPiecesSmall = 9;
-constexpr int64_t kSmallPaddedBytes = 1 << 20;
+/// Taps of all the pieces of a padded window op at most (a piece's taps
+/// are its generic's inputs): a 3x3 window in up to 25 pieces (pads of 2,
+/// as a dilated 3x3 conv has), a 5x5 one in a 3x3 grid; beyond, the padded
+/// input is copied whole. Each piece is a generic, compiled in F and
+/// F_into, and compile time grows with their taps more than run time
+/// falls: a 1x256x256x256 depthwise 5x5 conv, pad 2, in 25 pieces compiled
+/// in 2.35 s at -O3 and ran in 25-29 ms; from the padded copy, 0.41 s and
+/// 32-39 ms (as loops: 56-72 ms). A 2x4x9x64 one, 2x8 window, pad 4, in 45
+/// pieces: 9.4 s.
+constexpr int64_t kMaxPieceTaps = 9 * 25;
 
 /// Output positions [first, end) of a dim whose taps all read the unpadded
 /// input (pad p before it, n elements, window k with dilation dl, stride s).
@@ -364,11 +370,7 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     return c;
   };
   auto rows = classes(oh0, oh1, oh), cols = classes(ow0, ow1, ow);
-  auto padded = cast<RankedTensorType>(pad.getType());
-  bool small = padded.hasStaticShape() &&
-               padded.getNumElements() * padded.getElementTypeBitWidth() / 8 <
-                   kSmallPaddedBytes;
-  if (rows.size() * cols.size() > (small ? kMaxPiecesSmall : kMaxPieces))
+  if (int64_t(rows.size() * cols.size()) * w.kh * w.kw > kMaxPieceTaps)
     return nullptr;
   Value padValue = pad.getConstantPaddingValue();
   if (auto cst = padValue.getDefiningOp<arith::ConstantOp>())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Memory-bound TOSA ops (issue 41): depthwise conv 3x3 (strides 1 and
-2), avg_pool2d (2x2 s2, 3x3 s2 padded), max_pool2d (3x3 s2, 2x2 s2, 3x3
-s1), reduce_sum / reduce_max over C and over H, transpose NHWC -> NCHW,
+"""Memory-bound TOSA ops (issue 41): depthwise conv 3x3 and 5x5 (strides 1
+and 2), avg_pool2d (2x2 s2, 3x3 s2 padded), max_pool2d (3x3 s2, 2x2 s2, 3x3
+s1, 5x5 s1), reduce_sum / reduce_max over C and over H, transpose NHWC -> NCHW,
 compiled by `tosa-lsp compile` (default mode, fresh result freed in the
 timing) beside numpy's best formulation (sliding_window_view + einsum for
 the depthwise conv, reshape + mean, sliding_window_view + max or sum) and the
@@ -57,15 +57,18 @@ def pool(name, op, k, s, pad):
         body = zp + "  %%r = tosa.avg_pool2d %%x, %%zp, %%zp {acc_type = f32, %s} : (%s, tensor<1xf32>, tensor<1xf32>) -> %s\n" % (attrs, X, O)
     text = "func.func @%s(%%x: %s) -> %s {\n%s  return %%r : %s\n}\n" % (name, X, O, body, O)
     return text, (1 + (oh * ow) / (H * W)) / 2
-def dw(name, s):
-    pad = [1, 1, 1, 1] if s == 1 else [0, 1, 0, 1]
-    oh = (H + pad[0] + pad[1] - 3) // s + 1
-    ow = (W + pad[2] + pad[3] - 3) // s + 1
+def dw_pad(k, s):
+    """Same-size padding at stride 1; at stride 2 TF's "same" (more at the end)."""
+    return [k // 2] * 4 if s == 1 else [(k - 2) // 2, k // 2, (k - 2) // 2, k // 2]
+def dw(name, s, k=3):
+    pad = dw_pad(k, s)
+    oh = (H + pad[0] + pad[1] - k) // s + 1
+    ow = (W + pad[2] + pad[3] - k) // s + 1
     O = t(N, oh, ow, C)
     text = ("func.func @%s(%%x: %s, %%w: %s, %%b: %s) -> %s {\n%s  %%r = tosa.depthwise_conv2d %%x, %%w, %%b, %%zp, %%zp "
             "{acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: %s>, stride = array<i64: %d, %d>} : "
             "(%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n  return %%r : %s\n}\n" % (
-                name, X, t(3,3,C,1), t(C), O, zp, ", ".join(map(str, pad)), s, s, X, t(3,3,C,1), t(C), O, O))
+                name, X, t(k,k,C,1), t(C), O, zp, ", ".join(map(str, pad)), s, s, X, t(k,k,C,1), t(C), O, O))
     return text, (1 + (oh * ow) / (H * W)) / 2
 def reduce(name, op, axis):
     shape = [N, H, W, C]
@@ -79,6 +82,10 @@ fns = {
  # VGG's max pool 2x2 s2, Inception's 3x3 s1 pools, average pools.
  "dw3x3": dw("dw3x3", 1),
  "dw3x3s2": dw("dw3x3s2", 2),
+ # MobileNetV3's and EfficientNet's depthwise 5x5, YOLO's SPP max pool.
+ "dw5x5": dw("dw5x5", 1, 5),
+ "dw5x5s2": dw("dw5x5s2", 2, 5),
+ "maxpool5s1": pool("maxpool5s1", "max", 5, 1, (2, 2, 2, 2)),
  "avgpool2s2": pool("avgpool2s2", "avg", 2, 2, (0, 0, 0, 0)),
  "avgpool3s2": pool("avgpool3s2", "avg", 3, 2, (0, 1, 0, 1)),
  "maxpool3s2": pool("maxpool3s2", "max", 3, 2, (0, 1, 0, 1)),
@@ -105,13 +112,13 @@ def placed(a):
     out[...] = a
     return out
 x = placed(rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32))
-w = rng.uniform(-1, 1, (3, 3, C, 1)).astype(np.float32); b = rng.uniform(-1, 1, (C,)).astype(np.float32)
+ws = {k: rng.uniform(-1, 1, (k, k, C, 1)).astype(np.float32) for k in (3, 5)}; b = rng.uniform(-1, 1, (C,)).astype(np.float32)
 src_copy = np.empty_like(x); dst_copy = placed(np.empty_like(x))
 from numpy.lib.stride_tricks import sliding_window_view as swv
-def np_dw(s):
-    pad = ((0,0),(1,1),(1,1),(0,0)) if s == 1 else ((0,0),(0,1),(0,1),(0,0))
-    xp = np.pad(x, pad)
-    return np.einsum("nhwcij,ijc->nhwc", swv(xp, (3,3), axis=(1,2))[:, ::s, ::s], w[:,:,:,0], optimize=True) + b
+def np_dw(s, k=3):
+    p = dw_pad(k, s)
+    xp = np.pad(x, ((0,0),(p[0],p[1]),(p[2],p[3]),(0,0)))
+    return np.einsum("nhwcij,ijc->nhwc", swv(xp, (k,k), axis=(1,2))[:, ::s, ::s], ws[k][:,:,:,0], optimize=True) + b
 def np_pool(op, k, s, pad):
     fill = -np.inf if op == "max" else 0.0
     xp = np.pad(x, ((0,0),(pad[0],pad[1]),(pad[2],pad[3]),(0,0)), constant_values=fill)
@@ -124,6 +131,8 @@ def np_pool(op, k, s, pad):
     count = swv(ones, (k,k), axis=(1,2))[:, ::s, ::s].sum(axis=(4,5))
     return win.sum(axis=(4,5)) / count
 refs = {"dw3x3": lambda: np_dw(1), "dw3x3s2": lambda: np_dw(2),
+        "dw5x5": lambda: np_dw(1, 5), "dw5x5s2": lambda: np_dw(2, 5),
+        "maxpool5s1": lambda: np_pool("max", 5, 1, (2, 2, 2, 2)),
         "avgpool2s2": lambda: np_pool("avg", 2, 2, (0, 0, 0, 0)),
         "avgpool3s2": lambda: np_pool("avg", 3, 2, (0, 1, 0, 1)),
         "maxpool3s2": lambda: np_pool("max", 3, 2, (0, 1, 0, 1)),
@@ -143,7 +152,7 @@ for name, (_, floorx) in fns.items():
         continue
     f = getattr(lib, "_mlir_ciface_" + name); f.restype = None
     want = refs[name]()
-    descs = [make_desc(x)] + ([make_desc(w), make_desc(b)] if name.startswith("dw") else [])
+    descs = [make_desc(x)] + ([make_desc(ws[int(name[2])]), make_desc(b)] if name.startswith("dw") else [])
     res = descriptor(4)()
     f(ctypes.byref(res), *[ctypes.byref(a) for a in descs]); got = read(res, want.shape); libc.free(res.allocated)
     # F_into: the result in a buffer the caller provides (no fresh pages).

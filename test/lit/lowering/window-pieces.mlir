@@ -1,14 +1,17 @@
 // A padded window op is computed in pieces around its border, straight from
-// the input (WindowOps.cpp's splitPadded: no padded copy of a big input).
-// More pieces than a 3x3 grid only pay where that copy would be big (at
-// least 1 MiB): a small input with wide pads is padded and computed by one
-// generic (before: 25 generics, and 9.4 s at -O3 for a 2x4x9x64 input);
-// a big one with a 5x3 window keeps its 15 pieces. Values:
-// kernel_numeric.py (dw2x8_pad4_s2).
+// the input (WindowOps.cpp's splitPadded: no padded copy of a big input),
+// while the pieces' taps, the inputs of their generics, stay within 225 (a
+// 3x3 window in 25 pieces, a 5x5 one in 9): beyond, the input is padded and
+// computed by one generic, as each piece costs compile time (a 5x5 window
+// with pads of 2 in 25 pieces: 2.35 s at -O3, 0.41 s padded; a 2x4x9x64
+// input, 2x8 window, pad 4, in 45: 9.4 s). A 5x3 window keeps its 15
+// pieces. Values: kernel_numeric.py (dw2x8_pad4_s2, dw5x5, dw5x5_s2).
 // (Windows are unrolled only where the kernels run: a host with FMA vectors.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=small --stage=linalg | FileCheck %s --check-prefix=SMALL
 // RUN: %tosa-lsp lower %s --function=big --stage=linalg | FileCheck %s --check-prefix=BIG
+// RUN: %tosa-lsp lower %s --function=five --stage=linalg | FileCheck %s --check-prefix=FIVE
+// RUN: %tosa-lsp lower %s --function=five_s2 --stage=linalg | FileCheck %s --check-prefix=FIVE-S2
 
 func.func @small(%x: tensor<2x4x10x64xf32>, %w: tensor<2x8x64x1xf32>, %b: tensor<64xf32>) -> tensor<2x6x6x64xf32> {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
@@ -22,6 +25,18 @@ func.func @big(%x: tensor<1x64x64x64xf32>, %w: tensor<5x3x64x1xf32>, %b: tensor<
   return %r : tensor<1x64x64x64xf32>
 }
 
+func.func @five(%x: tensor<1x64x64x64xf32>, %w: tensor<5x5x64x1xf32>, %b: tensor<64xf32>) -> tensor<1x64x64x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.depthwise_conv2d %x, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 2, 2, 2, 2>, stride = array<i64: 1, 1>} : (tensor<1x64x64x64xf32>, tensor<5x5x64x1xf32>, tensor<64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x64x64xf32>
+  return %r : tensor<1x64x64x64xf32>
+}
+
+func.func @five_s2(%x: tensor<1x65x65x64xf32>, %w: tensor<5x5x64x1xf32>, %b: tensor<64xf32>) -> tensor<1x33x33x64xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %r = tosa.depthwise_conv2d %x, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 2, 2, 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x65x65x64xf32>, tensor<5x5x64x1xf32>, tensor<64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x33x33x64xf32>
+  return %r : tensor<1x33x33x64xf32>
+}
+
 // SMALL-LABEL: func.func @small(
 // SMALL:         tensor.pad
 // SMALL-COUNT-1: linalg.generic
@@ -33,3 +48,17 @@ func.func @big(%x: tensor<1x64x64x64xf32>, %w: tensor<5x3x64x1xf32>, %b: tensor<
 // BIG-COUNT-15: linalg.generic
 // BIG-NOT:     linalg.generic
 // BIG:         return
+
+// FIVE-LABEL: func.func @five(
+// FIVE:         tensor.pad
+// FIVE-NOT:     linalg.depthwise_conv
+// FIVE-COUNT-25: tensor.extract_slice %padded
+// FIVE-COUNT-1: linalg.generic
+// FIVE-NOT:     linalg.generic
+// FIVE:         return
+
+// FIVE-S2-LABEL: func.func @five_s2(
+// FIVE-S2-NOT:     tensor.pad
+// FIVE-S2-COUNT-9: linalg.generic
+// FIVE-S2-NOT:     linalg.generic
+// FIVE-S2:         return

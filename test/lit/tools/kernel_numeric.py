@@ -125,6 +125,11 @@ CASES = [
     # Pads wider than half the window on a small input: more pieces than a
     # 3x3 grid, so the padded input is copied instead (WindowOps.cpp).
     ("dw2x8_pad4_s2", "dwconv", (2, 4, 10, 64, 1, 2, 8, 4, 2), False),
+    # 5x5 windows (MobileNetV3, EfficientNet, YOLO's SPP): pad 2 at stride
+    # 1, 25 pieces of 25 taps: the padded copy; at stride 2, a 3x3 grid.
+    ("dw5x5", "dwconv", (1, 9, 11, 32, 1, 5, 5, 2, 1), False),
+    ("dw5x5_s2", "dwconv", (2, 11, 9, 16, 1, 5, 5, 2, 2), False),
+    ("maxpool5x5_s1", "maxpool", (1, 8, 12, 16, 5, 5, (2, 2, 2, 2), 1), False),
     ("maxpool3x3_s1", "maxpool", (1, 6, 12, 16, 3, 3, (1, 1, 1, 1), 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
