@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Memory-bound TOSA ops (issue 41): depthwise conv 3x3 and 5x5 (strides 1
-and 2), avg_pool2d (2x2 s2, 3x3 s2 padded), max_pool2d (3x3 s2, 2x2 s2, 3x3
+and 2), 7x7, avg_pool2d (2x2 s2, 3x3 s2 padded), max_pool2d (3x3 s2, 2x2 s2, 3x3
 s1, 5x5 s1), reduce_sum / reduce_max over C and over H, transpose NHWC -> NCHW,
 compiled by `tosa-lsp compile` (default mode, fresh result freed in the
 timing) beside numpy's best formulation (sliding_window_view + einsum for
@@ -85,6 +85,8 @@ fns = {
  # MobileNetV3's and EfficientNet's depthwise 5x5, YOLO's SPP max pool.
  "dw5x5": dw("dw5x5", 1, 5),
  "dw5x5s2": dw("dw5x5s2", 2, 5),
+ # ConvNeXt's depthwise 7x7.
+ "dw7x7": dw("dw7x7", 1, 7),
  "maxpool5s1": pool("maxpool5s1", "max", 5, 1, (2, 2, 2, 2)),
  "avgpool2s2": pool("avgpool2s2", "avg", 2, 2, (0, 0, 0, 0)),
  "avgpool3s2": pool("avgpool3s2", "avg", 3, 2, (0, 1, 0, 1)),
@@ -112,7 +114,7 @@ def placed(a):
     out[...] = a
     return out
 x = placed(rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32))
-ws = {k: rng.uniform(-1, 1, (k, k, C, 1)).astype(np.float32) for k in (3, 5)}; b = rng.uniform(-1, 1, (C,)).astype(np.float32)
+ws = {k: rng.uniform(-1, 1, (k, k, C, 1)).astype(np.float32) for k in (3, 5, 7)}; b = rng.uniform(-1, 1, (C,)).astype(np.float32)
 src_copy = np.empty_like(x); dst_copy = placed(np.empty_like(x))
 from numpy.lib.stride_tricks import sliding_window_view as swv
 def np_dw(s, k=3):
@@ -132,6 +134,7 @@ def np_pool(op, k, s, pad):
     return win.sum(axis=(4,5)) / count
 refs = {"dw3x3": lambda: np_dw(1), "dw3x3s2": lambda: np_dw(2),
         "dw5x5": lambda: np_dw(1, 5), "dw5x5s2": lambda: np_dw(2, 5),
+        "dw7x7": lambda: np_dw(1, 7),
         "maxpool5s1": lambda: np_pool("max", 5, 1, (2, 2, 2, 2)),
         "avgpool2s2": lambda: np_pool("avg", 2, 2, (0, 0, 0, 0)),
         "avgpool3s2": lambda: np_pool("avg", 3, 2, (0, 1, 0, 1)),
