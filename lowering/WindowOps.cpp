@@ -304,8 +304,11 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
 /// falls: a 1x256x256x256 depthwise 5x5 conv, pad 2, in 25 pieces compiled
 /// in 2.35 s at -O3 and ran in 25-29 ms; from the padded copy, 0.41 s and
 /// 32-39 ms (as loops: 56-72 ms). A 2x4x9x64 one, 2x8 window, pad 4, in 45
-/// pieces: 9.4 s.
+/// pieces: 9.4 s. On a small input (under 1 MiB padded) the copy is cheap:
+/// a 3x3 grid at most.
 constexpr int64_t kMaxPieceTaps = 9 * 25;
+constexpr size_t kMaxPiecesSmall = 9;
+constexpr int64_t kSmallPaddedBytes = 1 << 20;
 
 /// Output positions [first, end) of a dim whose taps all read the unpadded
 /// input (pad p before it, n elements, window k with dilation dl, stride s).
@@ -372,7 +375,13 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
     return c;
   };
   auto rows = classes(oh0, oh1, oh), cols = classes(ow0, ow1, ow);
-  if (int64_t(rows.size() * cols.size()) * w.kh * w.kw > kMaxPieceTaps)
+  auto padded = cast<RankedTensorType>(pad.getType());
+  bool small = padded.hasStaticShape() &&
+               padded.getNumElements() * padded.getElementTypeBitWidth() / 8 <
+                   kSmallPaddedBytes;
+  size_t pieces = rows.size() * cols.size();
+  if (small ? pieces > kMaxPiecesSmall
+            : int64_t(pieces) * w.kh * w.kw > kMaxPieceTaps)
     return nullptr;
   Value padValue = pad.getConstantPaddingValue();
   if (auto cst = padValue.getDefiningOp<arith::ConstantOp>())

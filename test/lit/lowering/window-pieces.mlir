@@ -3,9 +3,11 @@
 // while the pieces' taps, the inputs of their generics, stay within 225 (a
 // 3x3 window in 25 pieces, a 5x5 one in 9): beyond, the input is padded and
 // computed by one generic, as each piece costs compile time (a 5x5 window
-// with pads of 2 in 25 pieces: 2.35 s at -O3, 0.41 s padded; a 2x4x9x64
-// input, 2x8 window, pad 4, in 45: 9.4 s). A 5x3 window keeps its 15
-// pieces. Values: kernel_numeric.py (dw2x8_pad4_s2, dw5x5, dw5x5_s2).
+// with pads of 2 in 25 pieces: 2.35 s at -O3, 0.41 s padded). A small input
+// (under 1 MiB padded) gets a 3x3 grid at most (a 2x4x9x64 input, 2x8
+// window, pad 4, in 45 pieces: 9.4 s). A big one with a 5x3 window keeps
+// its 15 pieces. Values: kernel_numeric.py (dw2x8_pad4_s2, dw5x5,
+// dw5x5_s2).
 // (Windows are unrolled only where the kernels run: a host with FMA vectors.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=small --stage=linalg | FileCheck %s --check-prefix=SMALL
