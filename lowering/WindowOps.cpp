@@ -37,7 +37,7 @@ namespace {
 
 /// Taps from which a window stays a loop (the generic has one input each,
 /// and one per weight): 5x5 windows (MobileNetV3's and EfficientNet's
-/// depthwise convs, YOLO's SPP pools) are generics, 1.5-3x faster than the
+/// depthwise convs, YOLO's SPP pools) are generics, 1.4-4x faster than the
 /// loops (bench/kernels/README.md). A 7x7 one stays a loop: as a generic
 /// (98 inputs) it ran 1.2-1.5x faster, still 12-14x the memory floor, and
 /// compiled in 0.76 s instead of 0.34.

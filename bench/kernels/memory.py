@@ -60,7 +60,9 @@ def pool(name, op, k, s, pad):
 def dw_pad(k, s):
     """Same-size padding at stride 1; at stride 2 TF's "same" (more at the end)."""
     return [k // 2] * 4 if s == 1 else [(k - 2) // 2, k // 2, (k - 2) // 2, k // 2]
+dw_size = {}  # a depthwise function's window size, for its weights
 def dw(name, s, k=3):
+    dw_size[name] = k
     pad = dw_pad(k, s)
     oh = (H + pad[0] + pad[1] - k) // s + 1
     ow = (W + pad[2] + pad[3] - k) // s + 1
@@ -114,7 +116,7 @@ def placed(a):
     out[...] = a
     return out
 x = placed(rng.uniform(-1, 1, (N, H, W, C)).astype(np.float32))
-ws = {k: rng.uniform(-1, 1, (k, k, C, 1)).astype(np.float32) for k in (3, 5, 7)}; b = rng.uniform(-1, 1, (C,)).astype(np.float32)
+ws = {k: rng.uniform(-1, 1, (k, k, C, 1)).astype(np.float32) for k in set(dw_size.values())}; b = rng.uniform(-1, 1, (C,)).astype(np.float32)
 src_copy = np.empty_like(x); dst_copy = placed(np.empty_like(x))
 from numpy.lib.stride_tricks import sliding_window_view as swv
 def np_dw(s, k=3):
@@ -155,7 +157,7 @@ for name, (_, floorx) in fns.items():
         continue
     f = getattr(lib, "_mlir_ciface_" + name); f.restype = None
     want = refs[name]()
-    descs = [make_desc(x)] + ([make_desc(ws[int(name[2])]), make_desc(b)] if name.startswith("dw") else [])
+    descs = [make_desc(x)] + ([make_desc(ws[dw_size[name]]), make_desc(b)] if name in dw_size else [])
     res = descriptor(4)()
     f(ctypes.byref(res), *[ctypes.byref(a) for a in descs]); got = read(res, want.shape); libc.free(res.allocated)
     # F_into: the result in a buffer the caller provides (no fresh pages).

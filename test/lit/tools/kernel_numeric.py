@@ -125,8 +125,10 @@ CASES = [
     # Pads wider than half the window on a small input: more pieces than a
     # 3x3 grid, so the padded input is copied instead (WindowOps.cpp).
     ("dw2x8_pad4_s2", "dwconv", (2, 4, 10, 64, 1, 2, 8, 4, 2), False),
-    # 5x5 windows (MobileNetV3, EfficientNet, YOLO's SPP): pad 2 at stride
-    # 1, 25 pieces of 25 taps: the padded copy; at stride 2, a 3x3 grid.
+    # 5x5 windows (MobileNetV3, EfficientNet, YOLO's SPP), on small inputs:
+    # pad 2 at stride 1 would be 25 pieces, so the padded copy; at stride
+    # 2, a 3x3 grid of pieces. (A big input's bound, the pieces' taps:
+    # window-pieces.mlir.)
     ("dw5x5", "dwconv", (1, 9, 11, 32, 1, 5, 5, 2, 1), False),
     ("dw5x5_s2", "dwconv", (2, 11, 9, 16, 1, 5, 5, 2, 2), False),
     ("maxpool5x5_s1", "maxpool", (1, 8, 12, 16, 5, 5, (2, 2, 2, 2), 1), False),
