@@ -216,7 +216,7 @@ void TosaServer::addDocument(const std::string &uri, const std::string &path,
                              int64_t version, std::string text) {
   // A big document's analysis faults far fewer pages in huge pages; a
   // small one's would touch more memory than it uses (support/Allocator.h).
-  if (text.size() >= options.hugePagesFromBytes)
+  if (text.size() >= options.hugePagesFromBytes && hugePagesPay())
     useHugePages();
   // Opened again without a close (a protocol error) starts afresh:
   // versions may repeat, and every answer must come from this text.

@@ -174,7 +174,8 @@ public:
     /// function inferred on it: after this many lines it is made afresh.
     unsigned renewWarmInferrerLines = 100000;
     /// An open of at least this much text turns the heap's huge pages on
-    /// (useHugePages): a 50k-line session's CPU 0.75-0.86x, a 10k one's 1.1x.
+    /// where they pay (useHugePages, hugePagesPay): a 50k-line session's
+    /// CPU 0.75-0.86x, a 10k one's 1.1x.
     size_t hugePagesFromBytes = kHugePagesFromBytes;
     /// Called on the pool before a background migration of `version`
     /// starts (tests: a newer version arrives meanwhile).

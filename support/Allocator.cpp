@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include <sys/mman.h>
 
@@ -35,6 +36,11 @@ extern "C" void mi_collect(bool force) __attribute__((weak));
 namespace tosa_lsp {
 
 namespace {
+/// The buddy allocator's largest block (MAX_PAGE_ORDER on x86-64 and
+/// arm64 with 4 KiB pages): free page reporting covers the orders from its
+/// setting up to this one.
+constexpr unsigned long long kMaxBuddyOrder = 10;
+
 /// mimalloc's delay before it decommits a free page: 0 while `now`, else
 /// its default.
 void decommitFreePagesAtOnce(bool now) {
@@ -139,6 +145,28 @@ bool useHugePages() {
   decommitFreePagesByDefault(false);
 #endif
   return hugePageHeap;
+}
+
+bool hugePagesPay() {
+  static const bool pay = [] {
+    std::string order;
+    if (const char *env = std::getenv("TOSA_LSP_PAGE_REPORTING_ORDER")) {
+      order = env;
+    } else if (FILE *f = std::fopen(
+                   "/sys/module/page_reporting/parameters/page_reporting_order",
+                   "r")) {
+      char buf[32] = {0};
+      if (std::fgets(buf, sizeof(buf), f))
+        order = buf;
+      std::fclose(f);
+    }
+    // Unset until a balloon device registers: -1, read as a huge number.
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(order.c_str(), &end, 10);
+    bool reported = end != order.c_str() && v <= kMaxBuddyOrder;
+    return !reported;
+  }();
+  return pay;
 }
 
 bool heapUsesHugePages() { return hugePageHeap; }

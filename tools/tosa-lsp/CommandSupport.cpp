@@ -116,7 +116,7 @@ std::optional<std::string> readOrReport(const std::string &path,
   }
   // `check` on 200k lines: 0.75 s and 4.9k faults with huge pages, 1.45 s
   // and 60k without (support/Allocator.h).
-  if (text->size() >= kHugePagesFromBytes)
+  if (text->size() >= kHugePagesFromBytes && hugePagesPay())
     useHugePages();
   return std::move(*text);
 }

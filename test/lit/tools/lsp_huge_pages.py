@@ -38,12 +38,14 @@ def open_and_hover(c, uri, text):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tosa-lsp", required=True)
-    ap.add_argument("--env", default="", help="NAME=VALUE for the server")
+    ap.add_argument("--env", action="append", default=[],
+                    help="NAME=VALUE for the server (repeatable)")
     a = ap.parse_args()
     env = dict(os.environ)
     env.pop("TOSA_LSP_HUGE_PAGES", None)
-    if a.env:
-        k, v = a.env.split("=", 1)
+    env.pop("TOSA_LSP_PAGE_REPORTING_ORDER", None)
+    for e in a.env:
+        k, v = e.split("=", 1)
         env[k] = v
     small = "".join(function(i) for i in range(20))
     big = "".join(function(i) for i in range(2600 * 1024 // len(function(0))))
