@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -320,6 +321,20 @@ std::pair<int64_t, int64_t> inBounds(int64_t p, int64_t n, int64_t k,
   return {first, std::max(first, end)};
 }
 
+/// Static offsets, sizes or strides of a slice.
+SmallVector<OpFoldResult> ofr(OpBuilder &b, ArrayRef<int64_t> v) {
+  return getAsIndexOpFoldResult(b.getContext(), v);
+}
+
+/// `pad`'s constant padding value, usable at `b`'s insertion point (a
+/// constant in its region is cloned there).
+Value paddingValueHere(OpBuilder &b, tensor::PadOp pad) {
+  Value v = pad.getConstantPaddingValue();
+  if (auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : nullptr)
+    v = b.clone(*cst)->getResult(0);
+  return v;
+}
+
 /// A window op whose input is padded (tensor.pad) and whose accumulator
 /// starts from a constant, computed without the padded copy of the whole
 /// input (a fresh 64 MiB buffer for a 1x256x256x256 input, whose page
@@ -353,12 +368,6 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                       : tensor::EmptyOp::create(b, loc, out.getShape(),
                                                 out.getElementType())
                             .getResult();
-  auto ofr = [&](ArrayRef<int64_t> v) {
-    SmallVector<OpFoldResult> r;
-    for (int64_t x : v)
-      r.push_back(b.getIndexAttr(x));
-    return r;
-  };
   // Row classes: each border row alone, the interior rows together (the
   // same for columns); in each piece (a row class by a column class) a tap
   // is in bounds for every output position or for none. The interior
@@ -383,9 +392,7 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   if (small ? pieces > kMaxPiecesSmall
             : int64_t(pieces) * w.kh * w.kw > kMaxPieceTaps)
     return nullptr;
-  Value padValue = pad.getConstantPaddingValue();
-  if (auto cst = padValue.getDefiningOp<arith::ConstantOp>())
-    padValue = b.clone(*cst)->getResult(0);
+  Value padValue = paddingValueHere(b, pad);
   for (auto [ra, rb] : rows)
     for (auto [ca, cb] : cols) {
       SmallVector<int64_t> shape(out.getShape());
@@ -399,7 +406,7 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       // there is turned into the caller's buffer by eliminate-empty-tensors
       // in F_into, but not the pieces' own: each was a copy).
       Value place = tensor::ExtractSliceOp::create(
-          b, loc, type, result, ofr(at), ofr(shape), ofr(ones));
+          b, loc, type, result, ofr(b, at), ofr(b, shape), ofr(b, ones));
       int64_t row0 = ra * w.sh - low[1], col0 = ca * w.sw - low[2];
       bool interior = ra == oh0 && ca == ow0;
       auto outside = [&, row0 = row0, col0 = col0](int64_t i, int64_t j) {
@@ -409,8 +416,8 @@ Value splitPadded(OpBuilder &b, linalg::LinalgOp op, const Window &w,
       Value piece =
           tapsGeneric(b, op, w, src, row0, col0, type, from, place,
                       /*prefetch=*/interior, outside, padValue, ra, ca);
-      result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(at),
-                                             ofr(shape), ofr(ones));
+      result = tensor::InsertSliceOp::create(b, loc, piece, result, ofr(b, at),
+                                             ofr(b, shape), ofr(b, ones));
     }
   return result;
 }
@@ -507,10 +514,6 @@ Value callersBuffer(Value result, RankedTensorType type) {
   return dest;
 }
 
-/// The generic(s) replacing `op` (see the file comment). They compute the
-/// output without a depthwise conv's multiplier dim (1): then TOSA's
-/// collapse of that dim goes away, and `F_into` writes the caller's buffer
-/// in place (with it, eliminate-empty-tensors left a copy: 1.4x the time).
 /// The padded copy a window generic reads, each element written once: the
 /// border's slabs filled with the padding value in place, the source
 /// copied into the interior. tensor.pad itself bufferizes to a fill of the
@@ -520,31 +523,24 @@ Value callersBuffer(Value result, RankedTensorType type) {
 Value padOnce(OpBuilder &b, tensor::PadOp pad) {
   auto type = cast<RankedTensorType>(pad.getType());
   auto srcType = cast<RankedTensorType>(pad.getSource().getType());
-  Value value = pad.getConstantPaddingValue();
   SmallVector<int64_t> low(pad.getStaticLow()), high(pad.getStaticHigh());
-  if (!value || !type.hasStaticShape() || !srcType.hasStaticShape() ||
+  if (!pad.getConstantPaddingValue() || !type.hasStaticShape() ||
+      !srcType.hasStaticShape() ||
       llvm::is_contained(low, ShapedType::kDynamic) ||
       llvm::is_contained(high, ShapedType::kDynamic))
     return pad.getResult();
   Location loc = pad.getLoc();
-  if (auto cst = value.getDefiningOp<arith::ConstantOp>())
-    value = b.clone(*cst)->getResult(0);
+  Value value = paddingValueHere(b, pad);
   ArrayRef<int64_t> shape = type.getShape(), n = srcType.getShape();
   int64_t rank = type.getRank();
-  auto ofr = [&](ArrayRef<int64_t> v) {
-    SmallVector<OpFoldResult> r;
-    for (int64_t x : v)
-      r.push_back(b.getIndexAttr(x));
-    return r;
-  };
   SmallVector<int64_t> ones(rank, 1);
   // The source first: inserted last, a tap at the interior's place would
   // fold to the source (another buffer, of another alignment, for one of
   // the taps: a max pool 5x5 ran 3x slower).
   Value dest = tensor::InsertSliceOp::create(
       b, loc, pad.getSource(),
-      tensor::EmptyOp::create(b, loc, shape, type.getElementType()), ofr(low),
-      ofr(n), ofr(ones));
+      tensor::EmptyOp::create(b, loc, shape, type.getElementType()),
+      ofr(b, low), ofr(b, n), ofr(b, ones));
   // The border as slabs that do not overlap: those where dim d is the first
   // dim outside the interior.
   for (int64_t d = 0; d < rank; ++d)
@@ -559,15 +555,19 @@ Value padOnce(OpBuilder &b, tensor::PadOp pad) {
       }
       offsets[d] = after ? low[d] + n[d] : 0;
       sizes[d] = width;
-      Value slab = tensor::ExtractSliceOp::create(b, loc, dest, ofr(offsets),
-                                                  ofr(sizes), ofr(ones));
+      Value slab = tensor::ExtractSliceOp::create(b, loc, dest, ofr(b, offsets),
+                                                  ofr(b, sizes), ofr(b, ones));
       Value filled = linalg::FillOp::create(b, loc, value, slab).getResult(0);
-      dest = tensor::InsertSliceOp::create(b, loc, filled, dest, ofr(offsets),
-                                           ofr(sizes), ofr(ones));
+      dest = tensor::InsertSliceOp::create(
+          b, loc, filled, dest, ofr(b, offsets), ofr(b, sizes), ofr(b, ones));
     }
   return dest;
 }
 
+/// The generic(s) replacing `op` (see the file comment). They compute the
+/// output without a depthwise conv's multiplier dim (1): then TOSA's
+/// collapse of that dim goes away, and `F_into` writes the caller's buffer
+/// in place (with it, eliminate-empty-tensors left a copy: 1.4x the time).
 void unroll(linalg::LinalgOp op, const Window &w) {
   OpBuilder b(op);
   Location loc = op.getLoc();
