@@ -19,7 +19,10 @@ namespace tosa_lsp {
 //   MLIR's verifier message on the refined op, or kNone.
 
 InferredOpWriter::InferredOpWriter()
-    : sharedPool(std::make_shared<InferencePool>()) {}
+    : sharedPool(std::make_shared<InferencePool>()),
+      // A function's op names, types and operand names: grown from empty,
+      // the table was rehashed several times per function.
+      stringIds(256) {}
 
 uint32_t InferredOpWriter::intern(llvm::StringRef s) {
   auto [it, added] = stringIds.try_emplace(s, sharedPool->strings.size());

@@ -239,13 +239,22 @@ void OpInference::findDimSources(
 }
 
 uint32_t OpInference::rejection(Operation *op) {
-  std::string message;
-  ScopedDiagnosticHandler capture(&ctx, [&](mlir::Diagnostic &d) {
-    if (message.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-      message = d.str();
-    return success();
-  });
-  if (succeeded(mlir::verify(op, /*verifyRecursively=*/false)))
+  // One handler for the function's ops (registering one per op was a tenth
+  // of this check), taking what comes only while an op is verified.
+  if (!verifierMessages)
+    verifierMessages = std::make_unique<ScopedDiagnosticHandler>(
+        &ctx, [this](mlir::Diagnostic &d) -> LogicalResult {
+          if (!capturing)
+            return failure();
+          if (message.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+            message = d.str();
+          return success();
+        });
+  message.clear();
+  capturing = true;
+  bool verified = succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+  capturing = false;
+  if (verified)
     return InferencePool::kNone;
   return writer.intern(message.empty() ? "the op does not verify" : message);
 }
@@ -307,15 +316,24 @@ InferredOp OpInference::infer(Operation *op, unsigned section) {
          o->getOwner()->getParentRegion()->getRegionNumber(),
          it != declared.end() && it->second != v.getType()});
   }
-  InferredOp io =
-      writer.write(writer.intern(op->getName().getStringRef()), functionId,
-                   results, operands, rejected, yieldedValues);
+  auto [nameId, newName] =
+      opNameIds.try_emplace(op->getName().getAsOpaquePointer(), 0);
+  if (newName)
+    nameId->second = writer.intern(op->getName().getStringRef());
+  InferredOp io = writer.write(nameId->second, functionId, results, operands,
+                               rejected, yieldedValues);
   io.section = section;
-  io.range = ps.opRange(op);
-  OpReport spans;
-  detail::fillOpSpans(ps, op, spans);
-  io.scope = spans.scope;
-  io.resultTypeRange = spans.resultTypeRange;
+  // The ops inferred are those the parser defined (declaredTypes): one
+  // lookup for the range and the spans.
+  if (const AsmParserState::OperationDefinition *def = ps.state.getOpDef(op)) {
+    io.range = ps.toFileRange(def->loc);
+    OpReport spans;
+    detail::fillOpSpans(ps, *def, spans);
+    io.scope = spans.scope;
+    io.resultTypeRange = spans.resultTypeRange;
+  } else {
+    io.range = ps.opRange(op);
+  }
   return io;
 }
 

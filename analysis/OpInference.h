@@ -15,10 +15,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Block.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/SMLoc.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,12 @@ private:
   mlir::MLIRContext &ctx;
   uint32_t functionId;
   llvm::DenseMap<mlir::Type, uint32_t> typeIds;
+  /// rejection's capture of the verifier's first error.
+  std::unique_ptr<mlir::ScopedDiagnosticHandler> verifierMessages;
+  bool capturing = false;
+  std::string message;
+  /// Interned op names, by the name's identity (not hashed per op).
+  llvm::DenseMap<void *, uint32_t> opNameIds;
   /// An operand made unknown: same rank, every size dynamic, and not a
   /// constant any more (a block argument). One argument per type, for
   /// the whole function (a block per operand of each op was a fifth of
