@@ -14,7 +14,9 @@
 // the output, no collapse between them (which made F_into compute into a
 // fresh buffer and copy). Before, the window loops were innermost: a
 // scalar 3x3 loop per output element (depthwise 3x3 of 1x256x256x256:
-// 5.9x the memory floor; max pool 3x3 s2: 6.1x).
+// 5.9x the memory floor; max pool 3x3 s2: 6.1x). A depthwise conv's bigger
+// window (7x7) becomes one generic whose window loops are outside the
+// channels' (windowLoops), the bias folded in the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,17 +38,22 @@ namespace tosa_lsp::detail {
 
 namespace {
 
-/// Taps from which a window stays a loop (the generic has one input each,
-/// and one per weight): 5x5 windows (MobileNetV3's and EfficientNet's
-/// depthwise convs, YOLO's SPP pools) are generics, 1.4-4x faster than the
-/// loops (bench/kernels/README.md). A 7x7 one stays a loop: as a generic
-/// (98 inputs) it ran 1.2-1.5x faster, still 12-14x the memory floor, and
-/// compiled in 0.76 s instead of 0.34.
+/// Taps from which a window is not unrolled (the generic has one input
+/// each, and one per weight): 5x5 windows (MobileNetV3's and EfficientNet's
+/// depthwise convs, YOLO's SPP pools) are unrolled, 1.4-4x faster than the
+/// loops (bench/kernels/README.md). A 7x7 one (ConvNeXt's) is not: unrolled
+/// (98 inputs) it ran 1.2-1.5x faster than the loops, still 12-14x the
+/// memory floor, and compiled in 0.76 s instead of 0.34. A depthwise
+/// conv's keeps its window loops, outside the channels' (windowLoops); a
+/// pool's stays the named op.
 constexpr int64_t kMaxTaps = 25;
 
 struct Window {
   Value input, weights; // weights: null for a pool
   int64_t kh, kw, sh, sw, dh, dw;
+  /// More taps than kMaxTaps: one generic with the window's loops inside
+  /// (windowLoops), not one input per tap.
+  bool big = false;
 };
 
 std::optional<Window> windowOf(linalg::LinalgOp op) {
@@ -91,7 +98,11 @@ std::optional<Window> windowOf(linalg::LinalgOp op) {
   w.sw = strides[1];
   w.dh = dilations[0];
   w.dw = dilations[1];
-  if (w.kh * w.kw > kMaxTaps)
+  w.big = w.kh * w.kw > kMaxTaps;
+  // A big pool stays the named op's loops: as windowLoops' generic a max
+  // pool 7x7 compiled in 2.1 s at -O3 instead of 0.25 (LLVM's expansion of
+  // the vectorised maximum, unrolled).
+  if (w.big && !w.weights)
     return std::nullopt;
   return w;
 }
@@ -564,6 +575,71 @@ Value padOnce(OpBuilder &b, tensor::PadOp pad) {
   return dest;
 }
 
+/// A depthwise conv's window of more than kMaxTaps taps as one generic over
+/// (n, oh, ow, kh, kw, c): the window's loops outside the channels', so the
+/// innermost loop runs along the channels (contiguous in the input, weights and
+/// output) and LLVM vectorises it; each output element adds its taps in the
+/// named op's order (kh, then kw). The output has no multiplier dim and starts
+/// from the bias where one is folded (`from`), so no zero-filled
+/// accumulator, bias pass or collapse copy: as named ops (loops c, kh, kw
+/// innermost, scalar) each call wrote three fresh 64 MiB buffers for a
+/// 1x256x256x256 depthwise 7x7.
+Value windowLoops(OpBuilder &b, linalg::LinalgOp op, const Window &w,
+                  Value input, RankedTensorType outType, const Start &from) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Value dest = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                       outType.getElementType());
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+  if (from.bias) {
+    dest =
+        linalg::GenericOp::create(
+            b, loc, outType, ValueRange{from.bias}, ValueRange{dest},
+            ArrayRef<AffineMap>{from.biasMap, identity},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, args[0]);
+            })
+            ->getResult(0);
+  } else if (from.start) {
+    dest = linalg::FillOp::create(b, loc, from.start, dest).getResult(0);
+  } else {
+    dest = from.initInput;
+  }
+  SmallVector<Value> inputs = {input};
+  SmallVector<AffineMap> maps = {AffineMap::get(
+      6, 0, {d(0), d(1) * w.sh + d(3) * w.dh, d(2) * w.sw + d(4) * w.dw, d(5)},
+      ctx)};
+  inputs.push_back(w.weights);
+  maps.push_back(AffineMap::get(
+      6, 0, {d(3), d(4), d(5), getAffineConstantExpr(0, ctx)}, ctx));
+  maps.push_back(AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx));
+  using It = utils::IteratorType;
+  SmallVector<It> iters = {It::parallel,  It::parallel,  It::parallel,
+                           It::reduction, It::reduction, It::parallel};
+  Block &body = op->getRegion(0).front();
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, inputs, ValueRange{dest}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping map;
+        map.map(body.getArgument(0), args[0]);
+        map.map(body.getArgument(1), args[1]);
+        map.map(body.getArgument(2), args[2]);
+        for (Operation &o : body.without_terminator()) {
+          Operation *c = nb.clone(o, map);
+          // As tapsGeneric: a tap's multiply and add as one FMA.
+          if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
+            c->setAttr(fm.getFastMathAttrName(),
+                       arith::FastMathFlagsAttr::get(
+                           c->getContext(), arith::FastMathFlags::contract));
+        }
+        linalg::YieldOp::create(
+            nb, l, map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+      });
+  return generic->getResult(0);
+}
+
 /// The generic(s) replacing `op` (see the file comment). They compute the
 /// output without a depthwise conv's multiplier dim (1): then TOSA's
 /// collapse of that dim goes away, and `F_into` writes the caller's buffer
@@ -594,8 +670,15 @@ void unroll(linalg::LinalgOp op, const Window &w) {
                 : from.finish           ? from.finish->getResult(0)
                 : dropsMultiplier(conv) ? dropsMultiplier(conv).getResult()
                                         : conv;
-  Value result = splitPadded(b, op, w, out, from, callersBuffer(final, out));
-  if (!result) {
+  Value result =
+      w.big ? Value()
+            : splitPadded(b, op, w, out, from, callersBuffer(final, out));
+  if (!result && w.big) {
+    Value input = w.input;
+    if (auto pad = input.getDefiningOp<tensor::PadOp>())
+      input = padOnce(b, pad);
+    result = windowLoops(b, op, w, input, out, from);
+  } else if (!result) {
     Value input = w.input;
     if (auto pad = input.getDefiningOp<tensor::PadOp>())
       input = padOnce(b, pad);
@@ -623,8 +706,10 @@ struct UnrollWindowsPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(UnrollWindowsPass)
   StringRef getArgument() const override { return "tosa-lsp-unroll-windows"; }
   StringRef getDescription() const override {
-    return "Depthwise convolutions and max pools with small windows as "
-           "element-wise generics, one input per tap";
+    return "Depthwise convolutions and pools with small windows as "
+           "element-wise generics, one input per tap; a depthwise "
+           "convolution's bigger window with its loops outside the "
+           "channels'";
   }
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> found;

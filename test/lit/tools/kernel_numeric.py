@@ -132,6 +132,13 @@ CASES = [
     ("dw5x5", "dwconv", (1, 9, 11, 32, 1, 5, 5, 2, 1), False),
     ("dw5x5_s2", "dwconv", (2, 11, 9, 16, 1, 5, 5, 2, 2), False),
     ("maxpool5x5_s1", "maxpool", (1, 8, 12, 16, 5, 5, (2, 2, 2, 2), 1), False),
+    # 7x7 windows: ConvNeXt's depthwise convs as one generic, the window's
+    # loops outside the channels' (WindowOps.cpp's windowLoops), the bias
+    # folded; pools (ResNet's final average pool) as the named ops' loops.
+    ("dw7x7", "dwconv", (1, 12, 10, 32, 1, 7, 7, 3, 1), False),
+    ("dw7x7_s2", "dwconv", (2, 13, 11, 16, 1, 7, 7, 3, 2), False),
+    ("maxpool7x7_s1", "maxpool", (1, 9, 10, 16, 7, 7, (3, 3, 3, 3), 1), False),
+    ("avgpool7x7_global", "avgpool", (2, 7, 7, 64, 7, 7, (0, 0, 0, 0), 1), False),
     ("maxpool3x3_s1", "maxpool", (1, 6, 12, 16, 3, 3, (1, 1, 1, 1), 1), False),
     ("maxpool3x3_s2", "maxpool", (1, 10, 8, 32, 3, 3, (0, 1, 0, 1), 2), False),
     ("maxpool2x2_s2", "maxpool", (2, 8, 6, 16, 2, 2, (0, 0, 0, 0), 2), False),
