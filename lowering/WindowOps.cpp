@@ -184,6 +184,26 @@ linalg::GenericOp foldableFinish(linalg::LinalgOp op) {
   return fin;
 }
 
+/// The window op's `body` applied once: `in` (and a depthwise conv's
+/// `weight`) added to `acc`; the new accumulator.
+Value applyTap(OpBuilder &b, Block &body, Value in, Value weight, Value acc) {
+  IRMapping map;
+  map.map(body.getArgument(0), in);
+  if (weight)
+    map.map(body.getArgument(1), weight);
+  map.map(body.getArgument(body.getNumArguments() - 1), acc);
+  for (Operation &o : body.without_terminator()) {
+    Operation *c = b.clone(o, map);
+    // A tap's multiply and add as one FMA (rounded once: closer to the
+    // exact sum, not further).
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
+      c->setAttr(fm.getFastMathAttrName(),
+                 arith::FastMathFlagsAttr::get(c->getContext(),
+                                               arith::FastMathFlags::contract));
+  }
+  return map.lookupOrDefault(body.getTerminator()->getOperand(0));
+}
+
 /// Output columns computed together (WindowPrefetch.cpp), 1 for none.
 /// At stride 1 adjacent columns share taps (a 3x3 window: 4 columns read 6
 /// input columns, not 12), and a depthwise conv's columns share all its
@@ -275,21 +295,8 @@ Value tapsGeneric(OpBuilder &b, linalg::LinalgOp op, const Window &w,
                     : from.start ? from.start
                                  : args[taps];
         for (auto [in, weight] : tapArgs) {
-          IRMapping map;
-          map.map(body.getArgument(0), in < 0 ? padValue : args[in]);
-          if (w.weights)
-            map.map(body.getArgument(1), args[weight]);
-          map.map(body.getArgument(body.getNumArguments() - 1), acc);
-          for (Operation &o : body.without_terminator()) {
-            Operation *c = nb.clone(o, map);
-            // A tap's multiply and add as one FMA (rounded once: closer to
-            // the exact sum, not further).
-            if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
-              c->setAttr(fm.getFastMathAttrName(),
-                         arith::FastMathFlagsAttr::get(
-                             c->getContext(), arith::FastMathFlags::contract));
-          }
-          acc = map.lookupOrDefault(body.getTerminator()->getOperand(0));
+          acc = applyTap(nb, body, in < 0 ? padValue : args[in],
+                         w.weights ? args[weight] : Value(), acc);
         }
         if (from.finish)
           acc = applyFinish(nb, l, from.finish, acc, outRow, outCol);
@@ -622,20 +629,8 @@ Value windowLoops(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   auto generic = linalg::GenericOp::create(
       b, loc, outType, inputs, ValueRange{dest}, maps, iters,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        IRMapping map;
-        map.map(body.getArgument(0), args[0]);
-        map.map(body.getArgument(1), args[1]);
-        map.map(body.getArgument(2), args[2]);
-        for (Operation &o : body.without_terminator()) {
-          Operation *c = nb.clone(o, map);
-          // As tapsGeneric: a tap's multiply and add as one FMA.
-          if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
-            c->setAttr(fm.getFastMathAttrName(),
-                       arith::FastMathFlagsAttr::get(
-                           c->getContext(), arith::FastMathFlags::contract));
-        }
-        linalg::YieldOp::create(
-            nb, l, map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+        linalg::YieldOp::create(nb, l,
+                                applyTap(nb, body, args[0], args[1], args[2]));
       });
   return generic->getResult(0);
 }
