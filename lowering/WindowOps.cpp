@@ -51,8 +51,9 @@ constexpr int64_t kMaxTaps = 25;
 struct Window {
   Value input, weights; // weights: null for a pool
   int64_t kh, kw, sh, sw, dh, dw;
-  /// More taps than kMaxTaps: one generic with the window's loops inside
-  /// (windowLoops), not one input per tap.
+  /// More taps than kMaxTaps (a depthwise conv only): one generic whose
+  /// window loops are outside the channels' (windowLoops), not one input
+  /// per tap.
   bool big = false;
 };
 
@@ -614,14 +615,15 @@ Value windowLoops(OpBuilder &b, linalg::LinalgOp op, const Window &w,
   } else {
     dest = from.initInput;
   }
-  SmallVector<Value> inputs = {input};
-  SmallVector<AffineMap> maps = {AffineMap::get(
-      6, 0, {d(0), d(1) * w.sh + d(3) * w.dh, d(2) * w.sw + d(4) * w.dw, d(5)},
-      ctx)};
-  inputs.push_back(w.weights);
-  maps.push_back(AffineMap::get(
-      6, 0, {d(3), d(4), d(5), getAffineConstantExpr(0, ctx)}, ctx));
-  maps.push_back(AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx));
+  SmallVector<Value> inputs = {input, w.weights};
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(
+          6, 0,
+          {d(0), d(1) * w.sh + d(3) * w.dh, d(2) * w.sw + d(4) * w.dw, d(5)},
+          ctx),
+      AffineMap::get(6, 0, {d(3), d(4), d(5), getAffineConstantExpr(0, ctx)},
+                     ctx),
+      AffineMap::get(6, 0, {d(0), d(1), d(2), d(5)}, ctx)};
   using It = utils::IteratorType;
   SmallVector<It> iters = {It::parallel,  It::parallel,  It::parallel,
                            It::reduction, It::reduction, It::parallel};
@@ -668,17 +670,13 @@ void unroll(linalg::LinalgOp op, const Window &w) {
   Value result =
       w.big ? Value()
             : splitPadded(b, op, w, out, from, callersBuffer(final, out));
-  if (!result && w.big) {
+  if (!result) {
     Value input = w.input;
     if (auto pad = input.getDefiningOp<tensor::PadOp>())
       input = padOnce(b, pad);
-    result = windowLoops(b, op, w, input, out, from);
-  } else if (!result) {
-    Value input = w.input;
-    if (auto pad = input.getDefiningOp<tensor::PadOp>())
-      input = padOnce(b, pad);
-    result = tapsGeneric(b, op, w, input, 0, 0, out, from, nullptr,
-                         /*prefetch=*/true);
+    result = w.big ? windowLoops(b, op, w, input, out, from)
+                   : tapsGeneric(b, op, w, input, 0, 0, out, from, nullptr,
+                                 /*prefetch=*/true);
   }
   if (linalg::GenericOp folded = biasAdd ? biasAdd : from.finish) {
     folded->getResult(0).replaceAllUsesWith(result);

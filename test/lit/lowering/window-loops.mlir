@@ -8,6 +8,8 @@
 // this generic, a max pool 7x7 compiled 8x slower). Values:
 // kernel_numeric.py (dw7x7, dw7x7_s2; the pools' loops: maxpool7x7_s1,
 // avgpool7x7_global).
+// (Windows are rewritten only where the kernels run: a host with FMA
+// vectors; elsewhere the named ops stay, as in window-pieces.mlir.)
 // REQUIRES: fma-vectors
 // RUN: %tosa-lsp lower %s --function=dw --stage=linalg | FileCheck %s --check-prefix=DW
 // RUN: %tosa-lsp lower %s --function=pool --stage=linalg | FileCheck %s --check-prefix=POOL
